@@ -1,0 +1,196 @@
+"""A cluster of nodes as numpy arrays: capacity, requests, usage, price and billing.
+
+Resources are indexed ``CPU, MEM, NET, DISK`` (cores, GB, MB/s, MB/s). Requests (the minimum a
+placed instance reserves, used for admission) cover cpu and memory; usage (what running instances
+actually consume, used for contention) covers all four.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+CPU, MEM, NET, DISK = 0, 1, 2, 3
+RESOURCES = ("cpu", "mem", "net", "disk")
+
+
+@dataclass(frozen=True)
+class NodeType:
+    """One kind of node; prices are public on-demand list prices used as a realistic scale."""
+
+    name: str
+    cpu: float
+    """Cores."""
+    mem: float
+    """GB."""
+    net: float
+    """Network bandwidth, MB/s."""
+    disk: float
+    """Disk bandwidth, MB/s."""
+    price: float
+    """Dollars per hour while billed."""
+
+
+#: Default node catalog: AWS EC2 us-east-1 on-demand Linux prices (2024 list), bandwidth by class.
+EDGE_CATALOG: tuple[NodeType, ...] = (
+    NodeType("t3.medium", 2, 4, 125, 250, 0.0416),
+    NodeType("m5.large", 2, 8, 300, 300, 0.096),
+    NodeType("c5.xlarge", 4, 8, 600, 500, 0.17),
+    NodeType("m5.xlarge", 4, 16, 600, 500, 0.192),
+    NodeType("m5.2xlarge", 8, 32, 1250, 800, 0.384),
+    NodeType("c5.4xlarge", 16, 32, 1250, 1000, 0.68),
+)
+
+
+class Cluster:
+    """Node state in arrays of shape ``(N,)`` / ``(N, R)``; no Python loop over nodes."""
+
+    def __init__(
+        self,
+        capacity: np.ndarray,
+        price: np.ndarray,
+        names: list[str] | None = None,
+        active: np.ndarray | None = None,
+    ) -> None:
+        capacity = np.asarray(capacity, dtype=np.float64)
+        if capacity.ndim != 2 or capacity.shape[1] != 4:
+            raise ValueError("capacity must have shape (N, 4): cpu, mem, net, disk")
+        if np.any(capacity <= 0):
+            raise ValueError("every node capacity must be positive")
+        self.capacity = capacity
+        self.price = np.asarray(price, dtype=np.float64).reshape(len(capacity))
+        self.names = names or [f"node-{i}" for i in range(len(capacity))]
+        self.active = (
+            np.ones(len(capacity), dtype=bool) if active is None else np.asarray(active, bool)
+        )
+        self.requested = np.zeros((len(capacity), 2))
+        self.usage = np.zeros((len(capacity), 4))
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.capacity.shape[0])
+
+    @classmethod
+    def sample(
+        cls,
+        num_nodes: int,
+        rng: np.random.Generator,
+        catalog: tuple[NodeType, ...] = EDGE_CATALOG,
+        price_jitter: float = 0.2,
+    ) -> Cluster:
+        """A heterogeneous cluster drawn from ``catalog``.
+
+        Edge sites price the same hardware differently, so each node's price is the list price
+        times a uniform factor in ``[1 - price_jitter, 1 + price_jitter]``.
+        """
+        kinds = rng.integers(0, len(catalog), size=num_nodes)
+        cap = np.array([[c.cpu, c.mem, c.net, c.disk] for c in catalog])[kinds]
+        price = np.array([c.price for c in catalog])[kinds]
+        price = price * rng.uniform(1 - price_jitter, 1 + price_jitter, size=num_nodes)
+        names = [f"{catalog[k].name}-{i}" for i, k in enumerate(kinds)]
+        return cls(cap, price, names)
+
+    def reset(self) -> None:
+        self.requested.fill(0.0)
+        self.usage.fill(0.0)
+
+    def free(self) -> np.ndarray:
+        """Unreserved (cpu, mem) per node, shape ``(N, 2)``."""
+        return self.capacity[:, :2] - self.requested
+
+    def fits(self, request: np.ndarray) -> np.ndarray:
+        """Nodes that are active and have ``request`` (cpu, mem) unreserved."""
+        free = self.capacity[:, :2] - self.requested
+        # a tiny tolerance so that float sums of released requests do not block a fit
+        return self.active & (free[:, 0] >= request[0] - 1e-9) & (free[:, 1] >= request[1] - 1e-9)
+
+    def place(self, node: int, request: np.ndarray, usage: np.ndarray) -> None:
+        self.requested[node] += request
+        self.usage[node] += usage
+
+    def release(self, node: int, request: np.ndarray, usage: np.ndarray) -> None:
+        self.requested[node] -= request
+        self.usage[node] -= usage
+        # clear float residue so an empty node reads exactly zero
+        np.maximum(self.requested[node], 0.0, out=self.requested[node])
+        np.maximum(self.usage[node], 0.0, out=self.usage[node])
+
+    def utilization(self) -> np.ndarray:
+        """Usage / capacity per resource, shape ``(N, 4)``; above 1 means oversubscribed."""
+        return self.usage / self.capacity
+
+
+class Billing:
+    """Per-node billing periods: a node is billed from its first placement while idle until its
+    last instance ends plus a keep-alive period; cost is committed as periods extend.
+
+    ``committed_cost()`` never decreases: it only grows when a placement extends a period.
+    """
+
+    def __init__(self, price_per_hour: np.ndarray, keepalive: float) -> None:
+        self.rate = np.asarray(price_per_hour, dtype=np.float64) / 3600.0
+        self.keepalive = float(keepalive)
+        n = len(self.rate)
+        self.billed_until = np.full(n, -np.inf)
+        self.period_start = np.zeros(n)
+        self.closed = np.zeros(n)
+
+    def reset(self) -> None:
+        self.billed_until.fill(-np.inf)
+        self.period_start.fill(0.0)
+        self.closed.fill(0.0)
+
+    def delta(self, node: int, now: float, busy_until: float) -> float:
+        """Cost a placement on ``node`` at ``now`` running until ``busy_until`` would add."""
+        until = self.billed_until[node]
+        end = busy_until + self.keepalive
+        if until < now:
+            return float(self.rate[node] * (end - now))
+        return float(self.rate[node] * max(0.0, end - until))
+
+    def extend(self, node: int, now: float, busy_until: float) -> float:
+        """Bill ``node`` through ``busy_until + keepalive``; returns the cost added."""
+        d = self.delta(node, now, busy_until)
+        until = self.billed_until[node]
+        end = busy_until + self.keepalive
+        if until < now:
+            if np.isfinite(until):
+                self.closed[node] += self.rate[node] * (until - self.period_start[node])
+            self.period_start[node] = now
+            self.billed_until[node] = end
+        elif end > until:
+            self.billed_until[node] = end
+        return d
+
+    def committed_cost(self) -> float:
+        """Dollars committed so far: closed periods plus open periods through their end."""
+        open_ = np.where(np.isfinite(self.billed_until), self.billed_until - self.period_start, 0)
+        return float(self.closed.sum() + (self.rate * open_).sum())
+
+    def billed(self, now: float) -> np.ndarray:
+        """Nodes billed at ``now``."""
+        return self.billed_until >= now
+
+    def remaining(self, now: float) -> np.ndarray:
+        """Seconds of billing already committed after ``now`` per node (0 when idle)."""
+        return np.maximum(self.billed_until - now, 0.0)
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """What a node-scoring heuristic sees, whatever the env: arrays over nodes.
+
+    Envs that can be scheduled by the node heuristics expose ``node_view(observation)``.
+    """
+
+    capacity: np.ndarray
+    """``(N, R)`` allocatable amount per resource (R >= 2: cpu, mem first)."""
+    requested: np.ndarray
+    """``(N, R)`` amount already reserved by placed work."""
+    demand: np.ndarray
+    """``(R,)`` what the pending item requests."""
+    price: np.ndarray | None = None
+    """``(N,)`` price per hour, if the env has one."""
+    load: np.ndarray | None = None
+    """``(N,)`` current load in [0, inf) (actual usage, not requests), if the env has one."""

@@ -1,0 +1,16 @@
+"""Gymnasium envs, registered as ``rlsched/<Name>-v0`` when :mod:`rlsched` is imported."""
+
+from gymnasium.envs.registration import register, registry
+
+from rlsched.envs.serverless_placement import ServerlessPlacementEnv
+
+#: Every env this package registers: id -> entry point. Tests parametrise over this.
+ENV_IDS: dict[str, str] = {
+    "rlsched/ServerlessPlacement-v0": "rlsched.envs.serverless_placement:ServerlessPlacementEnv",
+}
+
+for _id, _entry in ENV_IDS.items():
+    if _id not in registry:
+        register(id=_id, entry_point=_entry)
+
+__all__ = ["ENV_IDS", "ServerlessPlacementEnv"]

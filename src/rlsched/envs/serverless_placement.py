@@ -1,0 +1,595 @@
+"""ServerlessPlacement-v0: place function instances of workflows on heterogeneous edge nodes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from rlsched.core.cluster import CPU, DISK, MEM, NET, Billing, Cluster, NodeView
+from rlsched.core.timeline import Timeline
+from rlsched.core.workload import FunctionInstances, Workflow, workflow_instances
+from rlsched.envs.rewards import REWARDS, PlacementOutcome, RewardWeights
+
+_I32_MAX = np.iinfo(np.int32).max
+
+
+class ServerlessPlacementEnv(gym.Env):
+    """
+    ## Description
+
+    An edge cluster of ``num_nodes`` heterogeneous nodes (capacities and prices drawn from public
+    cloud list prices) receives function instances of workflows at their trace times. Each step
+    the agent places the instance at the head of the queue on one node. Time is real: the clock
+    jumps to the instance's arrival, instances run for their response time and then release
+    their resources, and a node is billed from its first placement while idle until its last
+    instance ends plus ``node_keepalive`` seconds. Response time, utilisation and cost follow
+    from this state; nothing is random except the workload order and arrival process.
+
+    Response time of an instance placed on node ``n`` (documented model, fixed at placement)::
+
+        response = wait + cold + exec_time * S
+        S        = (1 + k_cpu * min(u_cpu, 1)^2 + k_mem * min(u_mem, 1)^2)
+                   * max(1, u_cpu, u_net, u_disk)
+        cold     = cold_start + cold_start_per_gb * mem_request   if n ran no instance of the
+                   function type within warm_keepalive seconds, else 0
+
+    where ``u_r`` is node ``n``'s usage of resource ``r`` over its capacity including the new
+    instance: the first factor models interference below saturation (shared caches, memory
+    bandwidth), the second processor- and bandwidth-sharing above it. ``wait`` is the time the
+    instance queued because no node could admit it. ``RFRT = response / exec_time``.
+
+    ## Action Space
+
+    ``Discrete(num_nodes)``: the node for the current instance. :meth:`action_masks` marks the
+    valid nodes: active, with the instance's cpu and memory request unreserved.
+
+    ## Observation Space
+
+    A ``Dict`` with the design note's keys, plus three it needs for latency and cost:
+
+    - ``node_utilization (N, 4)``: actual usage / capacity of cpu, memory, network, disk
+      (above 1 means oversubscribed).
+    - ``node_capacity (N, 2)``: cores and GB.
+    - ``node_price (N,)``: dollars per hour while billed.
+    - ``node_deployed (N, 2)``: sum of the cpu and memory requests of the instances running.
+    - ``node_active (N,)``: 1 if the node accepts work.
+    - ``current_function_request (2,)``: the instance's cpu (cores) and memory (GB) request.
+    - ``current_function_io (2,)``: its network and disk bandwidth use, MB/s.
+    - ``current_function_requests (1,)``: invocations it serves.
+    - ``current_function_rart (1,)``: recent RFRT of its function type (moving average, 1 at
+      start): how contended this type has been.
+    - ``cluster_function_requests (F,)``: invocations in flight per function slot; the ``F - 1``
+      most frequent types have a slot each and the rest share the last.
+    - ``current_function_exec (1,)``: its standalone execution time in seconds (added: both
+      the latency and the cost of a placement scale with it).
+    - ``node_warm (N,)``: 1 where the node holds a warm container of its type (added: decides
+      the cold start).
+    - ``node_billed_time (N,)``: seconds of billing already committed per node, 0 when idle
+      (added: decides the cost of a placement).
+
+    ## Rewards
+
+    Chosen by ``reward`` (see :mod:`rlsched.envs.rewards`):
+
+    - ``latency_cost`` (default, the note's formula):
+      ``-(beta * norm(RFRT) + (1 - beta) * norm(cost change))`` with RFRT scaled over
+      ``[1, rfrt_max]`` and the committed-cost change over ``[0, cost_ref]``, where
+      ``cost_ref = max price * (exec_time * rfrt_max + node_keepalive)``.
+    - ``slo_cost``: ``-(slo_penalty * [response > slo_factor * exec_time] + cost_weight *
+      norm(cost change))``, for near-real-time functions.
+
+    An invalid action ends the episode with reward ``-invalid_action_penalty``; by default the
+    penalty is the number of instances left, so ending early never pays.
+
+    ## Starting State
+
+    An empty cluster (fixed by ``cluster_seed``, or redrawn each reset if ``randomize_cluster``)
+    at time 0; the episode's workload is drawn with the reset seed.
+
+    ## Episode End
+
+    Terminated after ``episode_length`` instances are placed, when the dataset runs out with
+    ``on_exhausted="end"``, or on an invalid action. The last step's ``info["metrics"]`` holds
+    the episode's cost, mean / p95 RFRT, SLO violations, cold starts and invalid actions.
+
+    ## Arguments
+
+    ``num_nodes`` (10), ``num_functions`` (5), ``dataset`` (registry name, default
+    ``"wfinstances:all"``), ``reward`` (``"latency_cost"``), ``beta`` (0.7),
+    ``episode_length`` (200), ``load`` (0.6: target mean cpu load of Poisson workflow arrivals),
+    ``arrival`` (``"auto"``: trace times when every workflow has one, else Poisson;
+    ``"trace"``; ``"poisson"``), ``on_exhausted`` (``"cycle"`` | ``"end"``),
+    ``invalid_action_penalty`` (None = instances left), ``node_keepalive`` (120 s),
+    ``warm_keepalive`` (600 s), ``cold_start`` (1 s), ``cold_start_per_gb`` (0.5 s),
+    ``interference`` ((1.0, 0.3)), ``slo_factor`` (2.0), ``rfrt_max`` (5.0),
+    ``cluster_seed`` (0), ``randomize_cluster`` (False), ``render_mode`` (``"ansi"``).
+
+    ## Version History
+
+    - v0: initial version.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+
+    def __init__(
+        self,
+        num_nodes: int = 10,
+        num_functions: int = 5,
+        dataset: str | Any = "wfinstances:all",
+        reward: str = "latency_cost",
+        beta: float = 0.7,
+        episode_length: int = 200,
+        load: float = 0.6,
+        arrival: Literal["auto", "trace", "poisson"] = "auto",
+        on_exhausted: Literal["cycle", "end"] = "cycle",
+        invalid_action_penalty: float | None = None,
+        node_keepalive: float = 120.0,
+        warm_keepalive: float = 600.0,
+        cold_start: float = 1.0,
+        cold_start_per_gb: float = 0.5,
+        interference: tuple[float, float] = (1.0, 0.3),
+        slo_factor: float = 2.0,
+        rfrt_max: float = 5.0,
+        slo_penalty: float = 1.0,
+        cost_weight: float = 0.5,
+        cluster_seed: int = 0,
+        randomize_cluster: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if num_nodes < 1 or num_functions < 1 or episode_length < 1:
+            raise ValueError("num_nodes, num_functions and episode_length must be >= 1")
+        if reward not in REWARDS:
+            raise ValueError(f"unknown reward {reward!r}; choose one of {sorted(REWARDS)}")
+        if arrival not in ("auto", "trace", "poisson"):
+            raise ValueError("arrival must be 'auto', 'trace' or 'poisson'")
+        if on_exhausted not in ("cycle", "end"):
+            raise ValueError("on_exhausted must be 'cycle' or 'end'")
+        if not 0.0 <= beta <= 1.0:
+            raise ValueError("beta must be in [0, 1]")
+        if load <= 0:
+            raise ValueError("load must be positive")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.num_nodes = N = int(num_nodes)
+        self.num_functions = F = int(num_functions)
+        self.reward_name = reward
+        self._reward_fn = REWARDS[reward]
+        self.weights = RewardWeights(
+            beta=beta, rfrt_max=rfrt_max, slo_penalty=slo_penalty, cost_weight=cost_weight
+        )
+        self.episode_length = int(episode_length)
+        self.load = float(load)
+        self.arrival = arrival
+        self.on_exhausted = on_exhausted
+        self.invalid_action_penalty = invalid_action_penalty
+        self.node_keepalive = float(node_keepalive)
+        self.warm_keepalive = float(warm_keepalive)
+        self.cold_start = float(cold_start)
+        self.cold_start_per_gb = float(cold_start_per_gb)
+        self.k_cpu, self.k_mem = (float(x) for x in interference)
+        self.slo_factor = float(slo_factor)
+        self.cluster_seed = int(cluster_seed)
+        self.randomize_cluster = bool(randomize_cluster)
+        self.render_mode = render_mode
+
+        self.cluster = Cluster.sample(N, np.random.default_rng(self.cluster_seed))
+        self._set_cluster_constants()
+
+        self.action_space = spaces.Discrete(N)
+        inf = np.inf
+        f32 = np.float32
+        self.observation_space = spaces.Dict(
+            {
+                "node_utilization": spaces.Box(0.0, inf, (N, 4), f32),
+                "node_capacity": spaces.Box(0.0, inf, (N, 2), f32),
+                "node_price": spaces.Box(0.0, inf, (N,), f32),
+                "node_deployed": spaces.Box(0.0, inf, (N, 2), f32),
+                "node_active": spaces.MultiBinary(N),
+                "current_function_request": spaces.Box(0.0, inf, (2,), f32),
+                "current_function_io": spaces.Box(0.0, inf, (2,), f32),
+                "current_function_requests": spaces.Box(0, _I32_MAX, (1,), np.int32),
+                "current_function_rart": spaces.Box(0.0, inf, (1,), f32),
+                "cluster_function_requests": spaces.Box(0, _I32_MAX, (F,), np.int32),
+                "current_function_exec": spaces.Box(0.0, inf, (1,), f32),
+                "node_warm": spaces.Box(0.0, 1.0, (N,), f32),
+                "node_billed_time": spaces.Box(0.0, inf, (N,), f32),
+            }
+        )
+
+        self._dataset_name: str | None = None
+        self._blocks: list[FunctionInstances] = []
+        self._block_work: np.ndarray = np.zeros(0)
+        self._trace: FunctionInstances | None = None
+        self._type_names: tuple[str, ...] = ()
+        self._generator: Iterable[Mapping[str, float]] | None = None
+        self._gen_iter: Any = None
+        self._gen_cache: list[Mapping[str, float]] = []
+        self._gen_replay = 0
+        self.set_dataset(dataset)
+        self._episode: FunctionInstances | None = None
+        self._done = True
+
+    # ------------------------------------------------------------------ dataset injection
+    def set_dataset(self, source: str | Any) -> None:
+        """Use a registry name, a :class:`~rlsched.data.Dataset`, a list of workflows, or an
+        iterable / generator of instance dicts (the design note's ``task_generator``).
+
+        Instance dicts need ``cpu_request`` and ``mem_request``; ``io_network``, ``io_disk``
+        (0), ``requests`` (1), ``exec_time`` (1 s), ``type`` (0) and ``arrival_time`` (Poisson at
+        ``load``) default. A generator continues across resets; when it runs out, the env
+        replays what it drew (``on_exhausted="cycle"``) or ends the episode (``"end"``).
+        Takes effect at the next reset.
+        """
+        self._generator = None
+        self._trace = None
+        if isinstance(source, str):
+            from rlsched.data import load_dataset
+
+            ds = load_dataset(source)
+            self._dataset_name = ds.name
+            workflows, names = ds.workflows, ds.type_names
+        elif hasattr(source, "workflows") and hasattr(source, "type_names"):
+            self._dataset_name = getattr(source, "name", "dataset")
+            workflows, names = source.workflows, source.type_names
+        elif isinstance(source, list | tuple) and source and isinstance(source[0], Workflow):
+            from rlsched.core.workload import type_table
+
+            self._dataset_name = "workflows"
+            workflows, names = list(source), type_table(source)
+        else:
+            self._dataset_name = "generator"
+            self._generator = source
+            self._gen_iter = iter(source)
+            self._gen_cache = []
+            self._gen_replay = 0
+            self._type_names = ()
+            self._blocks = []
+            return
+        if not workflows:
+            raise ValueError(f"dataset {self._dataset_name!r} has no workflows")
+        index = {n: i for i, n in enumerate(names)}
+        self._type_names = tuple(names)
+        self._blocks = [
+            workflow_instances(w, 0.0, index, workflow_id=k) for k, w in enumerate(workflows)
+        ]
+        self._block_work = np.array([np.sum(b.cpu_usage * b.exec_time) for b in self._blocks])
+        use_trace = self.arrival == "trace" or (
+            self.arrival == "auto" and all(w.submit_time is not None for w in workflows)
+        )
+        if use_trace:
+            starts = [w.submit_time or 0.0 for w in workflows]
+            self._trace = FunctionInstances.concat(
+                b.with_arrival_shift(s) for b, s in zip(self._blocks, starts, strict=True)
+            ).sorted_by_arrival()
+
+    @property
+    def dataset_name(self) -> str | None:
+        return self._dataset_name
+
+    def _poisson_rate(self, mean_work: float) -> float:
+        """Workflow arrivals per second so that mean cpu demand is ``load`` of the cluster."""
+        total_cpu = float(self.cluster.capacity[self.cluster.active, CPU].sum())
+        return self.load * total_cpu / max(mean_work, 1e-9)
+
+    def _draw_episode(self, rng: np.random.Generator) -> FunctionInstances:
+        L = self.episode_length
+        if self._generator is not None:
+            return self._draw_from_generator(rng)
+        if self._trace is not None:
+            tr = self._trace
+            n = len(tr)
+            start = int(rng.integers(0, n))
+            idx = np.arange(start, start + L)
+            if self.on_exhausted == "end":
+                idx = idx[idx < n]
+            span = float(tr.arrival_time[-1] - tr.arrival_time[0]) + 1.0
+            ep = tr[idx % n]
+            # wrapped-around instances come one trace span later
+            times = ep.arrival_time + (idx // n) * span
+            return FunctionInstances(
+                **{**_columns(ep), "arrival_time": times - times[0]}, type_names=tr.type_names
+            )
+        rate = self._poisson_rate(float(self._block_work.mean()))
+        parts: list[FunctionInstances] = []
+        total, t = 0, 0.0
+        order = rng.permutation(len(self._blocks))
+        k = 0
+        while total < L:
+            if k == len(order):
+                if self.on_exhausted == "end":
+                    break
+                order, k = rng.permutation(len(self._blocks)), 0
+            b = self._blocks[order[k]]
+            k += 1
+            parts.append(b.with_arrival_shift(t))
+            total += len(b)
+            t += float(rng.exponential(1.0 / rate))
+        return FunctionInstances.concat(parts).sorted_by_arrival()[:L]
+
+    def _draw_from_generator(self, rng: np.random.Generator) -> FunctionInstances:
+        recs: list[Mapping[str, float]] = []
+        while len(recs) < self.episode_length:
+            try:
+                r = next(self._gen_iter)
+                self._gen_cache.append(r)
+            except StopIteration:
+                if self.on_exhausted == "end" or not self._gen_cache:
+                    break
+                r = self._gen_cache[self._gen_replay % len(self._gen_cache)]
+                self._gen_replay += 1
+            recs.append(r)
+        if not recs:
+            raise ValueError("the injected dataset yielded no instances")
+        cols: dict[str, list[float]] = {}
+        defaults = {"io_network": 0.0, "io_disk": 0.0, "requests": 1, "exec_time": 1.0, "type": 0}
+        for key in ("cpu_request", "mem_request", *defaults):
+            try:
+                cols[key] = [float(r.get(key, defaults.get(key))) for r in recs]  # type: ignore[arg-type]
+            except TypeError as e:
+                raise ValueError(f"injected instance lacks required field {key!r}") from e
+        cols["cpu_usage"] = [float(r.get("cpu_usage", r["cpu_request"])) for r in recs]
+        if all("arrival_time" in r for r in recs):
+            cols["arrival_time"] = [float(r["arrival_time"]) for r in recs]
+        else:
+            work = np.multiply(cols["cpu_usage"], cols["exec_time"])
+            gaps = rng.exponential(1.0 / self._poisson_rate(float(work.mean())), size=len(recs))
+            cols["arrival_time"] = list(np.cumsum(gaps) - gaps[0])
+        n_types = int(max(cols["type"])) + 1
+        names = tuple(f"type-{i}" for i in range(n_types))
+        return FunctionInstances.from_columns(cols, type_names=names).sorted_by_arrival()
+
+    # ------------------------------------------------------------------ gymnasium API
+    def _set_cluster_constants(self) -> None:
+        c = self.cluster
+        self._cap2 = c.capacity[:, :2].astype(np.float32)
+        self._price32 = c.price.astype(np.float32)
+        self._max_rate = float(c.price.max()) / 3600.0
+        self.billing = Billing(c.price, self.node_keepalive)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        rng = self.np_random
+        if self.randomize_cluster:
+            self.cluster = Cluster.sample(self.num_nodes, rng)
+            self._set_cluster_constants()
+        self.cluster.reset()
+        self.billing.reset()
+        ep = self._draw_episode(rng)
+        self._episode = ep
+        n = len(ep)
+        self._n = n
+        self._req = np.stack([ep.cpu_request, ep.mem_request], axis=1)
+        self._use = np.stack([ep.cpu_usage, ep.mem_request, ep.io_network, ep.io_disk], axis=1)
+        self._exec = ep.exec_time
+        self._arrival = ep.arrival_time
+        self._type = ep.type
+        self._slot = np.minimum(ep.type, self.num_functions - 1)
+        self._requests = ep.requests
+        n_types = max(len(ep.type_names), int(ep.type.max()) + 1 if n else 1)
+        self._warm_until = np.full((self.num_nodes, n_types), -np.inf)
+        self._rart = np.ones(n_types)
+        self._in_flight = np.zeros(self.num_functions, dtype=np.int64)
+        self._timeline: Timeline[int] = Timeline()
+        self._node_of = np.full(n, -1, dtype=np.int64)
+        self._rfrt = np.full(n, np.nan)
+        self._response = np.full(n, np.nan)
+        self._slo = np.zeros(n, dtype=bool)
+        self._cold = np.zeros(n, dtype=bool)
+        self._now = 0.0
+        self._i = 0
+        self._placed = 0
+        self._unplaceable = 0
+        self._invalid = 0
+        self._total_reward = 0.0
+        self._done = False
+        self._advance()
+        return self._observation(), {"time": self._now, "dataset": self._dataset_name}
+
+    def action_masks(self) -> np.ndarray:
+        """Valid nodes for the current instance: active with its cpu and memory unreserved."""
+        if self._done:
+            return np.ones(self.num_nodes, dtype=bool)
+        return self._mask.copy()
+
+    def node_view(self, observation: Mapping[str, np.ndarray]) -> NodeView:
+        """The observation as the node-scoring heuristics see it."""
+        return NodeView(
+            capacity=observation["node_capacity"],
+            requested=observation["node_deployed"],
+            demand=observation["current_function_request"],
+            price=observation["node_price"],
+            load=observation["node_utilization"][:, :2].max(axis=1),
+        )
+
+    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("step() called on a finished episode; call reset()")
+        a = int(action)
+        i = self._i
+        if not (0 <= a < self.num_nodes and self._mask[a]):
+            self._invalid += 1
+            penalty = (
+                float(self._n - self._placed)
+                if self.invalid_action_penalty is None
+                else float(self.invalid_action_penalty)
+            )
+            self._done = True
+            self._total_reward -= penalty
+            info = {"invalid_action": True, "time": self._now, "metrics": self.metrics()}
+            return self._observation(), -penalty, True, False, info
+
+        c = self.cluster
+        now = self._now
+        req, use = self._req[i], self._use[i]
+        c.requested[a] += req
+        c.usage[a] += use
+        u = c.usage[a] / c.capacity[a]
+        uc, um = min(u[CPU], 1.0), min(u[MEM], 1.0)
+        share = max(1.0, u[CPU], u[NET], u[DISK])
+        slowdown = (1.0 + self.k_cpu * uc * uc + self.k_mem * um * um) * share
+        t = self._type[i]
+        cold = self._warm_until[a, t] < now
+        cold_s = (self.cold_start + self.cold_start_per_gb * req[1]) if cold else 0.0
+        exec_t = self._exec[i]
+        run = cold_s + exec_t * slowdown
+        finish = now + run
+        response = (now - self._arrival[i]) + run
+        rfrt = response / exec_t
+        self._warm_until[a, t] = max(self._warm_until[a, t], finish + self.warm_keepalive)
+        cost_delta = self.billing.extend(a, now, finish)
+        cost_ref = self._max_rate * (exec_t * self.weights.rfrt_max + self.node_keepalive)
+        slo_violated = response > self.slo_factor * exec_t
+        self._timeline.push(finish, i)
+        self._in_flight[self._slot[i]] += self._requests[i]
+        self._node_of[i] = a
+        self._rfrt[i] = rfrt
+        self._response[i] = response
+        self._slo[i] = slo_violated
+        self._cold[i] = cold
+        self._rart[t] = 0.7 * self._rart[t] + 0.3 * rfrt
+        self._placed += 1
+
+        outcome = PlacementOutcome(rfrt, cost_delta, cost_ref, bool(slo_violated))
+        reward = self._reward_fn(outcome, self.weights)
+        self._total_reward += reward
+        self._i += 1
+        self._advance()
+        info: dict[str, Any] = {
+            "node": a,
+            "rfrt": rfrt,
+            "response_time": response,
+            "cold_start": bool(cold),
+            "cost_delta": cost_delta,
+            "slo_violated": bool(slo_violated),
+            "time": now,
+        }
+        if self._done:
+            info["metrics"] = self.metrics()
+        return self._observation(), reward, self._done, False, info
+
+    # ------------------------------------------------------------------ simulation core
+    def _release_until(self, t: float) -> None:
+        c = self.cluster
+        for _, j in self._timeline.pop_until(t):
+            c.release(int(self._node_of[j]), self._req[j], self._use[j])
+            self._in_flight[self._slot[j]] -= self._requests[j]
+
+    def _advance(self) -> None:
+        """Move the clock to the next instance's arrival; wait for releases if nothing fits."""
+        c = self.cluster
+        while self._i < self._n and self._placed < self.episode_length:
+            i = self._i
+            now = max(self._now, float(self._arrival[i]))
+            self._release_until(now)
+            mask = c.fits(self._req[i])
+            while not mask.any() and len(self._timeline):
+                t, j = self._timeline.pop()
+                now = max(now, t)
+                c.release(int(self._node_of[j]), self._req[j], self._use[j])
+                self._in_flight[self._slot[j]] -= self._requests[j]
+                mask = c.fits(self._req[i])
+            self._now = now
+            if mask.any():
+                self._mask = mask
+                return
+            self._unplaceable += 1  # larger than every active node: it can never run here
+            self._i += 1
+        self._done = True
+
+    def _observation(self) -> dict[str, np.ndarray]:
+        c = self.cluster
+        i = self._i
+        live = not self._done
+        f32 = np.float32
+        if live:
+            t = self._type[i]
+            warm = (self._warm_until[:, t] >= self._now).astype(f32)
+            req = self._req[i].astype(f32)
+            io = self._use[i, 2:].astype(f32)
+            nreq = np.array([min(self._requests[i], _I32_MAX)], dtype=np.int32)
+            rart = np.array([self._rart[t]], dtype=f32)
+            exe = np.array([self._exec[i]], dtype=f32)
+        else:
+            warm = np.zeros(self.num_nodes, f32)
+            req, io = np.zeros(2, f32), np.zeros(2, f32)
+            nreq = np.zeros(1, np.int32)
+            rart, exe = np.ones(1, f32), np.zeros(1, f32)
+        return {
+            "node_utilization": (c.usage / c.capacity).astype(f32),
+            "node_capacity": self._cap2.copy(),
+            "node_price": self._price32.copy(),
+            "node_deployed": c.requested.astype(f32),
+            "node_active": c.active.astype(np.int8),
+            "current_function_request": req,
+            "current_function_io": io,
+            "current_function_requests": nreq,
+            "current_function_rart": rart,
+            "cluster_function_requests": np.minimum(self._in_flight, _I32_MAX).astype(np.int32),
+            "current_function_exec": exe,
+            "node_warm": warm,
+            "node_billed_time": self.billing.remaining(self._now).astype(f32),
+        }
+
+    # ------------------------------------------------------------------ reporting
+    def metrics(self) -> dict[str, float]:
+        """The episode so far: cost, latency, SLO and validity figures."""
+        placed = self._rfrt[~np.isnan(self._rfrt)]
+        k = len(placed)
+        return {
+            "placed": float(k),
+            "cost": self.billing.committed_cost(),
+            "mean_rfrt": float(placed.mean()) if k else float("nan"),
+            "p95_rfrt": float(np.percentile(placed, 95)) if k else float("nan"),
+            "mean_response_time": float(np.nanmean(self._response)) if k else float("nan"),
+            "slo_violation_pct": 100.0 * float(self._slo.sum()) / k if k else 0.0,
+            "cold_start_pct": 100.0 * float(self._cold.sum()) / k if k else 0.0,
+            "invalid_actions": float(self._invalid),
+            "unplaceable": float(self._unplaceable),
+            "sim_time": float(self._now),
+        }
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        c = self.cluster
+        util = c.utilization()
+        billed = self.billing.remaining(self._now)
+        lines = [
+            f"t={self._now:9.1f}s  placed={self._placed}/{self._n}  "
+            f"cost=${self.billing.committed_cost():.4f}  reward={self._total_reward:.3f}",
+            f"{'node':<16}{'on':>3}{'cpu req/cap':>14}{'mem req/cap':>14}"
+            f"{'cpu%':>7}{'net%':>7}{'$/h':>8}{'billed s':>10}",
+        ]
+        for n in range(self.num_nodes):
+            lines.append(
+                f"{c.names[n]:<16}{int(c.active[n]):>3}"
+                f"{c.requested[n, 0]:>7.2f}/{c.capacity[n, 0]:<6.0f}"
+                f"{c.requested[n, 1]:>7.2f}/{c.capacity[n, 1]:<6.0f}"
+                f"{100 * util[n, CPU]:>7.1f}{100 * util[n, NET]:>7.1f}"
+                f"{c.price[n]:>8.3f}{billed[n]:>10.1f}"
+            )
+        if not self._done:
+            i = self._i
+            name = (
+                self._episode.type_names[self._type[i]]
+                if self._episode is not None and self._type[i] < len(self._episode.type_names)
+                else str(self._type[i])
+            )
+            lines.append(
+                f"next: {name} cpu={self._req[i, 0]:.2f} mem={self._req[i, 1]:.2f}GB "
+                f"exec={self._exec[i]:.2f}s arrival={self._arrival[i]:.1f}s"
+            )
+        return "\n".join(lines)
+
+
+def _columns(fi: FunctionInstances) -> dict[str, np.ndarray]:
+    from rlsched.core.workload import INSTANCE_FIELDS
+
+    return {k: getattr(fi, k) for k in (*INSTANCE_FIELDS, "workflow", "task")}
