@@ -32,14 +32,16 @@ class NodeType:
     """Dollars per hour while billed."""
 
 
-#: Default node catalog: AWS EC2 us-east-1 on-demand Linux prices (2024 list), bandwidth by class.
+#: Default node catalog: AWS EC2 us-east-1 on-demand Linux list prices (2024), a stand-in for
+#: edge servers of several sizes; network and disk bandwidth by instance class (MB/s).
 EDGE_CATALOG: tuple[NodeType, ...] = (
-    NodeType("t3.medium", 2, 4, 125, 250, 0.0416),
-    NodeType("m5.large", 2, 8, 300, 300, 0.096),
-    NodeType("c5.xlarge", 4, 8, 600, 500, 0.17),
-    NodeType("m5.xlarge", 4, 16, 600, 500, 0.192),
-    NodeType("m5.2xlarge", 8, 32, 1250, 800, 0.384),
-    NodeType("c5.4xlarge", 16, 32, 1250, 1000, 0.68),
+    NodeType("c5.xlarge", 4, 8, 600, 300, 0.17),
+    NodeType("m5.xlarge", 4, 16, 600, 300, 0.192),
+    NodeType("c5.2xlarge", 8, 16, 1200, 500, 0.34),
+    NodeType("m5.2xlarge", 8, 32, 1200, 500, 0.384),
+    NodeType("c5.4xlarge", 16, 32, 1200, 800, 0.68),
+    NodeType("m5.4xlarge", 16, 64, 1200, 800, 0.768),
+    NodeType("m5.8xlarge", 32, 128, 1250, 1000, 1.536),
 )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -113,7 +113,16 @@ class ServerlessPlacementEnv(gym.Env):
     - v0: initial version.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    #: Metrics (keys of ``info["metrics"]``) a leaderboard shows, in order.
+    leaderboard_metrics = (
+        "cost",
+        "mean_rfrt",
+        "p95_rfrt",
+        "slo_violation_pct",
+        "cold_start_pct",
+        "invalid_actions",
+    )
 
     def __init__(
         self,
@@ -378,6 +387,7 @@ class ServerlessPlacementEnv(gym.Env):
         self._in_flight = np.zeros(self.num_functions, dtype=np.int64)
         self._timeline: Timeline[int] = Timeline()
         self._node_of = np.full(n, -1, dtype=np.int64)
+        self._released = np.zeros(n, dtype=bool)
         self._rfrt = np.full(n, np.nan)
         self._response = np.full(n, np.nan)
         self._slo = np.zeros(n, dtype=bool)
@@ -475,11 +485,21 @@ class ServerlessPlacementEnv(gym.Env):
         return self._observation(), reward, self._done, False, info
 
     # ------------------------------------------------------------------ simulation core
+    def _release(self, j: int) -> None:
+        self.cluster.release(int(self._node_of[j]), self._req[j], self._use[j])
+        self._in_flight[self._slot[j]] -= self._requests[j]
+        self._released[j] = True
+
     def _release_until(self, t: float) -> None:
-        c = self.cluster
         for _, j in self._timeline.pop_until(t):
-            c.release(int(self._node_of[j]), self._req[j], self._use[j])
-            self._in_flight[self._slot[j]] -= self._requests[j]
+            self._release(j)
+
+    def drain(self) -> None:
+        """Run the clock on until every placed instance has finished and released its node."""
+        while len(self._timeline):
+            t, j = self._timeline.pop()
+            self._now = max(self._now, t)
+            self._release(j)
 
     def _advance(self) -> None:
         """Move the clock to the next instance's arrival; wait for releases if nothing fits."""
@@ -492,8 +512,7 @@ class ServerlessPlacementEnv(gym.Env):
             while not mask.any() and len(self._timeline):
                 t, j = self._timeline.pop()
                 now = max(now, t)
-                c.release(int(self._node_of[j]), self._req[j], self._use[j])
-                self._in_flight[self._slot[j]] -= self._requests[j]
+                self._release(j)
                 mask = c.fits(self._req[i])
             self._now = now
             if mask.any():

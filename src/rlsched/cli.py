@@ -1,0 +1,259 @@
+"""The ``rlsched`` command: a thin Typer app over the library."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from rlsched.errors import RlschedError
+
+app = typer.Typer(
+    help="Learned resource scheduling: trace-driven envs, heuristics, RL training, comparison.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+datasets_app = typer.Typer(
+    help="Datasets by name (real traces and generators).", no_args_is_help=True
+)
+envs_app = typer.Typer(help="Registered environments.", no_args_is_help=True)
+app.add_typer(datasets_app, name="datasets")
+app.add_typer(envs_app, name="envs")
+
+console = Console()
+err = Console(stderr=True)
+
+DEFAULT_ENV = "rlsched/ServerlessPlacement-v0"
+EnvArgs = Annotated[
+    list[str] | None,
+    typer.Option("--env-arg", help="Env constructor argument KEY=VALUE (repeatable)."),
+]
+
+
+def parse_env_args(pairs: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for p in pairs or []:
+        if "=" not in p:
+            raise typer.BadParameter(f"--env-arg {p!r} is not KEY=VALUE")
+        k, v = p.split("=", 1)
+        out[k.strip()] = yaml.safe_load(v)
+    return out
+
+
+# ---------------------------------------------------------------------------- datasets
+@datasets_app.command("list")
+def datasets_list() -> None:
+    """Every dataset family with example names and license."""
+    from rlsched.data import list_datasets
+
+    t = Table(title="datasets")
+    t.add_column("scheme")
+    t.add_column("examples")
+    t.add_column("license")
+    t.add_column("description")
+    for d in list_datasets():
+        t.add_row(
+            d["scheme"],
+            "\n".join(d.get("examples", [])),
+            d.get("license", ""),
+            d.get("description", ""),
+        )
+    console.print(t)
+
+
+@datasets_app.command("show")
+def datasets_show(name: str) -> None:
+    """Load NAME and print its size, statistics and which fields are real or derived."""
+    from rlsched.data import load_dataset
+
+    s = load_dataset(name).summary()
+    t = Table(title=str(s["name"]), show_header=False)
+    t.add_column("key")
+    t.add_column("value")
+    for k, v in s.items():
+        if isinstance(v, dict):
+            v = "\n".join(f"{a}: {b}" for a, b in v.items()) or "-"
+        elif isinstance(v, float):
+            v = f"{v:.4g}"
+        t.add_row(k, str(v))
+    console.print(t)
+
+
+# ---------------------------------------------------------------------------- envs
+@envs_app.command("list")
+def envs_list() -> None:
+    """Registered env ids and their entry points."""
+    from rlsched.envs import ENV_IDS
+
+    t = Table(title="envs")
+    t.add_column("id")
+    t.add_column("entry point")
+    for k, v in ENV_IDS.items():
+        t.add_row(k, v)
+    console.print(t)
+
+
+@app.command("policies")
+def policies_list() -> None:
+    """Heuristic policy names (``learned:PATH`` loads a trained model)."""
+    from rlsched.policies.heuristics import HEURISTICS
+
+    t = Table(title="policies")
+    t.add_column("name")
+    t.add_column("rule")
+    for name, (cls, _) in HEURISTICS.items():
+        t.add_row(name, (cls.__doc__ or "").strip().split("\n")[0])
+    t.add_row("learned:PATH", "a model trained by `rlsched train` (model or run folder)")
+    console.print(t)
+
+
+# ---------------------------------------------------------------------------- train
+@app.command()
+def train(
+    env: Annotated[str, typer.Option(help="Env id.")] = DEFAULT_ENV,
+    dataset: Annotated[str | None, typer.Option(help="Training dataset name.")] = None,
+    eval_dataset: Annotated[
+        str | None, typer.Option(help="Held-out dataset for evaluation.")
+    ] = None,
+    algo: Annotated[str | None, typer.Option(help="maskable_ppo | ppo | dqn.")] = None,
+    steps: Annotated[int | None, typer.Option(help="Total env steps.")] = None,
+    seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
+    out: Annotated[Path, typer.Option(help="Run folder to write.")] = Path("runs/train"),
+    config: Annotated[
+        Path | None, typer.Option(help="YAML TrainConfig; flags override it.")
+    ] = None,
+    n_envs: Annotated[int | None, typer.Option(help="Envs per process.")] = None,
+    env_arg: EnvArgs = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Train an agent; writes a self-describing run folder with the model in OUT/model."""
+    from rlsched.train import TrainConfig
+    from rlsched.train import train as run_train
+
+    cfg = TrainConfig.from_yaml(config) if config else TrainConfig()
+    overrides = {
+        "env_id": env if env != DEFAULT_ENV or not config else None,
+        "dataset": dataset,
+        "eval_dataset": eval_dataset,
+        "algo": algo,
+        "total_steps": steps,
+        "seed": seed,
+        "n_envs": n_envs,
+    }
+    for k, v in overrides.items():
+        if v is not None:
+            setattr(cfg, k, v)
+    cfg.env_kwargs.update(parse_env_args(env_arg))
+    cfg.validate()
+    console.print(
+        f"training [bold]{cfg.algo}[/] on {cfg.env_id} / {cfg.dataset} "
+        f"for {cfg.total_steps} steps (seed {cfg.seed}) -> {out}"
+    )
+    res = run_train(cfg, out, progress=progress)
+    console.print(
+        f"done: {res.steps} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s); "
+        f"best held-out reward {res.eval_mean_reward}; model in [bold]{res.model_dir}[/]"
+    )
+
+
+# ---------------------------------------------------------------------------- evaluate / compare
+def _print_report(report: dict[str, Any], json_path: Path | None) -> None:
+    from rlsched.report.leaderboard import rich_table
+
+    console.print(rich_table(report))
+    if json_path is not None:
+        from rlsched.evaluate import write_json
+
+        write_json(report, json_path)
+        console.print(f"wrote {json_path}")
+
+
+@app.command()
+def compare(
+    env: Annotated[str, typer.Option(help="Env id.")] = DEFAULT_ENV,
+    dataset: Annotated[
+        str | None, typer.Option(help="Dataset name (env default if omitted).")
+    ] = None,
+    policies: Annotated[str, typer.Option(help="Comma list: names, learned:PATH, or all.")] = "all",
+    episodes: Annotated[int, typer.Option(help="Episodes per policy.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 0,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the results as JSON.")
+    ] = None,
+    env_arg: EnvArgs = None,
+) -> None:
+    """Evaluate policies on the same seeded episodes and print a leaderboard."""
+    from rlsched.evaluate import compare as run_compare
+
+    report = run_compare(
+        env, dataset, policies, episodes, seed, parse_env_args(env_arg), progress=True
+    )
+    _print_report(report, json_out)
+
+
+@app.command()
+def evaluate(
+    model: Annotated[
+        str, typer.Option(help="Model or run folder (or learned:PATH / a heuristic).")
+    ],
+    dataset: Annotated[str | None, typer.Option(help="Dataset (default: the model's).")] = None,
+    episodes: Annotated[int, typer.Option(help="Episodes.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 0,
+    env: Annotated[str | None, typer.Option(help="Env id (default: the model's).")] = None,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the results as JSON.")
+    ] = None,
+    env_arg: EnvArgs = None,
+) -> None:
+    """Evaluate one policy (a trained model by default) and print its metrics."""
+    from rlsched.evaluate import compare as run_compare
+    from rlsched.policies.heuristics import HEURISTICS
+    from rlsched.policies.learned import read_meta
+
+    spec = model if model in HEURISTICS or model.startswith("learned:") else f"learned:{model}"
+    kwargs = parse_env_args(env_arg)
+    env_id = env or DEFAULT_ENV
+    if spec.startswith("learned:"):
+        meta = read_meta(spec.split(":", 1)[1])
+        env_id = env or meta["env_id"]
+        kwargs = {**meta.get("env_kwargs", {}), **kwargs}
+        dataset = dataset or meta.get("dataset")
+    report = run_compare(env_id, dataset, spec, episodes, seed, kwargs)
+    _print_report(report, json_out)
+
+
+# ---------------------------------------------------------------------------- demo
+@app.command()
+def demo(
+    out: Annotated[Path, typer.Option(help="Output folder.")] = Path("runs/demo"),
+    steps: Annotated[int, typer.Option(help="Training steps per seed.")] = 60_000,
+    seeds: Annotated[int, typer.Option(help="Training seeds.")] = 3,
+    episodes: Annotated[int, typer.Option(help="Held-out episodes per policy.")] = 10,
+) -> None:
+    """The main job: train MaskablePPO on real workflows, compare with every heuristic on
+    held-out ones, write OUT/report.md and figures."""
+    from rlsched.demo import run_demo
+
+    run_demo(out, steps=steps, seeds=seeds, episodes=episodes, console=console)
+
+
+def main() -> None:
+    """Entry point: library errors become one line on stderr and exit status 2."""
+    try:
+        app()
+    except RlschedError as e:
+        err.print(f"error: {e}", markup=False, highlight=False)
+        sys.exit(2)
+    except (ValueError, FileNotFoundError) as e:
+        # gymnasium wraps constructor errors; keep the message, drop the traceback
+        err.print(f"error: {e}", markup=False, highlight=False)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,125 @@
+"""Evaluate any policy on any env, and compare several on the same seeded episodes."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+from rlsched.policies.base import Policy
+from rlsched.policies.registry import expand_policies, make_policy
+
+
+@dataclass
+class EpisodeResult:
+    reward: float
+    length: int
+    metrics: dict[str, float]
+
+
+@dataclass
+class PolicyResult:
+    """One leaderboard row; ``to_json`` gives the shape ``rlsched compare --json`` writes."""
+
+    policy: str
+    episodes: list[EpisodeResult] = field(default_factory=list)
+
+    @property
+    def rewards(self) -> np.ndarray:
+        return np.array([e.reward for e in self.episodes])
+
+    def metric_means(self) -> dict[str, float]:
+        keys = self.episodes[0].metrics.keys() if self.episodes else []
+        return {
+            k: float(np.nanmean([e.metrics.get(k, np.nan) for e in self.episodes])) for k in keys
+        }
+
+    def metric_stds(self) -> dict[str, float]:
+        keys = self.episodes[0].metrics.keys() if self.episodes else []
+        return {
+            k: float(np.nanstd([e.metrics.get(k, np.nan) for e in self.episodes])) for k in keys
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.rewards
+        return {
+            "policy": self.policy,
+            "episodes": len(self.episodes),
+            "mean_reward": float(r.mean()),
+            "std_reward": float(r.std()),
+            "metrics": self.metric_means(),
+            "metrics_std": self.metric_stds(),
+            "episode_rewards": [float(x) for x in r],
+        }
+
+
+def make_env(env_id: str, dataset: str | None = None, **kwargs: Any) -> gym.Env:
+    import rlsched  # noqa: F401  (registers the envs)
+
+    if dataset is not None:
+        kwargs["dataset"] = dataset
+    return gym.make(env_id, disable_env_checker=True, **kwargs)
+
+
+def evaluate(policy: Policy, env: gym.Env, episodes: int, seed: int = 0) -> list[EpisodeResult]:
+    """Run ``episodes`` episodes with seeds ``seed, seed + 1, ...``; the same seeds for every
+    policy, so each policy meets exactly the same workloads."""
+    base = env.unwrapped
+    out: list[EpisodeResult] = []
+    for k in range(episodes):
+        obs, info = env.reset(seed=seed + k)
+        policy.reset(seed + k)
+        total, steps, done = 0.0, 0, False
+        while not done:
+            action = policy.act(obs, base.action_masks())
+            obs, reward, terminated, truncated, info = env.step(action)
+            total += float(reward)
+            steps += 1
+            done = terminated or truncated
+        metrics = dict(info.get("metrics") or {})
+        out.append(EpisodeResult(total, steps, metrics))
+    return out
+
+
+def compare(
+    env_id: str,
+    dataset: str | None,
+    policies: str | Sequence[str],
+    episodes: int = 5,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+    progress: bool = False,
+) -> dict[str, Any]:
+    """Evaluate every policy on the same seeded episodes: ``{"env", "dataset", "results"}``."""
+    env = make_env(env_id, dataset, **(env_kwargs or {}))
+    names = expand_policies(policies if isinstance(policies, str) else ",".join(policies), env)
+    results: list[dict[str, Any]] = []
+    iterator: Any = names
+    if progress:
+        from rich.progress import track
+
+        iterator = track(names, description="evaluating policies", transient=True)
+    for name in iterator:
+        pol = make_policy(name, env, seed=seed)
+        res = PolicyResult(pol.name if name.startswith("learned:") else name)
+        res.episodes = evaluate(pol, env, episodes, seed)
+        results.append(res.to_json())
+    ds = getattr(env.unwrapped, "dataset_name", dataset)
+    return {"env": env_id, "dataset": ds, "episodes": episodes, "seed": seed, "results": results}
+
+
+def ci95(std: float, n: int) -> float:
+    """Half-width of a normal-approximation 95% confidence interval of a mean."""
+    return 1.96 * std / math.sqrt(n) if n > 1 else float("nan")
+
+
+def write_json(report: dict[str, Any], path: str | Path) -> None:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps(report, indent=2))

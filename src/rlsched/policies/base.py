@@ -1,0 +1,36 @@
+"""One interface for every decision maker, heuristic or learned."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+Observation = Mapping[str, np.ndarray] | np.ndarray
+
+
+class Policy(ABC):
+    """Picks an action from an observation and the env's action mask (True = valid).
+
+    ``reset(seed)`` is called at the start of every episode so that stateful or random policies
+    replay exactly under the same seed.
+    """
+
+    name: str = "policy"
+
+    def reset(self, seed: int | None = None) -> None:  # noqa: B027 - optional hook
+        """Start a new episode; the default keeps no state."""
+
+    @abstractmethod
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        """The action to take."""
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": type(self).__name__}
+
+
+def first_valid(mask: np.ndarray) -> int:
+    """Index of the first valid action (0 when none is: the env decides what that means)."""
+    return int(np.argmax(mask))

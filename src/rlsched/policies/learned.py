@@ -1,0 +1,127 @@
+"""A trained model behind the :class:`~rlsched.policies.base.Policy` interface.
+
+A model folder describes itself (as SB3 save files do): ``model.zip`` (the SB3 model),
+``vecnormalize.pkl`` (observation normalisation statistics, if used) and ``meta.json`` (format,
+algorithm, env id and arguments, library versions). ``learned:PATH`` accepts the model folder
+or a training run folder holding ``model/``.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlsched.errors import PolicyError
+from rlsched.policies.base import Observation, Policy
+
+MODEL_FORMAT = "rlsched-model/1"
+
+ALGOS = ("maskable_ppo", "ppo", "dqn")
+
+
+def algo_class(algo: str) -> Any:
+    if algo == "maskable_ppo":
+        from sb3_contrib import MaskablePPO
+
+        return MaskablePPO
+    if algo == "ppo":
+        from stable_baselines3 import PPO
+
+        return PPO
+    if algo == "dqn":
+        from stable_baselines3 import DQN
+
+        return DQN
+    raise PolicyError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}")
+
+
+def resolve_model_dir(path: str | Path) -> Path:
+    p = Path(path)
+    if (p / "meta.json").is_file():
+        return p
+    if (p / "model" / "meta.json").is_file():
+        return p / "model"
+    raise PolicyError(f"{p}: no trained model here (expected meta.json in it or in {p}/model)")
+
+
+def read_meta(path: str | Path) -> dict[str, Any]:
+    d = resolve_model_dir(path)
+    meta = json.loads((d / "meta.json").read_text())
+    if meta.get("format") != MODEL_FORMAT:
+        raise PolicyError(f"{d}/meta.json: format {meta.get('format')!r}, expected {MODEL_FORMAT}")
+    return meta
+
+
+class LearnedPolicy(Policy):
+    """Acts greedily with a trained SB3 model, always within the action mask.
+
+    MaskablePPO applies the mask itself; for PPO and DQN the mask is applied to the action
+    logits / Q-values, so every policy in a comparison plays by the same rules.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        from rlsched.runtime import set_torch_threads
+
+        set_torch_threads()
+        self.dir = resolve_model_dir(path)
+        self.meta = read_meta(self.dir)
+        self.algo = self.meta["algo"]
+        self.model = algo_class(self.algo).load(self.dir / "model.zip", device="cpu")
+        self.normalizer = None
+        vn = self.dir / "vecnormalize.pkl"
+        if vn.is_file():
+            with vn.open("rb") as fh:
+                self.normalizer = pickle.load(fh)
+        self.name = f"learned:{self.meta.get('name') or self.dir}"
+
+    @property
+    def env_id(self) -> str:
+        return str(self.meta["env_id"])
+
+    @property
+    def env_kwargs(self) -> dict[str, Any]:
+        return dict(self.meta.get("env_kwargs", {}))
+
+    def check_env(self, env: Any) -> None:
+        """Refuse an env whose spaces differ from the ones the model was trained on."""
+        model_space = self.model.observation_space
+        if env.observation_space != model_space or env.action_space != self.model.action_space:
+            raise PolicyError(
+                f"{self.dir}: model was trained on {self.env_id} with action space "
+                f"{self.model.action_space} and a different observation layout; "
+                f"this env has action space {env.action_space}"
+            )
+
+    def _normalize(self, observation: Observation) -> Any:
+        if self.normalizer is None:
+            return observation
+        if isinstance(observation, dict):
+            obs = {k: np.asarray(v)[None] for k, v in observation.items()}
+            out = self.normalizer.normalize_obs(obs)
+            return {k: v[0] for k, v in out.items()}
+        return self.normalizer.normalize_obs(np.asarray(observation)[None])[0]
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        import torch
+
+        obs = self._normalize(observation)
+        mask = np.asarray(mask, dtype=bool)
+        if self.algo == "maskable_ppo":
+            action, _ = self.model.predict(obs, action_masks=mask, deterministic=True)
+            return int(action)
+        obs_t, _ = self.model.policy.obs_to_tensor(obs)
+        with torch.no_grad():
+            if self.algo == "dqn":
+                scores = self.model.policy.q_net(obs_t)[0].numpy()
+            else:
+                scores = self.model.policy.get_distribution(obs_t).distribution.logits[0].numpy()
+        if mask.any():
+            scores = np.where(mask, scores, -np.inf)
+        return int(np.argmax(scores))
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": "learned", "algo": self.algo, "path": str(self.dir)}

@@ -1,0 +1,49 @@
+"""Policies by name: the heuristics, and ``learned:PATH`` for a trained model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rlsched.errors import PolicyError
+from rlsched.policies.base import Policy
+from rlsched.policies.heuristics import HEURISTICS, applicable, make_heuristic, sample_view, view_of
+
+
+def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
+    """Build the policy ``spec`` (a heuristic name or ``learned:PATH``) for ``env``."""
+    if spec.startswith("learned:"):
+        from rlsched.policies.learned import LearnedPolicy
+
+        pol = LearnedPolicy(spec.split(":", 1)[1])
+        pol.check_env(getattr(env, "unwrapped", env))
+        return pol
+    if spec not in HEURISTICS:
+        raise PolicyError(
+            f"unknown policy {spec!r}; known: {', '.join(HEURISTICS)} or learned:PATH"
+        )
+    obs, _ = env.reset(seed=0)
+    if not applicable(spec, sample_view(env, obs)):
+        raise PolicyError(f"policy {spec!r} does not apply to this env")
+    return make_heuristic(spec, view_of(env), seed=seed)
+
+
+def applicable_heuristics(env: Any) -> list[str]:
+    """Every heuristic that can act in ``env`` (what ``--policies all`` expands to)."""
+    obs, _ = env.reset(seed=0)
+    view = sample_view(env, obs)
+    return [name for name in HEURISTICS if applicable(name, view)]
+
+
+def expand_policies(specs: str, env: Any) -> list[str]:
+    """Split a comma-separated list; ``all`` expands to every applicable heuristic."""
+    out: list[str] = []
+    for s in (x.strip() for x in specs.split(",")):
+        if not s:
+            continue
+        if s == "all":
+            out.extend(n for n in applicable_heuristics(env) if n not in out)
+        elif s not in out:
+            out.append(s)
+    if not out:
+        raise PolicyError("no policies given")
+    return out

@@ -1,0 +1,1 @@
+"""Leaderboards, figures and Markdown reports."""

@@ -1,0 +1,108 @@
+"""Typed training configuration, one docstring per field (CleanRL style), loadable from YAML."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rlsched.errors import ConfigError
+
+
+@dataclass
+class TrainConfig:
+    """Everything a training run depends on; saved as ``config.yaml`` in the run folder."""
+
+    env_id: str = "rlsched/ServerlessPlacement-v0"
+    """Registered env id."""
+    dataset: str = "wfinstances:montage-58,epigenomics-41,1000genome-52"
+    """Registry name of the training workload."""
+    eval_dataset: str | None = "wfinstances:blast-43"
+    """Held-out workload for periodic evaluation (the best model on it is kept); None = the
+    training workload with other seeds."""
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Extra env constructor arguments (e.g. ``num_nodes``, ``reward``, ``beta``)."""
+    algo: str = "maskable_ppo"
+    """``maskable_ppo`` (sb3-contrib), ``ppo`` or ``dqn`` (Stable-Baselines3)."""
+    total_steps: int = 50_000
+    """Env steps to train for (over all parallel envs)."""
+    seed: int = 0
+    """Seeds python, numpy, torch, the envs (``seed + rank``) and evaluation (``seed + 10_000``)."""
+    n_envs: int = 4
+    """Envs stepped together in one process (DummyVecEnv); 4 is about 2x one env here."""
+    learning_rate: float = 3e-4
+    """Adam step size."""
+    n_steps: int = 256
+    """PPO: steps per env between updates (rollout = ``n_steps * n_envs``)."""
+    batch_size: int = 256
+    """Minibatch size."""
+    n_epochs: int = 10
+    """PPO: passes over each rollout."""
+    gamma: float = 0.95
+    """Discount; placements mostly affect the next few minutes of the episode."""
+    gae_lambda: float = 0.95
+    """PPO: GAE lambda."""
+    ent_coef: float = 0.01
+    """PPO: entropy bonus, keeps exploring valid nodes early on."""
+    clip_range: float = 0.2
+    """PPO: policy ratio clip."""
+    net_arch: list[int] = field(default_factory=lambda: [128, 128])
+    """Hidden layer sizes of the policy and value networks."""
+    normalize_obs: bool = True
+    """Running mean/std normalisation of float observations (VecNormalize), saved with the
+    model."""
+    buffer_size: int = 50_000
+    """DQN: replay buffer size."""
+    learning_starts: int = 1_000
+    """DQN: steps before learning starts."""
+    exploration_fraction: float = 0.3
+    """DQN: fraction of training over which epsilon decays."""
+    eval_freq: int = 5_000
+    """Evaluate every this many env steps (over all envs); 0 disables evaluation."""
+    eval_episodes: int = 5
+    """Episodes per evaluation."""
+    torch_threads: int = 1
+    """Torch intra-op threads; 1 is fastest for small networks on 2-core machines."""
+    tensorboard: bool = True
+    """Write TensorBoard logs to ``RUN/tb``."""
+
+    @classmethod
+    def from_yaml(cls, path: str | Path) -> TrainConfig:
+        p = Path(path)
+        try:
+            data = yaml.safe_load(p.read_text()) or {}
+        except (OSError, yaml.YAMLError) as e:
+            raise ConfigError(f"{p}: cannot read config: {e}") from e
+        if not isinstance(data, dict):
+            raise ConfigError(f"{p}: a config must be a mapping of field: value")
+        return cls.from_dict(data, source=str(p))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], source: str = "config") -> TrainConfig:
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise ConfigError(f"{source}: unknown field(s) {', '.join(unknown)}")
+        cfg = cls(**data)
+        cfg.validate(source)
+        return cfg
+
+    def validate(self, source: str = "config") -> None:
+        from rlsched.policies.learned import ALGOS
+
+        if self.algo not in ALGOS:
+            raise ConfigError(f"{source}: algo {self.algo!r} is not one of {', '.join(ALGOS)}")
+        for name in ("total_steps", "n_envs", "n_steps", "batch_size", "eval_episodes"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{source}: {name} must be >= 1")
+        if not 0 < self.gamma <= 1:
+            raise ConfigError(f"{source}: gamma must be in (0, 1]")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))

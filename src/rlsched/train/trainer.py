@@ -1,0 +1,242 @@
+"""Train SB3 / sb3-contrib agents on rlsched envs into a self-describing run folder.
+
+Run folder layout::
+
+    RUN/config.yaml      the TrainConfig
+    RUN/run.json         seed, versions, git commit, timings, env steps/s
+    RUN/metrics.json     final evaluation of the kept model on the eval dataset
+    RUN/model/           the kept (best on evaluation) model: model.zip, vecnormalize.pkl, meta.json
+    RUN/final/           the model at the end of training, same layout
+    RUN/monitor/         per-env episode logs (SB3 Monitor CSV: reward, length, time, metrics)
+    RUN/eval/            evaluations.npz (timesteps, rewards) of the periodic evaluation
+    RUN/tb/              TensorBoard logs
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from rlsched.policies.learned import MODEL_FORMAT, algo_class
+from rlsched.runtime import git_commit, set_torch_threads, versions
+from rlsched.train.config import TrainConfig
+
+
+def float_box_keys(space: gym.Space) -> list[str] | None:
+    """Dict keys VecNormalize may normalise: every Box (binary flags are left as they are)."""
+    if not isinstance(space, spaces.Dict):
+        return None
+    return [k for k, s in space.spaces.items() if isinstance(s, spaces.Box)]
+
+
+def _env_factory(cfg: TrainConfig, dataset: str | None, rank: int, monitor_dir: Path | None):
+    def _make() -> gym.Env:
+        from stable_baselines3.common.monitor import Monitor
+
+        from rlsched.evaluate import make_env
+
+        env = make_env(cfg.env_id, dataset, **cfg.env_kwargs)
+        env.reset(seed=cfg.seed + rank)
+        env.action_space.seed(cfg.seed + rank)
+        if monitor_dir is not None:
+            monitor_dir.mkdir(parents=True, exist_ok=True)
+            return Monitor(env, str(monitor_dir / f"{rank}"), info_keywords=())
+        return Monitor(env)
+
+    return _make
+
+
+@dataclass
+class TrainResult:
+    run_dir: Path
+    model_dir: Path
+    steps: int
+    seconds: float
+    steps_per_second: float
+    eval_mean_reward: float | None
+
+
+def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, name: str) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    model.save(dest / "model.zip")
+    if normalizer is not None:
+        with (dest / "vecnormalize.pkl").open("wb") as fh:
+            venv = normalizer.venv
+            normalizer.venv = None  # pickle the statistics only, as VecNormalize.save does
+            try:
+                pickle.dump(normalizer, fh)
+            finally:
+                normalizer.venv = venv
+    meta = {
+        "format": MODEL_FORMAT,
+        "name": name,
+        "algo": cfg.algo,
+        "env_id": cfg.env_id,
+        "env_kwargs": cfg.env_kwargs,
+        "dataset": cfg.dataset,
+        "normalized_obs": normalizer is not None,
+        "seed": cfg.seed,
+        "versions": versions(),
+        "git_commit": git_commit(),
+        "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    (dest / "meta.json").write_text(json.dumps(meta, indent=2))
+
+
+def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResult:
+    """Train ``cfg.algo`` on ``cfg.env_id`` and write the run folder ``out``."""
+    from stable_baselines3.common.callbacks import BaseCallback, EvalCallback
+    from stable_baselines3.common.utils import set_random_seed
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    import rlsched  # noqa: F401
+
+    cfg.validate()
+    set_torch_threads(cfg.torch_threads)
+    run = Path(out)
+    run.mkdir(parents=True, exist_ok=True)
+    cfg.save(run / "config.yaml")
+    set_random_seed(cfg.seed)
+
+    venv = DummyVecEnv(
+        [_env_factory(cfg, cfg.dataset, r, run / "monitor") for r in range(cfg.n_envs)]
+    )
+    venv.seed(cfg.seed)
+    keys = float_box_keys(venv.observation_space)
+    normalizer = None
+    if cfg.normalize_obs:
+        venv = normalizer = VecNormalize(
+            venv, norm_obs=True, norm_reward=False, norm_obs_keys=keys, clip_obs=10.0
+        )
+
+    policy = "MultiInputPolicy" if isinstance(venv.observation_space, spaces.Dict) else "MlpPolicy"
+    cls = algo_class(cfg.algo)
+    common: dict[str, Any] = {
+        "learning_rate": cfg.learning_rate,
+        "gamma": cfg.gamma,
+        "seed": cfg.seed,
+        "device": "cpu",
+        "verbose": 0,
+        "tensorboard_log": str(run / "tb") if cfg.tensorboard else None,
+    }
+    if cfg.algo == "dqn":
+        model = cls(
+            policy,
+            venv,
+            buffer_size=cfg.buffer_size,
+            learning_starts=cfg.learning_starts,
+            batch_size=cfg.batch_size,
+            exploration_fraction=cfg.exploration_fraction,
+            policy_kwargs={"net_arch": list(cfg.net_arch)},
+            **common,
+        )
+    else:
+        model = cls(
+            policy,
+            venv,
+            n_steps=cfg.n_steps,
+            batch_size=cfg.batch_size,
+            n_epochs=cfg.n_epochs,
+            gae_lambda=cfg.gae_lambda,
+            ent_coef=cfg.ent_coef,
+            clip_range=cfg.clip_range,
+            policy_kwargs={"net_arch": {"pi": list(cfg.net_arch), "vf": list(cfg.net_arch)}},
+            **common,
+        )
+
+    class EpisodeMetrics(BaseCallback):
+        """Log the env's own episode metrics (cost, RFRT, ...) to TensorBoard and a CSV."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.rows: list[dict[str, float]] = []
+
+        def _on_step(self) -> bool:
+            for info in self.locals.get("infos", []):
+                m = info.get("metrics")
+                if m:
+                    for k, v in m.items():
+                        self.logger.record_mean(f"env/{k}", v)
+                    self.rows.append({"timestep": float(self.num_timesteps), **m})
+            return True
+
+    class SaveNormalizer(BaseCallback):
+        """On a new best evaluation, keep the normalisation statistics beside the model."""
+
+        def _on_step(self) -> bool:
+            _save_model_dir(self.model, normalizer, cfg, run / "model", "best")
+            return True
+
+    metrics_cb = EpisodeMetrics()
+    callbacks: list[Any] = [metrics_cb]
+    eval_cb = None
+    if cfg.eval_freq > 0:
+        eval_venv: Any = DummyVecEnv(
+            [_env_factory(cfg, cfg.eval_dataset or cfg.dataset, 10_000, None)]
+        )
+        if normalizer is not None:
+            eval_venv = VecNormalize(
+                eval_venv, training=False, norm_obs=True, norm_reward=False, norm_obs_keys=keys
+            )
+        eval_kwargs: dict[str, Any] = {
+            "n_eval_episodes": cfg.eval_episodes,
+            "eval_freq": max(1, cfg.eval_freq // cfg.n_envs),
+            "log_path": str(run / "eval"),
+            "deterministic": True,
+            "callback_on_new_best": SaveNormalizer(),
+            "verbose": 0,
+        }
+        if cfg.algo == "maskable_ppo":
+            from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+
+            eval_cb = MaskableEvalCallback(eval_venv, **eval_kwargs)
+        else:
+            eval_cb = EvalCallback(eval_venv, **eval_kwargs)
+        callbacks.append(eval_cb)
+
+    t0 = time.perf_counter()
+    model.learn(total_timesteps=cfg.total_steps, callback=callbacks, progress_bar=progress)
+    seconds = time.perf_counter() - t0
+    steps = int(model.num_timesteps)
+
+    _save_model_dir(model, normalizer, cfg, run / "final", "final")
+    if not (run / "model" / "model.zip").exists():
+        shutil.copytree(run / "final", run / "model", dirs_exist_ok=True)
+    if metrics_cb.rows:
+        _write_csv(run / "episode_metrics.csv", metrics_cb.rows)
+
+    best = float(eval_cb.best_mean_reward) if eval_cb is not None else None
+    if best is not None and not np.isfinite(best):
+        best = None
+    record = {
+        "config": cfg.to_dict(),
+        "seed": cfg.seed,
+        "versions": versions(),
+        "git_commit": git_commit(),
+        "steps": steps,
+        "seconds": seconds,
+        "steps_per_second": steps / seconds if seconds > 0 else None,
+        "best_eval_mean_reward": best,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
+    (run / "run.json").write_text(json.dumps(record, indent=2))
+    (run / "metrics.json").write_text(
+        json.dumps({"best_eval_mean_reward": best, "steps": steps}, indent=2)
+    )
+    venv.close()
+    return TrainResult(run, run / "model", steps, seconds, steps / max(seconds, 1e-9), best)
+
+
+def _write_csv(path: Path, rows: list[dict[str, float]]) -> None:
+    keys = list(rows[0])
+    lines = [",".join(keys)] + [",".join(f"{r.get(k, '')}" for k in keys) for r in rows]
+    path.write_text("\n".join(lines) + "\n")
