@@ -68,6 +68,8 @@ class Cluster:
         )
         self.requested = np.zeros((len(capacity), 2))
         self.usage = np.zeros((len(capacity), 4))
+        self.free_cpu = self.capacity[:, 0].copy()
+        self.free_mem = self.capacity[:, 1].copy()
 
     @property
     def num_nodes(self) -> int:
@@ -96,27 +98,42 @@ class Cluster:
     def reset(self) -> None:
         self.requested.fill(0.0)
         self.usage.fill(0.0)
+        self.free_cpu = self.capacity[:, 0].copy()
+        self.free_mem = self.capacity[:, 1].copy()
 
     def free(self) -> np.ndarray:
         """Unreserved (cpu, mem) per node, shape ``(N, 2)``."""
         return self.capacity[:, :2] - self.requested
 
-    def fits(self, request: np.ndarray) -> np.ndarray:
-        """Nodes that are active and have ``request`` (cpu, mem) unreserved."""
-        free = self.capacity[:, :2] - self.requested
-        # a tiny tolerance so that float sums of released requests do not block a fit
-        return self.active & (free[:, 0] >= request[0] - 1e-9) & (free[:, 1] >= request[1] - 1e-9)
+    def fits(self, cpu: float, mem: float) -> np.ndarray:
+        """Nodes that are active and have ``cpu`` cores and ``mem`` GB unreserved."""
+        # the tolerance keeps float residue of released requests from blocking an exact fit
+        return self.active & (self.free_cpu >= cpu - 1e-9) & (self.free_mem >= mem - 1e-9)
 
-    def place(self, node: int, request: np.ndarray, usage: np.ndarray) -> None:
-        self.requested[node] += request
-        self.usage[node] += usage
+    def place(self, node: int, cpu: float, mem: float, usage: tuple[float, ...]) -> None:
+        """Reserve ``cpu``/``mem`` and add ``usage`` (cpu, mem, net, disk) on ``node``."""
+        # scalar updates of one row: cheaper than row arithmetic at this size
+        r, u = self.requested, self.usage
+        r[node, 0] += cpu
+        r[node, 1] += mem
+        self.free_cpu[node] -= cpu
+        self.free_mem[node] -= mem
+        u[node, 0] += usage[0]
+        u[node, 1] += usage[1]
+        u[node, 2] += usage[2]
+        u[node, 3] += usage[3]
 
-    def release(self, node: int, request: np.ndarray, usage: np.ndarray) -> None:
-        self.requested[node] -= request
-        self.usage[node] -= usage
-        # clear float residue so an empty node reads exactly zero
-        np.maximum(self.requested[node], 0.0, out=self.requested[node])
-        np.maximum(self.usage[node], 0.0, out=self.usage[node])
+    def release(self, node: int, cpu: float, mem: float, usage: tuple[float, ...]) -> None:
+        """Undo :meth:`place`; an emptied node reads exactly zero despite float rounding."""
+        r, u = self.requested, self.usage
+        rc, rm = r[node, 0] - cpu, r[node, 1] - mem
+        r[node, 0] = rc if rc > 1e-9 else 0.0
+        r[node, 1] = rm if rm > 1e-9 else 0.0
+        self.free_cpu[node] = self.capacity[node, 0] - r[node, 0]
+        self.free_mem[node] = self.capacity[node, 1] - r[node, 1]
+        for k in range(4):
+            v = u[node, k] - usage[k]
+            u[node, k] = v if v > 1e-9 else 0.0
 
     def utilization(self) -> np.ndarray:
         """Usage / capacity per resource, shape ``(N, 4)``; above 1 means oversubscribed."""
@@ -145,25 +162,27 @@ class Billing:
 
     def delta(self, node: int, now: float, busy_until: float) -> float:
         """Cost a placement on ``node`` at ``now`` running until ``busy_until`` would add."""
-        until = self.billed_until[node]
+        until = float(self.billed_until[node])
         end = busy_until + self.keepalive
         if until < now:
-            return float(self.rate[node] * (end - now))
-        return float(self.rate[node] * max(0.0, end - until))
+            return float(self.rate[node]) * (end - now)
+        return float(self.rate[node]) * max(0.0, end - until)
 
     def extend(self, node: int, now: float, busy_until: float) -> float:
         """Bill ``node`` through ``busy_until + keepalive``; returns the cost added."""
-        d = self.delta(node, now, busy_until)
-        until = self.billed_until[node]
+        until = float(self.billed_until[node])
+        rate = float(self.rate[node])
         end = busy_until + self.keepalive
-        if until < now:
-            if np.isfinite(until):
-                self.closed[node] += self.rate[node] * (until - self.period_start[node])
+        if until < now:  # idle: close the old period, open a new one now
+            if until != -np.inf:
+                self.closed[node] += rate * (until - self.period_start[node])
             self.period_start[node] = now
             self.billed_until[node] = end
-        elif end > until:
+            return rate * (end - now)
+        if end > until:
             self.billed_until[node] = end
-        return d
+            return rate * (end - until)
+        return 0.0
 
     def committed_cost(self) -> float:
         """Dollars committed so far: closed periods plus open periods through their end."""

@@ -294,17 +294,21 @@ def workflow_instances(
     names = tuple(sorted(type_index, key=type_index.__getitem__))
     t0 = float(submit_time if submit_time is not None else (wf.submit_time or 0.0))
     starts = wf.earliest_start()
-    rows: dict[str, list[float]] = {k: [] for k in (*INSTANCE_FIELDS, "workflow", "task")}
-    for i, t in enumerate(wf.tasks):
-        f = derive_task_fields(t)
-        for _ in range(max(1, t.instances)):
-            for k, v in f.items():
-                rows[k].append(v)
-            rows["type"].append(type_index[t.type])
-            rows["arrival_time"].append(t0 + starts[i])
-            rows["workflow"].append(workflow_id)
-            rows["task"].append(i)
-    return FunctionInstances.from_columns(rows, type_names=names, n=len(rows["type"]))
+    derived = [derive_task_fields(t) for t in wf.tasks]
+    # one row per task, then repeated per instance: numpy does the fan-out of big tasks
+    reps = np.array([max(1, t.instances) for t in wf.tasks], dtype=np.int64)
+    cols: dict[str, np.ndarray] = {
+        k: np.repeat(np.array([d[k] for d in derived], dtype=np.float64), reps)
+        for k in derived[0]
+    } if derived else {}
+    n = int(reps.sum())
+    cols["type"] = np.repeat(np.array([type_index[t.type] for t in wf.tasks], np.int64), reps)
+    cols["arrival_time"] = np.repeat(t0 + starts, reps)
+    cols["workflow"] = np.full(n, workflow_id, dtype=np.int64)
+    cols["task"] = np.repeat(np.arange(len(wf.tasks), dtype=np.int64), reps)
+    if not derived:
+        return FunctionInstances.empty(names)
+    return FunctionInstances.from_columns(cols, type_names=names, n=n)
 
 
 def type_table(workflows: Iterable[Workflow]) -> tuple[str, ...]:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class PlacementOutcome:
+class PlacementOutcome(NamedTuple):
     """The measurable consequences of placing one function instance."""
 
     rfrt: float

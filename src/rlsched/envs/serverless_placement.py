@@ -227,6 +227,7 @@ class ServerlessPlacementEnv(gym.Env):
     def set_dataset(self, source: str | Any) -> None:
         """Use a registry name, a :class:`~rlsched.data.Dataset`, a list of workflows, or an
         iterable / generator of instance dicts (the design note's ``task_generator``).
+        A list of dicts replays from its start at every reset.
 
         Instance dicts need ``cpu_request`` and ``mem_request``; ``io_network``, ``io_disk``
         (0), ``requests`` (1), ``exec_time`` (1 s), ``type`` (0) and ``arrival_time`` (Poisson at
@@ -321,6 +322,9 @@ class ServerlessPlacementEnv(gym.Env):
         return FunctionInstances.concat(parts).sorted_by_arrival()[:L]
 
     def _draw_from_generator(self, rng: np.random.Generator) -> FunctionInstances:
+        if isinstance(self._generator, list | tuple):
+            # a sequence replays from its start every episode; a generator continues
+            self._gen_iter, self._gen_cache, self._gen_replay = iter(self._generator), [], 0
         recs: list[Mapping[str, float]] = []
         while len(recs) < self.episode_length:
             try:
@@ -355,8 +359,10 @@ class ServerlessPlacementEnv(gym.Env):
     # ------------------------------------------------------------------ gymnasium API
     def _set_cluster_constants(self) -> None:
         c = self.cluster
-        self._cap2 = c.capacity[:, :2].astype(np.float32)
-        self._price32 = c.price.astype(np.float32)
+        self._cap2 = _frozen(c.capacity[:, :2].astype(np.float32))
+        self._price32 = _frozen(c.price.astype(np.float32))
+        self._inv_cap = 1.0 / c.capacity
+        self._inv_cap_rows = self._inv_cap.tolist()
         self._max_rate = float(c.price.max()) / 3600.0
         self.billing = Billing(c.price, self.node_keepalive)
 
@@ -370,23 +376,34 @@ class ServerlessPlacementEnv(gym.Env):
             self._set_cluster_constants()
         self.cluster.reset()
         self.billing.reset()
+        self._active8 = _frozen(self.cluster.active.astype(np.int8))
         ep = self._draw_episode(rng)
         self._episode = ep
         n = len(ep)
         self._n = n
+        # per-instance columns: numpy for vector work, Python lists for the scalar hot path
         self._req = np.stack([ep.cpu_request, ep.mem_request], axis=1)
         self._use = np.stack([ep.cpu_usage, ep.mem_request, ep.io_network, ep.io_disk], axis=1)
+        self._req_rows = [tuple(r) for r in self._req.tolist()]
+        self._use_rows = [tuple(r) for r in self._use.tolist()]
         self._exec = ep.exec_time
+        self._exec_l = ep.exec_time.tolist()
         self._arrival = ep.arrival_time
+        self._arrival_l = ep.arrival_time.tolist()
         self._type = ep.type
-        self._slot = np.minimum(ep.type, self.num_functions - 1)
-        self._requests = ep.requests
+        self._type_l = ep.type.tolist()
+        self._slot_l = np.minimum(ep.type, self.num_functions - 1).tolist()
+        self._requests_l = ep.requests.tolist()
+        self._req32 = _frozen(self._req.astype(np.float32))
+        self._io32 = _frozen(self._use[:, 2:].astype(np.float32))
+        self._nreq32 = _frozen(np.minimum(ep.requests, _I32_MAX).astype(np.int32)[:, None])
+        self._exec32 = _frozen(ep.exec_time.astype(np.float32)[:, None])
         n_types = max(len(ep.type_names), int(ep.type.max()) + 1 if n else 1)
         self._warm_until = np.full((self.num_nodes, n_types), -np.inf)
-        self._rart = np.ones(n_types)
+        self._rart = [1.0] * n_types
         self._in_flight = np.zeros(self.num_functions, dtype=np.int64)
         self._timeline: Timeline[int] = Timeline()
-        self._node_of = np.full(n, -1, dtype=np.int64)
+        self._node_of = [-1] * n
         self._released = np.zeros(n, dtype=bool)
         self._rfrt = np.full(n, np.nan)
         self._response = np.full(n, np.nan)
@@ -435,29 +452,34 @@ class ServerlessPlacementEnv(gym.Env):
             info = {"invalid_action": True, "time": self._now, "metrics": self.metrics()}
             return self._observation(), -penalty, True, False, info
 
-        c = self.cluster
         now = self._now
-        req, use = self._req[i], self._use[i]
-        c.requested[a] += req
-        c.usage[a] += use
-        u = c.usage[a] / c.capacity[a]
-        uc, um = min(u[CPU], 1.0), min(u[MEM], 1.0)
-        share = max(1.0, u[CPU], u[NET], u[DISK])
-        slowdown = (1.0 + self.k_cpu * uc * uc + self.k_mem * um * um) * share
-        t = self._type[i]
-        cold = self._warm_until[a, t] < now
-        cold_s = (self.cold_start + self.cold_start_per_gb * req[1]) if cold else 0.0
-        exec_t = self._exec[i]
+        cpu, mem = self._req_rows[i]
+        use = self._use_rows[i]
+        self.cluster.place(a, cpu, mem, use)
+        u = self.cluster.usage[a].tolist()
+        inv = self._inv_cap_rows[a]
+        uc, um, un, ud = u[0] * inv[0], u[1] * inv[1], u[2] * inv[2], u[3] * inv[3]
+        share = max(1.0, uc, un, ud)
+        uc1 = uc if uc < 1.0 else 1.0
+        um1 = um if um < 1.0 else 1.0
+        slowdown = (1.0 + self.k_cpu * uc1 * uc1 + self.k_mem * um1 * um1) * share
+        t = self._type_l[i]
+        warm = self._warm_until
+        cold = float(warm[a, t]) < now
+        cold_s = (self.cold_start + self.cold_start_per_gb * mem) if cold else 0.0
+        exec_t = self._exec_l[i]
         run = cold_s + exec_t * slowdown
         finish = now + run
-        response = (now - self._arrival[i]) + run
+        response = (now - self._arrival_l[i]) + run
         rfrt = response / exec_t
-        self._warm_until[a, t] = max(self._warm_until[a, t], finish + self.warm_keepalive)
+        keep = finish + self.warm_keepalive
+        if keep > warm[a, t]:
+            warm[a, t] = keep
         cost_delta = self.billing.extend(a, now, finish)
         cost_ref = self._max_rate * (exec_t * self.weights.rfrt_max + self.node_keepalive)
         slo_violated = response > self.slo_factor * exec_t
         self._timeline.push(finish, i)
-        self._in_flight[self._slot[i]] += self._requests[i]
+        self._in_flight[self._slot_l[i]] += self._requests_l[i]
         self._node_of[i] = a
         self._rfrt[i] = rfrt
         self._response[i] = response
@@ -466,8 +488,9 @@ class ServerlessPlacementEnv(gym.Env):
         self._rart[t] = 0.7 * self._rart[t] + 0.3 * rfrt
         self._placed += 1
 
-        outcome = PlacementOutcome(rfrt, cost_delta, cost_ref, bool(slo_violated))
-        reward = self._reward_fn(outcome, self.weights)
+        reward = self._reward_fn(
+            PlacementOutcome(rfrt, cost_delta, cost_ref, slo_violated), self.weights
+        )
         self._total_reward += reward
         self._i += 1
         self._advance()
@@ -475,9 +498,9 @@ class ServerlessPlacementEnv(gym.Env):
             "node": a,
             "rfrt": rfrt,
             "response_time": response,
-            "cold_start": bool(cold),
+            "cold_start": cold,
             "cost_delta": cost_delta,
-            "slo_violated": bool(slo_violated),
+            "slo_violated": slo_violated,
             "time": now,
         }
         if self._done:
@@ -486,8 +509,9 @@ class ServerlessPlacementEnv(gym.Env):
 
     # ------------------------------------------------------------------ simulation core
     def _release(self, j: int) -> None:
-        self.cluster.release(int(self._node_of[j]), self._req[j], self._use[j])
-        self._in_flight[self._slot[j]] -= self._requests[j]
+        cpu, mem = self._req_rows[j]
+        self.cluster.release(self._node_of[j], cpu, mem, self._use_rows[j])
+        self._in_flight[self._slot_l[j]] -= self._requests_l[j]
         self._released[j] = True
 
     def _release_until(self, t: float) -> None:
@@ -504,16 +528,20 @@ class ServerlessPlacementEnv(gym.Env):
     def _advance(self) -> None:
         """Move the clock to the next instance's arrival; wait for releases if nothing fits."""
         c = self.cluster
+        timeline = self._timeline
         while self._i < self._n and self._placed < self.episode_length:
             i = self._i
-            now = max(self._now, float(self._arrival[i]))
-            self._release_until(now)
-            mask = c.fits(self._req[i])
-            while not mask.any() and len(self._timeline):
-                t, j = self._timeline.pop()
+            arrival = self._arrival_l[i]
+            now = self._now if self._now > arrival else arrival
+            if timeline.peek_time() <= now:
+                self._release_until(now)
+            cpu, mem = self._req_rows[i]
+            mask = c.fits(cpu, mem)
+            while not mask.any() and len(timeline):
+                t, j = timeline.pop()
                 now = max(now, t)
                 self._release(j)
-                mask = c.fits(self._req[i])
+                mask = c.fits(cpu, mem)
             self._now = now
             if mask.any():
                 self._mask = mask
@@ -525,35 +553,33 @@ class ServerlessPlacementEnv(gym.Env):
     def _observation(self) -> dict[str, np.ndarray]:
         c = self.cluster
         i = self._i
-        live = not self._done
         f32 = np.float32
-        if live:
-            t = self._type[i]
+        if not self._done:
+            t = self._type_l[i]
             warm = (self._warm_until[:, t] >= self._now).astype(f32)
-            req = self._req[i].astype(f32)
-            io = self._use[i, 2:].astype(f32)
-            nreq = np.array([min(self._requests[i], _I32_MAX)], dtype=np.int32)
+            req, io = self._req32[i].copy(), self._io32[i].copy()
+            nreq, exe = self._nreq32[i].copy(), self._exec32[i].copy()
             rart = np.array([self._rart[t]], dtype=f32)
-            exe = np.array([self._exec[i]], dtype=f32)
         else:
             warm = np.zeros(self.num_nodes, f32)
             req, io = np.zeros(2, f32), np.zeros(2, f32)
-            nreq = np.zeros(1, np.int32)
-            rart, exe = np.ones(1, f32), np.zeros(1, f32)
+            nreq, exe, rart = np.zeros(1, np.int32), np.zeros(1, f32), np.ones(1, f32)
+        billed = self.billing.billed_until - self._now
+        np.maximum(billed, 0.0, out=billed)
         return {
-            "node_utilization": (c.usage / c.capacity).astype(f32),
+            "node_utilization": (c.usage * self._inv_cap).astype(f32),
             "node_capacity": self._cap2.copy(),
             "node_price": self._price32.copy(),
             "node_deployed": c.requested.astype(f32),
-            "node_active": c.active.astype(np.int8),
+            "node_active": self._active8.copy(),
             "current_function_request": req,
             "current_function_io": io,
             "current_function_requests": nreq,
             "current_function_rart": rart,
-            "cluster_function_requests": np.minimum(self._in_flight, _I32_MAX).astype(np.int32),
+            "cluster_function_requests": self._in_flight.astype(np.int32),
             "current_function_exec": exe,
             "node_warm": warm,
-            "node_billed_time": self.billing.remaining(self._now).astype(f32),
+            "node_billed_time": billed.astype(f32),
         }
 
     # ------------------------------------------------------------------ reporting
@@ -606,6 +632,12 @@ class ServerlessPlacementEnv(gym.Env):
                 f"exec={self._exec[i]:.2f}s arrival={self._arrival[i]:.1f}s"
             )
         return "\n".join(lines)
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """Read-only, so that observation sources are never changed through a returned array."""
+    a.flags.writeable = False
+    return a
 
 
 def _columns(fi: FunctionInstances) -> dict[str, np.ndarray]:

@@ -76,7 +76,7 @@ class LearnedPolicy(Policy):
         if vn.is_file():
             with vn.open("rb") as fh:
                 self.normalizer = pickle.load(fh)
-        self.name = f"learned:{self.meta.get('name') or self.dir}"
+        self.name = f"learned:{path}"
 
     @property
     def env_id(self) -> str:

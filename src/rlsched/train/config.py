@@ -49,11 +49,17 @@ class TrainConfig:
     """PPO: entropy bonus, keeps exploring valid nodes early on."""
     clip_range: float = 0.2
     """PPO: policy ratio clip."""
+    policy_net: str = "node"
+    """``node``: one MLP shared by every node scores each node (``rlsched.train.networks``;
+    inputs symlog-scaled inside the network, works for any cluster size); ``mlp``: SB3's
+    MultiInputPolicy over the flattened observation. DQN uses ``mlp``."""
+    node_hidden: int = 64
+    """``node`` network: width of the per-node embedding."""
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
-    """Hidden layer sizes of the policy and value networks."""
+    """Hidden layer sizes of the value network (``node``) or of both networks (``mlp``)."""
     normalize_obs: bool = True
-    """Running mean/std normalisation of float observations (VecNormalize), saved with the
-    model."""
+    """``mlp`` only: running mean/std normalisation of observations (VecNormalize), saved with
+    the model as ``vecnormalize.pkl``. The ``node`` network scales its inputs itself."""
     buffer_size: int = 50_000
     """DQN: replay buffer size."""
     learning_starts: int = 1_000
@@ -98,6 +104,8 @@ class TrainConfig:
         for name in ("total_steps", "n_envs", "n_steps", "batch_size", "eval_episodes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{source}: {name} must be >= 1")
+        if self.policy_net not in ("node", "mlp"):
+            raise ConfigError(f"{source}: policy_net must be 'node' or 'mlp'")
         if not 0 < self.gamma <= 1:
             raise ConfigError(f"{source}: gamma must be in (0, 1]")
 

@@ -112,13 +112,25 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
     )
     venv.seed(cfg.seed)
     keys = float_box_keys(venv.observation_space)
+    use_node_net = cfg.policy_net == "node" and cfg.algo != "dqn"
     normalizer = None
-    if cfg.normalize_obs:
+    if cfg.normalize_obs and not use_node_net:
         venv = normalizer = VecNormalize(
             venv, norm_obs=True, norm_reward=False, norm_obs_keys=keys, clip_obs=10.0
         )
 
-    policy = "MultiInputPolicy" if isinstance(venv.observation_space, spaces.Dict) else "MlpPolicy"
+    policy: Any = (
+        "MultiInputPolicy" if isinstance(venv.observation_space, spaces.Dict) else "MlpPolicy"
+    )
+    if cfg.algo == "dqn":
+        policy_kwargs: dict[str, Any] = {"net_arch": list(cfg.net_arch)}
+    elif use_node_net:
+        from rlsched.train import networks
+
+        policy = networks.MaskableNodePolicy if cfg.algo == "maskable_ppo" else networks.NodePolicy
+        policy_kwargs = networks.node_policy_kwargs(cfg.node_hidden, list(cfg.net_arch))
+    else:
+        policy_kwargs = {"net_arch": {"pi": list(cfg.net_arch), "vf": list(cfg.net_arch)}}
     cls = algo_class(cfg.algo)
     common: dict[str, Any] = {
         "learning_rate": cfg.learning_rate,
@@ -136,7 +148,7 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
             learning_starts=cfg.learning_starts,
             batch_size=cfg.batch_size,
             exploration_fraction=cfg.exploration_fraction,
-            policy_kwargs={"net_arch": list(cfg.net_arch)},
+            policy_kwargs=policy_kwargs,
             **common,
         )
     else:
@@ -149,7 +161,7 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
             gae_lambda=cfg.gae_lambda,
             ent_coef=cfg.ent_coef,
             clip_range=cfg.clip_range,
-            policy_kwargs={"net_arch": {"pi": list(cfg.net_arch), "vf": list(cfg.net_arch)}},
+            policy_kwargs=policy_kwargs,
             **common,
         )
 

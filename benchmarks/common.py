@@ -1,0 +1,43 @@
+"""Shared benchmark plumbing: pin to one core, describe the machine, time robustly."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def pin_one_core() -> None:
+    """Run on one core, as the goals are stated per core."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    os.environ["OMP_NUM_THREADS"] = "1"
+
+
+def machine() -> dict[str, Any]:
+    cpu = platform.processor() or "unknown"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    from rlsched.runtime import git_commit, versions
+
+    return {
+        "cpu": cpu,
+        "cores_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "git_commit": git_commit(),
+        **versions(),
+    }
+
+
+def best_of(fn: Callable[[], float], repeats: int = 3) -> tuple[float, float]:
+    """Median and best of ``repeats`` measurements of a rate (higher is better)."""
+    vals = [fn() for _ in range(repeats)]
+    return statistics.median(vals), max(vals)

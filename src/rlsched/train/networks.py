@@ -1,0 +1,129 @@
+"""A node-scoring policy network: one small MLP shared by every node (Decima-style).
+
+A flat MLP over all nodes must learn the same rule once per node slot and cannot be reused on a
+cluster of another size. Here every node is scored by the same network from its own features
+and the pending item's, so what is learned about one node applies to all and the model runs on
+any ``num_nodes``.
+
+Convention: Dict observation keys starting with ``node_`` have the node axis first (``(N,)`` or
+``(N, k)``); every other key describes the pending item or the cluster as a whole. Inputs are
+squashed with ``symlog(x) = sign(x) * log(1 + |x|)``, so capacities, prices and seconds of any
+scale enter without running statistics (no VecNormalize needed, nothing to drift).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium import spaces
+from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
+from stable_baselines3.common.policies import MultiInputActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from torch import nn
+
+
+def symlog(x: torch.Tensor) -> torch.Tensor:
+    return torch.sign(x) * torch.log1p(torch.abs(x))
+
+
+def _width(space: gym.Space, per_node: bool) -> int:
+    shape = space.shape or (1,)
+    return int(np.prod(shape[1:])) if per_node else int(np.prod(shape))
+
+
+class NodeSetExtractor(BaseFeaturesExtractor):
+    """Embeds each node with a shared MLP; output ``[node_0 ... node_{N-1}, pooled, global]``.
+
+    The first ``N * hidden`` features are the per-node embeddings :class:`NodeScoreHead` scores;
+    the rest (mean and max over nodes, and the global embedding) feed the value network.
+    """
+
+    def __init__(self, observation_space: spaces.Dict, hidden: int = 64) -> None:
+        node_keys = sorted(k for k in observation_space.spaces if k.startswith("node_"))
+        glob_keys = sorted(k for k in observation_space.spaces if not k.startswith("node_"))
+        if not node_keys:
+            raise ValueError("NodeSetExtractor needs observation keys starting with 'node_'")
+        n_nodes = int(observation_space.spaces[node_keys[0]].shape[0])
+        d_node = sum(_width(observation_space.spaces[k], True) for k in node_keys)
+        d_glob = sum(_width(observation_space.spaces[k], False) for k in glob_keys)
+        super().__init__(observation_space, features_dim=n_nodes * hidden + 3 * hidden)
+        self.node_keys, self.glob_keys = node_keys, glob_keys
+        self.n_nodes, self.hidden = n_nodes, hidden
+        self.glob_net = nn.Sequential(nn.Linear(max(d_glob, 1), hidden), nn.ReLU())
+        self.node_net = nn.Sequential(
+            nn.Linear(d_node + hidden, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU()
+        )
+
+    def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
+        b = next(iter(obs.values())).shape[0]
+        nodes = torch.cat(
+            [symlog(obs[k].float().reshape(b, self.n_nodes, -1)) for k in self.node_keys], dim=2
+        )
+        if self.glob_keys:
+            g = torch.cat([symlog(obs[k].float().reshape(b, -1)) for k in self.glob_keys], dim=1)
+        else:
+            g = torch.zeros(b, 1, device=nodes.device)
+        g = self.glob_net(g)
+        x = torch.cat([nodes, g.unsqueeze(1).expand(b, self.n_nodes, self.hidden)], dim=2)
+        h = self.node_net(x)
+        pooled = torch.cat([h.mean(dim=1), h.max(dim=1).values, g], dim=1)
+        return torch.cat([h.reshape(b, -1), pooled], dim=1)
+
+
+class NodeScoreHead(nn.Module):
+    """Action logits: the same linear score for every node's embedding."""
+
+    def __init__(self, n_nodes: int, hidden: int) -> None:
+        super().__init__()
+        self.n_nodes, self.hidden = n_nodes, hidden
+        self.score = nn.Linear(hidden, 1)
+        # near-uniform initial policy, as SB3 initialises its action head (gain 0.01)
+        nn.init.orthogonal_(self.score.weight, gain=0.01)
+        nn.init.zeros_(self.score.bias)
+
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        h = latent[:, : self.n_nodes * self.hidden].reshape(-1, self.n_nodes, self.hidden)
+        return self.score(h).squeeze(-1)
+
+
+def _swap_action_head(policy: Any, lr_schedule: Any) -> None:
+    ext = policy.features_extractor
+    if policy.action_space.n != ext.n_nodes:
+        raise ValueError(
+            f"node policy needs one action per node: {policy.action_space.n} actions, "
+            f"{ext.n_nodes} nodes"
+        )
+    policy.action_net = NodeScoreHead(ext.n_nodes, ext.hidden)
+    # the optimizer was built over the old head: rebuild it over the current parameters
+    policy.optimizer = policy.optimizer_class(
+        policy.parameters(), lr=lr_schedule(1), **policy.optimizer_kwargs
+    )
+
+
+def node_policy_kwargs(hidden: int = 64, value_arch: list[int] | None = None) -> dict[str, Any]:
+    """``policy_kwargs`` for the node-scoring policies below."""
+    return {
+        "features_extractor_class": NodeSetExtractor,
+        "features_extractor_kwargs": {"hidden": hidden},
+        "net_arch": {"pi": [], "vf": list(value_arch or [64, 64])},
+        "share_features_extractor": True,
+    }
+
+
+class MaskableNodePolicy(MaskableMultiInputActorCriticPolicy):
+    """MaskablePPO actor-critic whose action head scores each node with shared weights."""
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        _swap_action_head(self, lr_schedule)
+
+
+class NodePolicy(MultiInputActorCriticPolicy):
+    """PPO actor-critic whose action head scores each node with shared weights."""
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)
+        _swap_action_head(self, lr_schedule)

@@ -1,0 +1,86 @@
+"""The CLI end to end: datasets, compare (JSON shape), train + learned:PATH, clean errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rlsched.cli import app
+
+runner = CliRunner()
+
+
+def rlsched(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", "from rlsched.cli import main; main()", *args],
+        capture_output=True, text=True, timeout=300,
+    )
+
+
+def test_datasets_list_and_show() -> None:
+    res = runner.invoke(app, ["datasets", "list"])
+    assert res.exit_code == 0, res.output
+    for scheme in ("wfinstances", "wfcommons", "azure-functions", "alibaba", "synthetic"):
+        assert scheme in res.output
+    res = runner.invoke(app, ["datasets", "show", "wfinstances:montage-58"])
+    assert res.exit_code == 0, res.output
+    assert "58" in res.output and "derived_fields" in res.output
+
+
+def test_bad_dataset_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.json"
+    bad.write_text('{"name": "x", "workflow": {"specification": {"tasks": [')
+    proc = rlsched("datasets", "show", f"file:{bad}")
+    assert proc.returncode == 2
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "broken.json" in lines[0], proc.stderr
+    proc = rlsched("datasets", "show", "nosuch:thing")
+    assert proc.returncode == 2 and "nosuch" in proc.stderr
+
+
+def test_compare_writes_the_documented_json(tmp_path: Path) -> None:
+    out = tmp_path / "cmp.json"
+    res = runner.invoke(app, [
+        "compare", "--dataset", "wfinstances:blast-43", "--policies", "first_fit,random",
+        "--episodes", "2", "--seed", "5", "--json", str(out), "--env-arg", "episode_length=40",
+    ])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["env"] == "rlsched/ServerlessPlacement-v0"
+    assert data["dataset"] == "wfinstances:blast-43"
+    assert [r["policy"] for r in data["results"]] == ["first_fit", "random"]
+    for r in data["results"]:
+        assert r["episodes"] == 2
+        assert {"mean_reward", "std_reward", "metrics"} <= set(r)
+        assert {"cost", "mean_rfrt", "p95_rfrt", "slo_violation_pct",
+                "invalid_actions"} <= set(r["metrics"])
+    assert "first_fit" in res.output
+
+
+def test_train_then_compare_and_evaluate_learned(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    res = runner.invoke(app, [
+        "train", "--dataset", "wfinstances:blast-43", "--eval-dataset", "wfinstances:helloworld-10",
+        "--steps", "300", "--seed", "1", "--out", str(run), "--n-envs", "1", "--no-progress",
+        "--config", str(Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"),
+    ])
+    assert res.exit_code == 0, res.output
+    assert (run / "model" / "meta.json").is_file()
+    out = tmp_path / "cmp.json"
+    res = runner.invoke(app, [
+        "compare", "--dataset", "wfinstances:blast-43", "--episodes", "1",
+        "--policies", f"first_fit,learned:{run}/model", "--json", str(out),
+        "--env-arg", "episode_length=40",
+    ])
+    assert res.exit_code == 0, res.output
+    names = [r["policy"] for r in json.loads(out.read_text())["results"]]
+    assert names[0] == "first_fit" and names[1].startswith("learned:")
+    res = runner.invoke(app, ["evaluate", "--model", str(run), "--episodes", "1"])
+    assert res.exit_code == 0, res.output
+
+
+def test_unknown_policy_exits_2() -> None:
+    proc = rlsched("compare", "--policies", "magic", "--episodes", "1")
+    assert proc.returncode == 2 and "magic" in proc.stderr

@@ -1,0 +1,99 @@
+"""A short real training run: the run folder describes itself and the model plays by the mask."""
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rlsched.errors import ConfigError
+from rlsched.evaluate import make_env
+from rlsched.policies import make_policy
+from rlsched.train import TrainConfig, train
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("run")
+    cfg = TrainConfig(
+        dataset="wfinstances:blast-43", eval_dataset="wfinstances:helloworld-10",
+        total_steps=512, n_envs=2, n_steps=128, batch_size=64, n_epochs=2,
+        eval_freq=256, eval_episodes=1, env_kwargs={"episode_length": 50}, seed=3,
+    )
+    train(cfg, out, progress=False)
+    return out
+
+
+def test_run_folder_is_self_describing(run_dir: Path) -> None:
+    for f in ("config.yaml", "run.json", "metrics.json", "model/model.zip", "model/meta.json",
+              "final/model.zip", "eval/evaluations.npz"):
+        assert (run_dir / f).is_file(), f
+    assert list((run_dir / "monitor").glob("*.monitor.csv"))
+    assert list((run_dir / "tb").iterdir())
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["seed"] == 3 and run["steps"] >= 512
+    assert {"torch", "gymnasium", "stable-baselines3", "numpy"} <= set(run["versions"])
+    meta = json.loads((run_dir / "model" / "meta.json").read_text())
+    assert meta["env_id"] == "rlsched/ServerlessPlacement-v0"
+    assert meta["env_kwargs"] == {"episode_length": 50}
+    cfg = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert cfg["total_steps"] == 512
+
+
+def test_trained_model_loads_and_acts_within_the_mask(run_dir: Path) -> None:
+    env = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", episode_length=50)
+    pol = make_policy(f"learned:{run_dir}", env)
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        mask = env.unwrapped.action_masks()
+        a = pol.act(obs, mask)
+        assert mask[a]
+        obs, _, done, _, info = env.step(a)
+    assert info["metrics"]["invalid_actions"] == 0
+
+
+def test_learned_policy_refuses_an_env_of_another_size(run_dir: Path) -> None:
+    from rlsched.errors import PolicyError
+
+    env = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", num_nodes=12)
+    with pytest.raises(PolicyError, match="action space"):
+        make_policy(f"learned:{run_dir}", env)
+
+
+def test_config_from_yaml_rejects_unknown_fields(tmp_path: Path) -> None:
+    p = tmp_path / "c.yaml"
+    p.write_text("algo: maskable_ppo\nsteps_total: 5\n")
+    with pytest.raises(ConfigError, match="steps_total"):
+        TrainConfig.from_yaml(p)
+    p.write_text("algo: a2c\n")
+    with pytest.raises(ConfigError, match="a2c"):
+        TrainConfig.from_yaml(p)
+
+
+def test_shipped_configs_load() -> None:
+    root = Path(__file__).resolve().parents[2] / "configs"
+    files = sorted(root.glob("*.yaml"))
+    assert files
+    for f in files:
+        TrainConfig.from_yaml(f)
+
+
+@pytest.mark.parametrize("algo,net", [("ppo", "node"), ("dqn", "mlp"), ("maskable_ppo", "mlp")])
+def test_other_algorithms_train_and_act(tmp_path: Path, algo: str, net: str) -> None:
+    cfg = TrainConfig(
+        dataset="wfinstances:blast-43", algo=algo, policy_net=net, total_steps=256, n_envs=1,
+        n_steps=128, batch_size=64, n_epochs=1, learning_starts=64, eval_freq=0,
+        tensorboard=False, env_kwargs={"episode_length": 40},
+    )
+    train(cfg, tmp_path, progress=False)
+    env = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", episode_length=40)
+    pol = make_policy(f"learned:{tmp_path}/model", env)
+    obs, _ = env.reset(seed=1)
+    for _ in range(40):
+        mask = env.unwrapped.action_masks()
+        a = pol.act(obs, mask)
+        assert mask[a]
+        obs, _, done, _, _ = env.step(a)
+        if done:
+            break
