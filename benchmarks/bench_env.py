@@ -13,9 +13,8 @@ import argparse
 import json
 import time
 
-from common import best_of, machine, pin_one_core
-
 import rlsched  # noqa: F401
+from common import best_of, machine, pin_one_core
 from rlsched.evaluate import make_env
 from rlsched.policies import make_policy
 
@@ -52,10 +51,18 @@ def main() -> dict:
     for n in (10, 100, 1000):
         for wrapped in (False, True):
             med, best = best_of(lambda n=n, w=wrapped: rate(n, args.seconds, w))
-            rows.append({"num_nodes": n, "gym_make_wrappers": wrapped,
-                         "steps_per_s_median": med, "steps_per_s_best": best})
-            print(f"N={n:5d} {'gym.make' if wrapped else 'raw env ':8s} "
-                  f"median {med:9.0f} steps/s  best {best:9.0f}")
+            rows.append(
+                {
+                    "num_nodes": n,
+                    "gym_make_wrappers": wrapped,
+                    "steps_per_s_median": med,
+                    "steps_per_s_best": best,
+                }
+            )
+            print(
+                f"N={n:5d} {'gym.make' if wrapped else 'raw env ':8s} "
+                f"median {med:9.0f} steps/s  best {best:9.0f}"
+            )
     out = {"machine": machine(), "dataset": DATASET, "policy": "first_fit", "rows": rows}
     if args.json:
         with open(args.json, "w") as fh:

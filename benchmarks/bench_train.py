@@ -13,7 +13,6 @@ import json
 import tempfile
 
 from common import machine
-
 from rlsched.train import TrainConfig, train
 
 CASES = [
@@ -31,14 +30,31 @@ def main() -> dict:
     args = ap.parse_args()
     rows = []
     for algo, net, n_envs in CASES:
-        cfg = TrainConfig(algo=algo, policy_net=net, n_envs=n_envs, total_steps=args.steps,
-                          eval_freq=0, tensorboard=False, seed=0)
+        cfg = TrainConfig(
+            algo=algo,
+            policy_net=net,
+            n_envs=n_envs,
+            total_steps=args.steps,
+            eval_freq=0,
+            tensorboard=False,
+            seed=0,
+        )
         with tempfile.TemporaryDirectory() as d:
             res = train(cfg, d, progress=False)
-        rows.append({"algo": algo, "policy_net": net, "n_envs": n_envs, "steps": res.steps,
-                     "seconds": res.seconds, "steps_per_s": res.steps_per_second})
-        print(f"{algo:13s} {net:5s} n_envs={n_envs}  {res.steps_per_second:7.0f} steps/s "
-              f"({res.steps} steps in {res.seconds:.1f}s)")
+        rows.append(
+            {
+                "algo": algo,
+                "policy_net": net,
+                "n_envs": n_envs,
+                "steps": res.steps,
+                "seconds": res.seconds,
+                "steps_per_s": res.steps_per_second,
+            }
+        )
+        print(
+            f"{algo:13s} {net:5s} n_envs={n_envs}  {res.steps_per_second:7.0f} steps/s "
+            f"({res.steps} steps in {res.seconds:.1f}s)"
+        )
     out = {"machine": machine(), "rows": rows}
     if args.json:
         with open(args.json, "w") as fh:

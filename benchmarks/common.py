@@ -20,17 +20,20 @@ def pin_one_core() -> None:
 def machine() -> dict[str, Any]:
     cpu = platform.processor() or "unknown"
     try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+        with open("/proc/cpuinfo") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
     except OSError:
         pass
     from rlsched.runtime import git_commit, versions
 
     return {
         "cpu": cpu,
-        "cores_available": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cores_available": len(os.sched_getaffinity(0))
+        if hasattr(os, "sched_getaffinity")
+        else os.cpu_count(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "git_commit": git_commit(),
         **versions(),

@@ -1,16 +1,15 @@
 """Run every benchmark and write docs/benchmarks.md with the measured figures.
 
-    python benchmarks/run_all.py            (what `make bench` runs)
+python benchmarks/run_all.py            (what `make bench` runs)
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-import json
 
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parent / "docs" / "benchmarks.md"

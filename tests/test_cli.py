@@ -15,7 +15,9 @@ runner = CliRunner()
 def rlsched(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-c", "from rlsched.cli import main; main()", *args],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
@@ -42,10 +44,24 @@ def test_bad_dataset_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 def test_compare_writes_the_documented_json(tmp_path: Path) -> None:
     out = tmp_path / "cmp.json"
-    res = runner.invoke(app, [
-        "compare", "--dataset", "wfinstances:blast-43", "--policies", "first_fit,random",
-        "--episodes", "2", "--seed", "5", "--json", str(out), "--env-arg", "episode_length=40",
-    ])
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            "--dataset",
+            "wfinstances:blast-43",
+            "--policies",
+            "first_fit,random",
+            "--episodes",
+            "2",
+            "--seed",
+            "5",
+            "--json",
+            str(out),
+            "--env-arg",
+            "episode_length=40",
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
     assert data["env"] == "rlsched/ServerlessPlacement-v0"
@@ -54,26 +70,54 @@ def test_compare_writes_the_documented_json(tmp_path: Path) -> None:
     for r in data["results"]:
         assert r["episodes"] == 2
         assert {"mean_reward", "std_reward", "metrics"} <= set(r)
-        assert {"cost", "mean_rfrt", "p95_rfrt", "slo_violation_pct",
-                "invalid_actions"} <= set(r["metrics"])
+        assert {"cost", "mean_rfrt", "p95_rfrt", "slo_violation_pct", "invalid_actions"} <= set(
+            r["metrics"]
+        )
     assert "first_fit" in res.output
 
 
 def test_train_then_compare_and_evaluate_learned(tmp_path: Path) -> None:
     run = tmp_path / "run"
-    res = runner.invoke(app, [
-        "train", "--dataset", "wfinstances:blast-43", "--eval-dataset", "wfinstances:helloworld-10",
-        "--steps", "300", "--seed", "1", "--out", str(run), "--n-envs", "1", "--no-progress",
-        "--config", str(Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"),
-    ])
+    res = runner.invoke(
+        app,
+        [
+            "train",
+            "--dataset",
+            "wfinstances:blast-43",
+            "--eval-dataset",
+            "wfinstances:helloworld-10",
+            "--steps",
+            "300",
+            "--seed",
+            "1",
+            "--out",
+            str(run),
+            "--n-envs",
+            "1",
+            "--no-progress",
+            "--config",
+            str(Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert (run / "model" / "meta.json").is_file()
     out = tmp_path / "cmp.json"
-    res = runner.invoke(app, [
-        "compare", "--dataset", "wfinstances:blast-43", "--episodes", "1",
-        "--policies", f"first_fit,learned:{run}/model", "--json", str(out),
-        "--env-arg", "episode_length=40",
-    ])
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            "--dataset",
+            "wfinstances:blast-43",
+            "--episodes",
+            "1",
+            "--policies",
+            f"first_fit,learned:{run}/model",
+            "--json",
+            str(out),
+            "--env-arg",
+            "episode_length=40",
+        ],
+    )
     assert res.exit_code == 0, res.output
     names = [r["policy"] for r in json.loads(out.read_text())["results"]]
     assert names[0] == "first_fit" and names[1].startswith("learned:")

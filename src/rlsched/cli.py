@@ -25,8 +25,8 @@ envs_app = typer.Typer(help="Registered environments.", no_args_is_help=True)
 app.add_typer(datasets_app, name="datasets")
 app.add_typer(envs_app, name="envs")
 
-console = Console()
-err = Console(stderr=True)
+# piped output (CI logs, files) gets full-width tables instead of rich's 80-column default
+console = Console(width=None if sys.stdout.isatty() else 160)
 
 DEFAULT_ENV = "rlsched/ServerlessPlacement-v0"
 EnvArgs = Annotated[
@@ -231,7 +231,7 @@ def evaluate(
 @app.command()
 def demo(
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("runs/demo"),
-    steps: Annotated[int, typer.Option(help="Training steps per seed.")] = 60_000,
+    steps: Annotated[int, typer.Option(help="Training steps per seed.")] = 80_000,
     seeds: Annotated[int, typer.Option(help="Training seeds.")] = 3,
     episodes: Annotated[int, typer.Option(help="Held-out episodes per policy.")] = 10,
 ) -> None:
@@ -246,12 +246,9 @@ def main() -> None:
     """Entry point: library errors become one line on stderr and exit status 2."""
     try:
         app()
-    except RlschedError as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
-        sys.exit(2)
-    except (ValueError, FileNotFoundError) as e:
-        # gymnasium wraps constructor errors; keep the message, drop the traceback
-        err.print(f"error: {e}", markup=False, highlight=False)
+    except (RlschedError, ValueError, FileNotFoundError) as e:
+        # one unwrapped line (rich would wrap a long path), no traceback
+        sys.stderr.write(f"error: {' '.join(str(e).split())}\n")
         sys.exit(2)
 
 

@@ -34,13 +34,23 @@ def _train_seed(seed: int, steps: int, out: str) -> dict[str, Any]:
     from rlsched.train import TrainConfig, train
 
     cfg = TrainConfig(
-        env_id=ENV_ID, dataset=TRAIN, eval_dataset=VALIDATION, total_steps=steps, seed=seed,
-        eval_freq=max(steps // 8, 1000), eval_episodes=5,
+        env_id=ENV_ID,
+        dataset=TRAIN,
+        eval_dataset=VALIDATION,
+        total_steps=steps,
+        seed=seed,
+        eval_freq=max(steps // 8, 1000),
+        eval_episodes=5,
     )
     res = train(cfg, out, progress=False)
-    return {"seed": seed, "run": str(res.run_dir), "seconds": res.seconds,
-            "steps": res.steps, "steps_per_second": res.steps_per_second,
-            "validation_reward": res.eval_mean_reward}
+    return {
+        "seed": seed,
+        "run": str(res.run_dir),
+        "seconds": res.seconds,
+        "steps": res.steps,
+        "steps_per_second": res.steps_per_second,
+        "validation_reward": res.eval_mean_reward,
+    }
 
 
 def _aggregate_learned(report: dict[str, Any], names: list[str], label: str) -> dict[str, Any]:
@@ -49,15 +59,20 @@ def _aggregate_learned(report: dict[str, Any], names: list[str], label: str) -> 
     means = np.array([r["mean_reward"] for r in rows])
     metrics = {k: float(np.mean([r["metrics"][k] for r in rows])) for k in rows[0]["metrics"]}
     metrics_std = {k: float(np.std([r["metrics"][k] for r in rows])) for k in rows[0]["metrics"]}
-    return {"policy": label, "episodes": rows[0]["episodes"] * len(rows),
-            "mean_reward": float(means.mean()), "std_reward": float(means.std()),
-            "metrics": metrics, "metrics_std": metrics_std,
-            "per_seed_mean_reward": [float(x) for x in means]}
+    return {
+        "policy": label,
+        "episodes": rows[0]["episodes"] * len(rows),
+        "mean_reward": float(means.mean()),
+        "std_reward": float(means.std()),
+        "metrics": metrics,
+        "metrics_std": metrics_std,
+        "per_seed_mean_reward": [float(x) for x in means],
+    }
 
 
 def run_demo(
     out: str | Path = "runs/demo",
-    steps: int = 60_000,
+    steps: int = 80_000,
     seeds: int = 3,
     episodes: int = 10,
     console: Console | None = None,
@@ -76,71 +91,117 @@ def run_demo(
     console.rule("[bold]rlsched demo: serverless placement of real workflows")
     for role, name in (("train", TRAIN), ("validation", VALIDATION), ("test", TEST)):
         ds = load_dataset(name)
-        console.print(f"{role:>10}: {name}  ({len(ds.workflows)} workflows, "
-                      f"{sum(len(w) for w in ds.workflows)} tasks)")
+        console.print(
+            f"{role:>10}: {name}  ({len(ds.workflows)} workflows, "
+            f"{sum(len(w) for w in ds.workflows)} tasks)"
+        )
     console.print(f"training MaskablePPO: {seeds} seeds x {steps} steps, {workers} at a time")
 
     runs: list[dict[str, Any]] = []
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futs = {pool.submit(_train_seed, s, steps, str(out / "seeds" / f"seed_{s}")): s
-                for s in range(seeds)}
+        futs = {
+            pool.submit(_train_seed, s, steps, str(out / "seeds" / f"seed_{s}")): s
+            for s in range(seeds)
+        }
         with console.status("training...") as status:
             for f in as_completed(futs):
                 r = f.result()
                 runs.append(r)
                 status.update(f"training... {len(runs)}/{seeds} seeds done")
-                console.print(f"  seed {r['seed']}: {r['steps']} steps in {r['seconds']:.0f}s "
-                              f"({r['steps_per_second']:.0f} steps/s), best validation reward "
-                              f"{r['validation_reward']:.3f}")
+                console.print(
+                    f"  seed {r['seed']}: {r['steps']} steps in {r['seconds']:.0f}s "
+                    f"({r['steps_per_second']:.0f} steps/s), best validation reward "
+                    f"{r['validation_reward']:.3f}"
+                )
     runs.sort(key=lambda r: r["seed"])
-    best = max(runs, key=lambda r: r["validation_reward"] if r["validation_reward"] is not None
-               else -np.inf)
+    best = max(
+        runs,
+        key=lambda r: r["validation_reward"] if r["validation_reward"] is not None else -np.inf,
+    )
     model_dir = out / "model"
     if model_dir.exists():
         shutil.rmtree(model_dir)
     shutil.copytree(Path(best["run"]) / "model", model_dir)
 
     learned = [f"learned:{r['run']}" for r in runs]
-    console.print(f"evaluating every heuristic and {seeds} learned models on {TEST} "
-                  f"({episodes} episodes each, same seeds)")
-    report = compare(ENV_ID, TEST, ["all", *learned], episodes=episodes, seed=1000,
-                     progress=True)
+    console.print(
+        f"evaluating every heuristic and {seeds} learned models on {TEST} "
+        f"({episodes} episodes each, same seeds)"
+    )
+    report = compare(ENV_ID, TEST, ["all", *learned], episodes=episodes, seed=1000, progress=True)
     seed_names = [r["policy"] for r in report["results"] if r["policy"].startswith("learned:")]
     label = f"maskable_ppo ({seeds} seeds)"
     agg = _aggregate_learned(report, seed_names, label)
-    board = {**report, "results": [r for r in report["results"]
-                                   if not r["policy"].startswith("learned:")] + [agg]}
-    (out / "leaderboard.json").write_text(json.dumps({"leaderboard": board, "raw": report,
-                                                      "training": runs}, indent=2))
+    board = {
+        **report,
+        "results": [r for r in report["results"] if not r["policy"].startswith("learned:")] + [agg],
+    }
+    (out / "leaderboard.json").write_text(
+        json.dumps({"leaderboard": board, "raw": report, "training": runs}, indent=2)
+    )
 
     heur = [r for r in board["results"] if r["policy"] != label]
     best_h = max(heur, key=lambda r: r["mean_reward"])
     val_refs = compare(ENV_ID, VALIDATION, [best_h["policy"], "random"], episodes=5, seed=10_000)
     refs = {f"{r['policy']} (validation)": r["mean_reward"] for r in val_refs["results"]}
-    fig_curve = learning_curve([r["run"] for r in runs], out / "learning_curve.png",
-                               references=refs,
-                               title=f"MaskablePPO on {TRAIN.split(':')[1]} ({seeds} seeds)")
-    fig_bars = comparison_bars(board, out / "comparison.png",
-                               metrics=["cost", "mean_rfrt", "slo_violation_pct"], highlight=label)
+    fig_curve = learning_curve(
+        [r["run"] for r in runs],
+        out / "learning_curve.png",
+        references=refs,
+        title=f"MaskablePPO, {seeds} seeds: training and validation reward",
+    )
+    fig_bars = comparison_bars(
+        board,
+        out / "comparison.png",
+        metrics=["cost", "mean_rfrt", "slo_violation_pct"],
+        highlight=label,
+    )
 
     margin = agg["mean_reward"] - best_h["mean_reward"]
     wall = time.perf_counter() - t0
-    _write_report(out, board, runs, best, best_h, agg, margin, wall, steps, episodes,
-                  markdown_table(board), fig_curve.name, fig_bars.name)
+    _write_report(
+        out,
+        board,
+        runs,
+        best,
+        best_h,
+        agg,
+        margin,
+        wall,
+        steps,
+        episodes,
+        markdown_table(board),
+        fig_curve.name,
+        fig_bars.name,
+    )
     console.print(rich_table(board, title=f"held-out {TEST}: {episodes} episodes per policy"))
     verdict = "beats" if margin > 0 else "trails"
-    console.print(f"learned policy {verdict} the best heuristic ({best_h['policy']}) by "
-                  f"{margin:+.3f} reward per episode (mean over {seeds} seeds)")
-    console.print(f"report: [bold]{out / 'report.md'}[/]; figures: {out / fig_curve.name}, "
-                  f"{out / fig_bars.name}; model: [bold]{model_dir}[/] "
-                  f"(use as learned:{model_dir}); took {wall:.0f}s")
+    console.print(
+        f"learned policy {verdict} the best heuristic ({best_h['policy']}) by "
+        f"{margin:+.3f} reward per episode (mean over {seeds} seeds)"
+    )
+    console.print(
+        f"report: [bold]{out / 'report.md'}[/]; figures: {out / fig_curve.name}, "
+        f"{out / fig_bars.name}; model: [bold]{model_dir}[/] "
+        f"(use as learned:{model_dir}); took {wall:.0f}s"
+    )
     return {"board": board, "runs": runs, "margin": margin, "seconds": wall}
 
 
 def _write_report(
-    out: Path, board: dict[str, Any], runs: list[dict[str, Any]], best: dict[str, Any],
-    best_h: dict[str, Any], agg: dict[str, Any], margin: float, wall: float, steps: int,
-    episodes: int, table: str, curve: str, bars: str,
+    out: Path,
+    board: dict[str, Any],
+    runs: list[dict[str, Any]],
+    best: dict[str, Any],
+    best_h: dict[str, Any],
+    agg: dict[str, Any],
+    margin: float,
+    wall: float,
+    steps: int,
+    episodes: int,
+    table: str,
+    curve: str,
+    bars: str,
 ) -> None:
     from rlsched.runtime import git_commit, versions
 
@@ -152,8 +213,8 @@ def _write_report(
     )
     text = f"""# rlsched demo: learned placement of serverless workflow functions
 
-Generated by `rlsched demo` in {wall:.0f} s on {time.strftime('%Y-%m-%d %H:%M %Z')}
-(git {git_commit()}, torch {v['torch']}, sb3 {v['stable-baselines3']}).
+Generated by `rlsched demo` in {wall:.0f} s on {time.strftime("%Y-%m-%d %H:%M %Z")}
+(git {git_commit()}, torch {v["torch"]}, sb3 {v["stable-baselines3"]}).
 
 ## Setup
 
@@ -173,9 +234,9 @@ across seeds. Heuristic rows: mean ± std over episodes.
 
 {table}
 
-Best heuristic: **{best_h['policy']}** ({best_h['mean_reward']:.3f}). Learned policy:
-**{agg['mean_reward']:.3f} ± {agg['std_reward']:.3f}**, i.e. {margin:+.3f} reward per episode
-({'better' if margin > 0 else 'worse'} than the best heuristic).
+Best heuristic: **{best_h["policy"]}** ({best_h["mean_reward"]:.3f}). Learned policy:
+**{agg["mean_reward"]:.3f} ± {agg["std_reward"]:.3f}**, i.e. {margin:+.3f} reward per episode
+({"better" if margin > 0 else "worse"} than the best heuristic).
 
 ![policy comparison]({bars})
 
@@ -185,7 +246,7 @@ Best heuristic: **{best_h['policy']}** ({best_h['mean_reward']:.3f}). Learned po
 |---:|---:|---:|---:|---:|---:|
 {seed_lines}
 
-The kept model (`model/`) is seed {best['seed']}'s, the best on validation.
+The kept model (`model/`) is seed {best["seed"]}'s, the best on validation.
 
 ![learning curve]({curve})
 """

@@ -10,16 +10,18 @@ from hypothesis import strategies as st
 
 from rlsched.envs.serverless_placement import ServerlessPlacementEnv
 
-instance = st.fixed_dictionaries({
-    "cpu_request": st.floats(0.1, 8.0),
-    "mem_request": st.floats(0.1, 16.0),
-    "io_network": st.floats(0.0, 500.0),
-    "io_disk": st.floats(0.0, 500.0),
-    "requests": st.integers(1, 50),
-    "exec_time": st.floats(0.01, 300.0),
-    "type": st.integers(0, 7),
-    "arrival_time": st.floats(0.0, 600.0),
-})
+instance = st.fixed_dictionaries(
+    {
+        "cpu_request": st.floats(0.1, 8.0),
+        "mem_request": st.floats(0.1, 16.0),
+        "io_network": st.floats(0.0, 500.0),
+        "io_disk": st.floats(0.0, 500.0),
+        "requests": st.integers(1, 50),
+        "exec_time": st.floats(0.01, 300.0),
+        "type": st.integers(0, 7),
+        "arrival_time": st.floats(0.0, 600.0),
+    }
+)
 
 
 @given(
@@ -28,8 +30,13 @@ instance = st.fixed_dictionaries({
     seed=st.integers(0, 10_000),
 )
 def test_bookkeeping_invariants_under_masked_random_play(workload, nodes, seed) -> None:
-    env = ServerlessPlacementEnv(num_nodes=nodes, dataset=workload, episode_length=len(workload),
-                                 on_exhausted="end", cluster_seed=seed % 7)
+    env = ServerlessPlacementEnv(
+        num_nodes=nodes,
+        dataset=workload,
+        episode_length=len(workload),
+        on_exhausted="end",
+        cluster_seed=seed % 7,
+    )
     obs, _ = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     cap = env.cluster.capacity

@@ -57,8 +57,15 @@ def test_kubernetes_scores_match_upstream_formulas() -> None:
 
 def test_heuristics_respect_the_mask() -> None:
     mask = np.array([False, True, False])
-    for cls in (BestFitPolicy, WorstFitPolicy, CheapestPolicy, LeastLoadedPolicy,
-                K8sLeastAllocated, K8sMostAllocated, K8sBalancedAllocation):
+    for cls in (
+        BestFitPolicy,
+        WorstFitPolicy,
+        CheapestPolicy,
+        LeastLoadedPolicy,
+        K8sLeastAllocated,
+        K8sMostAllocated,
+        K8sBalancedAllocation,
+    ):
         assert pick(cls, mask) == 1, cls.__name__
 
 

@@ -16,17 +16,32 @@ from rlsched.train import TrainConfig, train
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run")
     cfg = TrainConfig(
-        dataset="wfinstances:blast-43", eval_dataset="wfinstances:helloworld-10",
-        total_steps=512, n_envs=2, n_steps=128, batch_size=64, n_epochs=2,
-        eval_freq=256, eval_episodes=1, env_kwargs={"episode_length": 50}, seed=3,
+        dataset="wfinstances:blast-43",
+        eval_dataset="wfinstances:helloworld-10",
+        total_steps=512,
+        n_envs=2,
+        n_steps=128,
+        batch_size=64,
+        n_epochs=2,
+        eval_freq=256,
+        eval_episodes=1,
+        env_kwargs={"episode_length": 50},
+        seed=3,
     )
     train(cfg, out, progress=False)
     return out
 
 
 def test_run_folder_is_self_describing(run_dir: Path) -> None:
-    for f in ("config.yaml", "run.json", "metrics.json", "model/model.zip", "model/meta.json",
-              "final/model.zip", "eval/evaluations.npz"):
+    for f in (
+        "config.yaml",
+        "run.json",
+        "metrics.json",
+        "model/model.zip",
+        "model/meta.json",
+        "final/model.zip",
+        "eval/evaluations.npz",
+    ):
         assert (run_dir / f).is_file(), f
     assert list((run_dir / "monitor").glob("*.monitor.csv"))
     assert list((run_dir / "tb").iterdir())
@@ -82,9 +97,18 @@ def test_shipped_configs_load() -> None:
 @pytest.mark.parametrize("algo,net", [("ppo", "node"), ("dqn", "mlp"), ("maskable_ppo", "mlp")])
 def test_other_algorithms_train_and_act(tmp_path: Path, algo: str, net: str) -> None:
     cfg = TrainConfig(
-        dataset="wfinstances:blast-43", algo=algo, policy_net=net, total_steps=256, n_envs=1,
-        n_steps=128, batch_size=64, n_epochs=1, learning_starts=64, eval_freq=0,
-        tensorboard=False, env_kwargs={"episode_length": 40},
+        dataset="wfinstances:blast-43",
+        algo=algo,
+        policy_net=net,
+        total_steps=256,
+        n_envs=1,
+        n_steps=128,
+        batch_size=64,
+        n_epochs=1,
+        learning_starts=64,
+        eval_freq=0,
+        tensorboard=False,
+        env_kwargs={"episode_length": 40},
     )
     train(cfg, tmp_path, progress=False)
     env = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", episode_length=40)

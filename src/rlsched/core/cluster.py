@@ -70,6 +70,7 @@ class Cluster:
         self.usage = np.zeros((len(capacity), 4))
         self.free_cpu = self.capacity[:, 0].copy()
         self.free_mem = self.capacity[:, 1].copy()
+        self._fit_cpu = np.where(self.active, self.free_cpu, -np.inf)
 
     @property
     def num_nodes(self) -> int:
@@ -96,10 +97,12 @@ class Cluster:
         return cls(cap, price, names)
 
     def reset(self) -> None:
+        """Empty every node; picks up changes made to ``active`` since the last reset."""
         self.requested.fill(0.0)
         self.usage.fill(0.0)
         self.free_cpu = self.capacity[:, 0].copy()
         self.free_mem = self.capacity[:, 1].copy()
+        self._fit_cpu = np.where(self.active, self.free_cpu, -np.inf)
 
     def free(self) -> np.ndarray:
         """Unreserved (cpu, mem) per node, shape ``(N, 2)``."""
@@ -107,8 +110,14 @@ class Cluster:
 
     def fits(self, cpu: float, mem: float) -> np.ndarray:
         """Nodes that are active and have ``cpu`` cores and ``mem`` GB unreserved."""
-        # the tolerance keeps float residue of released requests from blocking an exact fit
-        return self.active & (self.free_cpu >= cpu - 1e-9) & (self.free_mem >= mem - 1e-9)
+        # inactive nodes hold -inf in _fit_cpu, so two comparisons decide; the tolerance keeps
+        # float residue of released requests from blocking an exact fit
+        return (self._fit_cpu >= cpu - 1e-9) & (self.free_mem >= mem - 1e-9)
+
+    def set_active(self, node: int, active: bool) -> None:
+        """Take a node out of service (it keeps its running work) or bring it back."""
+        self.active[node] = active
+        self._fit_cpu[node] = self.free_cpu[node] if active else -np.inf
 
     def place(self, node: int, cpu: float, mem: float, usage: tuple[float, ...]) -> None:
         """Reserve ``cpu``/``mem`` and add ``usage`` (cpu, mem, net, disk) on ``node``."""
@@ -118,6 +127,8 @@ class Cluster:
         r[node, 1] += mem
         self.free_cpu[node] -= cpu
         self.free_mem[node] -= mem
+        if self.active[node]:
+            self._fit_cpu[node] = self.free_cpu[node]
         u[node, 0] += usage[0]
         u[node, 1] += usage[1]
         u[node, 2] += usage[2]
@@ -131,6 +142,8 @@ class Cluster:
         r[node, 1] = rm if rm > 1e-9 else 0.0
         self.free_cpu[node] = self.capacity[node, 0] - r[node, 0]
         self.free_mem[node] = self.capacity[node, 1] - r[node, 1]
+        if self.active[node]:
+            self._fit_cpu[node] = self.free_cpu[node]
         for k in range(4):
             v = u[node, k] - usage[k]
             u[node, k] = v if v > 1e-9 else 0.0

@@ -297,10 +297,14 @@ def workflow_instances(
     derived = [derive_task_fields(t) for t in wf.tasks]
     # one row per task, then repeated per instance: numpy does the fan-out of big tasks
     reps = np.array([max(1, t.instances) for t in wf.tasks], dtype=np.int64)
-    cols: dict[str, np.ndarray] = {
-        k: np.repeat(np.array([d[k] for d in derived], dtype=np.float64), reps)
-        for k in derived[0]
-    } if derived else {}
+    cols: dict[str, np.ndarray] = (
+        {
+            k: np.repeat(np.array([d[k] for d in derived], dtype=np.float64), reps)
+            for k in derived[0]
+        }
+        if derived
+        else {}
+    )
     n = int(reps.sum())
     cols["type"] = np.repeat(np.array([type_index[t.type] for t in wf.tasks], np.int64), reps)
     cols["arrival_time"] = np.repeat(t0 + starts, reps)

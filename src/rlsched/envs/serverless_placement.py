@@ -9,12 +9,15 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from rlsched.core.cluster import CPU, DISK, MEM, NET, Billing, Cluster, NodeView
+from rlsched.core.cluster import CPU, NET, Billing, Cluster, NodeView
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import FunctionInstances, Workflow, workflow_instances
 from rlsched.envs.rewards import REWARDS, PlacementOutcome, RewardWeights
 
 _I32_MAX = np.iinfo(np.int32).max
+# columns of the float32 node-feature buffer the observation is cut from
+_CAP, _PRICE, _DEPLOYED, _WARM, _BILLED = slice(4, 6), 6, slice(7, 9), 9, 10
+_NB_WIDTH = 11
 
 
 class ServerlessPlacementEnv(gym.Env):
@@ -359,8 +362,6 @@ class ServerlessPlacementEnv(gym.Env):
     # ------------------------------------------------------------------ gymnasium API
     def _set_cluster_constants(self) -> None:
         c = self.cluster
-        self._cap2 = _frozen(c.capacity[:, :2].astype(np.float32))
-        self._price32 = _frozen(c.price.astype(np.float32))
         self._inv_cap = 1.0 / c.capacity
         self._inv_cap_rows = self._inv_cap.tolist()
         self._max_rate = float(c.price.max()) / 3600.0
@@ -376,7 +377,13 @@ class ServerlessPlacementEnv(gym.Env):
             self._set_cluster_constants()
         self.cluster.reset()
         self.billing.reset()
-        self._active8 = _frozen(self.cluster.active.astype(np.int8))
+        self._active8 = self.cluster.active.astype(np.int8)
+        # float32 node features, kept up to date row by row as nodes change; each observation
+        # is one copy of it, split into views (one copy per step instead of one per key)
+        nb = np.zeros((self.num_nodes, _NB_WIDTH), dtype=np.float32)
+        nb[:, _CAP] = self.cluster.capacity[:, :2]
+        nb[:, _PRICE] = self.cluster.price
+        self._nb = nb
         ep = self._draw_episode(rng)
         self._episode = ep
         n = len(ep)
@@ -394,21 +401,23 @@ class ServerlessPlacementEnv(gym.Env):
         self._type_l = ep.type.tolist()
         self._slot_l = np.minimum(ep.type, self.num_functions - 1).tolist()
         self._requests_l = ep.requests.tolist()
-        self._req32 = _frozen(self._req.astype(np.float32))
-        self._io32 = _frozen(self._use[:, 2:].astype(np.float32))
+        # per instance: cpu, mem request, net, disk io, exec time (float32 observation rows)
+        self._inst32 = _frozen(
+            np.column_stack([self._req, self._use[:, 2:], ep.exec_time]).astype(np.float32)
+        )
         self._nreq32 = _frozen(np.minimum(ep.requests, _I32_MAX).astype(np.int32)[:, None])
-        self._exec32 = _frozen(ep.exec_time.astype(np.float32)[:, None])
         n_types = max(len(ep.type_names), int(ep.type.max()) + 1 if n else 1)
-        self._warm_until = np.full((self.num_nodes, n_types), -np.inf)
+        self._warm_until = np.full((n_types, self.num_nodes), -np.inf)
+        self._billed64 = np.zeros(self.num_nodes)
         self._rart = [1.0] * n_types
         self._in_flight = np.zeros(self.num_functions, dtype=np.int64)
         self._timeline: Timeline[int] = Timeline()
         self._node_of = [-1] * n
         self._released = np.zeros(n, dtype=bool)
-        self._rfrt = np.full(n, np.nan)
-        self._response = np.full(n, np.nan)
-        self._slo = np.zeros(n, dtype=bool)
-        self._cold = np.zeros(n, dtype=bool)
+        self._rfrt: list[float] = []
+        self._response: list[float] = []
+        self._slo_count = 0
+        self._cold_count = 0
         self._now = 0.0
         self._i = 0
         self._placed = 0
@@ -456,16 +465,14 @@ class ServerlessPlacementEnv(gym.Env):
         cpu, mem = self._req_rows[i]
         use = self._use_rows[i]
         self.cluster.place(a, cpu, mem, use)
-        u = self.cluster.usage[a].tolist()
-        inv = self._inv_cap_rows[a]
-        uc, um, un, ud = u[0] * inv[0], u[1] * inv[1], u[2] * inv[2], u[3] * inv[3]
+        uc, um, un, ud = self._sync_node(a)
         share = max(1.0, uc, un, ud)
         uc1 = uc if uc < 1.0 else 1.0
         um1 = um if um < 1.0 else 1.0
         slowdown = (1.0 + self.k_cpu * uc1 * uc1 + self.k_mem * um1 * um1) * share
         t = self._type_l[i]
         warm = self._warm_until
-        cold = float(warm[a, t]) < now
+        cold = float(warm[t, a]) < now
         cold_s = (self.cold_start + self.cold_start_per_gb * mem) if cold else 0.0
         exec_t = self._exec_l[i]
         run = cold_s + exec_t * slowdown
@@ -473,18 +480,18 @@ class ServerlessPlacementEnv(gym.Env):
         response = (now - self._arrival_l[i]) + run
         rfrt = response / exec_t
         keep = finish + self.warm_keepalive
-        if keep > warm[a, t]:
-            warm[a, t] = keep
+        if keep > warm[t, a]:
+            warm[t, a] = keep
         cost_delta = self.billing.extend(a, now, finish)
         cost_ref = self._max_rate * (exec_t * self.weights.rfrt_max + self.node_keepalive)
         slo_violated = response > self.slo_factor * exec_t
         self._timeline.push(finish, i)
         self._in_flight[self._slot_l[i]] += self._requests_l[i]
         self._node_of[i] = a
-        self._rfrt[i] = rfrt
-        self._response[i] = response
-        self._slo[i] = slo_violated
-        self._cold[i] = cold
+        self._rfrt.append(rfrt)
+        self._response.append(response)
+        self._slo_count += slo_violated
+        self._cold_count += cold
         self._rart[t] = 0.7 * self._rart[t] + 0.3 * rfrt
         self._placed += 1
 
@@ -508,9 +515,21 @@ class ServerlessPlacementEnv(gym.Env):
         return self._observation(), reward, self._done, False, info
 
     # ------------------------------------------------------------------ simulation core
+    def _sync_node(self, a: int) -> list[float]:
+        """Refresh node ``a``'s observation row; returns its utilisation (cpu, mem, net, disk)."""
+        c, nb = self.cluster, self._nb
+        inv = self._inv_cap_rows[a]
+        u = c.usage[a].tolist()
+        util = [u[0] * inv[0], u[1] * inv[1], u[2] * inv[2], u[3] * inv[3]]
+        nb[a, 0:4] = util
+        nb[a, _DEPLOYED] = c.requested[a]
+        return util
+
     def _release(self, j: int) -> None:
         cpu, mem = self._req_rows[j]
-        self.cluster.release(self._node_of[j], cpu, mem, self._use_rows[j])
+        node = self._node_of[j]
+        self.cluster.release(node, cpu, mem, self._use_rows[j])
+        self._sync_node(node)
         self._in_flight[self._slot_l[j]] -= self._requests_l[j]
         self._released[j] = True
 
@@ -551,50 +570,53 @@ class ServerlessPlacementEnv(gym.Env):
         self._done = True
 
     def _observation(self) -> dict[str, np.ndarray]:
-        c = self.cluster
-        i = self._i
-        f32 = np.float32
+        nb = self._nb
+        now = self._now
+        np.subtract(self.billing.billed_until, now, out=self._billed64)
+        np.maximum(self._billed64, 0.0, out=nb[:, _BILLED], casting="same_kind")
         if not self._done:
+            i = self._i
             t = self._type_l[i]
-            warm = (self._warm_until[:, t] >= self._now).astype(f32)
-            req, io = self._req32[i].copy(), self._io32[i].copy()
-            nreq, exe = self._nreq32[i].copy(), self._exec32[i].copy()
-            rart = np.array([self._rart[t]], dtype=f32)
+            # warm_until is (types, nodes): one contiguous row per type
+            np.greater_equal(self._warm_until[t], now, out=nb[:, _WARM], casting="unsafe")
+            inst = self._inst32[i].copy()
+            nreq = self._nreq32[i].copy()
+            rart = np.array([self._rart[t]], dtype=np.float32)
         else:
-            warm = np.zeros(self.num_nodes, f32)
-            req, io = np.zeros(2, f32), np.zeros(2, f32)
-            nreq, exe, rart = np.zeros(1, np.int32), np.zeros(1, f32), np.ones(1, f32)
-        billed = self.billing.billed_until - self._now
-        np.maximum(billed, 0.0, out=billed)
+            nb[:, _WARM] = 0.0
+            inst = np.zeros(5, np.float32)
+            nreq = np.zeros(1, np.int32)
+            rart = np.ones(1, np.float32)
+        c = nb.copy()
         return {
-            "node_utilization": (c.usage * self._inv_cap).astype(f32),
-            "node_capacity": self._cap2.copy(),
-            "node_price": self._price32.copy(),
-            "node_deployed": c.requested.astype(f32),
+            "node_utilization": c[:, 0:4],
+            "node_capacity": c[:, _CAP],
+            "node_price": c[:, _PRICE],
+            "node_deployed": c[:, _DEPLOYED],
             "node_active": self._active8.copy(),
-            "current_function_request": req,
-            "current_function_io": io,
+            "current_function_request": inst[0:2],
+            "current_function_io": inst[2:4],
             "current_function_requests": nreq,
             "current_function_rart": rart,
             "cluster_function_requests": self._in_flight.astype(np.int32),
-            "current_function_exec": exe,
-            "node_warm": warm,
-            "node_billed_time": billed.astype(f32),
+            "current_function_exec": inst[4:5],
+            "node_warm": c[:, _WARM],
+            "node_billed_time": c[:, _BILLED],
         }
 
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:
         """The episode so far: cost, latency, SLO and validity figures."""
-        placed = self._rfrt[~np.isnan(self._rfrt)]
+        placed = np.asarray(self._rfrt)
         k = len(placed)
         return {
             "placed": float(k),
             "cost": self.billing.committed_cost(),
             "mean_rfrt": float(placed.mean()) if k else float("nan"),
             "p95_rfrt": float(np.percentile(placed, 95)) if k else float("nan"),
-            "mean_response_time": float(np.nanmean(self._response)) if k else float("nan"),
-            "slo_violation_pct": 100.0 * float(self._slo.sum()) / k if k else 0.0,
-            "cold_start_pct": 100.0 * float(self._cold.sum()) / k if k else 0.0,
+            "mean_response_time": float(np.mean(self._response)) if k else float("nan"),
+            "slo_violation_pct": 100.0 * self._slo_count / k if k else 0.0,
+            "cold_start_pct": 100.0 * self._cold_count / k if k else 0.0,
             "invalid_actions": float(self._invalid),
             "unplaceable": float(self._unplaceable),
             "sim_time": float(self._now),

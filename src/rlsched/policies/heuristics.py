@@ -64,7 +64,7 @@ class FirstFitPolicy(Policy):
     name = "first_fit"
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
-        return int(np.argmax(mask))
+        return int(mask.argmax())  # the method: np.argmax's dispatch costs more than the work
 
 
 class ScoringPolicy(Policy):

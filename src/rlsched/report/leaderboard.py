@@ -50,7 +50,7 @@ def rich_table(report: dict[str, Any], title: str | None = None) -> Table:
     metrics = leaderboard_metrics(report)
     t = Table(title=title or f"{report['env']} on {report['dataset']}", show_lines=False)
     t.add_column("#", justify="right")
-    t.add_column("policy")
+    t.add_column("policy", no_wrap=True)
     t.add_column("reward (mean ± std)", justify="right")
     for m in metrics:
         t.add_column(METRIC_LABELS.get(m, (m, True))[0], justify="right")

@@ -59,17 +59,16 @@ class NodeSetExtractor(BaseFeaturesExtractor):
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         b = next(iter(obs.values())).shape[0]
-        nodes = torch.cat(
-            [symlog(obs[k].float().reshape(b, self.n_nodes, -1)) for k in self.node_keys], dim=2
-        )
+        n, hid = self.n_nodes, self.hidden
+        # one concatenation and one symlog per group: small tensors make op count the cost
+        nodes = symlog(torch.cat([obs[k].reshape(b, n, -1) for k in self.node_keys], dim=2))
         if self.glob_keys:
-            g = torch.cat([symlog(obs[k].float().reshape(b, -1)) for k in self.glob_keys], dim=1)
+            g = symlog(torch.cat([obs[k].reshape(b, -1) for k in self.glob_keys], dim=1))
         else:
             g = torch.zeros(b, 1, device=nodes.device)
         g = self.glob_net(g)
-        x = torch.cat([nodes, g.unsqueeze(1).expand(b, self.n_nodes, self.hidden)], dim=2)
-        h = self.node_net(x)
-        pooled = torch.cat([h.mean(dim=1), h.max(dim=1).values, g], dim=1)
+        h = self.node_net(torch.cat([nodes, g.unsqueeze(1).expand(b, n, hid)], dim=2))
+        pooled = torch.cat([h.mean(dim=1), h.amax(dim=1), g], dim=1)
         return torch.cat([h.reshape(b, -1), pooled], dim=1)
 
 
