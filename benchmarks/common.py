@@ -29,8 +29,14 @@ def machine() -> dict[str, Any]:
         pass
     from rlsched.runtime import git_commit, versions
 
+    import timeit
+
+    # a fixed pure-Python workload: this VM's speed drifts by up to 2x over a day, and figures
+    # from different runs compare only after dividing by it
+    calib = min(timeit.repeat("s = 0\nfor i in range(1_000_000): s += i", number=1, repeat=3))
     return {
         "cpu": cpu,
+        "python_loop_1e6_ms": round(calib * 1e3, 1),
         "cores_available": len(os.sched_getaffinity(0))
         if hasattr(os, "sched_getaffinity")
         else os.cpu_count(),

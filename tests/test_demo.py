@@ -1,0 +1,39 @@
+"""The main job end to end, with tiny training: every output exists and the model is usable."""
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+
+from rlsched.demo import run_demo
+from rlsched.evaluate import compare
+
+
+def test_demo_writes_report_figures_and_a_usable_model(tmp_path: Path) -> None:
+    out = tmp_path / "demo"
+    res = run_demo(out, steps=600, seeds=2, episodes=1, console=Console(width=160))
+    for f in (
+        "report.md",
+        "learning_curve.png",
+        "comparison.png",
+        "leaderboard.json",
+        "model/model.zip",
+        "model/meta.json",
+    ):
+        assert (out / f).is_file(), f
+    board = json.loads((out / "leaderboard.json").read_text())["leaderboard"]
+    names = [r["policy"] for r in board["results"]]
+    assert "maskable_ppo (2 seeds)" in names and "k8s_balanced" in names
+    learned = next(r for r in board["results"] if r["policy"].startswith("maskable_ppo"))
+    assert len(learned["per_seed_mean_reward"]) == 2
+    report = (out / "report.md").read_text()
+    assert "Held-out leaderboard" in report and "k8s_balanced" in report
+    assert isinstance(res["margin"], float)
+    rep = compare(
+        "rlsched/ServerlessPlacement-v0",
+        "wfinstances:blast-43",
+        f"learned:{out}/model",
+        episodes=1,
+        env_kwargs={"episode_length": 30},
+    )
+    assert rep["results"][0]["metrics"]["invalid_actions"] == 0
