@@ -27,9 +27,9 @@ def machine() -> dict[str, Any]:
                     break
     except OSError:
         pass
-    from rlsched.runtime import git_commit, versions
-
     import timeit
+
+    from rlsched.runtime import git_commit, versions
 
     # a fixed pure-Python workload: this VM's speed drifts by up to 2x over a day, and figures
     # from different runs compare only after dividing by it
