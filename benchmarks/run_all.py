@@ -30,7 +30,8 @@ def main() -> None:
         "",
         "Measured by `make bench` (`benchmarks/run_all.py`); this file is written by it.",
         "",
-        f"- machine: {m['cpu']}, {m['cores_available']} cores available, "
+        f"- machine: {m['cpu']}, {m['cores']} cores (the env benchmark pinned to "
+        f"{m['cores_used']}), "
         f"Python {m['python']}, {m['platform']}",
         f"- versions: numpy {m['numpy']}, gymnasium {m['gymnasium']}, torch {m['torch']}, "
         f"stable-baselines3 {m['stable-baselines3']}, sb3-contrib {m['sb3-contrib']}",

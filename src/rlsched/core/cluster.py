@@ -228,3 +228,6 @@ class NodeView:
     """``(N,)`` price per hour, if the env has one."""
     load: np.ndarray | None = None
     """``(N,)`` current load in [0, inf) (actual usage, not requests), if the env has one."""
+    fallback_action: int | None = None
+    """Action to take when no node is valid, for envs whose actions ``0..N-1`` pick a node and
+    later actions do something else (e.g. delay a pod); None: actions are exactly the nodes."""

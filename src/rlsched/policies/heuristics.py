@@ -82,8 +82,14 @@ class ScoringPolicy(Policy):
         raise NotImplementedError
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
-        s = np.where(mask, self.score(self.view(observation)), -np.inf)
-        best = np.flatnonzero(s >= s.max() - 1e-12) if np.isfinite(s.max()) else np.arange(len(s))
+        view = self.view(observation)
+        scores = self.score(view)
+        node_mask = mask[: len(scores)]  # actions 0..N-1 are the nodes
+        if not node_mask.any():
+            fb = view.fallback_action
+            return int(fb if fb is not None and mask[fb] else np.argmax(mask))
+        s = np.where(node_mask, scores, -np.inf)
+        best = np.flatnonzero(s >= s.max() - 1e-12)
         return int(best[0] if len(best) == 1 else best[self.rng.integers(len(best))])
 
 
