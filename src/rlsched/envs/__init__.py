@@ -2,15 +2,17 @@
 
 from gymnasium.envs.registration import register, registry
 
+from rlsched.envs.kube_scheduling import KubeSchedulingEnv
 from rlsched.envs.serverless_placement import ServerlessPlacementEnv
 
 #: Every env this package registers: id -> entry point. Tests parametrise over this.
 ENV_IDS: dict[str, str] = {
     "rlsched/ServerlessPlacement-v0": "rlsched.envs.serverless_placement:ServerlessPlacementEnv",
+    "rlsched/KubeScheduling-v0": "rlsched.envs.kube_scheduling:KubeSchedulingEnv",
 }
 
 for _id, _entry in ENV_IDS.items():
     if _id not in registry:
         register(id=_id, entry_point=_entry)
 
-__all__ = ["ENV_IDS", "ServerlessPlacementEnv"]
+__all__ = ["ENV_IDS", "KubeSchedulingEnv", "ServerlessPlacementEnv"]

@@ -49,10 +49,12 @@ class TrainConfig:
     """PPO: entropy bonus, keeps exploring valid nodes early on."""
     clip_range: float = 0.2
     """PPO: policy ratio clip."""
-    policy_net: str = "node"
+    policy_net: str = "auto"
     """``node``: one MLP shared by every node scores each node (``rlsched.train.networks``;
-    inputs symlog-scaled inside the network, works for any cluster size); ``mlp``: SB3's
-    MultiInputPolicy over the flattened observation. DQN uses ``mlp``."""
+    inputs symlog-scaled inside the network, works for any cluster size; needs a Dict
+    observation with ``node_*`` keys); ``mlp``: SB3's MlpPolicy / MultiInputPolicy over the
+    flattened observation; ``auto``: ``node`` where the observation allows it, else ``mlp``.
+    DQN uses ``mlp``."""
     node_hidden: int = 64
     """``node`` network: width of the per-node embedding."""
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
@@ -104,8 +106,8 @@ class TrainConfig:
         for name in ("total_steps", "n_envs", "n_steps", "batch_size", "eval_episodes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{source}: {name} must be >= 1")
-        if self.policy_net not in ("node", "mlp"):
-            raise ConfigError(f"{source}: policy_net must be 'node' or 'mlp'")
+        if self.policy_net not in ("auto", "node", "mlp"):
+            raise ConfigError(f"{source}: policy_net must be 'auto', 'node' or 'mlp'")
         if not 0 < self.gamma <= 1:
             raise ConfigError(f"{source}: gamma must be in (0, 1]")
 

@@ -26,6 +26,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from rlsched.errors import ConfigError
 from rlsched.policies.learned import MODEL_FORMAT, algo_class
 from rlsched.runtime import git_commit, set_torch_threads, versions
 from rlsched.train.config import TrainConfig
@@ -112,7 +113,18 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
     )
     venv.seed(cfg.seed)
     keys = float_box_keys(venv.observation_space)
-    use_node_net = cfg.policy_net == "node" and cfg.algo != "dqn"
+    obs_space = venv.observation_space
+    has_nodes = isinstance(obs_space, spaces.Dict) and any(
+        k.startswith("node_") for k in obs_space.spaces
+    )
+    if cfg.policy_net == "node" and not has_nodes:
+        raise ConfigError(
+            f"policy_net 'node' needs a Dict observation with node_* keys; {cfg.env_id} has "
+            f"{type(obs_space).__name__}: use policy_net 'mlp' or 'auto'"
+        )
+    use_node_net = cfg.algo != "dqn" and (
+        cfg.policy_net == "node" or (cfg.policy_net == "auto" and has_nodes)
+    )
     normalizer = None
     if cfg.normalize_obs and not use_node_net:
         venv = normalizer = VecNormalize(

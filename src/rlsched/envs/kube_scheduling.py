@@ -1,0 +1,793 @@
+"""KubeScheduling-v0: the k8s-simulator PPO plugin's bind / preempt / delay / reject problem."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from rlsched.core.cluster import NodeView
+from rlsched.core.timeline import Timeline
+from rlsched.core.workload import Workflow, derive_task_fields
+
+GIB = 1073741824
+"""Bytes in a GiB: the plugin's memory scale."""
+CPU_SCALE = 100_000.0
+"""The plugin divides the pending pod's cpu millicores by this."""
+#: Node catalog: cores of the node kinds drawn uniformly; memory is MEM_PER_CORE per core.
+NODE_CORES: tuple[int, ...] = (4, 8, 16, 32)
+MEM_PER_CORE = 4 * GIB
+#: Priority classes, lowest first (index = priority value).
+PRIORITY_CLASSES: tuple[str, ...] = ("best-effort", "normal", "system-critical")
+NUM_PRIORITIES = len(PRIORITY_CLASSES)
+#: Weights of the plugin's episode score terms.
+W_COMPLETION, W_WAIT, W_JCT, W_BALANCE, W_MATCH, W_LARGE = 10.0, 5.0, 5.0, 3.0, 2.0, 8.0
+#: Time scale (seconds) of the plugin's exp(-avg / 100) wait and JCT terms.
+TIME_SCALE = 100.0
+#: Weight of node cpu-use variance in exp(-k var).
+VAR_SCALE = 10.0
+
+# pod states
+_PENDING, _RUNNING, _REJECTED = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class PodTable:
+    """Pods sorted by arrival: cpu millicores, memory bytes, duration s, arrival s, priority."""
+
+    cpu: np.ndarray
+    mem: np.ndarray
+    duration: np.ndarray
+    arrival: np.ndarray
+    priority: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.cpu.shape[0])
+
+    @staticmethod
+    def build(cpu: Any, mem: Any, duration: Any, arrival: Any, priority: Any) -> PodTable:
+        cpu_a = np.asarray(cpu, dtype=np.int64)
+        mem_a = np.asarray(mem, dtype=np.int64)
+        dur_a = np.asarray(duration, dtype=np.float64)
+        arr_a = np.asarray(arrival, dtype=np.float64)
+        pr_a = np.asarray(priority, dtype=np.int64)
+        if not (len(cpu_a) == len(mem_a) == len(dur_a) == len(arr_a) == len(pr_a)):
+            raise ValueError("pod columns differ in length")
+        if len(cpu_a) == 0:
+            raise ValueError("no pods")
+        if (cpu_a < 0).any() or (mem_a < 0).any() or (dur_a <= 0).any():
+            raise ValueError("pod cpu and memory must be >= 0 and durations > 0")
+        if ((pr_a < 0) | (pr_a >= NUM_PRIORITIES)).any():
+            raise ValueError(f"priorities must be in 0..{NUM_PRIORITIES - 1}")
+        order = np.argsort(arr_a, kind="stable")
+        cols = [a[order] for a in (cpu_a, mem_a, dur_a, arr_a, pr_a)]
+        for a in cols:
+            a.flags.writeable = False
+        return PodTable(*cols)
+
+
+def pods_from_workflows(
+    workflows: Sequence[Workflow], shares: Sequence[float], seed: int
+) -> PodTable:
+    """One pod per task instance (see the env docstring for the rules)."""
+    rng = np.random.default_rng(seed)
+    classes = rng.choice(NUM_PRIORITIES, size=len(workflows), p=np.asarray(shares, float))
+    cpu: list[float] = []
+    mem: list[float] = []
+    dur: list[float] = []
+    arr: list[float] = []
+    pr: list[int] = []
+    reps: list[int] = []
+    for w, cls in zip(workflows, classes.tolist(), strict=True):
+        t0 = float(w.submit_time or 0.0)
+        starts = (
+            w.earliest_start().tolist() if any(t.parents for t in w.tasks) else [0.0] * len(w.tasks)
+        )
+        for t, s in zip(w.tasks, starts, strict=True):
+            d = derive_task_fields(t)
+            cpu.append(d["cpu_request"])
+            mem.append(d["mem_request"])
+            dur.append(d["exec_time"])
+            arr.append(t0 + s)
+            pr.append(cls)
+            reps.append(max(1, t.instances))
+    r = np.asarray(reps)
+    return PodTable.build(
+        np.repeat(np.rint(np.asarray(cpu) * 1000.0), r),
+        np.repeat(np.rint(np.asarray(mem) * 1e9), r),
+        np.repeat(dur, r),
+        np.repeat(arr, r),
+        np.repeat(pr, r),
+    )
+
+
+_POD_CACHE: dict[tuple[str, tuple[float, ...], int], PodTable] = {}
+
+
+def load_pods(name: str, shares: Sequence[float], seed: int) -> tuple[str, PodTable]:
+    """Pods of registry dataset ``name``, cached per (name, shares, seed); read-only."""
+    from rlsched.data import load_dataset
+
+    ds = load_dataset(name)
+    key = (ds.name, tuple(float(s) for s in shares), int(seed))
+    if key not in _POD_CACHE:
+        if not ds.workflows:
+            raise ValueError(f"dataset {ds.name!r} has no workflows")
+        _POD_CACHE[key] = pods_from_workflows(ds.workflows, shares, seed)
+    return ds.name, _POD_CACHE[key]
+
+
+class KubeSchedulingEnv(gym.Env):
+    """
+    ## Description
+
+    The k8s-simulator PPO plugin's problem: pods arrive at a cluster of ``num_nodes``
+    heterogeneous nodes and the scheduler decides, for the pod at the head of the scheduling
+    queue, to bind it to a node, preempt lower-priority pods on a node and bind it there, delay
+    it, or reject it. Pods run for their trace duration and then free their resources.
+
+    Time is event-driven: the clock jumps to the next pod arrival when the queue is empty, and
+    to the next cluster event (a pod completing or arriving) when every queued pod was delayed.
+    Node state lives in numpy arrays; completions in a :class:`~rlsched.core.timeline.Timeline`.
+
+    **Nodes.** Allocatable cpu in millicores and memory in bytes. Each node's kind is drawn
+    uniformly by ``cluster_seed`` from ``NODE_CORES`` = 4, 8, 16 or 32 cores with 4 GiB per
+    core (4c/16Gi, 8c/32Gi, 16c/64Gi, 32c/128Gi), allocatable = capacity; or pass ``nodes``,
+    a list of ``(cpu_millicores, memory_bytes)``.
+
+    **Pods.** Each task instance of the dataset is a pod: ``cpu = round(cores * 1000)``
+    millicores, ``memory = round(memory_gb * 1e9)`` bytes, duration = runtime, arrival = the
+    job's trace submit time (+ the task's earliest start in its DAG, for DAG datasets). Fields a
+    trace lacks follow :mod:`rlsched.core.workload`'s rules. An episode is the window of
+    ``episode_length`` consecutive pods (by arrival) starting at an offset drawn with the reset
+    seed, times shifted so the first arrives at 0. With ``load`` set, the window's arrival
+    times are scaled so that its offered cpu load ``sum(cpu * duration) / span`` is ``load``
+    times the cluster's allocatable cpu; by default (``None``) trace times are kept.
+
+    **Priorities.** Every job (workflow) gets a priority class, drawn with
+    ``numpy.random.default_rng(priority_seed)`` over the dataset's jobs in order with
+    ``priority_shares`` (default 30% best-effort = 0, 60% normal = 1, 10% system-critical = 2);
+    all pods of a job share it. Injected pods carry their own ``priority``.
+
+    **Preemption** (action ``N + i``) is offered only when the pod does not fit node ``i`` now
+    but fits after evicting pods of strictly lower priority. Victims are chosen as
+    kube-scheduler does: take every lower-priority pod off the node, then reprieve them one by
+    one from the highest priority (ties: the earliest bound first) while the pending pod still
+    fits, so only lowest-priority pods that are needed are evicted. Evicted pods return to the
+    back of the queue, keep their arrival time and restart from scratch when bound again; each
+    eviction counts as one preemption.
+
+    **Delay** (action ``2N``) parks the pod (kube-scheduler's unschedulable queue): the next
+    queued pod is decided at the same time; when every queued pod is parked, the clock moves
+    to the next completion or arrival and the parked pods rejoin the queue, ahead of new
+    arrivals. A pod may be delayed ``max_delays`` times per scheduling attempt (reset when it is
+    evicted); delay is valid only if something is running, queued or still to arrive.
+
+    ## Action Space
+
+    ``Discrete(2N + 2)``, as the plugin: ``0..N-1`` bind to node ``i``; ``N..2N-1`` preempt
+    lower-priority pods on node ``i`` then bind; ``2N`` delay; ``2N + 1`` reject.
+    :meth:`action_masks`: bind valid iff the pod fits (cpu and memory); preempt valid iff it
+    does not fit now but fits after evicting strictly lower-priority pods; delay as above;
+    reject always.
+
+    ## Observation Space
+
+    ``Box(0, inf, (2N + 2,), float32)``, exactly the plugin's state vector: per node ``i``
+    (interleaved) ``used_cpu_i / allocatable_cpu_i``, ``used_mem_i / allocatable_mem_i``
+    (requests of the pods bound there, in [0, 1]); then the pending pod's
+    ``cpu_millicores / 100000`` and ``memory_bytes / 1073741824``. After the last step the pod
+    entries are 0. (The design note's "state 2n" leaves out the two pod entries; this follows
+    the issue's ``2N + 2``.)
+
+    ## Rewards
+
+    With ``L`` pods in the episode and ``L_large`` of them large (``cpu >= large_cpu``
+    millicores or ``memory >= large_memory`` bytes; defaults 1000 m and 1 GiB), a bind (also
+    after a preemption) of pod ``j`` pays its completion credit::
+
+        c_j = (10 + 5 exp(-wait_j / 100) + 5 exp(-jct_j / 100) + 2 match_j
+               + 3 exp(-10 var_cpu)) / L  +  8 [j large] / L_large
+
+    where ``wait_j = now - arrival_j``, ``jct_j = wait_j + duration_j``, ``match_j`` is the
+    cosine between the pod's request and the node's free resources (both as fractions of the
+    node's allocatable) before binding, and ``var_cpu`` the variance over nodes of
+    ``used_cpu / allocatable_cpu`` after the action. Each evicted pod ``q`` costs its credit
+    back plus ``preempt_penalty * (1 + priority_q) / L`` (default 2); a rejection costs
+    ``reject_penalty / L`` (default 1); a delay pays 0 (waiting lowers the later credit). The
+    episode return is therefore the plugin's score with per-pod terms in place of averages,
+    minus preemption and rejection costs; it keeps all six of the plugin's terms and weights.
+
+    ``info["metrics"]["plugin_score"]`` is the plugin's own episode score::
+
+        10 completion_rate + 5 exp(-mean_wait / 100) + 5 exp(-mean_jct / 100)
+        + 3 exp(-10 cpu_util_var) + 2 resource_match + 8 large_completion_rate
+
+    ``completion_rate``: pods bound at the end (they all run to completion) / ``L``;
+    ``mean_wait`` / ``mean_jct``: over those pods, bind time (final bind) / completion time
+    minus arrival (exp terms 0 when none is bound); ``cpu_util_var``: the mean over decision
+    steps of ``var_cpu``; ``resource_match``: mean ``match_j`` of the final binds (0 if none);
+    ``large_completion_rate``: large pods bound / ``L_large`` (1 when there are none).
+
+    An invalid action ends the episode with reward ``-invalid_action_penalty``; by default the
+    most the undecided pods could still earn, ``25 left / L + 8 left_large / L_large``.
+
+    ## Starting State
+
+    An empty cluster (fixed by ``cluster_seed``, or redrawn each reset with
+    ``randomize_cluster``) at time 0 with the pods arriving at 0 queued.
+
+    ## Episode End
+
+    Terminated when every pod of the window is bound (and not evicted) or rejected, or on an
+    invalid action. The last step's ``info["metrics"]`` holds the episode's figures above plus
+    preemptions, rejections, delays and invalid actions.
+
+    ## Arguments
+
+    ``num_nodes`` (7: state 16 = 2N + 2, actions 16), ``dataset`` (registry name, a
+    :class:`~rlsched.data.Dataset`, or a list of pod dicts ``{"cpu": millicores, "memory":
+    bytes, "duration": s, "arrival": s, "priority": 0..2 (1)}``; default
+    ``"alibaba:cloudsimpy-jobs"``), ``episode_length`` (200), ``load`` (None),
+    ``priority_shares`` ((0.3, 0.6, 0.1)), ``priority_seed`` (0), ``max_delays`` (10),
+    ``preempt_penalty`` (2.0), ``reject_penalty`` (1.0), ``invalid_action_penalty`` (None),
+    ``large_cpu`` (1000), ``large_memory`` (1 GiB), ``nodes`` (None), ``cluster_seed`` (0),
+    ``randomize_cluster`` (False), ``render_mode`` (None; ``"ansi"`` renders a node table).
+
+    ## Version History
+
+    - v0: initial version.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    #: Metrics (keys of ``info["metrics"]``) a leaderboard shows, in order.
+    leaderboard_metrics = (
+        "plugin_score",
+        "completion_rate",
+        "mean_wait",
+        "mean_jct",
+        "cpu_util_var",
+        "preemptions",
+        "rejections",
+        "invalid_actions",
+    )
+
+    def __init__(
+        self,
+        num_nodes: int = 7,
+        dataset: str | Any = "alibaba:cloudsimpy-jobs",
+        episode_length: int = 200,
+        load: float | None = None,
+        priority_shares: Sequence[float] = (0.3, 0.6, 0.1),
+        priority_seed: int = 0,
+        max_delays: int = 10,
+        preempt_penalty: float = 2.0,
+        reject_penalty: float = 1.0,
+        invalid_action_penalty: float | None = None,
+        large_cpu: int = 1000,
+        large_memory: int = GIB,
+        nodes: Sequence[tuple[int, int]] | None = None,
+        cluster_seed: int = 0,
+        randomize_cluster: bool = False,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if nodes is not None:
+            num_nodes = len(nodes)
+        if num_nodes < 1 or episode_length < 1:
+            raise ValueError("num_nodes and episode_length must be >= 1")
+        if max_delays < 0:
+            raise ValueError("max_delays must be >= 0")
+        if load is not None and load <= 0:
+            raise ValueError("load must be positive")
+        shares = np.asarray(priority_shares, dtype=np.float64)
+        if shares.shape != (NUM_PRIORITIES,) or (shares < 0).any() or shares.sum() <= 0:
+            raise ValueError(f"priority_shares needs {NUM_PRIORITIES} non-negative shares")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.num_nodes = N = int(num_nodes)
+        self.episode_length = int(episode_length)
+        self.load = None if load is None else float(load)
+        self.priority_shares = tuple((shares / shares.sum()).tolist())
+        self.priority_seed = int(priority_seed)
+        self.max_delays = int(max_delays)
+        self.preempt_penalty = float(preempt_penalty)
+        self.reject_penalty = float(reject_penalty)
+        self.invalid_action_penalty = invalid_action_penalty
+        self.large_cpu = int(large_cpu)
+        self.large_memory = int(large_memory)
+        self.cluster_seed = int(cluster_seed)
+        self.randomize_cluster = bool(randomize_cluster) and nodes is None
+        self.render_mode = render_mode
+
+        if nodes is not None:
+            alloc = np.asarray(nodes, dtype=np.int64).reshape(N, 2)
+            if (alloc <= 0).any():
+                raise ValueError("node allocatable cpu and memory must be positive")
+        else:
+            alloc = self.sample_nodes(N, np.random.default_rng(self.cluster_seed))
+        self._set_nodes(alloc)
+
+        self.action_space = spaces.Discrete(2 * N + 2)
+        high = np.full(2 * N + 2, np.inf, dtype=np.float32)
+        high[: 2 * N] = 1.0
+        self.observation_space = spaces.Box(0.0, high, (2 * N + 2,), np.float32)
+
+        self._dataset_name: str | None = None
+        self._table: PodTable | None = None
+        self.set_dataset(dataset)
+        self._done = True
+        self._L = 0
+
+    # ------------------------------------------------------------------ setup
+    @staticmethod
+    def sample_nodes(num_nodes: int, rng: np.random.Generator) -> np.ndarray:
+        """``(N, 2)`` allocatable (millicores, bytes): a uniform draw from the node catalog."""
+        cores = np.asarray(NODE_CORES, dtype=np.int64)[rng.integers(0, len(NODE_CORES), num_nodes)]
+        return np.stack([cores * 1000, cores * MEM_PER_CORE], axis=1)
+
+    def _set_nodes(self, alloc: np.ndarray) -> None:
+        self.allocatable = alloc.astype(np.int64)
+        self.allocatable.flags.writeable = False
+        self._alloc_f = alloc.astype(np.float64)
+        self._inv_alloc = 1.0 / self._alloc_f
+        self._inv_cpu = self._inv_alloc[:, 0].tolist()
+        self._inv_mem = self._inv_alloc[:, 1].tolist()
+        # heuristics' units: cores and GiB
+        self._alloc_units = alloc.astype(np.float64) / np.array([1000.0, GIB])
+
+    def set_dataset(self, source: str | Any) -> None:
+        """A registry name, a :class:`~rlsched.data.Dataset`, a list of workflows, or a list
+        of pod dicts; takes effect at the next reset."""
+        if isinstance(source, str):
+            self._dataset_name, self._table = load_pods(
+                source, self.priority_shares, self.priority_seed
+            )
+            return
+        if hasattr(source, "workflows"):
+            self._dataset_name = str(getattr(source, "name", "dataset"))
+            self._table = pods_from_workflows(
+                source.workflows, self.priority_shares, self.priority_seed
+            )
+            return
+        items = list(source)
+        if items and isinstance(items[0], Workflow):
+            self._dataset_name = "workflows"
+            self._table = pods_from_workflows(items, self.priority_shares, self.priority_seed)
+            return
+        if not items or not all(isinstance(p, Mapping) for p in items):
+            raise ValueError("dataset must be a name, a Dataset, workflows or a list of pod dicts")
+        try:
+            self._table = PodTable.build(
+                [p["cpu"] for p in items],
+                [p["memory"] for p in items],
+                [p["duration"] for p in items],
+                [p.get("arrival", 0.0) for p in items],
+                [p.get("priority", 1) for p in items],
+            )
+        except KeyError as e:
+            raise ValueError(f"pod dict lacks {e.args[0]!r}") from e
+        self._dataset_name = "pods"
+
+    @property
+    def dataset_name(self) -> str | None:
+        return self._dataset_name
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        rng = self.np_random
+        if self.randomize_cluster:
+            self._set_nodes(self.sample_nodes(self.num_nodes, rng))
+        N = self.num_nodes
+        tab = self._table
+        assert tab is not None
+        n = len(tab)
+        L = min(self.episode_length, n)
+        start = int(rng.integers(0, n - L + 1))
+        sl = slice(start, start + L)
+        cpu, mem, dur = tab.cpu[sl], tab.mem[sl], tab.duration[sl]
+        arrival = tab.arrival[sl] - tab.arrival[start]
+        span = float(arrival[-1])
+        if self.load is not None and span > 0:
+            offered = float(np.sum(cpu * dur)) / span
+            arrival = arrival * (offered / (self.load * float(self.allocatable[:, 0].sum())))
+        self._L = L
+        self._cpu_l = cpu.tolist()
+        self._mem_l = mem.tolist()
+        self._dur_l = dur.tolist()
+        self._arr_l = arrival.tolist()
+        self._prio_l = tab.priority[sl].tolist()
+        large = (cpu >= self.large_cpu) | (mem >= self.large_memory)
+        self._large_l = large.tolist()
+        self._n_large = int(large.sum())
+        # the pending pod's observation entries, float32, one row per pod
+        self._pod_obs = np.stack([cpu / CPU_SCALE, mem / GIB], axis=1).astype(np.float32)
+        inv_l = 1.0 / L
+        self._w = [w * inv_l for w in (W_COMPLETION, W_WAIT, W_JCT, W_MATCH, W_BALANCE)]
+        self._w_large = W_LARGE / self._n_large if self._n_large else 0.0
+
+        # node state: integer requests, per priority too (preemption feasibility)
+        self._used = np.zeros((N, 2), dtype=np.int64)
+        self._free_c = self.allocatable[:, 0].copy()
+        self._free_m = self.allocatable[:, 1].copy()
+        # _low[p] = (cpu, mem) requests of pods with priority < p per node: what preempting
+        # for a priority-p pod can free
+        self._low = np.zeros((NUM_PRIORITIES, 2, N), dtype=np.int64)
+        self._ucpu = np.zeros(N)  # used / allocatable cpu
+        self._mask = np.zeros(2 * N + 2, dtype=bool)
+        self._node_pods: list[dict[int, None]] = [{} for _ in range(N)]  # insertion-ordered
+        # pod state
+        self._state = [_PENDING] * L
+        self._node_of = [-1] * L
+        self._bind_time = [0.0] * L
+        self._epoch = [0] * L
+        self._delays = [0] * L
+        self._credit = [0.0] * L
+        self._match = [0.0] * L
+        self._timeline: Timeline[tuple[int, int]] = Timeline()
+        self._stale = 0
+        self._running = 0
+        self._queue: deque[int] = deque()
+        self._parked: list[int] = []
+        self._k = 0
+        self._now = 0.0
+        # statistics
+        self._var_sum = 0.0
+        self._steps = 0
+        self._preemptions = 0
+        self._preempt_actions = 0
+        self._rejections = 0
+        self._delay_count = 0
+        self._invalid = 0
+        self._total_reward = 0.0
+        self._done = False
+        self._admit()
+        self._next_pod()
+        return self._observation(), {"time": self._now, "dataset": self._dataset_name}
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions for the pending pod (bind, preempt, delay, reject)."""
+        if self._done:
+            return np.ones(2 * self.num_nodes + 2, dtype=bool)
+        return self._mask.copy()
+
+    def node_view(self, observation: np.ndarray) -> NodeView:
+        """The observation in cores and GiB, for the node-scoring heuristics.
+
+        Requests are the observed fractions times the env's allocatable; ``fallback_action``
+        is delay, so a heuristic delays when no node fits.
+        """
+        N = self.num_nodes
+        obs = np.asarray(observation, dtype=np.float64)
+        frac = obs[: 2 * N].reshape(N, 2)
+        return NodeView(
+            capacity=self._alloc_units,
+            requested=frac * self._alloc_units,
+            demand=np.array([obs[2 * N] * (CPU_SCALE / 1000.0), obs[2 * N + 1]]),
+            load=frac.max(axis=1),
+            fallback_action=2 * N,
+        )
+
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("step() called on a finished episode; call reset()")
+        a = int(action)
+        N = self.num_nodes
+        if not (0 <= a < 2 * N + 2 and self._mask[a]):
+            return self._invalid_step()
+        j = self._queue.popleft()
+        now = self._now
+        reward = 0.0
+        info: dict[str, Any] = {"pod": j, "time": now}
+        if a < 2 * N:
+            node = a if a < N else a - N
+            if a >= N:
+                reward -= self._preempt(node, j)
+                info["evicted"] = self._last_victims
+            c = self._cpu_l[j]
+            m = self._mem_l[j]
+            # resource match: cosine of request and free, as fractions of the node
+            ic, im = self._inv_cpu[node], self._inv_mem[node]
+            fc = int(self._free_c[node]) * ic
+            fm = int(self._free_m[node]) * im
+            dc, dm = c * ic, m * im
+            norm = math.sqrt((dc * dc + dm * dm) * (fc * fc + fm * fm))
+            match = (dc * fc + dm * fm) / norm if norm > 0 else 1.0
+            self._bind(node, j, now)
+            var = self._cpu_var()
+            wait = now - self._arr_l[j]
+            jct = wait + self._dur_l[j]
+            w = self._w
+            credit = (
+                w[0]
+                + w[1] * math.exp(-wait / TIME_SCALE)
+                + w[2] * math.exp(-jct / TIME_SCALE)
+                + w[3] * match
+                + w[4] * math.exp(-VAR_SCALE * var)
+                + (self._w_large if self._large_l[j] else 0.0)
+            )
+            self._credit[j] = credit
+            self._match[j] = match
+            reward += credit
+            info.update(node=node, wait=wait)
+            self._queue_step_done(var)
+            self._next_pod()
+        elif a == 2 * N:
+            self._delays[j] += 1
+            self._delay_count += 1
+            self._parked.append(j)
+            self._queue_step_done(self._cpu_var())
+            self._next_pod()
+        else:
+            self._state[j] = _REJECTED
+            self._rejections += 1
+            reward -= self.reject_penalty / self._L
+            self._queue_step_done(self._cpu_var())
+            self._next_pod()
+        self._total_reward += reward
+        if self._done:
+            info["metrics"] = self.metrics()
+        return self._observation(), reward, self._done, False, info
+
+    # ------------------------------------------------------------------ simulation core
+    def _invalid_step(self) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        self._invalid += 1
+        if self.invalid_action_penalty is None:
+            left = [j for j in range(self._L) if self._state[j] == _PENDING]
+            n_large = sum(self._large_l[j] for j in left)
+            penalty = (W_COMPLETION + W_WAIT + W_JCT + W_BALANCE + W_MATCH) * len(
+                left
+            ) / self._L + n_large * self._w_large
+        else:
+            penalty = float(self.invalid_action_penalty)
+        self._done = True
+        self._total_reward -= penalty
+        info = {"invalid_action": True, "time": self._now, "metrics": self.metrics()}
+        return self._observation(), -penalty, True, False, info
+
+    def _queue_step_done(self, var: float) -> None:
+        self._var_sum += var
+        self._steps += 1
+
+    def _cpu_var(self) -> float:
+        """Variance over nodes of used / allocatable cpu."""
+        u = self._ucpu
+        n = self.num_nodes
+        mean = float(u.sum()) / n
+        v = float(u.dot(u)) / n - mean * mean
+        return v if v > 0.0 else 0.0
+
+    def _bind(self, node: int, j: int, now: float) -> None:
+        c, m, p = self._cpu_l[j], self._mem_l[j], self._prio_l[j]
+        u = self._used
+        u[node, 0] += c
+        u[node, 1] += m
+        self._free_c[node] -= c
+        self._free_m[node] -= m
+        if p + 1 < NUM_PRIORITIES:
+            self._low[p + 1 :, 0, node] += c
+            self._low[p + 1 :, 1, node] += m
+        self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
+        self._node_pods[node][j] = None
+        self._node_of[j] = node
+        self._state[j] = _RUNNING
+        self._bind_time[j] = now
+        self._running += 1
+        self._timeline.push(now + self._dur_l[j], (j, self._epoch[j]))
+
+    def _unbind(self, j: int) -> None:
+        node = self._node_of[j]
+        c, m, p = self._cpu_l[j], self._mem_l[j], self._prio_l[j]
+        u = self._used
+        u[node, 0] -= c
+        u[node, 1] -= m
+        self._free_c[node] += c
+        self._free_m[node] += m
+        if p + 1 < NUM_PRIORITIES:
+            self._low[p + 1 :, 0, node] -= c
+            self._low[p + 1 :, 1, node] -= m
+        self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
+        del self._node_pods[node][j]
+        self._running -= 1
+
+    def _preempt(self, node: int, j: int) -> float:
+        """Evict the fewest, lowest-priority pods on ``node`` that ``j`` needs; their cost."""
+        p = self._prio_l[j]
+        need_c = self._cpu_l[j] - int(self._free_c[node])
+        need_m = self._mem_l[j] - int(self._free_m[node])
+        prio = self._prio_l
+        cand = [q for q in self._node_pods[node] if prio[q] < p]
+        # kube-scheduler: remove all lower-priority pods, then reprieve from the highest
+        # priority (earliest bound first) while the pod still fits
+        cand.sort(key=lambda q: (-prio[q], self._bind_time[q]))
+        freed_c = sum(self._cpu_l[q] for q in cand)
+        freed_m = sum(self._mem_l[q] for q in cand)
+        victims = []
+        for q in cand:
+            c, m = self._cpu_l[q], self._mem_l[q]
+            if freed_c - c >= need_c and freed_m - m >= need_m:
+                freed_c -= c
+                freed_m -= m
+            else:
+                victims.append(q)
+        cost = 0.0
+        inv_l = 1.0 / self._L
+        for q in victims:
+            self._unbind(q)
+            self._epoch[q] += 1
+            self._stale += 1
+            self._state[q] = _PENDING
+            self._node_of[q] = -1
+            self._delays[q] = 0
+            cost += self._credit[q] + self.preempt_penalty * (1 + prio[q]) * inv_l
+            self._credit[q] = 0.0
+            self._queue.append(q)
+        self._preemptions += len(victims)
+        self._preempt_actions += 1
+        self._last_victims = victims
+        return cost
+
+    def _release_until(self, t: float) -> None:
+        epoch = self._epoch
+        for _, (j, e) in self._timeline.pop_until(t):
+            if e != epoch[j]:
+                self._stale -= 1
+                continue
+            self._unbind(j)
+
+    def _next_completion(self) -> float:
+        tl = self._timeline
+        if self._stale:
+            while len(tl):
+                t, (j, e) = tl.pop()
+                if e != self._epoch[j]:
+                    self._stale -= 1
+                    continue
+                tl.push(t, (j, e))
+                break
+        return tl.peek_time()
+
+    def _admit(self) -> None:
+        """Queue every pod that has arrived by now."""
+        k, L, arr, now = self._k, self._L, self._arr_l, self._now
+        q = self._queue
+        while k < L and arr[k] <= now:
+            q.append(k)
+            k += 1
+        self._k = k
+
+    def _next_pod(self) -> None:
+        """Advance the clock until a pod is queued; compute its mask, or end the episode."""
+        q = self._queue
+        while not q:
+            t_arr = self._arr_l[self._k] if self._k < self._L else math.inf
+            if self._parked:
+                # every queued pod is parked: wait for the next cluster event
+                t = min(self._next_completion(), t_arr)
+                if t < math.inf:
+                    self._now = max(self._now, t)
+                    self._release_until(self._now)
+                q.extend(self._parked)
+                self._parked.clear()
+                self._admit()
+            elif t_arr < math.inf:
+                self._now = max(self._now, t_arr)
+                self._release_until(self._now)
+                self._admit()
+            else:
+                self._done = True
+                return
+        self._compute_mask(q[0])
+
+    def _compute_mask(self, j: int) -> None:
+        N = self.num_nodes
+        c, m, p = self._cpu_l[j], self._mem_l[j], self._prio_l[j]
+        free_c, free_m = self._free_c, self._free_m
+        fits = (free_c >= c) & (free_m >= m)
+        mask = self._mask
+        mask[:N] = fits
+        if p > 0:
+            low = self._low[p]
+            mask[N : 2 * N] = ~fits & (free_c + low[0] >= c) & (free_m + low[1] >= m)
+        else:
+            mask[N : 2 * N] = False
+        mask[2 * N] = self._delays[j] < self.max_delays and (
+            self._running > 0 or len(self._queue) > 1 or bool(self._parked) or self._k < self._L
+        )
+        mask[2 * N + 1] = True
+
+    def _observation(self) -> np.ndarray:
+        N = self.num_nodes
+        obs = np.empty(2 * N + 2, dtype=np.float32)
+        obs[: 2 * N] = (self._used / self._alloc_f).ravel()
+        if not self._done and self._queue:
+            obs[2 * N :] = self._pod_obs[self._queue[0]]
+        else:
+            obs[2 * N :] = 0.0
+        return obs
+
+    # ------------------------------------------------------------------ reporting
+    def metrics(self) -> dict[str, float]:
+        """The episode so far: the plugin's score and its statistics, and action counts."""
+        L = self._L
+        if not L:
+            return {}
+        bound = [j for j in range(L) if self._state[j] == _RUNNING]
+        k = len(bound)
+        if k:
+            waits = np.array([self._bind_time[j] - self._arr_l[j] for j in bound])
+            jcts = waits + np.array([self._dur_l[j] for j in bound])
+            mean_wait, mean_jct = float(waits.mean()), float(jcts.mean())
+            match = float(np.mean([self._match[j] for j in bound]))
+        else:
+            mean_wait = mean_jct = float("nan")
+            match = 0.0
+        completion = k / L if L else 0.0
+        large_done = sum(self._large_l[j] for j in bound)
+        large_rate = large_done / self._n_large if self._n_large else 1.0
+        var = self._var_sum / self._steps if self._steps else 0.0
+        score = (
+            W_COMPLETION * completion
+            + (W_WAIT * math.exp(-mean_wait / TIME_SCALE) if k else 0.0)
+            + (W_JCT * math.exp(-mean_jct / TIME_SCALE) if k else 0.0)
+            + W_BALANCE * math.exp(-VAR_SCALE * var)
+            + W_MATCH * match
+            + W_LARGE * large_rate
+        )
+        return {
+            "plugin_score": float(score),
+            "completion_rate": float(completion),
+            "mean_wait": mean_wait,
+            "mean_jct": mean_jct,
+            "cpu_util_var": float(var),
+            "resource_match": match,
+            "large_completion_rate": float(large_rate),
+            "preemptions": float(self._preemptions),
+            "preempt_actions": float(self._preempt_actions),
+            "rejections": float(self._rejections),
+            "delays": float(self._delay_count),
+            "invalid_actions": float(self._invalid),
+            "pods": float(L),
+            "sim_time": float(self._now),
+        }
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        if not self._L:
+            return "(not reset)"
+        alloc, used = self.allocatable, self._used
+        lines = [
+            f"t={self._now:9.1f}s  queued={len(self._queue) + len(self._parked)}  "
+            f"arrived={self._k}/{self._L}  running={self._running}  "
+            f"preemptions={self._preemptions}  rejections={self._rejections}  "
+            f"reward={self._total_reward:.3f}",
+            f"{'node':<8}{'cpu m used/alloc':>20}{'mem GiB used/alloc':>22}{'pods by prio':>16}",
+        ]
+        prio = self._prio_l
+        for i in range(self.num_nodes):
+            counts = [0] * NUM_PRIORITIES
+            for q in self._node_pods[i]:
+                counts[prio[q]] += 1
+            lines.append(
+                f"node-{i:<3}{used[i, 0]:>10d}/{alloc[i, 0]:<9d}"
+                f"{used[i, 1] / GIB:>11.2f}/{alloc[i, 1] / GIB:<10.1f}"
+                f"{'/'.join(map(str, counts)):>16}"
+            )
+        if not self._done and self._queue:
+            j = self._queue[0]
+            lines.append(
+                f"pending pod {j}: cpu={self._cpu_l[j]}m mem={self._mem_l[j] / GIB:.2f}GiB "
+                f"dur={self._dur_l[j]:.1f}s prio={PRIORITY_CLASSES[prio[j]]} "
+                f"arrival={self._arr_l[j]:.1f}s delays={self._delays[j]}"
+            )
+        return "\n".join(lines)
