@@ -242,6 +242,71 @@ def demo(
     run_demo(out, steps=steps, seeds=seeds, episodes=episodes, console=console)
 
 
+# ---------------------------------------------------------------------------- serve
+@app.command()
+def serve(
+    model: Annotated[
+        str | None,
+        typer.Option(
+            help="A `rlsched train` model/run folder, a policy bundle, a registry folder, or a "
+            "registry version (vN)."
+        ),
+    ] = None,
+    state_dim: Annotated[
+        int | None, typer.Option(help="Without --model: a fresh policy of this state size (2N+2).")
+    ] = None,
+    action_dim: Annotated[
+        int | None, typer.Option(help="Without --model: ... and this action count (2N+2).")
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address both servers listen on.")] = "127.0.0.1",
+    http_port: Annotated[int, typer.Option(help="HTTP (REST, extender, metrics) port.")] = 5000,
+    grpc_port: Annotated[int, typer.Option(help="gRPC port.")] = 50051,
+    registry: Annotated[
+        Path | None, typer.Option(help="Model registry folder (default runs/serve/registry).")
+    ] = None,
+    store: Annotated[
+        Path | None, typer.Option(help="Experience store (default REGISTRY/experiences.sqlite).")
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="RLSCHED_TOKEN",
+            help="Bearer token the write endpoints require (the plugin sends none).",
+        ),
+    ] = None,
+    learn: Annotated[
+        bool, typer.Option(help="Run the online learner on the stored experiences.")
+    ] = False,
+    learn_interval: Annotated[float, typer.Option(help="Seconds between learner runs.")] = 30.0,
+    min_experiences: Annotated[int, typer.Option(help="Experiences the learner waits for.")] = 256,
+    gate: Annotated[
+        str, typer.Option(help="Learner publish gate: kube (held-out evaluation) | none.")
+    ] = "kube",
+    seed: Annotated[int, typer.Option(help="Seed of a fresh policy.")] = 0,
+    log_level: Annotated[str, typer.Option(help="uvicorn / service log level.")] = "warning",
+) -> None:
+    """Serve a policy to the k8sSim PPO plugin (REST + gRPC), as a kube-scheduler extender,
+    with a model registry, durable experiences and an optional online learner."""
+    import logging
+
+    from rlsched.errors import ConfigError
+    from rlsched.serve.server import ServeConfig, build_service, run
+
+    if gate not in ("kube", "none"):
+        raise ConfigError(f"--gate {gate!r}: choose kube or none")
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    cfg = ServeConfig(
+        model=model, state_dim=state_dim, action_dim=action_dim, registry=registry,
+        store=store, token=token, learn=learn, learn_interval=learn_interval,
+        min_experiences=min_experiences, gate=gate, seed=seed,
+    )  # fmt: skip
+    service = build_service(cfg)
+    run(
+        service, host, http_port, grpc_port,
+        echo=lambda m: print(m, flush=True), log_level=log_level, learn_interval=learn_interval,
+    )  # fmt: skip
+
+
 def main() -> None:
     """Entry point: library errors become one line on stderr and exit status 2."""
     try:

@@ -1,0 +1,1 @@
+"""Generated protobuf / gRPC modules for ``scheduler.proto`` (see ``generate.py``)."""
