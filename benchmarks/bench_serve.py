@@ -98,7 +98,7 @@ def client(kind: str, port: int, n: int, seconds: float, seed: int, out: mp.Queu
         from rlsched.serve.proto import scheduler_pb2_grpc as rpc
 
         ch = grpc.insecure_channel(f"127.0.0.1:{port}")
-        if kind == "grpc_predict":
+        if kind in ("grpc_predict", "grpc_echo_floor"):
             stub = rpc.SchedulerStub(ch)
             req = pb.StateRequest(state=_state(n, rng))
             call = stub.Predict
@@ -187,8 +187,16 @@ def main() -> dict:
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 )
+                ep = free_port()  # the transport floor: same proto, a Predict that does nothing
+                echo = subprocess.Popen(
+                    [sys.executable, str(HERE / "grpc_echo.py"), str(ep)],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
                 try:
                     wait_http(fp)
+                    time.sleep(1.0)  # let the echo server bind
                     for clients in (1, 8):
                         for kind, port in (
                             ("rest_predict", hp),
@@ -196,6 +204,7 @@ def main() -> dict:
                             ("rest_score", hp),
                             ("grpc_score", gp),
                             ("flask_predict", fp),
+                            ("grpc_echo_floor", ep),
                         ):
                             r = measure(kind, port, n, clients, args.seconds)
                             rows.append(r)
@@ -205,8 +214,9 @@ def main() -> dict:
                                 flush=True,
                             )
                 finally:
-                    base.kill()
-                    base.wait()
+                    for p in (base, echo):
+                        p.kill()
+                        p.wait()
             finally:
                 srv.kill()
                 srv.wait()

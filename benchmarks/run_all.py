@@ -21,9 +21,44 @@ def run(script: str, *args: str) -> dict:
         return json.loads(Path(fh.name).read_text())
 
 
+SERVE_LABELS = {
+    "rest_predict": "REST /predict (rlsched serve)",
+    "grpc_predict": "gRPC Predict (rlsched serve)",
+    "rest_score": "REST /v1/score, all N nodes in one call",
+    "grpc_score": "gRPC ScoreNodes, all N nodes in one call",
+    "flask_predict": "Flask + torch /predict (the note's kind of service)",
+    "grpc_echo_floor": "gRPC echo server doing no work (transport floor)",
+}
+
+
+def serve_section(sv: dict) -> list[str]:
+    m = sv["machine"]
+    out = [
+        "",
+        "## Serving latency and throughput (loopback, Python clients)",
+        "",
+        f"`benchmarks/bench_serve.py`: one `rlsched serve` process (fresh policy, 2N+2 state and "
+        f"actions), one Flask + torch baseline serving the same weights, and a gRPC echo server "
+        f"that does no work; C client processes send requests back to back for "
+        f"{sv['seconds']:.0f} s each over kept-alive connections, timing every call end to end. "
+        f"Clients and servers share the 2 cores. Machine speed at the time: "
+        f"{m['python_loop_1e6_ms']} ms per 10^6 Python additions.",
+        "",
+        "| N | clients | endpoint | p50 ms | p99 ms | requests/s |",
+        "|---:|---:|---|---:|---:|---:|",
+    ]
+    for r in sv["rows"]:
+        out.append(
+            f"| {r['nodes']} | {r['clients']} | {SERVE_LABELS.get(r['kind'], r['kind'])} | "
+            f"{r['p50_ms']:.3f} | {r['p99_ms']:.3f} | {r['throughput_rps']:,.0f} |"
+        )
+    return out
+
+
 def main() -> None:
     env = run("bench_env.py")
     tr = run("bench_train.py")
+    sv = run("bench_serve.py")
     m = env["machine"]
     lines = [
         "# Benchmarks",
@@ -74,6 +109,7 @@ def main() -> None:
             f"| {r['algo']} | {r['policy_net']} | {r['n_envs']} | {r['steps']} | "
             f"{r['seconds']:.1f} | {r['steps_per_s']:,.0f} |"
         )
+    lines += serve_section(sv)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(lines) + "\n")
     print(f"wrote {DOC}")

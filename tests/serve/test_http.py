@@ -314,7 +314,10 @@ def test_openapi_declares_400_not_422(live: Live) -> None:
     schema = live.http.get("/openapi.json").json()
     pred = schema["paths"]["/predict"]["post"]
     assert "422" not in pred["responses"] and "400" in pred["responses"]
-    st = schema["components"]["schemas"]["PredictRequest"]["properties"]["state"]
+    body = pred["requestBody"]["content"]["application/json"]["schema"]
+    if "$ref" in body:
+        body = schema["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]
+    st = body["properties"]["state"]
     assert st["minItems"] == S and st["maxItems"] == S
 
 

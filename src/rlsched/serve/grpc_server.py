@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
+import numpy as np
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from rlsched.serve.metrics import ServiceMetrics
@@ -29,8 +30,6 @@ from rlsched.serve.proto import scheduler_pb2 as pb
 from rlsched.serve.proto import scheduler_pb2_grpc as pb_grpc
 from rlsched.serve.service import (
     MAX_BODY_BYTES,
-    NodeCapacity,
-    PodDemand,
     SchedulerService,
     ServiceError,
 )
@@ -90,18 +89,22 @@ class SchedulerV1Servicer(_Base, pb_grpc.SchedulerV1Servicer):
 
     @_rpc("/scheduler.SchedulerV1/ScoreNodes")
     def ScoreNodes(self, request: pb.ScoreNodesRequest, context: Any) -> Any:
-        pod = PodDemand(request.pod.cpu_millicores, request.pod.memory_bytes, request.pod.name)
-        nodes = [
-            NodeCapacity(
-                n.name,
-                n.cpu_allocatable_millicores,
-                n.memory_allocatable_bytes,
-                n.cpu_used_millicores,
-                n.memory_used_bytes,
-            )
-            for n in request.nodes
-        ]
-        res = self.service.score(pod, nodes)
+        nodes = request.nodes
+        arr = np.array(
+            [
+                (
+                    n.cpu_used_millicores,
+                    n.cpu_allocatable_millicores,
+                    n.memory_used_bytes,
+                    n.memory_allocatable_bytes,
+                )
+                for n in nodes
+            ],
+            dtype=np.float64,
+        ).reshape(-1, 4)
+        res = self.service.score_arrays(
+            request.pod.cpu_millicores, request.pod.memory_bytes, [n.name for n in nodes], arr
+        )
         return pb.ScoreNodesResponse(
             scores=[
                 pb.NodeScore(name=n, score=s, fits=f)

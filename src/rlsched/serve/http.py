@@ -11,12 +11,13 @@ import logging
 import time
 from typing import Annotated, Any
 
+import numpy as np
 from fastapi import Depends, FastAPI, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -26,8 +27,6 @@ from rlsched.serve.service import (
     MAX_BODY_BYTES,
     MAX_NODES,
     STATE_LIMIT,
-    NodeCapacity,
-    PodDemand,
     SchedulerService,
     ServiceError,
 )
@@ -159,6 +158,27 @@ def _json(obj: Any, status: int = 200) -> Response:
     return Response(
         content=json.dumps(obj, separators=(",", ":")).encode(), status_code=status, media_type=JSON
     )
+
+
+def _json_body(model: type[BaseModel]) -> tuple[Any, dict[str, Any]]:
+    """A dependency parsing the request body with pydantic's Rust JSON parser, and the
+    ``openapi_extra`` that documents it.
+
+    FastAPI's default (``json.loads`` then validation) costs about 4x more on a 1,000-number
+    state; the schema stays in the OpenAPI document for clients and fuzzers.
+    """
+
+    async def parse(request: Request) -> Any:
+        raw = await request.body()
+        try:
+            return model.model_validate_json(raw)
+        except ValidationError as e:
+            errors = [{**err, "loc": ("body", *err["loc"])} for err in e.errors(include_url=False)]
+            raise RequestValidationError(errors, body=raw) from None
+
+    schema = model.model_json_schema()
+    extra = {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
+    return Depends(parse), extra
 
 
 def _error(status: int, message: str) -> Response:
@@ -331,11 +351,21 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
         """Liveness plus what is served."""
         return _json(service.health())
 
-    @app.post("/predict", response_model=PredictResponse, responses={**bad, **big}, tags=["plugin"])
-    async def predict(body: PredictRequest) -> Response:  # type: ignore[valid-type]
+    predict_body, predict_doc = _json_body(PredictRequest)
+
+    @app.post(
+        "/predict",
+        response_model=PredictResponse,
+        responses={**bad, **big},
+        tags=["plugin"],
+        openapi_extra=predict_doc,
+    )
+    async def predict(body: Any = predict_body) -> Response:
         """The greedy action for one state (the plugin calls this per candidate node)."""
         a = service.predict(body.state)  # type: ignore[attr-defined]
         return Response(content=b'{"action":%d}' % a, media_type=JSON)
+
+    update_body, update_doc = _json_body(UpdateRequest)
 
     @app.post(
         "/update",
@@ -343,8 +373,9 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
         responses={**bad, **big, **auth, 503: {"model": ErrorResponse}},
         dependencies=Auth,
         tags=["plugin"],
+        openapi_extra=update_doc,
     )
-    def update(body: UpdateRequest) -> Response:  # type: ignore[valid-type]
+    def update(body: Any = update_body) -> Response:
         """Store experiences durably (committed before the reply), then nudge the learner."""
         b: Any = body
         return _json(service.update(b.states, b.actions, b.rewards, b.dones))
@@ -364,18 +395,23 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
     @app.post("/v1/score", response_model=ScoreResponse, responses={**bad, **big}, tags=["v1"])
     async def score(body: ScoreRequest) -> Response:
         """Scores of one pod on every node (one forward pass), masked where it does not fit."""
-        pod = PodDemand(body.pod.cpu_millicores, body.pod.memory_bytes, body.pod.name)
-        nodes = [
-            NodeCapacity(
-                n.name,
-                n.cpu_allocatable_millicores,
-                n.memory_allocatable_bytes,
-                n.cpu_used_millicores,
-                n.memory_used_bytes,
-            )
-            for n in body.nodes
-        ]
-        return _json(service.score(pod, nodes).to_dict())
+        nodes = body.nodes
+        arr = np.array(
+            [
+                (
+                    n.cpu_used_millicores,
+                    n.cpu_allocatable_millicores,
+                    n.memory_used_bytes,
+                    n.memory_allocatable_bytes,
+                )
+                for n in nodes
+            ],
+            dtype=np.float64,
+        )
+        res = service.score_arrays(
+            body.pod.cpu_millicores, body.pod.memory_bytes, [n.name for n in nodes], arr
+        )
+        return _json(res.to_dict())
 
     @app.get("/v1/models", response_model=ModelsResponse, tags=["v1"])
     def list_models() -> Response:

@@ -150,6 +150,9 @@ def _finite_number(v: Any, what: str) -> float:
 
 
 # ---------------------------------------------------------------------------- score types
+#: Column order of the ``(n, 4)`` node array :meth:`SchedulerService.score_arrays` takes.
+NODE_COLUMNS = ("cpu_used", "cpu_allocatable", "memory_used", "memory_allocatable")
+
 @dataclass(frozen=True)
 class PodDemand:
     """What a pod requests (sum over its containers)."""
@@ -339,8 +342,6 @@ class SchedulerService:
         nodes the pod fits on (``used + request <= allocatable`` for cpu and memory); nodes it
         does not fit on score 0. ``chosen_index`` is the best fitting node, -1 if none fits.
         """
-        m = self._active
-        n_model = self.num_nodes
         if not isinstance(nodes, (list, tuple)):
             raise InvalidInput("nodes must be a list")
         n = len(nodes)
@@ -352,24 +353,62 @@ class SchedulerService:
         pm = _finite_number(pod.memory_bytes, "pod.memory_bytes")
         if pc < 0 or pm < 0:
             raise InvalidInput("pod requests must be >= 0")
-        arr = np.empty((n, 4), dtype=np.float64)
-        names = []
-        for i, nd in enumerate(nodes):
-            vals = (
-                nd.cpu_used_millicores,
-                nd.cpu_allocatable_millicores,
-                nd.memory_used_bytes,
-                nd.memory_allocatable_bytes,
+        cols = NODE_COLUMNS
+        try:
+            # one C-level conversion; bools and strings are caught below / by float()
+            arr = np.array(
+                [
+                    (
+                        nd.cpu_used_millicores,
+                        nd.cpu_allocatable_millicores,
+                        nd.memory_used_bytes,
+                        nd.memory_allocatable_bytes,
+                    )
+                    for nd in nodes
+                ],
+                dtype=np.float64,
             )
-            for j, (k, v) in enumerate(
-                zip(("cpu_used", "cpu_allocatable", "memory_used", "memory_allocatable"), vals,
-                    strict=True)
-            ):  # fmt: skip
-                f = _finite_number(v, f"nodes[{i}].{k}")
-                if f < 0:
-                    raise InvalidInput(f"nodes[{i}].{k} must be >= 0")
-                arr[i, j] = f
-            names.append(str(nd.name))
+        except (TypeError, ValueError) as e:
+            raise InvalidInput(f"node resources must be numbers: {e}") from e
+        if any(isinstance(v, bool) for nd in nodes for v in (
+            nd.cpu_used_millicores, nd.cpu_allocatable_millicores,
+            nd.memory_used_bytes, nd.memory_allocatable_bytes,
+        )):  # fmt: skip
+            raise InvalidInput("node resources must be numbers, not booleans")
+        names = [str(nd.name) for nd in nodes]
+        return self.score_arrays(pc, pm, names, arr, cols)
+
+    def score_arrays(
+        self,
+        pod_cpu: float,
+        pod_mem: float,
+        names: list[str],
+        arr: np.ndarray,
+        cols: tuple[str, ...] = (
+            "cpu_used",
+            "cpu_allocatable",
+            "memory_used",
+            "memory_allocatable",
+        ),
+    ) -> ScoreResult:
+        """:meth:`score` on arrays: ``arr`` is ``(n, 4)`` cpu used, cpu allocatable, memory used,
+        memory allocatable; validated here with vectorised checks."""
+        m = self._active
+        n_model = self.num_nodes
+        n = arr.shape[0]
+        if n == 0:
+            raise InvalidInput("nodes is empty")
+        if n > MAX_NODES:
+            raise TooLarge(f"{n} nodes in one call; the limit is {MAX_NODES}")
+        pc = _finite_number(pod_cpu, "pod.cpu_millicores")
+        pm = _finite_number(pod_mem, "pod.memory_bytes")
+        if pc < 0 or pm < 0:
+            raise InvalidInput("pod requests must be >= 0")
+        bad = ~np.isfinite(arr) | (arr < 0)
+        if bad.any():
+            i, j = (int(x) for x in np.argwhere(bad)[0])
+            what = "finite" if not np.isfinite(arr[i, j]) else ">= 0"
+            raise InvalidInput(f"nodes[{i}].{cols[j]} must be {what}")
         cu, ca, mu, ma = arr.T
         with np.errstate(all="ignore"):
             fits = (cu + pc <= ca) & (mu + pm <= ma)
