@@ -37,7 +37,8 @@ def machine() -> dict[str, Any]:
     return {
         "cpu": cpu,
         "python_loop_1e6_ms": round(calib * 1e3, 1),
-        "cores_available": len(os.sched_getaffinity(0))
+        "cores": os.cpu_count(),
+        "cores_used": len(os.sched_getaffinity(0))
         if hasattr(os, "sched_getaffinity")
         else os.cpu_count(),
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),

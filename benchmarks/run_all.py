@@ -8,17 +8,22 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DOC = HERE.parent / "docs" / "benchmarks.md"
 
 
+RESULTS = HERE / "results"
+
+
 def run(script: str, *args: str) -> dict:
-    with tempfile.NamedTemporaryFile(suffix=".json") as fh:
-        subprocess.run([sys.executable, str(HERE / script), "--json", fh.name, *args], check=True)
-        return json.loads(Path(fh.name).read_text())
+    """Run one benchmark; its raw figures are kept in benchmarks/results/ beside the doc."""
+    RESULTS.mkdir(exist_ok=True)
+    out = RESULTS / script.replace(".py", ".json")
+    if "--render-only" not in sys.argv:
+        subprocess.run([sys.executable, str(HERE / script), "--json", str(out), *args], check=True)
+    return json.loads(out.read_text())
 
 
 SERVE_LABELS = {
