@@ -22,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
-import numpy as np
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from rlsched.serve.metrics import ServiceMetrics
@@ -32,6 +31,7 @@ from rlsched.serve.service import (
     MAX_BODY_BYTES,
     SchedulerService,
     ServiceError,
+    node_array,
 )
 
 log = logging.getLogger("rlsched.serve")
@@ -90,18 +90,7 @@ class SchedulerV1Servicer(_Base, pb_grpc.SchedulerV1Servicer):
     @_rpc("/scheduler.SchedulerV1/ScoreNodes")
     def ScoreNodes(self, request: pb.ScoreNodesRequest, context: Any) -> Any:
         nodes = request.nodes
-        arr = np.array(
-            [
-                (
-                    n.cpu_used_millicores,
-                    n.cpu_allocatable_millicores,
-                    n.memory_used_bytes,
-                    n.memory_allocatable_bytes,
-                )
-                for n in nodes
-            ],
-            dtype=np.float64,
-        ).reshape(-1, 4)
+        arr = node_array(nodes)
         res = self.service.score_arrays(
             request.pod.cpu_millicores, request.pod.memory_bytes, [n.name for n in nodes], arr
         )

@@ -11,7 +11,6 @@ import logging
 import time
 from typing import Annotated, Any
 
-import numpy as np
 from fastapi import Depends, FastAPI, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
@@ -29,6 +28,7 @@ from rlsched.serve.service import (
     STATE_LIMIT,
     SchedulerService,
     ServiceError,
+    node_array,
 )
 
 log = logging.getLogger("rlsched.serve")
@@ -396,18 +396,7 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
     async def score(body: ScoreRequest) -> Response:
         """Scores of one pod on every node (one forward pass), masked where it does not fit."""
         nodes = body.nodes
-        arr = np.array(
-            [
-                (
-                    n.cpu_used_millicores,
-                    n.cpu_allocatable_millicores,
-                    n.memory_used_bytes,
-                    n.memory_allocatable_bytes,
-                )
-                for n in nodes
-            ],
-            dtype=np.float64,
-        )
+        arr = node_array(nodes)
         res = service.score_arrays(
             body.pod.cpu_millicores, body.pod.memory_bytes, [n.name for n in nodes], arr
         )

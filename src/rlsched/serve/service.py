@@ -153,6 +153,27 @@ def _finite_number(v: Any, what: str) -> float:
 #: Column order of the ``(n, 4)`` node array :meth:`SchedulerService.score_arrays` takes.
 NODE_COLUMNS = ("cpu_used", "cpu_allocatable", "memory_used", "memory_allocatable")
 
+
+def node_array(nodes: Sequence[Any]) -> np.ndarray:
+    """``(n, 4)`` float64 from node records (NodeCapacity, the HTTP model or the proto message,
+    which share these attribute names); one C-level conversion instead of a loop per value."""
+    try:
+        return np.array(
+            [
+                (
+                    n.cpu_used_millicores,
+                    n.cpu_allocatable_millicores,
+                    n.memory_used_bytes,
+                    n.memory_allocatable_bytes,
+                )
+                for n in nodes
+            ],
+            dtype=np.float64,
+        ).reshape(-1, 4)
+    except (TypeError, ValueError) as e:
+        raise InvalidInput(f"node resources must be numbers: {e}") from e
+
+
 @dataclass(frozen=True)
 class PodDemand:
     """What a pod requests (sum over its containers)."""
@@ -354,22 +375,7 @@ class SchedulerService:
         if pc < 0 or pm < 0:
             raise InvalidInput("pod requests must be >= 0")
         cols = NODE_COLUMNS
-        try:
-            # one C-level conversion; bools and strings are caught below / by float()
-            arr = np.array(
-                [
-                    (
-                        nd.cpu_used_millicores,
-                        nd.cpu_allocatable_millicores,
-                        nd.memory_used_bytes,
-                        nd.memory_allocatable_bytes,
-                    )
-                    for nd in nodes
-                ],
-                dtype=np.float64,
-            )
-        except (TypeError, ValueError) as e:
-            raise InvalidInput(f"node resources must be numbers: {e}") from e
+        arr = node_array(nodes)
         if any(isinstance(v, bool) for nd in nodes for v in (
             nd.cpu_used_millicores, nd.cpu_allocatable_millicores,
             nd.memory_used_bytes, nd.memory_allocatable_bytes,
