@@ -481,17 +481,12 @@ class SchedulerService:
         return {"status": "ok", "stored": b, "batch_id": batch_id, "model_version": m.version}
 
     def _nudge_learner(self) -> None:
-        lr = self.learner
-        if lr is None:
+        if self.learner is None:
             return
-        for name in ("nudge", "wake", "notify"):
-            fn = getattr(lr, name, None)
-            if callable(fn):
-                try:
-                    fn()
-                except Exception:  # the experiences are stored; learning is best effort
-                    log.exception("could not nudge the online learner")
-                return
+        try:
+            self.learner.nudge()
+        except Exception:  # the experiences are stored; learning is best effort
+            log.exception("could not nudge the online learner")
 
     # ------------------------------------------------------------------ model management
     def _need_registry(self) -> Any:
