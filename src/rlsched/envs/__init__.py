@@ -4,15 +4,17 @@ from gymnasium.envs.registration import register, registry
 
 from rlsched.envs.kube_scheduling import KubeSchedulingEnv
 from rlsched.envs.serverless_placement import ServerlessPlacementEnv
+from rlsched.envs.workflow_offloading import WorkflowOffloadingEnv
 
 #: Every env this package registers: id -> entry point. Tests parametrise over this.
 ENV_IDS: dict[str, str] = {
     "rlsched/ServerlessPlacement-v0": "rlsched.envs.serverless_placement:ServerlessPlacementEnv",
     "rlsched/KubeScheduling-v0": "rlsched.envs.kube_scheduling:KubeSchedulingEnv",
+    "rlsched/WorkflowOffloading-v0": "rlsched.envs.workflow_offloading:WorkflowOffloadingEnv",
 }
 
 for _id, _entry in ENV_IDS.items():
     if _id not in registry:
         register(id=_id, entry_point=_entry)
 
-__all__ = ["ENV_IDS", "KubeSchedulingEnv", "ServerlessPlacementEnv"]
+__all__ = ["ENV_IDS", "KubeSchedulingEnv", "ServerlessPlacementEnv", "WorkflowOffloadingEnv"]

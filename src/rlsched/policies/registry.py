@@ -17,6 +17,9 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         pol = LearnedPolicy(spec.split(":", 1)[1])
         pol.check_env(getattr(env, "unwrapped", env))
         return pol
+    factories = env_policy_factories(env)
+    if spec in factories:
+        return factories[spec](getattr(env, "unwrapped", env), seed)
     if spec not in HEURISTICS:
         raise PolicyError(
             f"unknown policy {spec!r}; known: {', '.join(HEURISTICS)} or learned:PATH"
@@ -27,11 +30,19 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     return make_heuristic(spec, view_of(env), seed=seed)
 
 
+def env_policy_factories(env: Any) -> dict[str, Any]:
+    """Policies an env provides itself (``env.unwrapped.policy_factories()``), by name."""
+    fn = getattr(getattr(env, "unwrapped", env), "policy_factories", None)
+    return dict(fn()) if callable(fn) else {}
+
+
 def applicable_heuristics(env: Any) -> list[str]:
-    """Every heuristic that can act in ``env`` (what ``--policies all`` expands to)."""
+    """Every heuristic that can act in ``env`` (what ``--policies all`` expands to): the env's
+    own policies first, then the generic ones that apply."""
+    own = list(env_policy_factories(env))
     obs, _ = env.reset(seed=0)
     view = sample_view(env, obs)
-    return [name for name in HEURISTICS if applicable(name, view)]
+    return own + [name for name in HEURISTICS if name not in own and applicable(name, view)]
 
 
 def expand_policies(specs: str, env: Any) -> list[str]:

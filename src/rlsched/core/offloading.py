@@ -1,0 +1,375 @@
+"""Workflow offloading on edge servers (and a cloud): the static model and its timing rules.
+
+A workflow is a DAG of :class:`OffloadTask` s; each task runs on one :class:`Server`. The timing
+model below is the one every part of the package uses (the ``WorkflowOffloading-v0`` env,
+:func:`simulate`, and the CP-SAT solver in :mod:`rlsched.policies.optimal`):
+
+- **transfer**: a task ``t`` on server ``s`` is *ready* at
+  ``max over parents p of (finish_p + trans_time(p, server_p, s))`` where
+  ``trans_time(p, i, j) = data_p * adj[i][j] / bandwidth`` (0 when ``i == j``); a source task is
+  ready at the workflow's ``arrival``.
+- **cold start**: if ``s`` lacks ``t``'s image (not in ``s.images`` and not cached), the first
+  task of that image on ``s`` *pulls* it: its run is ``pull_time + exec_time`` and it holds its
+  cpu and memory for the whole run (as a starting container does). Later tasks of that image on
+  ``s`` start no earlier than the pull's end (``start + pull_time``). The image is then cached.
+  The cloud holds every image. Edge caches may be bounded (``cache_size`` images, LRU eviction
+  in decision order: a use or a pull makes an image most recent; a pull into a full cache
+  evicts the least recently used cached image; images in ``s.images`` are never evicted).
+  :func:`simulate` uses an unbounded cache unless told otherwise.
+- **resources**: a task starts at the earliest time ``>= ready`` (and ``>=`` its image's
+  availability) at which ``s`` has the task's cpu and memory free for its whole run (insertion
+  list scheduling: a task may fill an earlier gap, it never moves a placed one). Tasks are placed
+  in ``order`` (default: topological by decreasing upward rank). The cloud has unlimited cpu and
+  memory.
+- ``exec_time(t, s) = work_t / speed_s``.
+
+Units: time in seconds, data in MB, bandwidth in MB/s per unit of distance, memory in GB.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+_EPS = 1e-9
+
+
+@dataclass(frozen=True)
+class Server:
+    """An edge server (or the cloud): cpu cores, memory GB, relative speed, images it holds."""
+
+    name: str
+    cpu: float
+    mem: float
+    speed: float
+    images: frozenset[str]
+    is_cloud: bool = False
+
+    def holds(self, image: str) -> bool:
+        return self.is_cloud or image in self.images
+
+
+@dataclass(frozen=True)
+class OffloadTask:
+    """One workflow task. ``work`` = sum of its instances' exec times at speed 1 (s);
+    ``cpu`` / ``mem`` = sum of its instances' (held while running); ``data`` = ``d_i``, the
+    output size sent to each child (MB); ``parents`` = indices of its direct predecessors."""
+
+    name: str
+    image: str
+    cpu: float
+    mem: float
+    work: float
+    data: float
+    parents: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class OffloadInstance:
+    """One workflow on a set of servers: the static problem a solver sees."""
+
+    servers: tuple[Server, ...]
+    adj: np.ndarray
+    bandwidth: float
+    pull_time: float
+    tasks: tuple[OffloadTask, ...]
+    arrival: float = 0.0
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        n = len(self.tasks)
+        for i, t in enumerate(self.tasks):
+            for p in t.parents:
+                if not 0 <= p < n or p == i:
+                    raise ValueError(f"task {t.name!r} has bad parent {p}")
+        s = len(self.servers)
+        if np.shape(self.adj) != (s, s):
+            raise ValueError(f"adj must be ({s}, {s}), got {np.shape(self.adj)}")
+        if self.bandwidth <= 0:
+            raise ValueError("bandwidth must be positive")
+
+    def exec_time(self, t: int, s: int) -> float:
+        return self.tasks[t].work / self.servers[s].speed
+
+    def trans_time(self, p: int, i: int, j: int) -> float:
+        if i == j:
+            return 0.0
+        return float(self.tasks[p].data * self.adj[i][j] / self.bandwidth)
+
+    def can_host(self, t: int, s: int) -> bool:
+        srv, task = self.servers[s], self.tasks[t]
+        return srv.is_cloud or (task.cpu <= srv.cpu + _EPS and task.mem <= srv.mem + _EPS)
+
+    def children(self) -> list[list[int]]:
+        kids: list[list[int]] = [[] for _ in self.tasks]
+        for i, t in enumerate(self.tasks):
+            for p in t.parents:
+                kids[p].append(i)
+        return kids
+
+    def upward_rank(self) -> np.ndarray:
+        """HEFT upward rank: ``mean exec + max over children (mean transfer + rank child)``,
+        means over all servers (transfers over all ordered pairs of distinct servers)."""
+        n, m = len(self.tasks), len(self.servers)
+        inv_speed = np.mean([1.0 / s.speed for s in self.servers])
+        adj = np.asarray(self.adj, dtype=float)
+        mean_dist = float(adj.sum() / (m * (m - 1))) if m > 1 else 0.0
+        kids = self.children()
+        rank = np.zeros(n)
+        for t in reversed(self._kahn(None)):
+            task = self.tasks[t]
+            comm = task.data * mean_dist / self.bandwidth
+            best = max((comm + rank[c] for c in kids[t]), default=0.0)
+            rank[t] = task.work * inv_speed + best
+        return rank
+
+    def topological_order(self) -> list[int]:
+        """Topological order, highest upward rank first among ready tasks (HEFT's order)."""
+        return self._kahn(self.upward_rank())
+
+    def _kahn(self, priority: np.ndarray | None) -> list[int]:
+        n = len(self.tasks)
+        indeg = [len(t.parents) for t in self.tasks]
+        kids = self.children()
+        key = (lambda i: (-priority[i], i)) if priority is not None else (lambda i: (0.0, i))
+        heap = [key(i) for i in range(n) if indeg[i] == 0]
+        heapq.heapify(heap)
+        order: list[int] = []
+        while heap:
+            _, i = heapq.heappop(heap)
+            order.append(i)
+            for c in kids[i]:
+                indeg[c] -= 1
+                if indeg[c] == 0:
+                    heapq.heappush(heap, key(c))
+        if len(order) != n:
+            raise ValueError("workflow has a cycle")
+        return order
+
+
+@dataclass
+class Schedule:
+    """Per task: server index, start, finish (pull included) and whether it paid the pull."""
+
+    server: np.ndarray
+    start: np.ndarray
+    finish: np.ndarray
+    pulled: np.ndarray
+    arrival: float = 0.0
+
+    @property
+    def makespan(self) -> float:
+        if len(self.finish) == 0:
+            return 0.0
+        return float(np.max(self.finish)) - self.arrival
+
+
+@dataclass
+class ServerState:
+    """The time-varying state of one server: reserved intervals and the image cache.
+
+    ``intervals`` holds ``(start, end, cpu, mem)`` of placed runs; ``cache`` maps an image
+    pulled here to the time its pull ends (LRU order, most recent last).
+    """
+
+    server: Server
+    cache_size: int | None = None
+    intervals: list[tuple[float, float, float, float]] = field(default_factory=list)
+    cache: OrderedDict[str, float] = field(default_factory=OrderedDict)
+
+    def image_ready(self, image: str) -> float | None:
+        """When ``image`` is usable here: ``-inf`` if held, the pull's end if cached, else None."""
+        if self.server.holds(image):
+            return -np.inf
+        return self.cache.get(image)
+
+    def usage(self, t0: float, t1: float) -> tuple[float, float]:
+        """Peak cpu and memory reserved during ``[t0, t1)``."""
+        points = [t0] + [s for s, e, _, _ in self.intervals if t0 < s < t1]
+        pc = pm = 0.0
+        for x in points:
+            c = m = 0.0
+            for s, e, cpu, mem in self.intervals:
+                if s <= x < e:
+                    c += cpu
+                    m += mem
+            pc, pm = max(pc, c), max(pm, m)
+        return pc, pm
+
+    def earliest_fit(self, lower: float, dur: float, cpu: float, mem: float) -> float:
+        """Earliest ``t >= lower`` with ``cpu`` / ``mem`` free during ``[t, t + dur)``."""
+        if self.server.is_cloud:
+            return lower
+        cand = sorted({lower, *(e for _, e, _, _ in self.intervals if e > lower)})
+        for t in cand:
+            c, m = self.usage(t, t + max(dur, _EPS))
+            if c + cpu <= self.server.cpu + _EPS and m + mem <= self.server.mem + _EPS:
+                return t
+        return cand[-1]  # unreachable for a hostable task: after every interval all is free
+
+    def plan(
+        self, ready: float, dur: float, cpu: float, mem: float, image: str, pull_time: float
+    ) -> tuple[float, float, bool]:
+        """``(start, finish, pulled)`` of a task ready at ``ready``; changes nothing."""
+        avail = self.image_ready(image)
+        pulled = avail is None
+        lower = ready if pulled else max(ready, avail)  # type: ignore[type-var]
+        run = dur + (pull_time if pulled else 0.0)
+        start = self.earliest_fit(float(lower), run, cpu, mem)
+        return start, start + run, pulled
+
+    def commit(
+        self,
+        start: float,
+        finish: float,
+        cpu: float,
+        mem: float,
+        image: str,
+        pulled: bool,
+        pull_time: float,
+    ) -> str | None:
+        """Reserve the run and update the cache; returns an evicted image, if any."""
+        if not self.server.is_cloud:
+            self.intervals.append((start, finish, cpu, mem))
+        evicted = None
+        if pulled:
+            self.cache[image] = start + pull_time
+            if self.cache_size is not None and len(self.cache) > self.cache_size:
+                evicted, _ = self.cache.popitem(last=False)
+        elif image in self.cache:
+            self.cache.move_to_end(image)
+        return evicted
+
+    def prune(self, now: float) -> None:
+        """Forget intervals that ended by ``now`` (no later task can start before ``now``)."""
+        self.intervals = [iv for iv in self.intervals if iv[1] > now]
+
+
+def ready_time(inst: OffloadInstance, t: int, s: int, server: Sequence[int], finish) -> float:
+    """When task ``t``'s inputs are all on server ``s`` (parents placed in ``server``)."""
+    r = inst.arrival
+    for p in inst.tasks[t].parents:
+        r = max(r, float(finish[p]) + inst.trans_time(p, int(server[p]), s))
+    return r
+
+
+def simulate(
+    inst: OffloadInstance,
+    server: Sequence[int],
+    order: Sequence[int] | None = None,
+    cache_size: int | None = None,
+) -> Schedule:
+    """Schedule ``inst`` with task ``t`` on ``server[t]``, placing tasks in ``order``.
+
+    Validates the assignment (hostable servers, a topological order) and checks the result
+    (dependencies and capacity); raises ``ValueError`` on any violation.
+    """
+    n, m = len(inst.tasks), len(inst.servers)
+    server = [int(s) for s in server]
+    if len(server) != n:
+        raise ValueError(f"need {n} server indices, got {len(server)}")
+    for t, s in enumerate(server):
+        if not 0 <= s < m:
+            raise ValueError(f"task {t}: server {s} out of range")
+        if not inst.can_host(t, s):
+            raise ValueError(f"task {t} does not fit on server {inst.servers[s].name}")
+    order = inst.topological_order() if order is None else [int(t) for t in order]
+    if sorted(order) != list(range(n)):
+        raise ValueError("order must be a permutation of the tasks")
+    states = [ServerState(sv, None if sv.is_cloud else cache_size) for sv in inst.servers]
+    start, finish = np.full(n, np.nan), np.full(n, np.nan)
+    pulled = np.zeros(n, dtype=bool)
+    done = np.zeros(n, dtype=bool)
+    for t in order:
+        task = inst.tasks[t]
+        if not all(done[p] for p in task.parents):
+            raise ValueError(f"order places task {t} before a parent")
+        s = server[t]
+        ready = ready_time(inst, t, s, server, finish)
+        st, fi, pu = states[s].plan(
+            ready, inst.exec_time(t, s), task.cpu, task.mem, task.image, inst.pull_time
+        )
+        states[s].commit(st, fi, task.cpu, task.mem, task.image, pu, inst.pull_time)
+        start[t], finish[t], pulled[t], done[t] = st, fi, pu, True
+    sched = Schedule(np.asarray(server), start, finish, pulled, inst.arrival)
+    check_schedule(inst, sched)
+    return sched
+
+
+def check_schedule(inst: OffloadInstance, sched: Schedule, tol: float = 1e-6) -> None:
+    """Raise ``ValueError`` if ``sched`` breaks a dependency or a server's capacity."""
+    n = len(inst.tasks)
+    for t in range(n):
+        s = int(sched.server[t])
+        run = inst.exec_time(t, s) + (inst.pull_time if sched.pulled[t] else 0.0)
+        if abs(sched.finish[t] - sched.start[t] - run) > tol:
+            raise ValueError(f"task {t}: finish - start != run time")
+        ready = ready_time(inst, t, s, sched.server, sched.finish)
+        if sched.start[t] < ready - tol:
+            raise ValueError(f"task {t} starts before its inputs arrive")
+    for s, srv in enumerate(inst.servers):
+        if srv.is_cloud:
+            continue
+        ts = [t for t in range(n) if sched.server[t] == s]
+        for t in ts:
+            x = sched.start[t]
+            live = [u for u in ts if sched.start[u] <= x + tol and sched.finish[u] > x + tol]
+            cpu = sum(inst.tasks[u].cpu for u in live)
+            mem = sum(inst.tasks[u].mem for u in live)
+            if cpu > srv.cpu + tol or mem > srv.mem + tol:
+                raise ValueError(f"server {srv.name} over capacity at t={x:.3f}")
+
+
+#: The worked example's numbers (the patent gives them only in a figure; these are ours).
+PATENT_WORK = (0.4, 0.5, 0.3, 0.6, 0.4, 0.3)
+PATENT_DATA = (0.2, 0.3, 0.1, 0.2, 0.3, 0.1)
+PATENT_EDGES = ((1, 2), (1, 3), (2, 4), (2, 5), (3, 5), (4, 6), (5, 6))
+
+
+def patent_example(
+    work: Sequence[float] = PATENT_WORK,
+    data: Sequence[float] = PATENT_DATA,
+    pull_time: float = 0.5,
+    cpu: float = 1.0,
+    mem: float = 1.0,
+    bandwidth: float = 1.0,
+    speeds: Sequence[float] = (1.0, 1.0, 0.8),
+) -> OffloadInstance:
+    """The issue's worked example: 3 edge servers, no cloud, six tasks.
+
+    Servers ``es1 = (6 cpu, 3 GB, {a})``, ``es2 = (3, 2, {b})``, ``es3 = (2, 1, {a})``;
+    ``adj = [[0, 1, 1.2], [1, 0, 0.2], [1.2, 0.2, 0]]``; tasks 1..6 (indices 0..5) with images
+    ``a, b, a, b, a, b`` and edges ``1->2, 1->3, 2->4, 2->5, 3->5, 4->6, 5->6``. The patent's
+    execution times, demands and data sizes are only in its figure, so we choose: work
+    ``(0.4, 0.5, 0.3, 0.6, 0.4, 0.3)`` s, data ``(0.2, 0.3, 0.1, 0.2, 0.3, 0.1)`` MB, cpu 1 and
+    mem 1 GB per task, bandwidth 1 MB/s per unit distance, pull 0.5 s, speeds ``(1, 1, 0.8)``
+    (es3, the smallest server, is also the slowest; with equal speeds es3 ties es1 for task 1
+    and the look-ahead prefers es3, which is closer to es2).
+    """
+    servers = (
+        Server("es1", 6.0, 3.0, float(speeds[0]), frozenset({"a"})),
+        Server("es2", 3.0, 2.0, float(speeds[1]), frozenset({"b"})),
+        Server("es3", 2.0, 1.0, float(speeds[2]), frozenset({"a"})),
+    )
+    adj = np.array([[0.0, 1.0, 1.2], [1.0, 0.0, 0.2], [1.2, 0.2, 0.0]])
+    images = "ababab"
+    parents: dict[int, list[int]] = {i: [] for i in range(6)}
+    for a, b in PATENT_EDGES:
+        parents[b - 1].append(a - 1)
+    tasks = tuple(
+        OffloadTask(
+            f"task{i + 1}",
+            images[i],
+            cpu,
+            mem,
+            float(work[i]),
+            float(data[i]),
+            tuple(parents[i]),
+        )
+        for i in range(6)
+    )
+    return OffloadInstance(servers, adj, bandwidth, pull_time, tasks, 0.0, "patent-example")

@@ -1,0 +1,646 @@
+"""WorkflowOffloading-v0: offload workflow tasks to heterogeneous edge servers or a cloud."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from rlsched.core.offloading import (
+    OffloadInstance,
+    OffloadTask,
+    Server,
+    ServerState,
+    patent_example,
+    ready_time,
+)
+from rlsched.core.timeline import Timeline
+from rlsched.core.workload import Workflow, derive_task_fields
+
+_TASK_FEATURES = (
+    "work",
+    "cpu",
+    "mem",
+    "data_in",
+    "data_out",
+    "upward_rank",
+    "depth",
+    "remaining_fraction",
+)
+
+
+def workflow_tasks(wf: Workflow) -> tuple[OffloadTask, ...]:
+    """Registry workflow -> offloading tasks. image = task type; work = runtime x instances;
+    cpu / mem = the derived cpu request / memory (GB) x instances
+    (:func:`~rlsched.core.workload.derive_task_fields`); data = written bytes / 1e6 (MB)."""
+    out = []
+    for t in wf.tasks:
+        d = derive_task_fields(t)
+        k = max(1, t.instances)
+        out.append(
+            OffloadTask(
+                t.name,
+                t.type,
+                d["cpu_request"] * k,
+                d["mem_request"] * k,
+                float(t.runtime) * k,
+                float(t.write_bytes or 0.0) / 1e6,
+                tuple(t.parents),
+            )
+        )
+    return tuple(out)
+
+
+class WorkflowOffloadingEnv(gym.Env):
+    """
+    ## Description
+
+    Workflows (DAGs of tasks) arrive at edge servers as a Poisson process (rate
+    ``arrival_rate`` per second; the origin server is drawn uniformly). The agent offloads every
+    task of a workflow to an edge server or the cloud, one task per step, following the MDP of
+    the patent "a workflow task offloading method based on a Markov decision process":
+
+    - per workflow a predecessor table, the decided (``comp``) and waiting (``wait``) sets, and
+      the candidate set ``cand`` = undecided tasks whose predecessors are all decided;
+    - the next task (b8.1, ``task_order="patent"``): a candidate whose image the previous
+      decision's server holds (or has cached), else any candidate, ties drawn with the env rng;
+      ``task_order="rank"`` takes the candidate with the highest HEFT upward rank;
+    - a workflow's tasks are all decided when it arrives (decisions take no time); the clock then
+      jumps to the next arrival. Decided tasks run by the timing model of
+      :mod:`rlsched.core.offloading` (transfers ``d_p * adj / b``, cold-start image pulls,
+      resource-feasible earliest start), so a workflow's schedule equals
+      :func:`~rlsched.core.offloading.simulate` of the same decisions in decision order (with the
+      env's bounded LRU image cache, ``cache_size``). An event heap replays starts (c1: the
+      task's cpu / memory are taken) and finishes (c2: released; completed workflows reported)
+      as the clock moves.
+
+    Servers: ``num_edge`` edge servers (default drawn in 3..5 from ``server_seed``) with cpu in
+    {4, 8, 16} cores, memory in {8, 16, 32} GB, speed in [0.7, 1.3] and 1..3 of the dataset's
+    images preinstalled; edge distances in [0.5, 2]. The optional cloud has unlimited cpu and
+    memory, every image, speed ``cloud_speed`` (2.0) and distance ``cloud_distance`` (10) to every
+    edge. Dataset tasks keep their trace demands (about 1 core, < 1 GB for WfInstances) so every
+    edge server can host them; a task larger than every edge server can run only on the cloud
+    (without a cloud it is shrunk to the largest edge server, documented in ``info``).
+
+    ``scenario="patent-example"``: the worked example of
+    :func:`~rlsched.core.offloading.patent_example` (one workflow, three edge servers, no cloud).
+
+    ## Action Space
+
+    ``Discrete(num_edge + cloud)``: the server for the current task (the cloud is last).
+    :meth:`action_masks` marks the servers that can ever host it (capacity >= demand).
+
+    ## Observation Space
+
+    A ``Dict``; ``node_*`` keys have one row per server (fixed size across DAG sizes, so the
+    node-scoring network of :mod:`rlsched.train.networks` applies). Times are in ``time_unit``.
+
+    - ``node_free (N, 2)``: free cpu / memory fraction on the server when the task is ready.
+    - ``node_speed (N,)``, ``node_is_cloud (N,)``, ``node_origin (N,)`` (the workflow's origin).
+    - ``node_image (N,)``: 1 if the server holds or has cached the task's image.
+    - ``node_transfer (N,)``: sum over predecessors of their transfer time to the server
+      (``d_p * adj / b``).
+    - ``node_start (N,)``, ``node_finish (N,)``: estimated start / finish if placed there,
+      relative to now.
+    - ``node_busy (N,)``: reserved cpu-time after now over the server's cores (0 for the cloud).
+    - ``node_queue (N,)``: tasks placed and not yet finished.
+    - ``task (8,)``: work, cpu, mem, data in (sum over predecessors), data out, upward rank,
+      depth (longest chain of predecessors), fraction of the workflow's tasks still undecided.
+
+    ## Rewards
+
+    Divided by ``time_unit`` (default: the dataset's mean task work; 1 s for the example):
+
+    - ``patent`` (default): ``-(t_trans + t_exec)``, ``t_trans`` = sum of transfer times from
+      predecessors on other servers, ``t_exec`` = execution time including a pull.
+    - ``makespan``: minus the increase of the workflow's projected completion (the latest
+      finish among its decided tasks, the arrival at first); the sum over a workflow is minus
+      its completion time.
+
+    ``info["completed_workflows"]`` lists the completion times (finish - arrival) of the
+    workflows that finished while the clock moved this step.
+
+    ## Starting State
+
+    Empty servers at time 0; the workflows (drawn from ``dataset``) and their arrivals and
+    origins are drawn with the reset seed.
+
+    ## Episode End
+
+    Terminated once every task of the ``num_workflows`` workflows is decided. The last step's
+    ``info["metrics"]``: ``mean_completion`` / ``p95_completion`` (workflow finish - arrival,
+    s), ``makespan`` (last finish - first arrival), ``cloud_share`` (fraction of tasks on the
+    cloud), ``cost`` (``cloud_price`` $ per second of cloud run time + ``edge_price`` $ per
+    second of edge run time), ``tasks``, ``pulls`` and ``optimality_gap`` (NaN here; the
+    optimal-aware evaluation fills it). An invalid action ends the episode with reward minus the
+    number of undecided tasks.
+
+    ## Arguments
+
+    ``num_edge`` (None: 3..5), ``cloud`` (True), ``dataset`` (``"wfinstances:all"``),
+    ``scenario`` (None | ``"patent-example"``), ``num_workflows`` (4), ``arrival_rate`` (None:
+    one workflow per mean standalone critical path), ``reward`` (``"patent"``), ``task_order``
+    (``"patent"``), ``bandwidth`` (10 MB/s per unit distance), ``pull_time`` (5 s),
+    ``cache_size`` (3 images per edge server), ``cloud_speed`` (2.0), ``cloud_distance`` (10),
+    ``cloud_price`` (2e-4 $/s), ``edge_price`` (5e-5 $/s), ``max_tasks`` (200: larger
+    workflows are skipped), ``time_unit`` (None), ``server_seed`` (0), ``render_mode``.
+
+    ## Version History
+
+    - v0: initial version.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    leaderboard_metrics = (
+        "mean_completion",
+        "p95_completion",
+        "optimality_gap",
+        "cloud_share",
+        "cost",
+    )
+
+    def __init__(
+        self,
+        num_edge: int | None = None,
+        cloud: bool = True,
+        dataset: str | Any = "wfinstances:all",
+        scenario: str | None = None,
+        num_workflows: int = 4,
+        arrival_rate: float | None = None,
+        reward: str = "patent",
+        task_order: str = "patent",
+        bandwidth: float = 10.0,
+        pull_time: float = 5.0,
+        cache_size: int | None = 3,
+        cloud_speed: float = 2.0,
+        cloud_distance: float = 10.0,
+        cloud_price: float = 2e-4,
+        edge_price: float = 5e-5,
+        max_tasks: int = 200,
+        time_unit: float | None = None,
+        server_seed: int = 0,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if reward not in ("patent", "makespan"):
+            raise ValueError("reward must be 'patent' or 'makespan'")
+        if task_order not in ("patent", "rank"):
+            raise ValueError("task_order must be 'patent' or 'rank'")
+        if scenario not in (None, "patent-example"):
+            raise ValueError("scenario must be None or 'patent-example'")
+        if num_workflows < 1:
+            raise ValueError("num_workflows must be >= 1")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self.reward_name = reward
+        self.task_order = task_order
+        self.scenario = scenario
+        self.render_mode = render_mode
+        self.cloud_price, self.edge_price = float(cloud_price), float(edge_price)
+        self.cache_size = cache_size
+        rng = np.random.default_rng(server_seed)
+        if scenario == "patent-example":
+            ex = patent_example()
+            self._pool: list[tuple[OffloadTask, ...]] = [ex.tasks]
+            self._pool_names = [ex.name]
+            self._dataset_name = "patent-example"
+            self.servers = ex.servers
+            self.adj = np.asarray(ex.adj, dtype=float)
+            self.bandwidth, self.pull_time = ex.bandwidth, ex.pull_time
+            self.num_workflows = 1
+            self.cache_size = None
+        else:
+            if isinstance(dataset, str):
+                from rlsched.data import load_dataset
+
+                ds = load_dataset(dataset)
+                self._dataset_name = ds.name
+                workflows = list(ds.workflows)
+            elif hasattr(dataset, "workflows"):
+                self._dataset_name = getattr(dataset, "name", "dataset")
+                workflows = list(dataset.workflows)
+            else:
+                self._dataset_name = "workflows"
+                workflows = list(dataset)
+            workflows = [w for w in workflows if 0 < len(w.tasks) <= max_tasks]
+            if not workflows:
+                raise ValueError("the dataset has no workflow with 1..max_tasks tasks")
+            self._pool = [workflow_tasks(w) for w in workflows]
+            self._pool_names = [w.name for w in workflows]
+            images = sorted({t.image for tasks in self._pool for t in tasks})
+            n = int(rng.integers(3, 6)) if num_edge is None else int(num_edge)
+            if n < 1:
+                raise ValueError("num_edge must be >= 1")
+            servers = []
+            for k in range(n):
+                held = rng.choice(len(images), size=min(len(images), int(rng.integers(1, 4))))
+                servers.append(
+                    Server(
+                        f"es{k + 1}",
+                        float(rng.choice([4.0, 8.0, 16.0])),
+                        float(rng.choice([8.0, 16.0, 32.0])),
+                        float(np.round(rng.uniform(0.7, 1.3), 2)),
+                        frozenset(images[int(i)] for i in held),
+                    )
+                )
+            d = rng.uniform(0.5, 2.0, size=(n, n))
+            adj = np.triu(d, 1) + np.triu(d, 1).T
+            if cloud:
+                servers.append(
+                    Server("cloud", np.inf, np.inf, float(cloud_speed), frozenset(), True)
+                )
+                adj = np.pad(adj, ((0, 1), (0, 1)), constant_values=float(cloud_distance))
+                adj[n, n] = 0.0
+            else:
+                big_cpu = max(s.cpu for s in servers)
+                big_mem = max(s.mem for s in servers)
+                self._pool = [
+                    tuple(
+                        OffloadTask(
+                            t.name,
+                            t.image,
+                            min(t.cpu, big_cpu),
+                            min(t.mem, big_mem),
+                            t.work,
+                            t.data,
+                            t.parents,
+                        )
+                        for t in tasks
+                    )
+                    for tasks in self._pool
+                ]
+            self.servers = tuple(servers)
+            self.adj = adj
+            self.bandwidth, self.pull_time = float(bandwidth), float(pull_time)
+            self.num_workflows = int(num_workflows)
+        self.num_servers = N = len(self.servers)
+        self._edges = [k for k, s in enumerate(self.servers) if not s.is_cloud]
+        all_work = np.array([t.work for tasks in self._pool for t in tasks])
+        self.time_unit = float(
+            time_unit
+            if time_unit is not None
+            else (1.0 if scenario else max(float(all_work.mean()), 1e-6))
+        )
+        if arrival_rate is None:
+            cps = [self._static(k, 0.0, 0).upward_rank().max() for k in range(len(self._pool))]
+            arrival_rate = 1.0 / max(float(np.mean(cps)), 1e-6)
+        self.arrival_rate = float(arrival_rate)
+
+        f32, inf = np.float32, np.inf
+        self.action_space = spaces.Discrete(N)
+        self.observation_space = spaces.Dict(
+            {
+                "node_free": spaces.Box(0.0, 1.0, (N, 2), f32),
+                "node_speed": spaces.Box(0.0, inf, (N,), f32),
+                "node_is_cloud": spaces.Box(0.0, 1.0, (N,), f32),
+                "node_origin": spaces.Box(0.0, 1.0, (N,), f32),
+                "node_image": spaces.Box(0.0, 1.0, (N,), f32),
+                "node_transfer": spaces.Box(0.0, inf, (N,), f32),
+                "node_start": spaces.Box(0.0, inf, (N,), f32),
+                "node_finish": spaces.Box(0.0, inf, (N,), f32),
+                "node_busy": spaces.Box(0.0, inf, (N,), f32),
+                "node_queue": spaces.Box(0.0, inf, (N,), f32),
+                "task": spaces.Box(0.0, inf, (len(_TASK_FEATURES),), f32),
+            }
+        )
+        self._done = True
+
+    # ------------------------------------------------------------------ helpers
+    def _static(self, k: int, arrival: float, origin: int) -> OffloadInstance:
+        return OffloadInstance(
+            self.servers,
+            self.adj,
+            self.bandwidth,
+            self.pull_time,
+            self._pool[k],
+            arrival,
+            self._pool_names[k],
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> WorkflowOffloadingEnv:
+        # immutable, shared: the workflow pool, servers and spaces
+        for shared in (
+            self._pool,
+            self.servers,
+            self.adj,
+            self.observation_space,
+            self.action_space,
+            self._pool_names,
+        ):
+            memo[id(shared)] = shared
+        new = self.__class__.__new__(self.__class__)
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            setattr(new, k, copy.deepcopy(v, memo))
+        return new
+
+    @property
+    def dataset_name(self) -> str:
+        return self._dataset_name
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        rng = self.np_random
+        W = self.num_workflows
+        if self.scenario == "patent-example":
+            picks, arrivals, origins = [0], [0.0], [0]
+        else:
+            picks = [int(x) for x in rng.integers(0, len(self._pool), size=W)]
+            gaps = rng.exponential(1.0 / self.arrival_rate, size=W)
+            arrivals = list(np.cumsum(gaps) - gaps[0])
+            origins = [int(self._edges[int(i)]) for i in rng.integers(0, len(self._edges), W)]
+        self._wf = [
+            self._static(k, float(a), o) for k, a, o in zip(picks, arrivals, origins, strict=True)
+        ]
+        self._origin = origins
+        self._ranks = [w.upward_rank() for w in self._wf]
+        self._children = [w.children() for w in self._wf]
+        self._depth = []
+        for w in self._wf:
+            dep = np.zeros(len(w.tasks))
+            for t in w.topological_order():
+                ps = w.tasks[t].parents
+                dep[t] = max((dep[p] + 1 for p in ps), default=0.0)
+            self._depth.append(dep)
+        self._states = [
+            ServerState(s, None if s.is_cloud else self.cache_size) for s in self.servers
+        ]
+        self._timeline: Timeline[tuple[str, int, int]] = Timeline()
+        self._running = [0] * self.num_servers
+        self._log: list[dict[str, Any]] = []
+        self._log_index: dict[tuple[int, int], dict[str, Any]] = {}
+        self._left = [0] * len(self._wf)
+        self._completion: list[float] = [float("nan")] * len(self._wf)
+        self._reported = [False] * len(self._wf)
+        self._pending_done: list[float] = []
+        self._cloud_tasks = 0
+        self._tasks_done = 0
+        self._pulls = 0
+        self._cost = 0.0
+        self._invalid = 0
+        self._w = -1
+        self._now = 0.0
+        self._done = False
+        self._next_workflow()
+        return self._observation(), {"time": self._now, "dataset": self._dataset_name}
+
+    def _next_workflow(self) -> None:
+        self._w += 1
+        if self._w >= len(self._wf):
+            self._done = True
+            self._advance(float("inf"))
+            return
+        w = self._wf[self._w]
+        self._advance(w.arrival)
+        self._now = max(self._now, w.arrival)
+        n = len(w.tasks)
+        self._server = np.full(n, -1, dtype=np.int64)
+        self._start = np.full(n, np.nan)
+        self._finish = np.full(n, np.nan)
+        self._pulled = np.zeros(n, dtype=bool)
+        self._missing = np.array([len(t.parents) for t in w.tasks])
+        self._cand = [t for t in range(n) if self._missing[t] == 0]
+        self._decided = 0
+        self._projected = w.arrival
+        self._prev_server: int | None = None
+        for st in self._states:
+            st.prune(self._now)
+        self._pick_task()
+
+    def _pick_task(self) -> None:
+        w = self._wf[self._w]
+        cand = self._cand
+        if self.task_order == "rank":
+            r = self._ranks[self._w]
+            self._task = max(cand, key=lambda t: (r[t], -t))
+            return
+        pool = cand
+        if self._prev_server is not None:
+            st = self._states[self._prev_server]
+            pref = [t for t in cand if st.image_ready(w.tasks[t].image) is not None]
+            pool = pref or cand
+        self._task = pool[0] if len(pool) == 1 else pool[int(self.np_random.integers(len(pool)))]
+
+    def _advance(self, until: float) -> None:
+        """Replay start (c1) and finish (c2) events up to ``until``."""
+        for time, (kind, w, t) in self._timeline.pop_until(until):
+            s = int(self._log_index[(w, t)]["server"])
+            if kind == "start":
+                self._running[s] += 1
+            else:
+                self._running[s] -= 1
+                self._left[w] -= 1
+                if self._left[w] == 0:
+                    self._pending_done.append(self._completion[w])
+            if until == float("inf"):
+                self._now = max(self._now, time)
+
+    def current_instance(self) -> OffloadInstance:
+        """The workflow being decided, as a static instance (for solvers)."""
+        return self._wf[min(self._w, len(self._wf) - 1)]
+
+    @property
+    def current_task(self) -> int:
+        return self._task
+
+    @property
+    def current_workflow(self) -> int:
+        return self._w
+
+    def schedule_log(self) -> list[dict[str, Any]]:
+        """Per decided task: workflow, task, server, start, finish, pulled, transfers."""
+        return [dict(r) for r in self._log]
+
+    def action_masks(self) -> np.ndarray:
+        if self._done:
+            return np.ones(self.num_servers, dtype=bool)
+        w, t = self._wf[self._w], self._task
+        return np.array([w.can_host(t, s) for s in range(self.num_servers)], dtype=bool)
+
+    def estimate(self, action: int) -> dict[str, float]:
+        """What placing the current task on ``action`` gives, without changing state."""
+        w, t, s = self._wf[self._w], self._task, int(action)
+        task = w.tasks[t]
+        ready = ready_time(w, t, s, self._server, self._finish)
+        ex = w.exec_time(t, s)
+        start, finish, pulled = self._states[s].plan(
+            ready, ex, task.cpu, task.mem, task.image, self.pull_time
+        )
+        trans = sum(w.trans_time(p, int(self._server[p]), s) for p in task.parents)
+        return {
+            "t_trans": float(trans),
+            "t_exec": ex + (self.pull_time if pulled else 0.0),
+            "ready": ready,
+            "start": start,
+            "finish": finish,
+            "pulled": bool(pulled),
+        }
+
+    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("step() called on a finished episode; call reset()")
+        a = int(action)
+        if not (0 <= a < self.num_servers and self.action_masks()[a]):
+            self._invalid += 1
+            left = sum(len(w.tasks) for w in self._wf[self._w :]) - self._decided
+            self._done = True
+            info = {"invalid_action": True, "time": self._now, "metrics": self.metrics()}
+            return self._observation(), -float(left), True, False, info
+        w, t = self._wf[self._w], self._task
+        task = w.tasks[t]
+        est = self.estimate(a)
+        st = self._states[a]
+        st.commit(
+            est["start"],
+            est["finish"],
+            task.cpu,
+            task.mem,
+            task.image,
+            est["pulled"],
+            self.pull_time,
+        )
+        self._server[t], self._start[t], self._finish[t] = a, est["start"], est["finish"]
+        self._pulled[t] = est["pulled"]
+        run = est["finish"] - est["start"]
+        is_cloud = self.servers[a].is_cloud
+        self._cost += run * (self.cloud_price if is_cloud else self.edge_price)
+        self._cloud_tasks += is_cloud
+        self._pulls += est["pulled"]
+        self._tasks_done += 1
+        rec = {
+            "workflow": self._w,
+            "task": t,
+            "name": task.name,
+            "image": task.image,
+            "server": a,
+            "start": est["start"],
+            "finish": est["finish"],
+            "pulled": est["pulled"],
+            "transfers": [
+                (int(p), int(self._server[p]), float(w.trans_time(p, int(self._server[p]), a)))
+                for p in task.parents
+            ],
+        }
+        self._log.append(rec)
+        self._log_index[(self._w, t)] = rec
+        self._timeline.push(est["start"], ("start", self._w, t))
+        self._timeline.push(est["finish"], ("finish", self._w, t))
+        if self.reward_name == "patent":
+            cost = est["t_trans"] + est["t_exec"]
+        else:
+            cost = max(0.0, est["finish"] - self._projected)
+        self._projected = max(self._projected, est["finish"])
+        reward = -cost / self.time_unit
+        # state transition (b8): update the sets, pick the next candidate
+        self._decided += 1
+        self._cand.remove(t)
+        for c in self._children[self._w][t]:
+            self._missing[c] -= 1
+            if self._missing[c] == 0:
+                self._cand.append(c)
+        self._prev_server = a
+        info: dict[str, Any] = {"server": a, "task": t, "workflow": self._w, **est}
+        if self._decided == len(w.tasks):
+            self._completion[self._w] = float(np.max(self._finish)) - w.arrival
+            self._left[self._w] = len(w.tasks)
+            self._next_workflow()
+        else:
+            self._pick_task()
+        info["completed_workflows"], self._pending_done = self._pending_done, []
+        info["time"] = self._now
+        if self._done:
+            info["metrics"] = self.metrics()
+        return self._observation(), float(reward), self._done, False, info
+
+    # ------------------------------------------------------------------ observation
+    def _observation(self) -> dict[str, np.ndarray]:
+        N = self.num_servers
+        obs = {k: np.zeros(sp.shape, np.float32) for k, sp in self.observation_space.spaces.items()}
+        obs["node_speed"][:] = [s.speed for s in self.servers]
+        obs["node_is_cloud"][:] = [float(s.is_cloud) for s in self.servers]
+        if self._done:
+            obs["node_free"][:] = 1.0
+            return obs
+        u = self.time_unit
+        w, t = self._wf[self._w], self._task
+        task = w.tasks[t]
+        obs["node_origin"][self._origin[self._w]] = 1.0
+        now = self._now
+        for s in range(N):
+            srv, st = self.servers[s], self._states[s]
+            est = self.estimate(s)
+            obs["node_image"][s] = float(st.image_ready(task.image) is not None)
+            obs["node_transfer"][s] = est["t_trans"] / u
+            obs["node_start"][s] = max(0.0, est["start"] - now) / u
+            obs["node_finish"][s] = max(0.0, est["finish"] - now) / u
+            obs["node_queue"][s] = sum(1 for iv in st.intervals if iv[1] > now)
+            if srv.is_cloud:
+                obs["node_free"][s] = 1.0
+                continue
+            c, m = st.usage(est["ready"], est["ready"] + 1e-9)
+            obs["node_free"][s] = (max(0.0, 1 - c / srv.cpu), max(0.0, 1 - m / srv.mem))
+            busy = sum((e - max(b, now)) * cpu for b, e, cpu, _ in st.intervals if e > now)
+            obs["node_busy"][s] = busy / srv.cpu / u
+        data_in = sum(w.tasks[p].data for p in task.parents)
+        obs["task"][:] = (
+            task.work / u,
+            task.cpu,
+            task.mem,
+            data_in,
+            task.data,
+            self._ranks[self._w][t] / u,
+            self._depth[self._w][t],
+            1.0 - self._decided / len(w.tasks),
+        )
+        return obs
+
+    # ------------------------------------------------------------------ reporting
+    def metrics(self) -> dict[str, float]:
+        done = np.array([c for c in self._completion if not np.isnan(c)])
+        k = len(done)
+        fin = [r["finish"] for r in self._log]
+        first = self._wf[0].arrival if self._wf else 0.0
+        tasks = max(self._tasks_done, 1)
+        return {
+            "mean_completion": float(done.mean()) if k else float("nan"),
+            "p95_completion": float(np.percentile(done, 95)) if k else float("nan"),
+            "optimality_gap": float("nan"),
+            "cloud_share": self._cloud_tasks / tasks,
+            "cost": float(self._cost),
+            "makespan": float(max(fin) - first) if fin else float("nan"),
+            "tasks": float(self._tasks_done),
+            "workflows": float(k),
+            "pulls": float(self._pulls),
+            "invalid_actions": float(self._invalid),
+        }
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        lines = [
+            f"t={self._now:.2f}s workflow {self._w + 1}/{len(self._wf)} "
+            f"tasks decided={self._tasks_done}"
+        ]
+        for s, srv in enumerate(self.servers):
+            st = self._states[s]
+            lines.append(
+                f"{srv.name:<8} cpu={srv.cpu:<5} mem={srv.mem:<5} speed={srv.speed:<5} "
+                f"images={sorted(srv.images) if not srv.is_cloud else 'all'} "
+                f"cached={list(st.cache)} running={self._running[s]}"
+            )
+        if not self._done:
+            task = self._wf[self._w].tasks[self._task]
+            lines.append(f"next: {task.name} image={task.image} work={task.work:.2f}")
+        return "\n".join(lines)
+
+    def policy_factories(self) -> dict[str, Any]:
+        """Policies made for this env, by name: ``name -> callable(env, seed) -> Policy``."""
+        from rlsched.policies.offloading import POLICY_FACTORIES
+
+        return dict(POLICY_FACTORIES)

@@ -1,0 +1,195 @@
+"""Policies for ``rlsched/WorkflowOffloading-v0``: list-scheduling heuristics and the patent's
+MDP look-ahead. Each is built with the env (``factory(env, seed)``) and plans through its
+``estimate(action)`` / ``copy.deepcopy`` API; all share the ``Policy.act(obs, mask)`` interface.
+
+The env decides the task order (``task_order``); HEFT's order is the env with
+``task_order="rank"`` (highest upward rank first among ready tasks), which :class:`HeftPolicy`
+cannot change from outside, so ``heft`` = earliest finish time with communication, ties broken
+by upward-rank-aware preference for the server that holds the image.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rlsched.policies.base import Observation, Policy
+
+
+def _base(env: Any) -> Any:
+    return getattr(env, "unwrapped", env)
+
+
+def _eft(env: Any, mask: np.ndarray) -> int:
+    """Valid server with the earliest estimated finish (ties: fewer transfers, lower index)."""
+    best, key = int(np.argmax(mask)), (np.inf, np.inf)
+    for s in np.flatnonzero(mask):
+        e = env.estimate(int(s))
+        k = (round(e["finish"], 9), e["t_trans"])
+        if k < key:
+            best, key = int(s), k
+    return best
+
+
+class _EnvPolicy(Policy):
+    def __init__(self, env: Any, seed: int | None = None) -> None:
+        self.env = _base(env)
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+
+class GreedyEftPolicy(_EnvPolicy):
+    """Earliest finish time (transfers, pulls and queueing included) in the env's task order."""
+
+    name = "greedy_eft"
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        return _eft(self.env, mask)
+
+
+class HeftPolicy(_EnvPolicy):
+    """HEFT's server selection: earliest finish time with communication. The task order is
+    the env's; with ``task_order="rank"`` it is HEFT's upward-rank order exactly."""
+
+    name = "heft"
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        return _eft(self.env, mask)
+
+
+class ImageLocalityPolicy(_EnvPolicy):
+    """Servers holding or caching the task's image first (no pull), then earliest finish."""
+
+    name = "image_locality"
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        env = self.env
+        task = env.current_instance().tasks[env.current_task]
+        local = np.array(
+            [
+                bool(mask[s]) and env._states[s].image_ready(task.image) is not None
+                for s in range(len(mask))
+            ]
+        )
+        return _eft(env, local if local.any() else mask)
+
+
+class AllCloudPolicy(_EnvPolicy):
+    """Every task to the cloud (earliest finish when there is none)."""
+
+    name = "all_cloud"
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        clouds = [s for s, srv in enumerate(self.env.servers) if srv.is_cloud and mask[s]]
+        return clouds[0] if clouds else _eft(self.env, mask)
+
+
+class AllLocalPolicy(_EnvPolicy):
+    """Every task on its workflow's origin edge server when it fits, else earliest finish."""
+
+    name = "all_local"
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        o = self.env._origin[self.env.current_workflow]
+        return int(o) if mask[o] else _eft(self.env, mask)
+
+
+class RandomServerPolicy(_EnvPolicy):
+    """Uniform among valid servers (seeded)."""
+
+    name = "random"
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        valid = np.flatnonzero(mask)
+        return int(valid[self.rng.integers(len(valid))]) if len(valid) else 0
+
+
+class MdpLookaheadPolicy(_EnvPolicy):
+    """The patent's value-based choice: ``argmax_a Q(s, a) = r(s, a) + gamma * V(s')``.
+
+    ``V(s')`` is a depth-limited look-ahead: deep-copy the env, apply ``a``, then roll out the
+    next ``depth`` decisions greedily (earliest finish) and sum their rewards discounted by
+    ``gamma`` (``V = sum_k gamma^k r_k``). The copy's rng is the env's, so the rollout sees
+    the same next candidates the env would pick. ``gamma`` = 0.5 as in the patent, ``depth`` = 2;
+    the rollout stops at the end of the current workflow. Ties go to the lower server index.
+    """
+
+    name = "mdp_lookahead"
+
+    def __init__(
+        self, env: Any, seed: int | None = None, gamma: float = 0.5, depth: int = 2
+    ) -> None:
+        super().__init__(env, seed)
+        self.gamma, self.depth = float(gamma), int(depth)
+
+    def q_values(self, mask: np.ndarray) -> np.ndarray:
+        q = np.full(len(mask), -np.inf)
+        for a in np.flatnonzero(mask):
+            sim = copy.deepcopy(self.env)
+            w = sim.current_workflow
+            _, r, done, _, _ = sim.step(int(a))
+            v, disc = 0.0, 1.0
+            for _ in range(self.depth):
+                if done or sim.current_workflow != w:
+                    break
+                _, rk, done, _, _ = sim.step(_eft(sim, sim.action_masks()))
+                v += disc * rk
+                disc *= self.gamma
+            q[a] = r + self.gamma * v
+        return q
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        q = self.q_values(mask)
+        return int(np.argmax(q)) if np.isfinite(q).any() else int(np.argmax(mask))
+
+
+class OptimalPolicy(_EnvPolicy):
+    """Solve each workflow exactly (CP-SAT, :func:`rlsched.policies.optimal.solve`) on its
+    first decision and follow the plan; fall back to earliest finish where the plan's server
+    is invalid. The plan ignores load left by earlier workflows (a static solve)."""
+
+    name = "optimal"
+
+    def __init__(self, env: Any, seed: int | None = None, time_limit: float = 5.0) -> None:
+        super().__init__(env, seed)
+        self.time_limit = time_limit
+        self._plan: tuple[int, Any] | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        self._plan = None
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        from rlsched.policies.optimal import solve
+
+        env = self.env
+        key = (id(env._wf), env.current_workflow)
+        if self._plan is None or self._plan[0] != key:
+            res = solve(env.current_instance(), time_limit=self.time_limit)
+            self._plan = (key, np.asarray(res.schedule.server))
+        s = int(self._plan[1][env.current_task])
+        return s if mask[s] else _eft(env, mask)
+
+
+POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {
+    "heft": HeftPolicy,
+    "greedy_eft": GreedyEftPolicy,
+    "image_locality": ImageLocalityPolicy,
+    "all_cloud": AllCloudPolicy,
+    "all_local": AllLocalPolicy,
+    "random": RandomServerPolicy,
+    "mdp_lookahead": MdpLookaheadPolicy,
+}
+
+try:  # the exact solver needs ortools
+    import rlsched.policies.optimal  # noqa: F401
+
+    POLICY_FACTORIES["optimal"] = OptimalPolicy
+except ImportError:  # pragma: no cover
+    pass

@@ -1,0 +1,123 @@
+"""The offloading timing model: transfers, cold starts, capacity, validation."""
+
+import numpy as np
+import pytest
+
+from rlsched.core.offloading import (
+    OffloadInstance,
+    OffloadTask,
+    Server,
+    check_schedule,
+    patent_example,
+    simulate,
+)
+
+
+def _two_servers(pull: float = 2.0) -> OffloadInstance:
+    servers = (
+        Server("e0", 2.0, 2.0, 1.0, frozenset({"a"})),
+        Server("e1", 2.0, 2.0, 2.0, frozenset()),
+    )
+    adj = np.array([[0.0, 3.0], [3.0, 0.0]])
+    tasks = (
+        OffloadTask("t0", "a", 1.0, 1.0, 4.0, 2.0),
+        OffloadTask("t1", "a", 1.0, 1.0, 4.0, 1.0, (0,)),
+        OffloadTask("t2", "a", 1.0, 1.0, 2.0, 1.0, (0,)),
+    )
+    return OffloadInstance(servers, adj, 4.0, pull, tasks, arrival=10.0)
+
+
+def test_transfer_and_cold_start_hand_case() -> None:
+    inst = _two_servers()
+    assert inst.exec_time(1, 1) == 2.0
+    assert inst.trans_time(0, 0, 1) == pytest.approx(2.0 * 3.0 / 4.0)
+    assert inst.trans_time(0, 1, 1) == 0.0
+    s = simulate(inst, [0, 1, 1], order=[0, 1, 2])
+    # t0 on e0 (holds a): 10 -> 14
+    assert (s.start[0], s.finish[0], s.pulled[0]) == (10.0, 14.0, False)
+    # t1 on e1: ready 14 + 1.5, pulls a (2 s) then runs 4 / 2 = 2 s
+    assert s.start[1] == pytest.approx(15.5) and s.finish[1] == pytest.approx(19.5)
+    assert s.pulled[1]
+    # t2 on e1: ready 15.5, image cached but usable only after the pull ends at 17.5
+    assert not s.pulled[2]
+    assert s.start[2] == pytest.approx(17.5) and s.finish[2] == pytest.approx(18.5)
+    assert s.makespan == pytest.approx(9.5)
+
+
+def test_capacity_delays_start() -> None:
+    servers = (Server("e0", 1.0, 4.0, 1.0, frozenset({"a"})),)
+    tasks = tuple(OffloadTask(f"t{i}", "a", 1.0, 1.0, 1.0, 0.0) for i in range(3))
+    inst = OffloadInstance(servers, np.zeros((1, 1)), 1.0, 0.0, tasks)
+    s = simulate(inst, [0, 0, 0], order=[0, 1, 2])
+    assert list(s.start) == [0.0, 1.0, 2.0]
+
+
+def test_bounded_cache_evicts_lru() -> None:
+    servers = (Server("e0", 4.0, 4.0, 1.0, frozenset()),)
+    tasks = tuple(
+        OffloadTask(f"t{i}", img, 1.0, 1.0, 1.0, 0.0, (i - 1,) if i else ())
+        for i, img in enumerate("abca")
+    )
+    inst = OffloadInstance(servers, np.zeros((1, 1)), 1.0, 1.0, tasks)
+    assert list(simulate(inst, [0] * 4).pulled) == [True, True, True, False]
+    assert list(simulate(inst, [0] * 4, cache_size=2).pulled) == [True, True, True, True]
+
+
+def test_validation() -> None:
+    inst = _two_servers()
+    with pytest.raises(ValueError):
+        simulate(inst, [0, 1])
+    with pytest.raises(ValueError):
+        simulate(inst, [0, 1, 1], order=[1, 0, 2])
+    big = OffloadInstance(
+        inst.servers, inst.adj, 1.0, 1.0, (OffloadTask("x", "a", 9.0, 1.0, 1.0, 0.0),)
+    )
+    assert not big.can_host(0, 0)
+    with pytest.raises(ValueError):
+        simulate(big, [0])
+    s = simulate(inst, [0, 1, 1])
+    s.start[2] -= 1.0
+    with pytest.raises(ValueError):
+        check_schedule(inst, s)
+
+
+def test_random_assignments_respect_dependencies_and_capacity() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        m = int(rng.integers(1, 4))
+        edges = [
+            Server(f"e{k}", 2.0, 2.0, float(rng.uniform(0.5, 2)), frozenset({"a"}))
+            for k in range(m)
+        ]
+        servers = (*edges, Server("cloud", np.inf, np.inf, 2.0, frozenset(), True))
+        d = rng.uniform(0.5, 2, (m + 1, m + 1))
+        adj = np.triu(d, 1) + np.triu(d, 1).T
+        n = int(rng.integers(1, 10))
+        tasks = tuple(
+            OffloadTask(
+                f"t{i}",
+                str(rng.choice(["a", "b"])),
+                float(rng.choice([0.5, 1, 2])),
+                float(rng.choice([0.5, 1])),
+                float(rng.uniform(0.1, 3)),
+                float(rng.uniform(0, 2)),
+                tuple(int(p) for p in rng.choice(i, size=min(i, 2), replace=False)) if i else (),
+            )
+            for i in range(n)
+        )
+        inst = OffloadInstance(servers, adj, 1.0, 0.7, tasks)
+        server = [int(rng.integers(0, m + 1)) for _ in range(n)]
+        s = simulate(inst, server, cache_size=1)  # validates internally
+        check_schedule(inst, s)
+        assert s.makespan >= max(inst.exec_time(t, server[t]) for t in range(n)) - 1e-9
+
+
+def test_patent_example_and_rank() -> None:
+    inst = patent_example()
+    assert [t.image for t in inst.tasks] == list("ababab")
+    order = inst.topological_order()
+    assert order[0] == 0 and order[-1] == 5
+    rank = inst.upward_rank()
+    assert all(rank[p] > rank[c] for c, t in enumerate(inst.tasks) for p in t.parents)
+    s = simulate(inst, [0, 1, 0, 1, 2, 1], order=[0, 2, 1, 3, 4, 5])
+    assert s.makespan == pytest.approx(2.02)

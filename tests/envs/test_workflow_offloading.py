@@ -1,0 +1,118 @@
+"""WorkflowOffloading-v0: the timing model, masks, loader edge cases, planning API."""
+
+import copy
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import rlsched  # noqa: F401
+from rlsched.core.offloading import check_schedule, simulate
+from rlsched.core.workload import Task, Workflow
+from rlsched.envs.workflow_offloading import WorkflowOffloadingEnv
+
+
+def _play(env: WorkflowOffloadingEnv, seed: int, pick=None):
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    done, info, steps = False, {}, 0
+    while not done:
+        mask = env.action_masks()
+        valid = np.flatnonzero(mask)
+        a = pick(env, mask) if pick else int(rng.choice(valid))
+        _, r, done, _, info = env.step(a)
+        assert np.isfinite(r) and not info.get("invalid_action", False)
+        steps += 1
+    return info, steps
+
+
+def test_random_play_valid_and_matches_simulate() -> None:
+    env = WorkflowOffloadingEnv(num_workflows=3)
+    for seed in range(3):
+        info, steps = _play(env, seed)
+        m = info["metrics"]
+        assert m["tasks"] == steps and m["workflows"] == 3
+        assert np.isnan(m["optimality_gap"])
+        log = env.schedule_log()
+        # every server within capacity across all workflows, every dependency respected
+        for s, srv in enumerate(env.servers):
+            if srv.is_cloud:
+                continue
+            runs = [r for r in log if r["server"] == s]
+            for r in runs:
+                live = [u for u in runs if u["start"] <= r["start"] < u["finish"]]
+                wfs = [env._wf[u["workflow"]].tasks[u["task"]] for u in live]
+                assert sum(t.cpu for t in wfs) <= srv.cpu + 1e-9
+                assert sum(t.mem for t in wfs) <= srv.mem + 1e-9
+        for w, inst in enumerate(env._wf):
+            rows = {r["task"]: r for r in log if r["workflow"] == w}
+            for t, task in enumerate(inst.tasks):
+                for p in task.parents:
+                    assert rows[t]["start"] >= rows[p]["finish"] - 1e-9
+
+
+def test_single_workflow_equals_simulate() -> None:
+    env = WorkflowOffloadingEnv(num_workflows=1, cache_size=None)
+    for seed in range(4):
+        _play(env, seed)
+        inst = env.current_instance()
+        log = env.schedule_log()
+        server = [0] * len(inst.tasks)
+        for r in log:
+            server[r["task"]] = r["server"]
+        s = simulate(inst, server, order=[r["task"] for r in log])
+        check_schedule(inst, s)
+        for r in log:
+            assert r["start"] == pytest.approx(s.start[r["task"]])
+            assert r["finish"] == pytest.approx(s.finish[r["task"]])
+            assert r["pulled"] == s.pulled[r["task"]]
+
+
+def test_estimate_is_pure_and_deepcopy_independent() -> None:
+    env = WorkflowOffloadingEnv(num_workflows=2)
+    env.reset(seed=1)
+    before = [env.estimate(a) for a in range(env.num_servers)]
+    sim = copy.deepcopy(env)
+    sim.step(int(np.argmax(sim.action_masks())))
+    assert [env.estimate(a) for a in range(env.num_servers)] == before
+    _, r, *_, info = env.step(0 if env.action_masks()[0] else int(np.argmax(env.action_masks())))
+    assert r == pytest.approx(-(info["t_trans"] + info["t_exec"]) / env.time_unit)
+
+
+def test_one_task_workflow_and_cloud_only_task() -> None:
+    wfs = [
+        Workflow("one", [Task("t", "x", 3.0)]),
+        Workflow("big", [Task("a", "x", 2.0), Task("b", "y", 5.0, (0,), cores=64.0)]),
+    ]
+    env = WorkflowOffloadingEnv(dataset=wfs, num_workflows=4, num_edge=3)
+    env.reset(seed=0)
+    seen_cloud_only = False
+    done = False
+    while not done:
+        mask = env.action_masks()
+        task = env.current_instance().tasks[env.current_task]
+        if task.cpu == 64.0:
+            assert list(mask) == [False, False, False, True]
+            seen_cloud_only = True
+        _, _, done, _, info = env.step(int(np.flatnonzero(mask)[-1]))
+    assert seen_cloud_only
+    assert info["metrics"]["workflows"] == 4
+
+
+def test_makespan_reward_sums_to_completion() -> None:
+    env = WorkflowOffloadingEnv(num_workflows=1, reward="makespan", task_order="rank")
+    env.reset(seed=2)
+    total, done = 0.0, False
+    while not done:
+        _, r, done, _, info = env.step(int(np.argmax(env.action_masks())))
+        total += r
+    assert total * env.time_unit == pytest.approx(-info["metrics"]["mean_completion"])
+
+
+def test_patent_scenario_shape() -> None:
+    env = gym.make("rlsched/WorkflowOffloading-v0", scenario="patent-example").unwrapped
+    obs, _ = env.reset(seed=0)
+    assert env.num_servers == 3 and env.current_task == 0
+    assert obs["node_image"].tolist() == [1.0, 0.0, 1.0]
+    env.step(0)
+    assert env.current_task == 2  # b8.1: es1 holds image a, so task 3 goes next

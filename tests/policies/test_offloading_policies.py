@@ -1,0 +1,67 @@
+"""Policies of WorkflowOffloading-v0: full valid episodes, the patent's first decisions."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import rlsched  # noqa: F401
+from rlsched.evaluate import compare
+from rlsched.policies.offloading import POLICY_FACTORIES, MdpLookaheadPolicy
+from rlsched.policies.registry import applicable_heuristics, make_policy
+
+
+def _episode(env, pol, seed=0):
+    obs, _ = env.reset(seed=seed)
+    pol.reset(seed)
+    done, decisions, info = False, [], {}
+    while not done:
+        u = env.unwrapped
+        t, mask = u.current_task, u.action_masks()
+        a = pol.act(obs, mask)
+        assert mask[a]
+        decisions.append((t + 1, u.servers[a].name))
+        obs, _, done, _, info = env.step(a)
+        assert not info.get("invalid_action", False)
+    return decisions, info
+
+
+@pytest.mark.parametrize("name", [n for n in POLICY_FACTORIES if n != "optimal"])
+def test_policies_play_full_episodes(name: str) -> None:
+    env = gym.make("rlsched/WorkflowOffloading-v0", num_workflows=2, disable_env_checker=True)
+    _, info = _episode(env, make_policy(name, env, seed=0))
+    assert info["metrics"]["workflows"] == 2
+
+
+def test_mdp_lookahead_patent_first_decisions() -> None:
+    env = gym.make("rlsched/WorkflowOffloading-v0", scenario="patent-example")
+    pol = make_policy("mdp_lookahead", env, seed=0)
+    assert isinstance(pol, MdpLookaheadPolicy) and pol.gamma == 0.5
+    decisions, info = _episode(env, pol)
+    assert decisions[:2] == [(1, "es1"), (3, "es1")]
+    # with our numbers the look-ahead reproduces the patent's whole decision set
+    assert decisions == [(1, "es1"), (3, "es1"), (2, "es2"), (4, "es2"), (5, "es3"), (6, "es2")]
+    assert info["metrics"]["makespan"] == pytest.approx(2.02)
+
+
+def test_optimal_policy_on_patent_example() -> None:
+    pytest.importorskip("ortools")
+    env = gym.make("rlsched/WorkflowOffloading-v0", scenario="patent-example")
+    _, info = _episode(env, make_policy("optimal", env, seed=0))
+    assert info["metrics"]["makespan"] <= 2.02 + 1e-9
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_registry_lists_env_policies_and_compare() -> None:
+    env = gym.make("rlsched/WorkflowOffloading-v0", disable_env_checker=True)
+    names = applicable_heuristics(env)
+    assert {"heft", "greedy_eft", "mdp_lookahead", "all_cloud"} <= set(names)
+    rep = compare(
+        "rlsched/WorkflowOffloading-v0",
+        None,
+        "heft,greedy_eft,mdp_lookahead,random",
+        episodes=1,
+        env_kwargs={"num_workflows": 2},
+    )
+    res = {r["policy"]: r["metrics"] for r in rep["results"]}
+    assert set(res) == {"heft", "greedy_eft", "mdp_lookahead", "random"}
+    assert all(np.isfinite(m["mean_completion"]) for m in res.values())
