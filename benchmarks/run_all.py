@@ -1,6 +1,8 @@
 """Run every benchmark and write docs/benchmarks.md with the measured figures.
 
-python benchmarks/run_all.py            (what `make bench` runs)
+python benchmarks/run_all.py                          (what `make bench` runs)
+python benchmarks/run_all.py --only offloading,cpsat  (run those; re-render from all results)
+python benchmarks/run_all.py --render-only            (re-render from benchmarks/results/)
 """
 
 from __future__ import annotations
@@ -16,14 +18,44 @@ DOC = HERE.parent / "docs" / "benchmarks.md"
 
 RESULTS = HERE / "results"
 
+#: section key (for ``--only``) -> benchmark script and its arguments
+BENCHES = {
+    "env": ("bench_env.py", ()),
+    "train": ("bench_train.py", ()),
+    "serve": ("bench_serve.py", ()),
+    "offloading": ("bench_offloading.py", ()),
+    "cpsat": (
+        "bench_cpsat.py",
+        ("--sizes", "5", "10", "15", "20", "25", "30", "40", "--seeds", "3", "--time-limit", "10"),
+    ),
+}
 
-def run(script: str, *args: str) -> dict:
-    """Run one benchmark; its raw figures are kept in benchmarks/results/ beside the doc."""
+
+def selected() -> set[str]:
+    """Benchmarks to run: all, none (``--render-only``) or ``--only a,b``."""
+    if "--render-only" in sys.argv:
+        return set()
+    if "--only" in sys.argv:
+        i = sys.argv.index("--only")
+        keys = set(sys.argv[i + 1].split(",")) if i + 1 < len(sys.argv) else set()
+        unknown = keys - set(BENCHES)
+        if unknown or not keys:
+            sys.exit(f"--only takes a comma list of {', '.join(BENCHES)}; got {sorted(unknown)}")
+        return keys
+    return set(BENCHES)
+
+
+def run(key: str) -> dict | None:
+    """Run one benchmark if selected; its raw figures are kept in benchmarks/results/ beside the
+    doc, and every section renders from there (None: never measured)."""
+    script, args = BENCHES[key]
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / script.replace(".py", ".json")
-    if "--render-only" not in sys.argv:
-        subprocess.run([sys.executable, str(HERE / script), "--json", str(out), *args], check=True)
-    return json.loads(out.read_text())
+    if key in selected():
+        subprocess.run(
+            [sys.executable, str(HERE / script), "--json", str(out), *args], check=True, cwd=HERE
+        )
+    return json.loads(out.read_text()) if out.is_file() else None
 
 
 SERVE_LABELS = {
@@ -60,10 +92,69 @@ def serve_section(sv: dict) -> list[str]:
     return out
 
 
+def offloading_section(of: dict) -> list[str]:
+    m = of["machine"]
+    r0 = of["rows"][0]
+    kw = ", ".join(f"{k}={v}" for k, v in of["env_kwargs"].items())
+    out = [
+        "",
+        "## Env steps per second (WorkflowOffloading-v0, ~1,000-task stream, one core)",
+        "",
+        f"`benchmarks/bench_offloading.py`: dataset `{of['dataset']}`, env arguments `{kw}` "
+        f"({of['num_servers']} servers incl. the cloud), so an episode is a stream of "
+        f"{r0['tasks_per_episode_min']:,}-{r0['tasks_per_episode_max']:,} tasks, one step per "
+        f"task. Each step: the policy reads the observation and mask, the raw env steps; resets "
+        f"included; whole episodes for {of['seconds']:.0f} s per run, median and best of 3 runs. "
+        f"Machine speed at the time: {m['python_loop_1e6_ms']} ms per 10^6 Python additions; "
+        f"git commit {m['git_commit']}.",
+        "",
+        "| policy | median steps/s | best steps/s | episodes (all runs) |",
+        "|---|---:|---:|---:|",
+    ]
+    for r in of["rows"]:
+        out.append(
+            f"| {r['policy']} | {r['steps_per_s_median']:,.0f} | {r['steps_per_s_best']:,.0f} | "
+            f"{r['episodes']} |"
+        )
+    return out
+
+
+def cpsat_section(cp: dict) -> list[str]:
+    m = cp["machine"]
+    seeds = max(s["instances"] for s in cp["summary"].values())
+    out = [
+        "",
+        "## CP-SAT solve time by DAG size (`optimal` policy's exact solver)",
+        "",
+        f"`benchmarks/bench_cpsat.py`: random layered DAGs "
+        f"(`rlsched.policies.optimal.random_instance`: 3 edge servers + a cloud, image pulls, "
+        f"binding edge capacities), {seeds} seeds per size, {cp['workers']} CP-SAT worker(s) "
+        f"(pinned to one core), time limit {cp['time_limit']:g} s per instance. Wall time "
+        f"includes building the model. Machine speed at the time: {m['python_loop_1e6_ms']} ms "
+        f"per 10^6 Python additions; git commit {m['git_commit']}.",
+        "",
+        "| tasks | median solve s | max solve s | proven optimal | mean makespan / HEFT |",
+        "|---:|---:|---:|---:|---:|",
+    ]
+    for n, s in sorted(cp["summary"].items(), key=lambda kv: int(kv[0])):
+        rs = [r for r in cp["runs"] if r["tasks"] == int(n)]
+        ratio = sum(r["makespan"] / r["heft_makespan"] for r in rs) / len(rs)
+        out.append(
+            f"| {n} | {s['median_wall_s']:.3f} | {s['max_wall_s']:.3f} | "
+            f"{s['proven']}/{s['instances']} | {ratio:.3f} |"
+        )
+    return out
+
+
 def main() -> None:
-    env = run("bench_env.py")
-    tr = run("bench_train.py")
-    sv = run("bench_serve.py")
+    selected()  # reject a bad --only before running anything
+    env = run("env")
+    tr = run("train")
+    sv = run("serve")
+    of = run("offloading")
+    cp = run("cpsat")
+    if env is None or tr is None or sv is None:
+        sys.exit("missing benchmarks/results/bench_{env,train,serve}.json: run without --only")
     m = env["machine"]
     lines = [
         "# Benchmarks",
@@ -115,6 +206,10 @@ def main() -> None:
             f"{r['seconds']:.1f} | {r['steps_per_s']:,.0f} |"
         )
     lines += serve_section(sv)
+    if of is not None:
+        lines += offloading_section(of)
+    if cp is not None:
+        lines += cpsat_section(cp)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(lines) + "\n")
     print(f"wrote {DOC}")

@@ -128,3 +128,51 @@ def test_train_then_compare_and_evaluate_learned(tmp_path: Path) -> None:
 def test_unknown_policy_exits_2() -> None:
     proc = rlsched("compare", "--policies", "magic", "--episodes", "1")
     assert proc.returncode == 2 and "magic" in proc.stderr
+
+
+def test_compare_gantt_writes_one_png_per_policy(tmp_path: Path) -> None:
+    out = tmp_path / "gantt"
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            "--env",
+            "rlsched/WorkflowOffloading-v0",
+            "--dataset",
+            "wfinstances:blast-43",
+            "--policies",
+            "heft,random",
+            "--episodes",
+            "1",
+            "--gantt",
+            str(out),
+            "--env-arg",
+            "num_workflows=1",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    for name in ("heft", "random"):
+        png = out / f"{name}.png"
+        assert png.is_file(), res.output
+        data = png.read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+    # an env without schedule_log: one line, no charts, still exit 0
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            "--dataset",
+            "wfinstances:blast-43",
+            "--policies",
+            "first_fit",
+            "--episodes",
+            "1",
+            "--gantt",
+            str(tmp_path / "none"),
+            "--env-arg",
+            "episode_length=10",
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert "not available" in res.output
+    assert not (tmp_path / "none").exists()

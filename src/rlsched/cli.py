@@ -186,14 +186,36 @@ def compare(
         Path | None, typer.Option("--json", help="Write the results as JSON.")
     ] = None,
     env_arg: EnvArgs = None,
+    gantt_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--gantt",
+            help="Write DIR/<policy>.png, a Gantt chart of each policy's first episode "
+            "(envs with a schedule log, e.g. WorkflowOffloading-v0).",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate policies on the same seeded episodes and print a leaderboard."""
     from rlsched.evaluate import compare as run_compare
+    from rlsched.evaluate import gantt_hook
 
+    written: list[Path] = []
+    hook = None
+    if gantt_dir is not None:
+        hook = gantt_hook(gantt_dir, written=written, notify=console.print)
     report = run_compare(
-        env, dataset, policies, episodes, seed, parse_env_args(env_arg), progress=True
+        env,
+        dataset,
+        policies,
+        episodes,
+        seed,
+        parse_env_args(env_arg),
+        progress=True,
+        on_episode_end=hook,
     )
     _print_report(report, json_out)
+    for path in written:
+        console.print(f"wrote {path}")
 
 
 @app.command()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,9 +68,22 @@ def make_env(env_id: str, dataset: str | None = None, **kwargs: Any) -> gym.Env:
     return gym.make(env_id, disable_env_checker=True, **kwargs)
 
 
-def evaluate(policy: Policy, env: gym.Env, episodes: int, seed: int = 0) -> list[EpisodeResult]:
+#: ``on_episode_end(policy_name, episode_index, env)``: called after each finished episode,
+#: before the next reset (the env still holds that episode's schedule).
+EpisodeHook = Callable[[str, int, gym.Env], None]
+
+
+def evaluate(
+    policy: Policy,
+    env: gym.Env,
+    episodes: int,
+    seed: int = 0,
+    on_episode_end: EpisodeHook | None = None,
+    policy_name: str | None = None,
+) -> list[EpisodeResult]:
     """Run ``episodes`` episodes with seeds ``seed, seed + 1, ...``; the same seeds for every
-    policy, so each policy meets exactly the same workloads."""
+    policy, so each policy meets exactly the same workloads. ``on_episode_end`` (if given) is
+    called as ``on_episode_end(policy_name or policy.name, k, env)`` after episode ``k``."""
     base = env.unwrapped
     out: list[EpisodeResult] = []
     for k in range(episodes):
@@ -84,6 +98,8 @@ def evaluate(policy: Policy, env: gym.Env, episodes: int, seed: int = 0) -> list
             done = terminated or truncated
         metrics = dict(info.get("metrics") or {})
         out.append(EpisodeResult(total, steps, metrics))
+        if on_episode_end is not None:
+            on_episode_end(policy_name or policy.name, k, env)
     return out
 
 
@@ -95,8 +111,10 @@ def compare(
     seed: int = 0,
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = False,
+    on_episode_end: EpisodeHook | None = None,
 ) -> dict[str, Any]:
-    """Evaluate every policy on the same seeded episodes: ``{"env", "dataset", "results"}``."""
+    """Evaluate every policy on the same seeded episodes: ``{"env", "dataset", "results"}``.
+    ``on_episode_end`` is passed to :func:`evaluate` (see :func:`gantt_hook`)."""
     env = make_env(env_id, dataset, **(env_kwargs or {}))
     names = expand_policies(policies if isinstance(policies, str) else ",".join(policies), env)
     results: list[dict[str, Any]] = []
@@ -108,10 +126,59 @@ def compare(
     for name in iterator:
         pol = make_policy(name, env, seed=seed)
         res = PolicyResult(pol.name if name.startswith("learned:") else name)
-        res.episodes = evaluate(pol, env, episodes, seed)
+        res.episodes = evaluate(pol, env, episodes, seed, on_episode_end, res.policy)
         results.append(res.to_json())
     ds = getattr(env.unwrapped, "dataset_name", dataset)
     return {"env": env_id, "dataset": ds, "episodes": episodes, "seed": seed, "results": results}
+
+
+def safe_filename(name: str) -> str:
+    """A policy name as a file stem: ``learned:runs/x/model`` -> ``learned_runs_x_model``."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
+    return stem or "policy"
+
+
+def has_schedule_log(env: gym.Env) -> bool:
+    return callable(getattr(env.unwrapped, "schedule_log", None))
+
+
+def gantt_hook(
+    out_dir: str | Path,
+    episode: int = 0,
+    written: list[Path] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> EpisodeHook:
+    """An ``on_episode_end`` hook writing ``out_dir/<policy>.png``, the Gantt chart of episode
+    ``episode`` (the first by default) of each policy, from the env's ``schedule_log()``.
+    For an env without ``schedule_log`` nothing is drawn and ``notify`` (if given) is called
+    once with a one-line message. The paths written are appended to ``written`` if given."""
+    out = Path(out_dir)
+    told: list[bool] = []
+
+    def hook(policy_name: str, k: int, env: gym.Env) -> None:
+        if k != episode:
+            return
+        if not has_schedule_log(env):
+            if notify is not None and not told:
+                told.append(True)
+                env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+                notify(f"Gantt charts are not available for {env_id} (no schedule_log); skipped")
+            return
+        from rlsched.report.gantt import gantt
+
+        base = env.unwrapped
+        servers = [s.name for s in base.servers] if hasattr(base, "servers") else None
+        path = gantt(
+            base.schedule_log(),
+            out / f"{safe_filename(policy_name)}.png",
+            title=f"{policy_name}: episode {k + 1}",
+            servers=servers,
+            pull_time=getattr(base, "pull_time", None),
+        )
+        if written is not None:
+            written.append(path)
+
+    return hook
 
 
 def ci95(std: float, n: int) -> float:

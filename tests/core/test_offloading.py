@@ -41,7 +41,31 @@ def test_transfer_and_cold_start_hand_case() -> None:
     # t2 on e1: ready 15.5, image cached but usable only after the pull ends at 17.5
     assert not s.pulled[2]
     assert s.start[2] == pytest.approx(17.5) and s.finish[2] == pytest.approx(18.5)
-    assert s.makespan == pytest.approx(9.5)
+    # both sinks' outputs (1 MB each) go back to the origin e0: 1 * 3 / 4 = 0.75 s
+    assert s.complete == pytest.approx(19.5 + 0.75)
+    assert s.makespan == pytest.approx(10.25)
+
+
+def test_origin_input_and_return_transfers() -> None:
+    base = _two_servers()
+    inst = OffloadInstance(
+        base.servers, base.adj, 4.0, 2.0, base.tasks, 10.0, origin=1, input_data=8.0
+    )
+    assert inst.input_time(1) == 0.0 and inst.input_time(0) == pytest.approx(8.0 * 3.0 / 4.0)
+    assert inst.sinks() == [1, 2] and not inst.is_sink(0)
+    assert inst.output_time(1, 0) == pytest.approx(0.75) and inst.output_time(1, 1) == 0.0
+    # t0 on e0, far from the origin e1: waits 6 s for its input
+    s = simulate(inst, [0, 0, 0], order=[0, 1, 2])
+    assert s.start[0] == pytest.approx(16.0) and s.finish[0] == pytest.approx(20.0)
+    # t1 and t2 run concurrently on e0 (2 cpu), then ship 1 MB each back to e1
+    assert s.finish[1] == pytest.approx(24.0) and s.finish[2] == pytest.approx(22.0)
+    assert s.makespan == pytest.approx(24.0 + 0.75 - 10.0)
+    # at the origin nothing moves from or to it; e1 pulls image a once (2 s)
+    s = simulate(inst, [1, 1, 1], order=[0, 1, 2])
+    assert s.start[0] == 10.0 and s.finish[0] == pytest.approx(14.0)
+    assert s.makespan == pytest.approx(s.finish.max() - 10.0)
+    with pytest.raises(ValueError):
+        OffloadInstance(base.servers, base.adj, 4.0, 2.0, base.tasks, origin=2)
 
 
 def test_capacity_delays_start() -> None:
@@ -119,5 +143,8 @@ def test_patent_example_and_rank() -> None:
     assert order[0] == 0 and order[-1] == 5
     rank = inst.upward_rank()
     assert all(rank[p] > rank[c] for c, t in enumerate(inst.tasks) for p in t.parents)
+    assert inst.origin == 0 and inst.input_data == 0.0
     s = simulate(inst, [0, 1, 0, 1, 2, 1], order=[0, 2, 1, 3, 4, 5])
-    assert s.makespan == pytest.approx(2.02)
+    # task 6 finishes at 2.02 on es2 and sends its 0.1 MB back to es1 (distance 1): 0.1 s
+    assert s.finish.max() == pytest.approx(2.02)
+    assert s.makespan == pytest.approx(2.12)

@@ -116,3 +116,46 @@ def test_patent_scenario_shape() -> None:
     assert obs["node_image"].tolist() == [1.0, 0.0, 1.0]
     env.step(0)
     assert env.current_task == 2  # b8.1: es1 holds image a, so task 3 goes next
+
+
+def test_completion_includes_origin_transfers_and_equals_simulate() -> None:
+    env = WorkflowOffloadingEnv(num_workflows=1, cache_size=None)
+    for seed in range(4):
+        info, _ = _play(env, seed)
+        inst = env.current_instance()
+        assert inst.origin == env._origin[0] and not env.servers[inst.origin].is_cloud
+        log = env.schedule_log()
+        server = [0] * len(inst.tasks)
+        for r in log:
+            server[r["task"]] = r["server"]
+        s = simulate(inst, server, order=[r["task"] for r in log])
+        assert info["metrics"]["mean_completion"] == pytest.approx(s.makespan)
+        for r in log:  # sources wait for their input from the origin
+            if not inst.tasks[r["task"]].parents:
+                assert r["start"] >= inst.arrival + inst.input_time(r["server"]) - 1e-9
+                assert r["t_in"] == pytest.approx(inst.input_time(r["server"]))
+
+
+def test_optimality_gap_against_isolated_optimum() -> None:
+    pytest.importorskip("ortools")
+    wfs = [
+        Workflow(
+            "small",
+            [Task("a", "x", 2.0, write_bytes=3e6, read_bytes=5e6), Task("b", "y", 3.0, (0,))],
+        )
+    ]
+    env = WorkflowOffloadingEnv(dataset=wfs, num_workflows=3, optimality_reference=True)
+    assert env._pool_input == [pytest.approx(5.0)]
+    info, _ = _play(env, 0, pick=lambda e, m: int(np.flatnonzero(m)[0]))
+    gap = info["metrics"]["optimality_gap"]
+    assert np.isfinite(gap)
+    comps = env._completion
+    opts = [env.isolated_optimum(w) for w in range(3)]
+    assert gap == pytest.approx(np.mean([c / o - 1 for c, o in zip(comps, opts, strict=True)]))
+    assert len(env._opt_cache) == len({(0, o) for o in env._origin})
+    # off by default; workflows above optimal_max_tasks are skipped
+    info, _ = _play(WorkflowOffloadingEnv(dataset=wfs), 0)
+    assert np.isnan(info["metrics"]["optimality_gap"])
+    env2 = WorkflowOffloadingEnv(dataset=wfs, optimality_reference=True, optimal_max_tasks=1)
+    info, _ = _play(env2, 0)
+    assert np.isnan(info["metrics"]["optimality_gap"])

@@ -171,3 +171,35 @@ def test_time_out_falls_back_to_the_warm_start():
     assert not res.proven_optimal
     check_schedule(inst, res.schedule)
     assert res.makespan <= res.hint_makespan + TICK
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("origin", [0, 1])
+def test_cpsat_equals_brute_force_with_origin_transfers(seed, origin):
+    """Source inputs from the origin and sink outputs back to it, in CP-SAT and enumeration."""
+    inst = random_instance(5, n_edge=2, cloud=True, seed=seed, origin=origin, input_data=0.7)
+    assert inst.input_time(origin) == 0.0 and inst.input_time(2) > 0
+    res = solve(inst, time_limit=10, workers=1)
+    assert res.proven_optimal
+    bf = brute_force(inst)
+    assert res.makespan == pytest.approx(bf, abs=TICK)
+    assert res.sim_makespan == pytest.approx(bf, abs=TICK)
+    check_schedule(inst, res.schedule)
+    lb = lower_bound(inst)
+    assert lb <= bf + 1e-9
+    assert lb >= critical_path(inst) - 1e-12
+
+
+def test_lower_bound_counts_cheapest_input_and_output():
+    # one task, the origin lacks capacity for it: it must run elsewhere and pay both ways
+    servers = (
+        Server("o", 0.5, 4.0, 1.0, frozenset({"a"})),
+        Server("e", 2.0, 4.0, 1.0, frozenset({"a"})),
+    )
+    adj = np.array([[0.0, 2.0], [2.0, 0.0]])
+    tasks = (OffloadTask("t", "a", 1.0, 1.0, 1.0, 0.5),)
+    inst = OffloadInstance(servers, adj, 1.0, 0.0, tasks, 0.0, "io", origin=0, input_data=1.0)
+    # input 1 * 2 / 1 = 2, exec 1, output 0.5 * 2 = 1
+    assert lower_bound(inst) == pytest.approx(4.0)
+    assert brute_force(inst) == pytest.approx(4.0)
+    assert solve(inst, time_limit=5).makespan == pytest.approx(4.0)

@@ -4,10 +4,17 @@ A workflow is a DAG of :class:`OffloadTask` s; each task runs on one :class:`Ser
 model below is the one every part of the package uses (the ``WorkflowOffloading-v0`` env,
 :func:`simulate`, and the CP-SAT solver in :mod:`rlsched.policies.optimal`):
 
+- **origin**: a workflow arrives at an edge server, its ``origin``, which holds its input and
+  must receive its results.
 - **transfer**: a task ``t`` on server ``s`` is *ready* at
   ``max over parents p of (finish_p + trans_time(p, server_p, s))`` where
-  ``trans_time(p, i, j) = data_p * adj[i][j] / bandwidth`` (0 when ``i == j``); a source task is
-  ready at the workflow's ``arrival``.
+  ``trans_time(p, i, j) = data_p * adj[i][j] / bandwidth`` (0 when ``i == j``); a source task
+  (no parents) is ready at ``arrival + input_time(s)``,
+  ``input_time(s) = input_data * adj[origin][s] / bandwidth`` (0 on the origin).
+- **completion**: the workflow is complete when the output of every sink task (no children)
+  is back at the origin: ``max over sinks t of (finish_t + output_time(t, server_t))`` with
+  ``output_time(t, s) = data_t * adj[s][origin] / bandwidth`` (0 on the origin). The
+  *makespan* is the completion minus the arrival.
 - **cold start**: if ``s`` lacks ``t``'s image (not in ``s.images`` and not cached), the first
   task of that image on ``s`` *pulls* it: its run is ``pull_time + exec_time`` and it holds its
   cpu and memory for the whole run (as a starting container does). Later tasks of that image on
@@ -70,7 +77,11 @@ class OffloadTask:
 
 @dataclass(frozen=True)
 class OffloadInstance:
-    """One workflow on a set of servers: the static problem a solver sees."""
+    """One workflow on a set of servers: the static problem a solver sees.
+
+    ``origin`` is the server the workflow arrives at (its input is there and its sinks' outputs
+    go back there); ``input_data`` is the MB *each* source task receives from the origin.
+    """
 
     servers: tuple[Server, ...]
     adj: np.ndarray
@@ -79,6 +90,8 @@ class OffloadInstance:
     tasks: tuple[OffloadTask, ...]
     arrival: float = 0.0
     name: str = ""
+    origin: int = 0
+    input_data: float = 0.0
 
     def __post_init__(self) -> None:
         n = len(self.tasks)
@@ -91,6 +104,10 @@ class OffloadInstance:
             raise ValueError(f"adj must be ({s}, {s}), got {np.shape(self.adj)}")
         if self.bandwidth <= 0:
             raise ValueError("bandwidth must be positive")
+        if not 0 <= self.origin < s:
+            raise ValueError(f"origin {self.origin} out of range for {s} servers")
+        if self.input_data < 0:
+            raise ValueError("input_data must be >= 0")
 
     def exec_time(self, t: int, s: int) -> float:
         return self.tasks[t].work / self.servers[s].speed
@@ -99,6 +116,41 @@ class OffloadInstance:
         if i == j:
             return 0.0
         return float(self.tasks[p].data * self.adj[i][j] / self.bandwidth)
+
+    def input_time(self, s: int) -> float:
+        """Time to move a source task's input from the origin to server ``s``."""
+        if s == self.origin or self.input_data == 0:
+            return 0.0
+        return float(self.input_data * self.adj[self.origin][s] / self.bandwidth)
+
+    def output_time(self, t: int, s: int) -> float:
+        """Time to move task ``t``'s output from server ``s`` back to the origin (counts for
+        sink tasks only, see :meth:`is_sink`)."""
+        if s == self.origin:
+            return 0.0
+        return float(self.tasks[t].data * self.adj[s][self.origin] / self.bandwidth)
+
+    def is_sink(self, t: int) -> bool:
+        """``t`` has no children: its output goes back to the origin."""
+        return t not in self._parents_set()
+
+    def sinks(self) -> list[int]:
+        ps = self._parents_set()
+        return [t for t in range(len(self.tasks)) if t not in ps]
+
+    def _parents_set(self) -> frozenset[int]:
+        cached = self.__dict__.get("_pset")
+        if cached is None:
+            cached = frozenset(p for t in self.tasks for p in t.parents)
+            object.__setattr__(self, "_pset", cached)
+        return cached
+
+    def completion_time(self, server: Sequence[int], finish) -> float:
+        """Absolute time every sink's output is back at the origin."""
+        return max(
+            (float(finish[t]) + self.output_time(t, int(server[t])) for t in self.sinks()),
+            default=self.arrival,
+        )
 
     def can_host(self, t: int, s: int) -> bool:
         srv, task = self.servers[s], self.tasks[t]
@@ -153,19 +205,25 @@ class OffloadInstance:
 
 @dataclass
 class Schedule:
-    """Per task: server index, start, finish (pull included) and whether it paid the pull."""
+    """Per task: server index, start, finish (pull included) and whether it paid the pull.
+
+    ``complete`` is the absolute time the workflow completes (every sink's output back at the
+    origin, :meth:`OffloadInstance.completion_time`); when None the last finish stands in.
+    """
 
     server: np.ndarray
     start: np.ndarray
     finish: np.ndarray
     pulled: np.ndarray
     arrival: float = 0.0
+    complete: float | None = None
 
     @property
     def makespan(self) -> float:
         if len(self.finish) == 0:
             return 0.0
-        return float(np.max(self.finish)) - self.arrival
+        end = float(np.max(self.finish)) if self.complete is None else float(self.complete)
+        return end - self.arrival
 
 
 @dataclass
@@ -250,9 +308,13 @@ class ServerState:
 
 
 def ready_time(inst: OffloadInstance, t: int, s: int, server: Sequence[int], finish) -> float:
-    """When task ``t``'s inputs are all on server ``s`` (parents placed in ``server``)."""
+    """When task ``t``'s inputs are all on server ``s`` (parents placed in ``server``); a
+    source task's input comes from the origin (:meth:`OffloadInstance.input_time`)."""
+    parents = inst.tasks[t].parents
     r = inst.arrival
-    for p in inst.tasks[t].parents:
+    if not parents:
+        return r + inst.input_time(s)
+    for p in parents:
         r = max(r, float(finish[p]) + inst.trans_time(p, int(server[p]), s))
     return r
 
@@ -295,7 +357,14 @@ def simulate(
         )
         states[s].commit(st, fi, task.cpu, task.mem, task.image, pu, inst.pull_time)
         start[t], finish[t], pulled[t], done[t] = st, fi, pu, True
-    sched = Schedule(np.asarray(server), start, finish, pulled, inst.arrival)
+    sched = Schedule(
+        np.asarray(server),
+        start,
+        finish,
+        pulled,
+        inst.arrival,
+        inst.completion_time(server, finish),
+    )
     check_schedule(inst, sched)
     return sched
 
@@ -322,6 +391,10 @@ def check_schedule(inst: OffloadInstance, sched: Schedule, tol: float = 1e-6) ->
             mem = sum(inst.tasks[u].mem for u in live)
             if cpu > srv.cpu + tol or mem > srv.mem + tol:
                 raise ValueError(f"server {srv.name} over capacity at t={x:.3f}")
+    if sched.complete is not None and n:
+        want = inst.completion_time(sched.server, sched.finish)
+        if abs(sched.complete - want) > tol:
+            raise ValueError("schedule's completion != last sink output back at the origin")
 
 
 #: The worked example's numbers (the patent gives them only in a figure; these are ours).
@@ -348,7 +421,9 @@ def patent_example(
     ``(0.4, 0.5, 0.3, 0.6, 0.4, 0.3)`` s, data ``(0.2, 0.3, 0.1, 0.2, 0.3, 0.1)`` MB, cpu 1 and
     mem 1 GB per task, bandwidth 1 MB/s per unit distance, pull 0.5 s, speeds ``(1, 1, 0.8)``
     (es3, the smallest server, is also the slowest; with equal speeds es3 ties es1 for task 1
-    and the look-ahead prefers es3, which is closer to es2).
+    and the look-ahead prefers es3, which is closer to es2). The workflow arrives at es1
+    (``origin`` 0) with no input to move (``input_data`` 0); its sink, task 6, sends its
+    0.1 MB back to es1 (0.1 s from es2).
     """
     servers = (
         Server("es1", 6.0, 3.0, float(speeds[0]), frozenset({"a"})),
@@ -372,4 +447,6 @@ def patent_example(
         )
         for i in range(6)
     )
-    return OffloadInstance(servers, adj, bandwidth, pull_time, tasks, 0.0, "patent-example")
+    return OffloadInstance(
+        servers, adj, bandwidth, pull_time, tasks, 0.0, "patent-example", origin=0, input_data=0.0
+    )

@@ -2,10 +2,13 @@
 MDP look-ahead. Each is built with the env (``factory(env, seed)``) and plans through its
 ``estimate(action)`` / ``copy.deepcopy`` API; all share the ``Policy.act(obs, mask)`` interface.
 
-The env decides the task order (``task_order``); HEFT's order is the env with
-``task_order="rank"`` (highest upward rank first among ready tasks), which :class:`HeftPolicy`
-cannot change from outside, so ``heft`` = earliest finish time with communication, ties broken
-by upward-rank-aware preference for the server that holds the image.
+The env decides the task order (``task_order``), a policy only picks servers. ``heft`` is
+HEFT's server-selection phase (earliest finish time with communication); run on the env with
+``task_order="rank"`` (highest upward rank first among ready tasks) it is exact HEFT, with the
+default ``task_order="patent"`` it is EFT in the patent's candidate order (b8.1).
+
+"Earliest finish" here is the env's ``estimate(a)["done"]``: the finish time, and for a sink
+task the time its output is back at the workflow's origin (the workflow completes then).
 """
 
 from __future__ import annotations
@@ -24,11 +27,12 @@ def _base(env: Any) -> Any:
 
 
 def _eft(env: Any, mask: np.ndarray) -> int:
-    """Valid server with the earliest estimated finish (ties: fewer transfers, lower index)."""
+    """Valid server with the earliest estimated finish, a sink's return transfer to the origin
+    included (ties: less transfer time, lower index)."""
     best, key = int(np.argmax(mask)), (np.inf, np.inf)
     for s in np.flatnonzero(mask):
         e = env.estimate(int(s))
-        k = (round(e["finish"], 9), e["t_trans"])
+        k = (round(e["done"], 9), e["t_trans"])
         if k < key:
             best, key = int(s), k
     return best
@@ -54,8 +58,13 @@ class GreedyEftPolicy(_EnvPolicy):
 
 
 class HeftPolicy(_EnvPolicy):
-    """HEFT's server selection: earliest finish time with communication. The task order is
-    the env's; with ``task_order="rank"`` it is HEFT's upward-rank order exactly."""
+    """HEFT (Topcuoglu et al. 2002) = upward-rank task order + earliest-finish-time server
+    selection with communication (insertion-based). This policy is the server selection: each
+    task goes to the valid server with the earliest finish (transfers from the predecessors or
+    from the origin, image pulls, queueing and, for a sink, the return of its output to the
+    origin included). The task order is the env's: with ``task_order="rank"`` (decreasing
+    upward rank among ready tasks) this is exact HEFT; with the default ``"patent"`` order it
+    is EFT in the patent's candidate order, i.e. the same as ``greedy_eft``."""
 
     name = "heft"
 

@@ -3,11 +3,13 @@
 The CP-SAT model follows the timing model of :func:`rlsched.core.offloading.simulate`:
 
 * task ``t`` on server ``s`` starts no earlier than ``finish_p + trans_time(p, server_p, s)`` for
-  every parent ``p`` (sources: the arrival time);
+  every parent ``p`` (sources: ``arrival + input_time(s)``, their input comes from the origin);
 * cold start: on a server lacking ``t``'s image, the *first* task of that image runs
   ``pull_time + exec_time`` (holding its cpu and mem), and every later task of the image on that
   server starts no earlier than ``start_first + pull_time``;
-* every edge server's cpu and mem capacity holds at every instant (the cloud is unlimited).
+* every edge server's cpu and mem capacity holds at every instant (the cloud is unlimited);
+* the makespan is at least ``end_t + output_time(t, s)`` for every sink ``t`` on server ``s``
+  (its output goes back to the origin).
 
 Times are integer *ticks* (``tick`` seconds, 1 ms by default): each duration is rounded to the
 nearest tick, so the CP-SAT optimum is exact for instances whose times are whole ticks and within
@@ -73,16 +75,33 @@ def _hosts(inst: OffloadInstance, t: int) -> list[int]:
 
 
 def critical_path(inst: OffloadInstance) -> float:
-    """Longest source-to-sink path, each task weighted by its fastest feasible execution time
-    (transfers and pulls ignored)."""
+    """Longest source-to-sink path, each task at its fastest feasible execution time, plus the
+    cheapest input / output transfers to and from the origin (transfers between tasks and pulls
+    ignored).
+
+    Per task, a lower bound on its finish over every server ``s`` it may run on:
+    ``min_s max(P_t, input_time(s) if t is a source) + exec(t, s)`` with ``P_t`` the parents'
+    bounds; a sink adds ``output_time(t, s)`` inside the min. Valid whatever the assignment,
+    since on the server it does run on a task waits at least that long.
+    """
     n = len(inst.tasks)
     best = [0.0] * n
+    sinks = set(inst.sinks())
+    out = 0.0
     for t in inst.topological_order():
         hosts = _hosts(inst, t)
-        w = min((inst.exec_time(t, s) for s in hosts), default=0.0)
-        ready = max((best[p] for p in inst.tasks[t].parents), default=0.0)
-        best[t] = ready + w
-    return max(best, default=0.0)
+        parents = inst.tasks[t].parents
+        ready = max((best[p] for p in parents), default=0.0)
+
+        def at(s: int, ready: float = ready, t: int = t, parents: tuple = parents) -> float:
+            r = ready if parents else max(ready, inst.input_time(s))
+            return r + inst.exec_time(t, s)
+
+        best[t] = min((at(s) for s in hosts), default=ready)
+        if t in sinks:
+            done = min((at(s) + inst.output_time(t, s) for s in hosts), default=best[t])
+            out = max(out, done)
+    return max(out, max(best, default=0.0))
 
 
 def lower_bound(inst: OffloadInstance) -> float:
@@ -90,8 +109,10 @@ def lower_bound(inst: OffloadInstance) -> float:
 
     The maximum of
 
-    * the critical path with every task at its fastest feasible execution time (no transfers,
-      no pulls): the textbook "critical path on the fastest server" term, tightened per task;
+    * the critical path with every task at its fastest feasible execution time, plus the
+      cheapest input transfer from the origin into each source and output transfer from each
+      sink back to it (:func:`critical_path`; no transfers between tasks, no pulls): the
+      textbook "critical path on the fastest server" term, tightened per task;
     * a resource-work term: server ``s`` processes at most ``cap_s * speed_s`` units of
       ``demand * work`` per second, so ``sum_t cpu_t * work_t / sum_s cpu_s * speed_s`` (and the
       same for mem). With ``cpu_t == cap_s == 1`` this is the textbook "total work over total
@@ -126,19 +147,21 @@ def greedy_assignment(inst: OffloadInstance) -> tuple[list[int], list[int]]:
     start = [0.0] * n
     finish = [0.0] * n
     topo = inst.topological_order()
+    sinks = set(inst.sinks())
     for t in topo:
         task = inst.tasks[t]
-        best: tuple[float, int, float, bool] | None = None
+        best: tuple[float, int, float, bool, float] | None = None
         for s in _hosts(inst, t):
             ready = ready_time(inst, t, s, server, finish)
             st, fi, pu = states[s].plan(
                 ready, inst.exec_time(t, s), task.cpu, task.mem, task.image, inst.pull_time
             )
-            if best is None or fi < best[0] - 1e-12:
-                best = (fi, s, st, pu)
+            done = fi + (inst.output_time(t, s) if t in sinks else 0.0)
+            if best is None or done < best[4] - 1e-12:
+                best = (fi, s, st, pu, done)
         if best is None:
             raise ValueError(f"task {t} ({task.name}) fits on no server")
-        fi, s, st, pu = best
+        fi, s, st, pu, _ = best
         states[s].commit(st, fi, task.cpu, task.mem, task.image, pu, inst.pull_time)
         server[t], start[t], finish[t] = s, st, fi
     return server, topo
@@ -209,8 +232,12 @@ def solve(
         for i in hosts[p]
         for j in range(m)
     }
+    sinks = [t for t in range(n) if not children[t]]
+    in_tk = {s: _ticks(inst.input_time(s), tick) for s in range(m)}
+    out_tk = {(t, s): _ticks(inst.output_time(t, s), tick) for t in sinks for s in hosts[t]}
     # a trivially feasible horizon: everything one after the other, slowest choices
     horizon = sum(max(exec_tk[t, s] for s in hosts[t]) + pull_tk[t] for t in range(n))
+    horizon += max(in_tk.values(), default=0) + max(out_tk.values(), default=0)
     horizon += sum(
         max((trans_tk[p, i, j] for i in hosts[p] for j in hosts[c]), default=0)
         for c in range(n)
@@ -273,11 +300,20 @@ def solve(
                 if terms:
                     md.Add(start[c] >= end[p] + sum(k * v for k, v in terms)).OnlyEnforceIf(x[p, i])
 
-    makespan = md.NewIntVar(0, horizon, "makespan")
+    # sources wait for their input from the origin
     for t in range(n):
-        if not children[t]:
-            md.Add(makespan >= end[t])
-    lb_tk = math.floor(lower_bound(inst) / tick + 1e-9) - n  # rounding slack: never cut optima
+        if not tasks[t].parents:
+            terms = [(in_tk[s], x[t, s]) for s in hosts[t] if in_tk[s] > 0]
+            if terms:
+                md.Add(start[t] >= sum(k * v for k, v in terms))
+
+    # the workflow completes when every sink's output is back at the origin
+    makespan = md.NewIntVar(0, horizon, "makespan")
+    for t in sinks:
+        terms = [(out_tk[t, s], x[t, s]) for s in hosts[t] if out_tk[t, s] > 0]
+        md.Add(makespan >= end[t] + sum(k * v for k, v in terms))
+    # rounding slack (a path has <= n + 2 rounded durations): never cut optima
+    lb_tk = math.floor(lower_bound(inst) / tick + 1e-9) - n - 2
     if lb_tk > 0:
         md.Add(makespan >= lb_tk)
     md.Minimize(makespan)
@@ -368,8 +404,10 @@ def topological_orders(inst: OffloadInstance) -> Iterator[list[int]]:
 
 def brute_force(inst: OffloadInstance, max_tasks: int = 7) -> float:
     """Optimal makespan by enumeration: every assignment x every topological order, timed by
-    ``simulate``. Exact because list scheduling in the start order of an optimal schedule
-    places every task no later than that schedule does. Tiny instances only."""
+    ``simulate`` (so with the source inputs from the origin and the sinks' outputs back to it).
+    Exact because list scheduling in the start order of an optimal schedule places every task
+    no later than that schedule does (input and output transfers depend only on the
+    assignment). Tiny instances only."""
     n = len(inst.tasks)
     if n > max_tasks:
         raise ValueError(f"brute force is for <= {max_tasks} tasks, got {n}")
@@ -391,8 +429,13 @@ def random_instance(
     seed: int = 0,
     n_images: int = 3,
     pull_time: float = 0.5,
+    origin: int = 0,
+    input_data: float = 0.0,
 ) -> OffloadInstance:
     """A random layered DAG on ``n_edge`` edge servers (+ a cloud), for tests and benchmarks.
+
+    The workflow arrives at server ``origin``; each source receives ``input_data`` MB from it
+    and each sink's output (its ``data``) goes back to it.
 
     Every time is a whole multiple of 0.1 s (works and data in tenths, speeds 1 or 2 on the
     edge and 1 in the cloud, integer distances, bandwidth 1), so CP-SAT's millisecond ticks are
@@ -446,5 +489,13 @@ def random_instance(
         for i in range(n_edge):
             adj[i, -1] = adj[-1, i] = float(rng.integers(3, 6))
     return OffloadInstance(
-        tuple(servers), adj, 1.0, pull_time, tasks, 0.0, f"random-{n_tasks}-s{seed}"
+        tuple(servers),
+        adj,
+        1.0,
+        pull_time,
+        tasks,
+        0.0,
+        f"random-{n_tasks}-s{seed}",
+        origin,
+        input_data,
     )

@@ -1,0 +1,43 @@
+"""rlsched.evaluate: the on_episode_end hook and the Gantt hook."""
+
+from pathlib import Path
+
+from rlsched.evaluate import evaluate, gantt_hook, make_env, safe_filename
+from rlsched.policies import make_policy
+
+
+def test_safe_filename() -> None:
+    assert safe_filename("heft") == "heft"
+    assert safe_filename("learned:runs/x/model") == "learned_runs_x_model"
+    assert safe_filename("learned:/abs/p") == "learned_abs_p"
+    assert safe_filename("::") == "policy"
+
+
+def test_on_episode_end_is_called_after_each_episode() -> None:
+    env = make_env("rlsched/WorkflowOffloading-v0", "wfinstances:blast-43", num_workflows=1)
+    pol = make_policy("greedy_eft", env)
+    calls: list[tuple[str, int, int]] = []
+    evaluate(pol, env, 2, seed=3, on_episode_end=lambda n, k, e: calls.append(
+        (n, k, len(e.unwrapped.schedule_log()))
+    ), policy_name="g")  # fmt: skip
+    assert [(n, k) for n, k, _ in calls] == [("g", 0), ("g", 1)]
+    assert all(rows > 0 for _, _, rows in calls)
+
+
+def test_gantt_hook_draws_only_the_chosen_episode(tmp_path: Path) -> None:
+    env = make_env("rlsched/WorkflowOffloading-v0", "wfinstances:blast-43", num_workflows=1)
+    written: list[Path] = []
+    hook = gantt_hook(tmp_path, written=written)
+    evaluate(make_policy("heft", env), env, 2, on_episode_end=hook, policy_name="learned:a/b")
+    assert written == [tmp_path / "learned_a_b.png"]
+    assert written[0].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_gantt_hook_notifies_once_for_envs_without_a_log(tmp_path: Path) -> None:
+    env = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", episode_length=5)
+    msgs: list[str] = []
+    hook = gantt_hook(tmp_path / "g", notify=msgs.append)
+    for name in ("first_fit", "random"):
+        evaluate(make_policy(name, env), env, 1, on_episode_end=hook, policy_name=name)
+    assert len(msgs) == 1 and "not available" in msgs[0]
+    assert not (tmp_path / "g").exists()
