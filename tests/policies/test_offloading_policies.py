@@ -110,3 +110,19 @@ def test_registry_lists_env_policies_and_compare() -> None:
     res = {r["policy"]: r["metrics"] for r in rep["results"]}
     assert set(res) == {"heft", "greedy_eft", "mdp_lookahead", "random"}
     assert all(np.isfinite(m["mean_completion"]) for m in res.values())
+
+
+def test_mdp_rollout_never_worse_than_its_greedy_base_on_single_workflows() -> None:
+    """A rollout algorithm on a deterministic model does no worse than its base policy."""
+    from rlsched.evaluate import compare
+
+    rep = compare(
+        "rlsched/WorkflowOffloading-v0",
+        "synthetic:placement?workflows=6&tasks=8&seed=4",
+        "greedy_eft,mdp_rollout",
+        episodes=4,
+        seed=0,
+        env_kwargs={"num_workflows": 1},
+    )
+    res = {r["policy"]: r["metrics"]["mean_completion"] for r in rep["results"]}
+    assert res["mdp_rollout"] <= res["greedy_eft"] + 1e-9

@@ -132,15 +132,24 @@ class MdpLookaheadPolicy(_EnvPolicy):
     name = "mdp_lookahead"
 
     def __init__(
-        self, env: Any, seed: int | None = None, gamma: float = 0.5, depth: int = 2
+        self,
+        env: Any,
+        seed: int | None = None,
+        gamma: float = 0.5,
+        depth: int | None = 2,
+        reward: str | None = None,
     ) -> None:
         super().__init__(env, seed)
-        self.gamma, self.depth = float(gamma), int(depth)
+        self.gamma = float(gamma)
+        self.depth = 10**9 if depth is None else int(depth)
+        self.reward = reward  # None: the env's own reward
 
     def q_values(self, mask: np.ndarray) -> np.ndarray:
         q = np.full(len(mask), -np.inf)
         for a in np.flatnonzero(mask):
             sim = copy.deepcopy(self.env)
+            if self.reward is not None:
+                sim.reward_name = self.reward
             w = sim.current_workflow
             _, r, done, _, _ = sim.step(int(a))
             v, disc = 0.0, 1.0
@@ -156,6 +165,21 @@ class MdpLookaheadPolicy(_EnvPolicy):
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         q = self.q_values(mask)
         return int(np.argmax(q)) if np.isfinite(q).any() else int(np.argmax(mask))
+
+
+class MdpRolloutPolicy(MdpLookaheadPolicy):
+    """The patent's ``Q(s, a) = r(s, a) + gamma * V(s')`` with ``gamma = 1``, the makespan reward
+    and ``V`` rolled out greedily (earliest finish) to the end of the current workflow, so
+    ``Q(s, a)`` is minus the workflow's projected completion time after choosing ``a``.
+
+    This is a rollout algorithm (Bertsekas): on a deterministic model it never does worse
+    than its greedy base policy; it costs one full greedy rollout per server per decision.
+    """
+
+    name = "mdp_rollout"
+
+    def __init__(self, env: Any, seed: int | None = None) -> None:
+        super().__init__(env, seed, gamma=1.0, depth=None, reward="makespan")
 
 
 class OptimalPolicy(_EnvPolicy):
@@ -194,6 +218,7 @@ POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {
     "all_local": AllLocalPolicy,
     "random": RandomServerPolicy,
     "mdp_lookahead": MdpLookaheadPolicy,
+    "mdp_rollout": MdpRolloutPolicy,
 }
 
 try:  # the exact solver needs ortools
