@@ -35,17 +35,21 @@ class PolicyResult:
     def rewards(self) -> np.ndarray:
         return np.array([e.reward for e in self.episodes])
 
-    def metric_means(self) -> dict[str, float]:
+    def _stat(self, fn: Any) -> dict[str, float]:
         keys = self.episodes[0].metrics.keys() if self.episodes else []
-        return {
-            k: float(np.nanmean([e.metrics.get(k, np.nan) for e in self.episodes])) for k in keys
-        }
+        out = {}
+        for k in keys:
+            col = np.array([e.metrics.get(k, np.nan) for e in self.episodes], dtype=float)
+            # a metric no episode has (e.g. an optimality gap nobody computed) stays NaN quietly
+            out[k] = float(fn(col)) if (~np.isnan(col)).any() else float("nan")
+        return out
+
+    def metric_means(self) -> dict[str, float]:
+        """Mean of each metric over episodes, ignoring NaN (a metric an episode lacks)."""
+        return self._stat(np.nanmean)
 
     def metric_stds(self) -> dict[str, float]:
-        keys = self.episodes[0].metrics.keys() if self.episodes else []
-        return {
-            k: float(np.nanstd([e.metrics.get(k, np.nan) for e in self.episodes])) for k in keys
-        }
+        return self._stat(np.nanstd)
 
     def to_json(self) -> dict[str, Any]:
         r = self.rewards
