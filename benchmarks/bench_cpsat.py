@@ -12,10 +12,9 @@ makespan and :func:`lower_bound`.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 
-from common import machine, pin_one_core
+from common import machine, pin_one_core, write_json
 from rlsched.policies.optimal import lower_bound, random_instance, solve
 
 
@@ -72,8 +71,7 @@ def main() -> None:
             "runs": runs,
             "summary": summary,
         }
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=2)
+        write_json(args.json, out)
 
 
 if __name__ == "__main__":

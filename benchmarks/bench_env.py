@@ -10,11 +10,10 @@ an episode ends (resets are included in the time).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import rlsched  # noqa: F401
-from common import best_of, machine, pin_one_core
+from common import best_of, machine, pin_one_core, write_json
 from rlsched.evaluate import make_env
 from rlsched.policies import make_policy
 
@@ -64,10 +63,7 @@ def main() -> dict:
                 f"median {med:9.0f} steps/s  best {best:9.0f}"
             )
     out = {"machine": machine(), "dataset": DATASET, "policy": "first_fit", "rows": rows}
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=2)
-    return out
+    return write_json(args.json, out)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,10 @@ from the observation and the mask, steps the raw env, and resets it when an epis
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import rlsched  # noqa: F401
-from common import best_of, machine, pin_one_core
+from common import best_of, machine, pin_one_core, write_json
 from rlsched.evaluate import make_env
 from rlsched.policies import make_policy
 
@@ -87,10 +86,7 @@ def main() -> dict:
         "build_s": round(build_s, 2),
         "rows": rows,
     }
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=2)
-    return out
+    return write_json(args.json, out)
 
 
 if __name__ == "__main__":

@@ -146,7 +146,7 @@ def main() -> dict:
     ap.add_argument("--nodes", default="7,100,500")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    from common import machine
+    from common import machine, write_json
     from rlsched.serve.registry import ModelRegistry
 
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -221,9 +221,7 @@ def main() -> dict:
                 srv.kill()
                 srv.wait()
     out = {"machine": machine(), "seconds": args.seconds, "rows": rows}
-    if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2))
-    return out
+    return write_json(args.json, out)
 
 
 if __name__ == "__main__":

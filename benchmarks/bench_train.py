@@ -9,10 +9,9 @@ network and SB3's flat MultiInputPolicy, with 1 and 4 envs in one process (Dummy
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 
-from common import machine
+from common import machine, write_json
 from rlsched.train import TrainConfig, train
 
 CASES = [
@@ -56,10 +55,7 @@ def main() -> dict:
             f"({res.steps} steps in {res.seconds:.1f}s)"
         )
     out = {"machine": machine(), "rows": rows}
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(out, fh, indent=2)
-    return out
+    return write_json(args.json, out)
 
 
 if __name__ == "__main__":

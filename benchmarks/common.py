@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import statistics
@@ -51,3 +52,11 @@ def best_of(fn: Callable[[], float], repeats: int = 3) -> tuple[float, float]:
     """Median and best of ``repeats`` measurements of a rate (higher is better)."""
     vals = [fn() for _ in range(repeats)]
     return statistics.median(vals), max(vals)
+
+
+def write_json(path: str | None, out: dict[str, Any]) -> dict[str, Any]:
+    """Write a benchmark's figures to ``path`` when one is given; returns them."""
+    if path:
+        with open(path, "w") as fh:
+            json.dump(out, fh, indent=2)
+    return out

@@ -35,12 +35,13 @@ Units: time in seconds, data in MB, bandwidth in MB/s per unit of distance, memo
 
 from __future__ import annotations
 
-import heapq
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from rlsched.core.dag import children_of, topological_order
 
 _EPS = 1e-9
 
@@ -157,11 +158,7 @@ class OffloadInstance:
         return srv.is_cloud or (task.cpu <= srv.cpu + _EPS and task.mem <= srv.mem + _EPS)
 
     def children(self) -> list[list[int]]:
-        kids: list[list[int]] = [[] for _ in self.tasks]
-        for i, t in enumerate(self.tasks):
-            for p in t.parents:
-                kids[p].append(i)
-        return kids
+        return children_of([t.parents for t in self.tasks])
 
     def upward_rank(self) -> np.ndarray:
         """HEFT upward rank: ``mean exec + max over children (mean transfer + rank child)``,
@@ -172,7 +169,7 @@ class OffloadInstance:
         mean_dist = float(adj.sum() / (m * (m - 1))) if m > 1 else 0.0
         kids = self.children()
         rank = np.zeros(n)
-        for t in reversed(self._kahn(None)):
+        for t in reversed(topological_order([t.parents for t in self.tasks])):
             task = self.tasks[t]
             comm = task.data * mean_dist / self.bandwidth
             best = max((comm + rank[c] for c in kids[t]), default=0.0)
@@ -181,26 +178,7 @@ class OffloadInstance:
 
     def topological_order(self) -> list[int]:
         """Topological order, highest upward rank first among ready tasks (HEFT's order)."""
-        return self._kahn(self.upward_rank())
-
-    def _kahn(self, priority: np.ndarray | None) -> list[int]:
-        n = len(self.tasks)
-        indeg = [len(t.parents) for t in self.tasks]
-        kids = self.children()
-        key = (lambda i: (-priority[i], i)) if priority is not None else (lambda i: (0.0, i))
-        heap = [key(i) for i in range(n) if indeg[i] == 0]
-        heapq.heapify(heap)
-        order: list[int] = []
-        while heap:
-            _, i = heapq.heappop(heap)
-            order.append(i)
-            for c in kids[i]:
-                indeg[c] -= 1
-                if indeg[c] == 0:
-                    heapq.heappush(heap, key(c))
-        if len(order) != n:
-            raise ValueError("workflow has a cycle")
-        return order
+        return topological_order([t.parents for t in self.tasks], self.upward_rank())
 
 
 @dataclass

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from rlsched.core.dag import children_of, topological_order
+
 #: The columns of :class:`FunctionInstances`, in order.
 INSTANCE_FIELDS: tuple[str, ...] = (
     "type",
@@ -114,11 +116,7 @@ class Workflow:
 
     @property
     def children(self) -> list[np.ndarray]:
-        kids: list[list[int]] = [[] for _ in self.tasks]
-        for i, t in enumerate(self.tasks):
-            for p in t.parents:
-                kids[p].append(i)
-        return [np.asarray(k, dtype=np.int64) for k in kids]
+        return [np.asarray(k, dtype=np.int64) for k in children_of([t.parents for t in self.tasks])]
 
     @property
     def runtimes(self) -> np.ndarray:
@@ -129,19 +127,10 @@ class Workflow:
         return self._order.copy()
 
     def _topological_order(self) -> np.ndarray:
-        indeg = np.array([len(t.parents) for t in self.tasks], dtype=np.int64)
-        kids = self.children
-        ready = [i for i in range(len(self.tasks)) if indeg[i] == 0]
-        order: list[int] = []
-        while ready:
-            i = ready.pop()
-            order.append(i)
-            for c in kids[i]:
-                indeg[c] -= 1
-                if indeg[c] == 0:
-                    ready.append(int(c))
-        if len(order) != len(self.tasks):
-            raise ValueError(f"workflow {self.name!r} has a cycle")
+        try:
+            order = topological_order([t.parents for t in self.tasks])
+        except ValueError:
+            raise ValueError(f"workflow {self.name!r} has a cycle") from None
         return np.asarray(order, dtype=np.int64)
 
     def earliest_start(self) -> np.ndarray:

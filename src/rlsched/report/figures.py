@@ -16,6 +16,15 @@ import numpy as np
 from rlsched.report.leaderboard import METRIC_LABELS, leaderboard_metrics, ranked
 
 
+def save_figure(fig: Any, out: str | Path, dpi: int = 120) -> Path:
+    """Write ``fig`` as a PNG (creating the folder) and free it; returns the path."""
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    return path
+
+
 def read_monitor(run_dir: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """Training episodes of a run, in time order: (cumulative env steps, episode reward)."""
     rows: list[tuple[float, float, float]] = []
@@ -94,11 +103,7 @@ def learning_curve(
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out)
 
 
 def comparison_bars(
@@ -135,8 +140,4 @@ def comparison_bars(
         fontsize=9,
     )
     fig.tight_layout()
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=120)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out)

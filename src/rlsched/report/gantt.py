@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from rlsched.core.offloading import OffloadInstance, Schedule
+from rlsched.report.figures import save_figure
 
 __all__ = ["gantt", "gantt_figure", "gantt_from_schedule", "schedule_rows"]
 
@@ -124,12 +125,8 @@ def gantt(
     ``server`` is an index into ``servers`` (names) or a name itself. A pulled task's first
     ``pull_time`` seconds are hatched (the whole bar when the pull time is unknown).
     """
-    out = Path(out_png)
-    out.parent.mkdir(parents=True, exist_ok=True)
     fig = gantt_figure(schedule_rows, title=title, servers=servers, pull_time=pull_time)
-    fig.savefig(out)
-    plt.close(fig)
-    return out
+    return save_figure(fig, out_png, dpi=fig.dpi)
 
 
 def gantt_figure(
