@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -24,6 +25,14 @@ class Dataset:
     """Instance field -> the trace column it is read from."""
     derived_fields: dict[str, str] = field(default_factory=dict)
     """Instance field -> the rule that derives it (see :mod:`rlsched.core.workload`)."""
+    trace: Any = None
+    """A non-workflow trace, typed by kind (e.g. :class:`rlsched.core.vm.VMRequests` for
+    ``huawei-vm:`` / ``synthetic:vm``); ``workflows`` is then empty."""
+
+    @property
+    def kind(self) -> str:
+        """``workflows`` or the trace's ``kind`` attribute (``vm-requests``, ...)."""
+        return "workflows" if self.trace is None else str(getattr(self.trace, "kind", "trace"))
 
     @property
     def type_names(self) -> tuple[str, ...]:
@@ -65,4 +74,7 @@ class Dataset:
                 out[f"{col}_mean"] = float(np.mean(v))
                 out[f"{col}_max"] = float(np.max(v))
             out["span_s"] = float(inst.arrival_time.max() - inst.arrival_time.min())
+        if self.trace is not None and hasattr(self.trace, "summary"):
+            out["kind"] = self.kind
+            out.update(self.trace.summary())
         return out

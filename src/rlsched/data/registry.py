@@ -42,6 +42,12 @@ class Scheme:
     """Accepted parameters and their defaults (``None``: no default, left out when absent)."""
     canonical_path: Callable[[str], str] | None = None
     """Normalises the path part, e.g. makes a user's file path absolute."""
+    path_params: Mapping[str, Mapping[str, str | None]] = field(default_factory=dict)
+    """Per-path parameters overriding ``params`` (``synthetic:vm`` and ``synthetic:placement``
+    take different ones)."""
+
+    def params_for(self, path: str) -> Mapping[str, str | None]:
+        return self.path_params.get(path, self.params)
 
 
 _REGISTRY: dict[str, Scheme] = {}
@@ -56,6 +62,7 @@ def register(
     *,
     params: Mapping[str, str | None] | None = None,
     canonical_path: Callable[[str], str] | None = None,
+    path_params: Mapping[str, Mapping[str, str | None]] | None = None,
 ) -> Callable[[Loader], Loader] | Loader:
     """Register ``loader`` for ``scheme``; without ``loader``, use as a decorator."""
     if not _SCHEME_RE.match(scheme):
@@ -63,7 +70,14 @@ def register(
 
     def add(fn: Loader) -> Loader:
         _REGISTRY[scheme] = Scheme(
-            scheme, fn, description, tuple(examples), license, dict(params or {}), canonical_path
+            scheme,
+            fn,
+            description,
+            tuple(examples),
+            license,
+            dict(params or {}),
+            canonical_path,
+            {k: dict(v) for k, v in (path_params or {}).items()},
         )
         _load_canonical.cache_clear()
         return fn
@@ -133,15 +147,16 @@ def resolve(name: str) -> str:
     """The canonical form of a dataset name: defaults filled, params sorted, paths absolute."""
     scheme, path, params = _split(name)
     info = scheme_info(scheme, str(name))
+    accepted = info.params_for(path)
     for key in params:
-        if key not in info.params:
-            known = ", ".join(sorted(info.params)) or "none"
+        if key not in accepted:
+            known = ", ".join(sorted(accepted)) or "none"
             raise DatasetError(
-                f"unknown parameter {key!r} for scheme {scheme!r} (accepted: {known})",
+                f"unknown parameter {key!r} for {scheme}:{path} (accepted: {known})",
                 source=str(name),
                 field=key,
             )
-    full = {k: v for k, v in info.params.items() if v is not None}
+    full = {k: v for k, v in accepted.items() if v is not None}
     full.update(params)
     if info.canonical_path is not None:
         path = info.canonical_path(path)

@@ -95,11 +95,29 @@ def generate(
     return out
 
 
+#: Other synthetic presets: ``path -> "module:function"`` loaders, imported on first use.
+PRESETS: dict[str, str] = {
+    "vm": "rlsched.data.synthetic_vm:load_synthetic_vm",
+    "pods": "rlsched.data.pod_requests:load_synthetic_pods",
+}
+#: Their parameters and defaults (see :class:`rlsched.data.registry.Scheme.path_params`).
+PRESET_PARAMS: dict[str, dict[str, str | None]] = {
+    "vm": {"creations": "125430", "days": "30", "seed": "0"},
+    "pods": {"nodes": "4", "pods": "40", "windows": "288", "seed": "0", "mode": "serial"},
+}
+
+
 def load_synthetic(path: str, params: dict[str, str]) -> Dataset:
     source = f"synthetic:{path}"
+    if path in PRESETS:
+        import importlib
+
+        module, fn = PRESETS[path].split(":")
+        return getattr(importlib.import_module(module), fn)(path, params)
     if path != "placement":
         raise DatasetError(
-            f"unknown synthetic preset {path!r}; available: placement", source=source
+            f"unknown synthetic preset {path!r}; available: placement, {', '.join(PRESETS)}",
+            source=source,
         )
     n = int_param(params, "workflows", source, minimum=1, default=50)
     tasks = int_param(params, "tasks", source, minimum=1, default=20)
@@ -130,4 +148,5 @@ register(
     ["synthetic:placement", "synthetic:placement?workflows=50&tasks=20&types=5&seed=0"],
     "generated (no license)",
     params={"workflows": "50", "tasks": "20", "types": "5", "seed": "0", "interarrival": "60"},
+    path_params=PRESET_PARAMS,
 )

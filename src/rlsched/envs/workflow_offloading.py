@@ -131,6 +131,8 @@ class WorkflowOffloadingEnv(gym.Env):
       sink, its output's return to the origin.
     - ``node_start (N,)``, ``node_finish (N,)``: estimated start / finish if placed there,
       relative to now.
+    - ``node_done (N,)``: ``node_finish`` plus, for a sink, its output's return to the origin
+      (what earliest-finish policies minimise).
     - ``node_busy (N,)``: reserved cpu-time after now over the server's cores (0 for the cloud).
     - ``node_queue (N,)``: tasks placed and not yet finished.
     - ``task (8,)``: work, cpu, mem, data in (sum over predecessors; a source: ``input_data``),
@@ -348,6 +350,7 @@ class WorkflowOffloadingEnv(gym.Env):
                 "node_transfer": spaces.Box(0.0, inf, (N,), f32),
                 "node_start": spaces.Box(0.0, inf, (N,), f32),
                 "node_finish": spaces.Box(0.0, inf, (N,), f32),
+                "node_done": spaces.Box(0.0, inf, (N,), f32),
                 "node_busy": spaces.Box(0.0, inf, (N,), f32),
                 "node_queue": spaces.Box(0.0, inf, (N,), f32),
                 "task": spaces.Box(0.0, inf, (len(_TASK_FEATURES),), f32),
@@ -645,6 +648,7 @@ class WorkflowOffloadingEnv(gym.Env):
             obs["node_transfer"][s] = est["t_trans"] / u
             obs["node_start"][s] = max(0.0, est["start"] - now) / u
             obs["node_finish"][s] = max(0.0, est["finish"] - now) / u
+            obs["node_done"][s] = max(0.0, est["done"] - now) / u
             obs["node_queue"][s] = sum(1 for iv in st.intervals if iv[1] > now)
             if srv.is_cloud:
                 obs["node_free"][s] = 1.0
