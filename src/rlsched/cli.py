@@ -120,7 +120,7 @@ def train(
     eval_dataset: Annotated[
         str | None, typer.Option(help="Held-out dataset for evaluation.")
     ] = None,
-    algo: Annotated[str | None, typer.Option(help="maskable_ppo | ppo | dqn.")] = None,
+    algo: Annotated[str | None, typer.Option(help="maskable_ppo | ppo | dqn | masked_dqn.")] = None,
     steps: Annotated[int | None, typer.Option(help="Total env steps.")] = None,
     seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
     out: Annotated[Path, typer.Option(help="Run folder to write.")] = Path("runs/train"),

@@ -20,7 +20,9 @@ from rlsched.policies.base import Observation, Policy
 
 MODEL_FORMAT = "rlsched-model/1"
 
-ALGOS = ("maskable_ppo", "ppo", "dqn")
+ALGOS = ("maskable_ppo", "ppo", "dqn", "masked_dqn")
+#: Algorithms whose ``predict`` takes ``action_masks=`` and never returns a masked action.
+MASKED_ALGOS = ("maskable_ppo", "masked_dqn")
 
 
 def algo_class(algo: str) -> Any:
@@ -36,6 +38,10 @@ def algo_class(algo: str) -> Any:
         from stable_baselines3 import DQN
 
         return DQN
+    if algo == "masked_dqn":
+        from rlsched.train.masked_dqn import MaskedDQN
+
+        return MaskedDQN
     raise PolicyError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}")
 
 
@@ -59,8 +65,9 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 class LearnedPolicy(Policy):
     """Acts greedily with a trained SB3 model, always within the action mask.
 
-    MaskablePPO applies the mask itself; for PPO and DQN the mask is applied to the action
-    logits / Q-values, so every policy in a comparison plays by the same rules.
+    MaskablePPO and masked DQN apply the mask themselves (``predict(..., action_masks=)``);
+    for PPO and DQN the mask is applied to the action logits / Q-values, so every policy in a
+    comparison plays by the same rules.
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -110,7 +117,7 @@ class LearnedPolicy(Policy):
 
         obs = self._normalize(observation)
         mask = np.asarray(mask, dtype=bool)
-        if self.algo == "maskable_ppo":
+        if self.algo in MASKED_ALGOS:
             action, _ = self.model.predict(obs, action_masks=mask, deterministic=True)
             return int(action)
         obs_t, _ = self.model.policy.obs_to_tensor(obs)

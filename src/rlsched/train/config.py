@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,9 @@ class TrainConfig:
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     """Extra env constructor arguments (e.g. ``num_nodes``, ``reward``, ``beta``)."""
     algo: str = "maskable_ppo"
-    """``maskable_ppo`` (sb3-contrib), ``ppo`` or ``dqn`` (Stable-Baselines3)."""
+    """``maskable_ppo`` (sb3-contrib), ``ppo`` or ``dqn`` (Stable-Baselines3), or
+    ``masked_dqn`` (:mod:`rlsched.train.masked_dqn`: dueling double DQN that never picks a
+    masked action, with a piecewise-linear epsilon schedule)."""
     total_steps: int = 50_000
     """Env steps to train for (over all parallel envs)."""
     seed: int = 0
@@ -54,7 +57,9 @@ class TrainConfig:
     inputs symlog-scaled inside the network, works for any cluster size; needs a Dict
     observation with ``node_*`` keys); ``mlp``: SB3's MlpPolicy / MultiInputPolicy over the
     flattened observation; ``auto``: ``node`` where the observation allows it, else ``mlp``.
-    DQN uses ``mlp``."""
+    ``dqn`` always uses ``mlp``; ``masked_dqn`` uses ``mlp`` (a dueling head over the
+    flattened observation) unless ``node`` is asked for explicitly (then each node's
+    advantage comes from one head shared by every node)."""
     node_hidden: int = 64
     """``node`` network: width of the per-node embedding."""
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
@@ -63,11 +68,37 @@ class TrainConfig:
     """``mlp`` only: running mean/std normalisation of observations (VecNormalize), saved with
     the model as ``vecnormalize.pkl``. The ``node`` network scales its inputs itself."""
     buffer_size: int = 50_000
-    """DQN: replay buffer size."""
+    """DQN, masked DQN: replay buffer size."""
     learning_starts: int = 1_000
-    """DQN: steps before learning starts."""
+    """DQN, masked DQN: steps before learning starts (masked DQN acts uniformly at random
+    among the valid actions until then)."""
     exploration_fraction: float = 0.3
-    """DQN: fraction of training over which epsilon decays."""
+    """DQN: fraction of training over which epsilon decays (masked DQN: see
+    ``epsilon_points``)."""
+    target_update_interval: int = 1_000
+    """Masked DQN: env steps (over all envs) between copies of the online network into the
+    target network."""
+    train_freq: int = 4
+    """Masked DQN: env steps per env between gradient updates."""
+    gradient_steps: int = 1
+    """Masked DQN: gradient steps per update."""
+    epsilon_points: list[float] = field(default_factory=lambda: [0.0, 0.25, 0.9, 1.0])
+    """Masked DQN: breakpoints of the piecewise-linear epsilon schedule, as fractions of
+    ``total_steps`` (non-decreasing, in [0, 1]). The defaults and ``epsilon_values`` are
+    VMAgent's ``linear_decay(x, [0, .25 MAX, .9 MAX, MAX], [.9, .5, .2, .2])``."""
+    epsilon_values: list[float] = field(default_factory=lambda: [0.9, 0.5, 0.2, 0.2])
+    """Masked DQN: epsilon (probability of a uniformly random valid action) at each of
+    ``epsilon_points``; linear in between."""
+    imitation_policy: str | None = None
+    """Warm start (PPO / MaskablePPO): behaviour-clone this policy (any name ``rlsched
+    policies`` lists, e.g. ``heft``) into the actor, and its returns into the critic, before RL
+    (:mod:`rlsched.train.imitation`). None: start from scratch."""
+    imitation_episodes: int = 100
+    """Teacher episodes to collect for the warm start."""
+    imitation_epochs: int = 30
+    """Passes over the teacher's decisions."""
+    imitation_lr: float = 1e-3
+    """Adam step size of the warm start."""
     eval_freq: int = 5_000
     """Evaluate every this many env steps (over all envs); 0 disables evaluation."""
     eval_episodes: int = 5
@@ -106,6 +137,24 @@ class TrainConfig:
         for name in ("total_steps", "n_envs", "n_steps", "batch_size", "eval_episodes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{source}: {name} must be >= 1")
+        if self.imitation_policy is not None and self.algo in ("dqn", "masked_dqn"):
+            raise ConfigError(
+                f"{source}: imitation_policy needs an actor-critic algo, not {self.algo}"
+            )
+        for name in ("target_update_interval", "train_freq", "gradient_steps"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{source}: {name} must be >= 1")
+        pts, vals = list(self.epsilon_points), list(self.epsilon_values)
+        if not pts or len(pts) != len(vals):
+            raise ConfigError(
+                f"{source}: epsilon_points and epsilon_values need the same length (>= 1)"
+            )
+        if any(not 0 <= p <= 1 for p in pts) or any(b < a for a, b in pairwise(pts)):
+            raise ConfigError(f"{source}: epsilon_points must be non-decreasing, in [0, 1]")
+        if any(not 0 <= v <= 1 for v in vals):
+            raise ConfigError(f"{source}: epsilon_values must be in [0, 1]")
+        if self.imitation_episodes < 1 or self.imitation_epochs < 0:
+            raise ConfigError(f"{source}: imitation_episodes must be >= 1, epochs >= 0")
         if self.policy_net not in ("auto", "node", "mlp"):
             raise ConfigError(f"{source}: policy_net must be 'auto', 'node' or 'mlp'")
         if not 0 < self.gamma <= 1:

@@ -27,7 +27,7 @@ import numpy as np
 from gymnasium import spaces
 
 from rlsched.errors import ConfigError
-from rlsched.policies.learned import MODEL_FORMAT, algo_class
+from rlsched.policies.learned import MASKED_ALGOS, MODEL_FORMAT, algo_class
 from rlsched.runtime import git_commit, set_torch_threads, versions
 from rlsched.train.config import TrainConfig
 
@@ -122,9 +122,12 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
             f"policy_net 'node' needs a Dict observation with node_* keys; {cfg.env_id} has "
             f"{type(obs_space).__name__}: use policy_net 'mlp' or 'auto'"
         )
-    use_node_net = cfg.algo != "dqn" and (
-        cfg.policy_net == "node" or (cfg.policy_net == "auto" and has_nodes)
-    )
+    if cfg.algo == "dqn":
+        use_node_net = False
+    elif cfg.algo == "masked_dqn":  # as dqn (mlp) unless the node head is asked for
+        use_node_net = cfg.policy_net == "node"
+    else:
+        use_node_net = cfg.policy_net == "node" or (cfg.policy_net == "auto" and has_nodes)
     normalizer = None
     if cfg.normalize_obs and not use_node_net:
         venv = normalizer = VecNormalize(
@@ -136,6 +139,16 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
     )
     if cfg.algo == "dqn":
         policy_kwargs: dict[str, Any] = {"net_arch": list(cfg.net_arch)}
+    elif cfg.algo == "masked_dqn":
+        policy_kwargs = {"net_arch": list(cfg.net_arch)}
+        if use_node_net:
+            from rlsched.train import networks
+
+            policy_kwargs.update(
+                features_extractor_class=networks.NodeSetExtractor,
+                features_extractor_kwargs={"hidden": cfg.node_hidden},
+                node_scoring=True,
+            )
     elif use_node_net:
         from rlsched.train import networks
 
@@ -160,6 +173,21 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
             learning_starts=cfg.learning_starts,
             batch_size=cfg.batch_size,
             exploration_fraction=cfg.exploration_fraction,
+            policy_kwargs=policy_kwargs,
+            **common,
+        )
+    elif cfg.algo == "masked_dqn":
+        model = cls(
+            policy,
+            venv,
+            buffer_size=cfg.buffer_size,
+            learning_starts=cfg.learning_starts,
+            batch_size=cfg.batch_size,
+            target_update_interval=cfg.target_update_interval,
+            train_freq=cfg.train_freq,
+            gradient_steps=cfg.gradient_steps,
+            epsilon_points=list(cfg.epsilon_points),
+            epsilon_values=list(cfg.epsilon_values),
             policy_kwargs=policy_kwargs,
             **common,
         )
@@ -219,13 +247,17 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
             "callback_on_new_best": SaveNormalizer(),
             "verbose": 0,
         }
-        if cfg.algo == "maskable_ppo":
+        if cfg.algo in MASKED_ALGOS:
             from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 
             eval_cb = MaskableEvalCallback(eval_venv, **eval_kwargs)
         else:
             eval_cb = EvalCallback(eval_venv, **eval_kwargs)
         callbacks.append(eval_cb)
+
+    imitation: dict[str, Any] | None = None
+    if cfg.imitation_policy:
+        imitation = _warm_start(cfg, model, eval_cb, run, normalizer, progress)
 
     t0 = time.perf_counter()
     model.learn(total_timesteps=cfg.total_steps, callback=callbacks, progress_bar=progress)
@@ -250,6 +282,7 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
         "seconds": seconds,
         "steps_per_second": steps / seconds if seconds > 0 else None,
         "best_eval_mean_reward": best,
+        "imitation": imitation,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     (run / "run.json").write_text(json.dumps(record, indent=2))
@@ -258,6 +291,51 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
     )
     venv.close()
     return TrainResult(run, run / "model", steps, seconds, steps / max(seconds, 1e-9), best)
+
+
+def _warm_start(
+    cfg: TrainConfig, model: Any, eval_cb: Any, run: Path, normalizer: Any, progress: bool
+) -> dict[str, Any]:
+    """Behaviour-clone ``cfg.imitation_policy`` into ``model`` (teacher episodes seeded apart
+    from training and evaluation); evaluate the result as the first candidate best model."""
+    from rlsched.train import imitation
+
+    if normalizer is not None:
+        raise ConfigError("imitation_policy works with the node network or normalize_obs: false")
+    t0 = time.perf_counter()
+    demos = imitation.collect(
+        _env_factory(cfg, cfg.dataset, 20_000, None),
+        cfg.imitation_policy or "",
+        cfg.imitation_episodes,
+        cfg.gamma,
+        seed=cfg.seed + 20_000,
+        progress=progress,
+    )
+    stats: dict[str, Any] = imitation.pretrain(
+        model.policy,
+        demos,
+        cfg.imitation_epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.imitation_lr,
+        seed=cfg.seed,
+        progress=progress,
+    )
+    stats.update(policy=cfg.imitation_policy, seconds=time.perf_counter() - t0)
+    if eval_cb is not None:
+        from sb3_contrib.common.maskable.evaluation import evaluate_policy
+
+        rewards, _ = evaluate_policy(
+            model,
+            eval_cb.eval_env,
+            n_eval_episodes=cfg.eval_episodes,
+            deterministic=True,
+            return_episode_rewards=True,
+            use_masking=cfg.algo in MASKED_ALGOS,
+        )
+        stats["eval_mean_reward"] = float(np.mean(rewards))
+        eval_cb.best_mean_reward = stats["eval_mean_reward"]
+        _save_model_dir(model, normalizer, cfg, run / "model", "best")
+    return stats
 
 
 def _write_csv(path: Path, rows: list[dict[str, float]]) -> None:
