@@ -47,6 +47,28 @@ def test_collect_records_teacher_actions_masks_and_discounted_returns() -> None:
         i += len(rewards)
 
 
+def test_dagger_collection_follows_the_learner_and_records_the_teacher() -> None:
+    always_first = lambda obs, mask: int(np.flatnonzero(mask)[0])  # noqa: E731
+    demos = collect(
+        _make, "greedy_eft", episodes=2, gamma=1.0, seed=3, progress=False, behaviour=always_first
+    )
+    env = _make()
+    teacher = make_policy("greedy_eft", env, seed=3)
+    i = 0
+    for ep in range(2):
+        obs, _ = env.reset(seed=3 + ep)
+        done, total = False, 0.0
+        start = i
+        while not done:
+            mask = env.unwrapped.action_masks()
+            assert demos.actions[i] == teacher.act(obs, mask)  # the label is the teacher's
+            obs, r, done, _, _ = env.step(always_first(obs, mask))  # the learner acts
+            total += r
+            i += 1
+        assert demos.returns[start] == pytest.approx(total, rel=1e-5)
+    assert i == len(demos)
+
+
 def test_pretrain_makes_the_network_copy_the_teacher() -> None:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
@@ -102,11 +124,14 @@ def test_trainer_warm_starts_and_records_it(tmp_path: Path) -> None:
         imitation_policy="heft",
         imitation_episodes=4,
         imitation_epochs=2,
+        imitation_dagger_rounds=1,
         tensorboard=False,
     )
     train(cfg, tmp_path, progress=False)
     run = json.loads((tmp_path / "run.json").read_text())
     im = run["imitation"]
-    assert im["policy"] == "heft" and im["samples"] == 4 * 8
+    # the DAgger round adds the learner's 4 episodes, labelled by the teacher
+    assert im["policy"] == "heft" and im["dagger_rounds"] == 1
+    assert im["first_fit"]["samples"] == 4 * 8 and im["samples"] == 2 * 4 * 8
     assert np.isfinite(im["eval_mean_reward"])
     assert (tmp_path / "model" / "model.zip").is_file()

@@ -97,6 +97,9 @@ class TrainConfig:
     """Teacher episodes to collect for the warm start."""
     imitation_epochs: int = 30
     """Passes over the teacher's decisions."""
+    imitation_dagger_rounds: int = 0
+    """DAgger rounds after the first fit: run the clone for ``imitation_episodes`` episodes,
+    label every state it reaches with the teacher, refit on all data so far."""
     imitation_lr: float = 1e-3
     """Adam step size of the warm start."""
     eval_freq: int = 5_000
@@ -153,6 +156,8 @@ class TrainConfig:
             raise ConfigError(f"{source}: epsilon_points must be non-decreasing, in [0, 1]")
         if any(not 0 <= v <= 1 for v in vals):
             raise ConfigError(f"{source}: epsilon_values must be in [0, 1]")
+        if self.imitation_dagger_rounds < 0:
+            raise ConfigError(f"{source}: imitation_dagger_rounds must be >= 0")
         if self.imitation_episodes < 1 or self.imitation_epochs < 0:
             raise ConfigError(f"{source}: imitation_episodes must be >= 1, epochs >= 0")
         if self.policy_net not in ("auto", "node", "mlp"):

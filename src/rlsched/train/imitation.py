@@ -7,6 +7,11 @@ actor is first fitted to a teacher's decisions (cross-entropy over the valid act
 critic to the teacher's discounted returns; RL then improves on the teacher, and the periodic
 held-out evaluation keeps whichever model is best, the warm-started one included.
 
+Behaviour cloning alone drifts: the clone's few mistakes lead it to states the teacher never
+visited. DAgger (Ross et al., 2011) fixes that: :func:`collect` can run the *learner* while
+recording the teacher's choice in every state it reaches, and the aggregated data is fitted
+again (``dagger_rounds``).
+
 The teacher is any policy name :func:`rlsched.policies.registry.make_policy` knows (e.g.
 ``heft``, ``greedy_eft``, ``mdp_rollout``, ``first_fit``).
 """
@@ -38,6 +43,25 @@ class Demonstrations:
     def __len__(self) -> int:
         return int(self.actions.shape[0])
 
+    def __add__(self, other: Demonstrations) -> Demonstrations:
+        if isinstance(self.obs, dict):
+            assert isinstance(other.obs, dict)
+            obs: Any = {k: np.concatenate([v, other.obs[k]]) for k, v in self.obs.items()}
+        else:
+            obs = np.concatenate([self.obs, other.obs])
+        n = self.episodes + other.episodes
+        mean = (
+            self.mean_episode_return * self.episodes + other.mean_episode_return * other.episodes
+        ) / max(n, 1)
+        return Demonstrations(
+            obs,
+            np.concatenate([self.masks, other.masks]),
+            np.concatenate([self.actions, other.actions]),
+            np.concatenate([self.returns, other.returns]),
+            n,
+            float(mean),
+        )
+
 
 def collect(
     make_env: Callable[[], gym.Env],
@@ -46,8 +70,11 @@ def collect(
     gamma: float,
     seed: int = 0,
     progress: bool = True,
+    behaviour: Callable[[Any, np.ndarray], int] | None = None,
 ) -> Demonstrations:
-    """Run ``teacher`` for ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...)."""
+    """Run ``teacher`` for ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) and record
+    its decisions. With ``behaviour(obs, mask) -> action`` (DAgger), that policy acts and the
+    teacher only labels the states it reaches; returns are then the behaviour's."""
     from rlsched.policies.registry import make_policy
 
     env = make_env()
@@ -57,7 +84,8 @@ def collect(
     acts: list[int] = []
     rets: list[float] = []
     ep_returns: list[float] = []
-    for ep in tqdm(range(episodes), desc=f"imitation: {teacher}", disable=not progress):
+    desc = f"imitation: {teacher}" + (" labels the learner" if behaviour else "")
+    for ep in tqdm(range(episodes), desc=desc, disable=not progress):
         pol.reset(seed=seed + ep)
         obs, _ = env.reset(seed=seed + ep)
         rewards: list[float] = []
@@ -68,6 +96,8 @@ def collect(
             obs_l.append(obs)
             masks.append(mask)
             acts.append(a)
+            if behaviour is not None:
+                a = int(behaviour(obs, mask))
             obs, r, term, trunc, _ = env.step(a)
             rewards.append(float(r))
             done = term or trunc

@@ -320,6 +320,35 @@ def _warm_start(
         seed=cfg.seed,
         progress=progress,
     )
+    rounds = []
+    for k in range(cfg.imitation_dagger_rounds):
+
+        def learner(obs: Any, mask: np.ndarray) -> int:
+            kw = {"action_masks": mask} if cfg.algo in MASKED_ALGOS else {}
+            action, _ = model.predict(obs, deterministic=True, **kw)
+            return int(action)
+
+        demos = demos + imitation.collect(
+            _env_factory(cfg, cfg.dataset, 20_000, None),
+            cfg.imitation_policy or "",
+            cfg.imitation_episodes,
+            cfg.gamma,
+            seed=cfg.seed + 30_000 + k * cfg.imitation_episodes,
+            progress=progress,
+            behaviour=learner,
+        )
+        round_stats = imitation.pretrain(
+            model.policy,
+            demos,
+            cfg.imitation_epochs,
+            batch_size=cfg.batch_size,
+            lr=cfg.imitation_lr,
+            seed=cfg.seed + k + 1,
+            progress=progress,
+        )
+        rounds.append(round_stats)
+    if rounds:
+        stats = {**rounds[-1], "first_fit": stats, "dagger_rounds": len(rounds)}
     stats.update(policy=cfg.imitation_policy, seconds=time.perf_counter() - t0)
     if eval_cb is not None:
         from sb3_contrib.common.maskable.evaluation import evaluate_policy
