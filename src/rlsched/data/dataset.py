@@ -54,7 +54,7 @@ class Dataset:
 
     def summary(self) -> dict[str, object]:
         """Facts for ``rlsched datasets show``."""
-        inst = self.instances()
+        inst = self.instances() if self.workflows else None
         n_tasks = sum(len(w) for w in self.workflows)
         out: dict[str, object] = {
             "name": self.name,
@@ -63,12 +63,12 @@ class Dataset:
             "license": self.license,
             "workflows": len(self.workflows),
             "tasks": n_tasks,
-            "instances": len(inst),
+            "instances": len(inst) if inst is not None else 0,
             "function_types": len(self.type_names),
             "real_fields": self.real_fields,
             "derived_fields": self.derived_fields,
         }
-        if len(inst):
+        if inst is not None and len(inst):
             for col in ("exec_time", "cpu_request", "mem_request", "io_network", "io_disk"):
                 v = getattr(inst, col)
                 out[f"{col}_mean"] = float(np.mean(v))

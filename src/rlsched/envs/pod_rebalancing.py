@@ -1,0 +1,492 @@
+"""PodRebalancing-v0: migrate pods between nodes so that fewer requests miss their resources."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from rlsched.core.pods import (
+    MODES,
+    PodWorkload,
+    WindowResult,
+    assigned_resources,
+    draw_requests,
+    simulate_window,
+)
+
+#: 5-minute windows in a day (the ``clock`` observation).
+WINDOWS_PER_DAY = 288
+
+
+class PodRebalancingEnv(gym.Env):
+    """
+    ## Description
+
+    A Kubernetes cluster of ``N`` nodes runs ``P`` pods (the design note's DeployEnv). Time
+    moves in 5-minute windows; in each window every pod handles the requests the data gives it
+    (dispatched round-robin), each request asking for some cpu and memory. Pods share their
+    node BestEffort-style: the node's allocatable cpu is split in proportion to the pods' cpu
+    requests, memory is given as requested; a request that does not get its cpu or memory is a
+    *violation*. Once per window the agent may migrate one pod to another node.
+
+    The window model is :mod:`rlsched.core.pods` (:func:`~rlsched.core.pods.simulate_window`):
+
+    - ``serial`` mode: a pod runs its requests one after another; the note's time axis per
+      node is the request index (the ``k``-th request of every pod at position ``k``, pods
+      with fewer requests idle at the end), the busiest pod setting the axis length.
+    - ``parallel`` mode: the window is ``slots`` slots, a pod's requests arrive evenly spread
+      and each runs one slot; requests of a pod in the same slot add their demand.
+    - per node and position, for cpu and memory separately: each pod serves its requests from
+      its own assignment shortest first, then the node's unused capacity goes to the remaining
+      requests of all pods shortest first (shortest job first under contention). Without
+      contention nothing is violated.
+
+    Request sizes are the data's per-window mean times a mean-one lognormal factor drawn from
+    the env's seeded rng (the same draws whatever the policy does).
+
+    ## Action Space
+
+    ``Discrete(1 + N * max_pods_per_node * N)``. Every node has ``K = max_pods_per_node`` pod
+    slots; a pod keeps its slot while it stays on its node and takes the lowest free slot of the
+    node it moves to. Action ``0`` does nothing; action ``a > 0`` moves the pod in slot
+    ``j`` of node ``src`` to node ``dst``, where ``a - 1 = (src * K + j) * N + dst``
+    (:meth:`encode_action` / :meth:`decode_action`). :meth:`action_masks` marks ``0`` and the
+    feasible moves: a pod in the slot, ``dst != src``, a free slot on ``dst`` and the pod's cpu
+    *and* memory requests within what ``dst`` has not yet given to its pods' requests
+    (kube-scheduler's NodeResourcesFit: requests may not overcommit a node; BestEffort sharing
+    only decides who gets idle or contended cpu at run time).
+
+    ## Observation Space
+
+    A ``Dict`` describing the window just played (float32). No key starts with ``node_``: the
+    node axis is not the action axis, so ``policy_net: auto`` picks the flat MLP.
+
+    - ``load (N, slots, 2)``: each node's cpu / memory demand over its allocatable, averaged over
+      each of ``slots`` equal parts of the window (above 1: contention).
+    - ``violations (N,)``: violated requests / requests on each node.
+    - ``capacity (N, 2)``: allocatable cpu / memory over the largest node's.
+    - ``reserved (N, 2)``: the node's pods' requests over its allocatable (what the mask checks).
+    - ``pod_series (N, K, slots, 2)``: each pod's cpu / memory demand per slot over the largest
+      node's allocatable (zero in empty slots).
+    - ``pod_request (N, K, 2)``: each pod's cpu / memory request over the largest node's
+      allocatable.
+    - ``pod_violations (N, K)``, ``pod_traffic (N, K)``: the pod's violated requests and
+      requests in the window, over the dataset's mean requests per pod per window (a constant,
+      so both are proportional to counts; their ratio is the pod's violation rate).
+    - ``pod_mask (N, K)``: 1 where a pod is.
+    - ``clock (2,)``: sine and cosine of the window's time of day.
+
+    ## Rewards
+
+    After the action the next window is played: ``reward = -violations / requests`` of that
+    window ``- migration_cost`` if a pod was moved (also charged, with no move, for an invalid
+    action). The episode return is minus the sum of the windows' violation rates minus the
+    migration costs.
+
+    ## Starting State
+
+    The pods on their data's initial nodes, at a window drawn uniformly from the dataset with the
+    reset seed (``options={"start_window": w}`` fixes it); that window is played with no action
+    and observed. Windows wrap around the end of the data (a day of data repeats).
+
+    ## Episode End
+
+    Truncated after ``episode_windows`` steps (one action per window). The last step's
+    ``info["metrics"]``: ``violations`` (violated requests in the stepped windows),
+    ``violation_rate`` (over ``requests``), ``migrations``, ``requests``, ``invalid_actions``.
+    Every step's ``info`` has the window's ``window``, ``violations``, ``requests``, ``moved``
+    (``(pod, src, dst)`` names or None) and ``invalid_action``.
+
+    ## Arguments
+
+    ``dataset`` (``"synthetic:pods"``; a registry name of kind ``pod-requests``, a
+    :class:`~rlsched.data.Dataset` or a :class:`~rlsched.core.pods.PodWorkload`), ``mode``
+    (None: the dataset's; ``"serial"`` | ``"parallel"``), ``num_nodes`` (None: the dataset's;
+    more adds empty nodes of the dataset's median allocatable), ``max_pods_per_node`` (100),
+    ``slots`` (10), ``episode_windows`` (24 = 2 hours), ``migration_cost`` (0.05 per move),
+    ``render_mode`` (None | ``"ansi"``).
+
+    ## Version History
+
+    - v0: initial version.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    leaderboard_metrics = ("violations", "violation_rate", "migrations", "requests")
+
+    def __init__(
+        self,
+        dataset: str | Any = "synthetic:pods",
+        mode: str | None = None,
+        num_nodes: int | None = None,
+        max_pods_per_node: int = 100,
+        slots: int = 10,
+        episode_windows: int = 24,
+        migration_cost: float = 0.05,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}")
+        if max_pods_per_node < 1 or slots < 1 or episode_windows < 1:
+            raise ValueError("max_pods_per_node, slots and episode_windows must be >= 1")
+        if migration_cost < 0:
+            raise ValueError("migration_cost must be >= 0")
+        self.render_mode = render_mode
+        self.max_pods_per_node = K = int(max_pods_per_node)
+        self.slots = S = int(slots)
+        self.episode_windows = int(episode_windows)
+        self.migration_cost = float(migration_cost)
+
+        wl, self._dataset_name = _workload(dataset)
+        self.mode = mode or wl.mode
+        node_cpu, node_mem, node_names = wl.node_cpu, wl.node_mem, list(wl.node_names)
+        if num_nodes is not None:
+            if num_nodes < wl.num_nodes:
+                raise ValueError(
+                    f"num_nodes={num_nodes} is less than the dataset's {wl.num_nodes} nodes"
+                )
+            extra = int(num_nodes) - wl.num_nodes
+            node_cpu = np.concatenate([node_cpu, np.full(extra, np.median(wl.node_cpu))])
+            node_mem = np.concatenate([node_mem, np.full(extra, np.median(wl.node_mem))])
+            taken = set(node_names)
+            k = wl.num_nodes
+            while len(node_names) < num_nodes:
+                k += 1
+                if f"node{k}" not in taken:
+                    node_names.append(f"node{k}")
+        self.workload = wl
+        self.node_names = tuple(node_names)
+        self.num_nodes = N = len(node_names)
+        self.num_pods = P = wl.num_pods
+        self.node_cpu = np.asarray(node_cpu, dtype=float)
+        self.node_mem = np.asarray(node_mem, dtype=float)
+        per_node = np.bincount(wl.pod_node, minlength=N)
+        if per_node.max() > K:
+            raise ValueError(
+                f"node {self.node_names[int(per_node.argmax())]} starts with {per_node.max()} "
+                f"pods, more than max_pods_per_node={K}"
+            )
+        self._rc = wl.request_cpu.astype(float)
+        self._rm = wl.request_mem.astype(float)
+        self._unit = np.array([self.node_cpu.max(), self.node_mem.max()])
+        self._inv_cap = 1.0 / np.stack([self.node_cpu, self.node_mem], axis=1)
+        mean_req = float(wl.requests.mean())
+        self._traffic_unit = 1.0 / max(mean_req, 1e-9)
+        # initial slots: a node's pods in pod order take its slots 0, 1, ...
+        order = np.argsort(wl.pod_node, kind="stable")
+        first = np.cumsum(per_node) - per_node
+        slot0 = np.empty(P, dtype=np.int64)
+        slot0[order] = wl.pod_node[order] * K + np.arange(P) - first[wl.pod_node[order]]
+        self._slot0 = slot0
+
+        f32, inf = np.float32, np.inf
+        self.action_space = spaces.Discrete(1 + N * K * N)
+        self.observation_space = spaces.Dict(
+            {
+                "load": spaces.Box(0.0, inf, (N, S, 2), f32),
+                "violations": spaces.Box(0.0, 1.0, (N,), f32),
+                "capacity": spaces.Box(0.0, 1.0, (N, 2), f32),
+                "reserved": spaces.Box(0.0, inf, (N, 2), f32),
+                "pod_series": spaces.Box(0.0, inf, (N, K, S, 2), f32),
+                "pod_request": spaces.Box(0.0, inf, (N, K, 2), f32),
+                "pod_violations": spaces.Box(0.0, inf, (N, K), f32),
+                "pod_traffic": spaces.Box(0.0, inf, (N, K), f32),
+                "pod_mask": spaces.Box(0.0, 1.0, (N, K), f32),
+                "clock": spaces.Box(-1.0, 1.0, (2,), f32),
+            }
+        )
+        self._done = True
+        self._last: WindowResult | None = None
+
+    # ------------------------------------------------------------------ helpers
+    @property
+    def dataset_name(self) -> str:
+        return self._dataset_name
+
+    def encode_action(self, src: int, slot: int, dst: int) -> int:
+        """The action moving the pod in ``slot`` of node ``src`` to node ``dst``."""
+        N, K = self.num_nodes, self.max_pods_per_node
+        return 1 + (int(src) * K + int(slot)) * N + int(dst)
+
+    def decode_action(self, action: int) -> tuple[int, int, int] | None:
+        """``(src, slot, dst)`` of a move, or None for action 0."""
+        if int(action) == 0:
+            return None
+        s, dst = divmod(int(action) - 1, self.num_nodes)
+        src, slot = divmod(s, self.max_pods_per_node)
+        return src, slot, dst
+
+    @property
+    def pod_node(self) -> np.ndarray:
+        """``(P,)`` current node of each pod (a copy)."""
+        return self._node_of.copy()
+
+    def _window(self, t: int) -> int:
+        return (self._start + t) % self.workload.num_windows
+
+    def _play(self, t: int) -> WindowResult:
+        wl = self.workload
+        w = self._window(t)
+        reqs = draw_requests(
+            wl.requests[w], wl.demand_cpu[w], wl.demand_mem[w], wl.spread, self.np_random
+        )
+        return simulate_window(
+            self._node_of,
+            self._rc,
+            self._rm,
+            self.node_cpu,
+            self.node_mem,
+            reqs,
+            self.mode,
+            self.slots,
+        )
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        W = self.workload.num_windows
+        start = (options or {}).get("start_window")
+        self._start = int(start) % W if start is not None else int(self.np_random.integers(W))
+        N, K = self.num_nodes, self.max_pods_per_node
+        self._node_of = self.workload.pod_node.astype(np.int64).copy()
+        self._slot_of = self._slot0.copy()
+        self._pod_at = np.full(N * K, -1, dtype=np.int64)
+        self._pod_at[self._slot_of] = np.arange(self.num_pods)
+        self._res_cpu = np.bincount(self._node_of, weights=self._rc, minlength=N)
+        self._res_mem = np.bincount(self._node_of, weights=self._rm, minlength=N)
+        self._count = np.bincount(self._node_of, minlength=N)
+        self._t = 0
+        self._violations = 0
+        self._requests = 0
+        self._migrations = 0
+        self._invalid = 0
+        self._total_reward = 0.0
+        self._last_move: tuple[str, str, str] | None = None
+        self._done = False
+        self._last = self._play(0)
+        return self._observation(), {"window": self._window(0), "dataset": self._dataset_name}
+
+    def action_masks(self) -> np.ndarray:
+        """Action 0 and every feasible move (class docstring, "Action Space")."""
+        N, K = self.num_nodes, self.max_pods_per_node
+        mask = np.zeros(1 + N * K * N, dtype=bool)
+        mask[0] = True
+        if self._done:
+            return mask
+        slots = np.flatnonzero(self._pod_at >= 0)
+        pods = self._pod_at[slots]
+        src = slots // K
+        fit = (
+            (self._res_cpu[None, :] + self._rc[pods, None] <= self.node_cpu * (1 + 1e-9))
+            & (self._res_mem[None, :] + self._rm[pods, None] <= self.node_mem * (1 + 1e-9))
+            & (self._count < K)[None, :]
+        )
+        fit[np.arange(len(slots)), src] = False
+        moves = mask[1:].reshape(N * K, N)
+        moves[slots] = fit
+        return mask
+
+    def _move(self, p: int, dst: int) -> None:
+        K, N = self.max_pods_per_node, self.num_nodes
+        self._pod_at[self._slot_of[p]] = -1
+        free = int(np.argmax(self._pod_at[dst * K : (dst + 1) * K] < 0))
+        self._slot_of[p] = dst * K + free
+        self._pod_at[dst * K + free] = p
+        self._node_of[p] = dst
+        # recomputed, not updated in place: no drift from repeated += / -=
+        self._res_cpu = np.bincount(self._node_of, weights=self._rc, minlength=N)
+        self._res_mem = np.bincount(self._node_of, weights=self._rm, minlength=N)
+        self._count = np.bincount(self._node_of, minlength=N)
+
+    def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("step() called on a finished episode; call reset()")
+        a = int(action)
+        moved: tuple[str, str, str] | None = None
+        invalid = False
+        if a != 0:
+            if 0 < a < self.action_space.n and self.action_masks()[a]:
+                src, slot, dst = self.decode_action(a)  # type: ignore[misc]
+                p = int(self._pod_at[src * self.max_pods_per_node + slot])
+                self._move(p, dst)
+                moved = (
+                    self.workload.pod_names[p],
+                    self.node_names[src],
+                    self.node_names[dst],
+                )
+                self._migrations += 1
+            else:
+                invalid = True
+                self._invalid += 1
+        self._last_move = moved
+        self._t += 1
+        res = self._last = self._play(self._t)
+        n_req, n_viol = res.requests, res.violations
+        self._requests += n_req
+        self._violations += n_viol
+        rate = n_viol / n_req if n_req else 0.0
+        reward = -rate - (self.migration_cost if (moved or invalid) else 0.0)
+        self._total_reward += reward
+        truncated = self._t >= self.episode_windows
+        self._done = truncated
+        info: dict[str, Any] = {
+            "window": self._window(self._t),
+            "violations": n_viol,
+            "requests": n_req,
+            "moved": moved,
+            "invalid_action": invalid,
+        }
+        if truncated:
+            info["metrics"] = self.metrics()
+        return self._observation(), float(reward), False, truncated, info
+
+    # ------------------------------------------------------------------ observation
+    def _observation(self) -> dict[str, np.ndarray]:
+        res = self._last
+        assert res is not None
+        N, K, S = self.num_nodes, self.max_pods_per_node, self.slots
+        f32 = np.float32
+        slot = self._slot_of
+        pod_series = np.zeros((N * K, S, 2), f32)
+        pod_series[slot] = res.pod_series / self._unit
+        pod_request = np.zeros((N * K, 2), f32)
+        pod_request[slot, 0] = self._rc / self._unit[0]
+        pod_request[slot, 1] = self._rm / self._unit[1]
+        pod_viol = np.zeros(N * K, f32)
+        pod_viol[slot] = res.pod_violations * self._traffic_unit
+        traffic = np.zeros(N * K, f32)
+        traffic[slot] = res.pod_requests * self._traffic_unit
+        mask = (self._pod_at >= 0).astype(f32)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            node_rate = np.where(
+                res.node_requests > 0, res.node_violations / np.maximum(res.node_requests, 1), 0.0
+            )
+        phase = 2 * np.pi * (self._window(self._t) % WINDOWS_PER_DAY) / WINDOWS_PER_DAY
+        return {
+            "load": (res.node_series * self._inv_cap[:, None, :]).astype(f32),
+            "violations": node_rate.astype(f32),
+            "capacity": (np.stack([self.node_cpu, self.node_mem], 1) / self._unit).astype(f32),
+            "reserved": (np.stack([self._res_cpu, self._res_mem], 1) * self._inv_cap)
+            .clip(0.0, None)
+            .astype(f32),
+            "pod_series": pod_series.reshape(N, K, S, 2),
+            "pod_request": pod_request.reshape(N, K, 2),
+            "pod_violations": pod_viol.reshape(N, K),
+            "pod_traffic": traffic.reshape(N, K),
+            "pod_mask": mask.reshape(N, K),
+            "clock": np.array([np.sin(phase), np.cos(phase)], f32),
+        }
+
+    # ------------------------------------------------------------------ reporting
+    def metrics(self) -> dict[str, float]:
+        """The episode so far (the windows after the first step)."""
+        return {
+            "violations": float(self._violations),
+            "violation_rate": self._violations / self._requests if self._requests else 0.0,
+            "migrations": float(self._migrations),
+            "requests": float(self._requests),
+            "invalid_actions": float(self._invalid),
+        }
+
+    def cluster_state(self) -> dict[str, dict[str, Any]]:
+        """The design note's cluster dict, from the current placement::
+
+            {"node1": {"total_cpu", "total_mem", "remain_cpu", "remain_mem",
+                       "pods": [{"pod_name", "request_cpu", "request_mem",
+                                 "assigned_cpu", "assigned_mem"}, ...]}, ...}
+
+        ``assigned_*`` is the BestEffort assignment
+        (:func:`~rlsched.core.pods.assigned_resources`), ``remain_*`` the allocatable minus
+        what is assigned (cpu: 0 on any node with pods). Pods are listed in slot order.
+        """
+        a_cpu, a_mem = assigned_resources(
+            self._node_of, self._rc, self._rm, self.node_cpu, self.node_mem
+        )
+        N = self.num_nodes
+        used_cpu = np.bincount(self._node_of, weights=a_cpu, minlength=N)
+        used_mem = np.bincount(self._node_of, weights=a_mem, minlength=N)
+        names = self.workload.pod_names
+        out: dict[str, dict[str, Any]] = {}
+        K = self.max_pods_per_node
+        for n, node in enumerate(self.node_names):  # reporting only, not in step()
+            pods = self._pod_at[n * K : (n + 1) * K]
+            out[node] = {
+                "total_cpu": float(self.node_cpu[n]),
+                "total_mem": float(self.node_mem[n]),
+                "remain_cpu": max(0.0, float(self.node_cpu[n] - used_cpu[n])),
+                "remain_mem": max(0.0, float(self.node_mem[n] - used_mem[n])),
+                "pods": [
+                    {
+                        "pod_name": names[p],
+                        "request_cpu": float(self._rc[p]),
+                        "request_mem": float(self._rm[p]),
+                        "assigned_cpu": float(a_cpu[p]),
+                        "assigned_mem": float(a_mem[p]),
+                    }
+                    for p in pods[pods >= 0].tolist()
+                ],
+            }
+        return out
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        res = self._last
+        if res is None:
+            return "(reset() not called)"
+        lines = [
+            f"window {self._window(self._t)} (step {self._t}/{self.episode_windows}, "
+            f"{self.mode})  violations {self._violations}/{self._requests}  "
+            f"migrations {self._migrations}  reward {self._total_reward:.3f}",
+            f"{'node':<10}{'pods':>5}{'cpu req/alloc':>16}{'mem req/alloc':>16}"
+            f"{'cpu load':>10}{'peak':>7}{'viol':>12}",
+        ]
+        load = res.node_series[:, :, 0] / self.node_cpu[:, None]
+        for n, node in enumerate(self.node_names):
+            lines.append(
+                f"{node:<10}{int(self._count[n]):>5}"
+                f"{self._res_cpu[n]:>8.2f}/{self.node_cpu[n]:<7.0f}"
+                f"{self._res_mem[n]:>8.2f}/{self.node_mem[n]:<7.0f}"
+                f"{load[n].mean():>10.2f}{load[n].max():>7.2f}"
+                f"{int(res.node_violations[n]):>6}/{int(res.node_requests[n]):<5}"
+            )
+        if self._last_move is not None:
+            pod, src, dst = self._last_move
+            lines.append(f"moved {pod}: {src} -> {dst}")
+        return "\n".join(lines)
+
+    def policy_factories(self) -> dict[str, Any]:
+        """Policies made for this env, by name: ``name -> callable(env, seed) -> Policy``."""
+        from rlsched.policies.pods import POLICY_FACTORIES
+
+        return dict(POLICY_FACTORIES)
+
+
+def _workload(dataset: str | Any) -> tuple[PodWorkload, str]:
+    """``(workload, name)`` from a registry name, a Dataset or a PodWorkload."""
+    if isinstance(dataset, PodWorkload):
+        return dataset, "pod-workload"
+    name = "dataset"
+    if isinstance(dataset, str):
+        from rlsched.data import load_dataset
+
+        ds = load_dataset(dataset)
+        name = ds.name
+    else:
+        ds = dataset
+        name = str(getattr(ds, "name", name))
+    trace = getattr(ds, "trace", None)
+    if not isinstance(trace, PodWorkload):
+        raise ValueError(
+            f"PodRebalancing-v0 needs a pod-requests dataset (synthetic:pods, "
+            f"pod-requests:PATH); {name!r} is of kind {getattr(ds, 'kind', type(ds).__name__)!r}"
+        )
+    return trace, name

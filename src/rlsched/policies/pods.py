@@ -1,0 +1,63 @@
+"""Baselines for ``rlsched/PodRebalancing-v0``, built with the env (``factory(env, seed)``).
+
+Both act from the observation and the action mask only (the env's action layout:
+``a - 1 = (src * K + slot) * N + dst``, see :class:`~rlsched.envs.pod_rebalancing.
+PodRebalancingEnv`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from rlsched.policies.base import Observation, Policy
+
+
+class NoMigrationPolicy(Policy):
+    """Never moves a pod (action 0): the cluster as the scheduler placed it."""
+
+    name = "no_migration"
+
+    def __init__(self, env: Any = None, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        return 0
+
+
+class GreedyMigrationPolicy(Policy):
+    """Moves the pod with the most violated requests in the last window to the least-loaded
+    node it can move to; does nothing when no pod had a violation.
+
+    Pods are ranked by ``pod_violations`` (proportional to violated requests; ties: lower
+    node, then lower slot); the first pod with a feasible move in ``mask`` is moved. The
+    target is the feasible node with the lowest load, ``max`` over cpu and memory of the
+    window's mean ``load`` (ties: lower index).
+    """
+
+    name = "greedy_migration"
+
+    def __init__(self, env: Any = None, seed: int | None = None) -> None:
+        pass
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        assert isinstance(observation, dict)
+        viol = np.asarray(observation["pod_violations"], dtype=float)
+        N, K = viol.shape
+        v = (viol * np.asarray(observation["pod_mask"])).ravel()
+        moves = np.asarray(mask[1:], dtype=bool).reshape(N * K, N)
+        cand = np.flatnonzero((v > 0) & moves.any(axis=1))
+        if len(cand) == 0:
+            return 0
+        s = int(cand[np.argmax(v[cand])])  # argmax: the first of equal maxima
+        load = np.asarray(observation["load"], dtype=float).mean(axis=1).max(axis=1)
+        dst = int(np.argmin(np.where(moves[s], load, np.inf)))
+        return 1 + s * N + dst
+
+
+POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {
+    "no_migration": NoMigrationPolicy,
+    "greedy_migration": GreedyMigrationPolicy,
+}

@@ -1,0 +1,252 @@
+"""PodRebalancing-v0: conservation, masks, determinism, the note's cluster dict, rewards."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gym_check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+import rlsched  # noqa: F401
+from rlsched.data import load_dataset
+from rlsched.envs.pod_rebalancing import PodRebalancingEnv
+
+FIXTURE = Path(__file__).parents[1] / "data" / "fixtures" / "pod_requests_sample.csv"
+SMALL = "synthetic:pods?nodes=3&pods=12&windows=48&seed=1"
+
+
+def _env(**kw) -> PodRebalancingEnv:
+    kw.setdefault("dataset", SMALL)
+    kw.setdefault("max_pods_per_node", 12)
+    return PodRebalancingEnv(**kw)
+
+
+def _brute_force_mask(env: PodRebalancingEnv) -> np.ndarray:
+    N, K = env.num_nodes, env.max_pods_per_node
+    node_of = env.pod_node
+    res_c = np.zeros(N)
+    res_m = np.zeros(N)
+    count = np.zeros(N, dtype=int)
+    for p, n in enumerate(node_of):
+        res_c[n] += env.workload.request_cpu[p]
+        res_m[n] += env.workload.request_mem[p]
+        count[n] += 1
+    mask = np.zeros(env.action_space.n, dtype=bool)
+    mask[0] = True
+    for src in range(N):
+        for slot in range(K):
+            p = env._pod_at[src * K + slot]
+            if p < 0:
+                continue
+            for dst in range(N):
+                ok = (
+                    dst != src
+                    and count[dst] < K
+                    and res_c[dst] + env.workload.request_cpu[p] <= env.node_cpu[dst] + 1e-9
+                    and res_m[dst] + env.workload.request_mem[p] <= env.node_mem[dst] + 1e-9
+                )
+                mask[env.encode_action(src, slot, dst)] = ok
+    return mask
+
+
+def _check_placement(env: PodRebalancingEnv) -> None:
+    K = env.max_pods_per_node
+    at = env._pod_at
+    # every pod in exactly one slot, and that slot is on its node
+    placed = np.sort(at[at >= 0])
+    np.testing.assert_array_equal(placed, np.arange(env.num_pods))
+    np.testing.assert_array_equal(at[env._slot_of], np.arange(env.num_pods))
+    np.testing.assert_array_equal(env._slot_of // K, env.pod_node)
+    N = env.num_nodes
+    np.testing.assert_allclose(
+        env._res_cpu, np.bincount(env.pod_node, weights=env.workload.request_cpu, minlength=N)
+    )
+    np.testing.assert_array_equal(env._count, np.bincount(env.pod_node, minlength=N))
+
+
+def test_conservation_and_masks_under_random_moves() -> None:
+    env = _env()
+    wl = env.workload
+    rng = np.random.default_rng(0)
+    for ep in range(3):
+        obs, info = env.reset(seed=ep)
+        start = info["window"]
+        _check_placement(env)
+        total = 0
+        done = False
+        while not done:
+            mask = env.action_masks()
+            np.testing.assert_array_equal(mask, _brute_force_mask(env))
+            valid = np.flatnonzero(mask)
+            a = int(rng.choice(valid[1:])) if len(valid) > 1 else 0
+            obs, _, term, trunc, info = env.step(a)
+            assert env.observation_space.contains(obs)
+            assert not term and not info["invalid_action"]
+            assert (info["moved"] is not None) == (a != 0)
+            # requests dispatched = requests in the data for that window
+            assert info["requests"] == wl.requests[info["window"]].sum()
+            assert info["window"] == (start + env._t) % wl.num_windows
+            total += info["requests"]
+            _check_placement(env)
+            np.testing.assert_array_equal(obs["pod_mask"].ravel() > 0, env._pod_at >= 0)
+            done = trunc
+        assert info["metrics"]["requests"] == total
+        assert env._t == env.episode_windows
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_registered_env_passes_both_checkers() -> None:
+    env = gym.make("rlsched/PodRebalancing-v0", disable_env_checker=True, max_pods_per_node=30)
+    gym_check_env(env.unwrapped, skip_render_check=True)
+    sb3_check_env(env.unwrapped, warn=False)
+
+
+def test_deterministic_under_seed() -> None:
+    def run(seed: int) -> list:
+        env = _env()
+        obs, _ = env.reset(seed=seed)
+        rng = np.random.default_rng(seed)
+        out = []
+        for _ in range(30):
+            valid = np.flatnonzero(env.action_masks())
+            a = int(rng.choice(valid))
+            obs, r, _, trunc, info = env.step(a)
+            out.append((a, r, info["violations"], obs["pod_series"].tobytes()))
+            if trunc:
+                env.reset()
+        return out
+
+    assert run(5) == run(5)
+    assert run(5) != run(6)
+
+
+def test_observation_layout() -> None:
+    env = _env(slots=4)
+    obs, _ = env.reset(seed=0)
+    N, K = 3, 12
+    assert obs["load"].shape == (N, 4, 2) and obs["pod_series"].shape == (N, K, 4, 2)
+    assert obs["pod_request"].shape == (N, K, 2) and obs["pod_mask"].shape == (N, K)
+    # no node_* keys: policy_net auto must pick the flat MLP (the node axis is not the action's)
+    assert not any(k.startswith("node_") for k in obs)
+    # series of a pod sit in its slot; the node load is the sum over its pods
+    unit = env._unit
+    per_node = (
+        obs["pod_series"].sum(axis=1) * unit / np.stack([env.node_cpu, env.node_mem], 1)[:, None, :]
+    )
+    np.testing.assert_allclose(obs["load"], per_node, rtol=1e-5, atol=1e-6)
+    res = env._last
+    traffic = obs["pod_traffic"].ravel()[env._slot_of] / env._traffic_unit
+    np.testing.assert_allclose(traffic, res.pod_requests, rtol=1e-5)
+    assert env.action_space.n == 1 + N * K * N
+
+
+def test_action_encoding_roundtrip() -> None:
+    env = _env()
+    for src, slot, dst in [(0, 0, 1), (2, 11, 0), (1, 5, 2)]:
+        a = env.encode_action(src, slot, dst)
+        assert env.decode_action(a) == (src, slot, dst)
+    assert env.decode_action(0) is None
+
+
+def test_cluster_state_has_the_notes_shape() -> None:
+    env = _env()
+    env.reset(seed=0)
+    state = env.cluster_state()
+    assert list(state) == list(env.node_names)
+    pods = [p["pod_name"] for node in state.values() for p in node["pods"]]
+    assert sorted(pods) == sorted(env.workload.pod_names)
+    for n, node in enumerate(state.values()):
+        assert set(node) == {"total_cpu", "total_mem", "remain_cpu", "remain_mem", "pods"}
+        for p in node["pods"]:
+            assert set(p) == {
+                "pod_name",
+                "request_cpu",
+                "request_mem",
+                "assigned_cpu",
+                "assigned_mem",
+            }
+            assert p["assigned_mem"] == pytest.approx(p["request_mem"])
+        if node["pods"]:
+            # all of the node's cpu is shared out in proportion to the requests
+            assert sum(p["assigned_cpu"] for p in node["pods"]) == pytest.approx(node["total_cpu"])
+            assert node["remain_cpu"] == pytest.approx(0.0, abs=1e-9)
+            p0 = node["pods"][0]
+            share = p0["request_cpu"] / sum(p["request_cpu"] for p in node["pods"])
+            assert p0["assigned_cpu"] == pytest.approx(share * env.node_cpu[n])
+        used = sum(p["request_mem"] for p in node["pods"])
+        assert node["remain_mem"] == pytest.approx(node["total_mem"] - used)
+
+
+def test_migration_cost_and_invalid_actions() -> None:
+    rewards = {}
+    for cost in (0.0, 0.05):
+        env = _env(migration_cost=cost)
+        env.reset(seed=2)
+        a = int(np.flatnonzero(env.action_masks())[1])
+        _, r, _, _, info = env.step(a)
+        assert info["moved"] is not None
+        rewards[cost] = (r, info["violations"])
+    assert rewards[0.0][1] == rewards[0.05][1]
+    assert rewards[0.0][0] - rewards[0.05][0] == pytest.approx(0.05)
+    assert rewards[0.0][0] == pytest.approx(-info["violations"] / info["requests"])
+
+    env = _env()
+    env.reset(seed=2)
+    before = env.pod_node
+    mask = env.action_masks()
+    bad = int(np.flatnonzero(~mask)[0])
+    _, r, _, _, info = env.step(bad)
+    assert info["invalid_action"] and info["moved"] is None
+    np.testing.assert_array_equal(env.pod_node, before)
+    assert r == pytest.approx(-info["violations"] / info["requests"] - 0.05)
+    env.step(0)
+    assert env.metrics()["invalid_actions"] == 1 and env.metrics()["migrations"] == 0
+
+
+def test_episode_metrics_and_truncation() -> None:
+    env = _env(episode_windows=5)
+    env.reset(seed=0, options={"start_window": 46})
+    total_v = total_r = 0
+    for i in range(5):
+        _, _, term, trunc, info = env.step(0)
+        total_v += info["violations"]
+        total_r += info["requests"]
+        assert not term and trunc == (i == 4)
+    assert info["window"] == (46 + 5) % 48  # wraps around the data
+    m = info["metrics"]
+    assert m["violations"] == total_v and m["requests"] == total_r
+    assert m["violation_rate"] == pytest.approx(total_v / total_r)
+    assert PodRebalancingEnv.leaderboard_metrics[0] == "violations"
+    with pytest.raises(RuntimeError):
+        env.step(0)
+
+
+def test_datasets_modes_and_extra_nodes() -> None:
+    env = PodRebalancingEnv(dataset=f"pod-requests:{FIXTURE}", num_nodes=4, mode="parallel")
+    assert env.num_nodes == 4 and env.mode == "parallel"
+    assert env.node_names[2:] == ("node3", "node4")
+    obs, _ = env.reset(seed=0)
+    assert obs["capacity"].shape == (4, 2)
+    # the empty extra nodes take moves
+    mask = env.action_masks()
+    assert mask[env.encode_action(0, 0, 3)]
+    ds = load_dataset(SMALL)
+    assert PodRebalancingEnv(dataset=ds).num_pods == 12
+    assert PodRebalancingEnv(dataset=ds.trace).num_pods == 12
+    with pytest.raises(ValueError, match="pod-requests"):
+        PodRebalancingEnv(dataset="synthetic:placement?workflows=2&tasks=3")
+    with pytest.raises(ValueError, match="num_nodes"):
+        PodRebalancingEnv(dataset=SMALL, num_nodes=2)
+    with pytest.raises(ValueError, match="max_pods_per_node"):
+        PodRebalancingEnv(dataset=SMALL, max_pods_per_node=2)
+
+
+def test_render_ansi() -> None:
+    env = _env(render_mode="ansi")
+    env.reset(seed=0)
+    env.step(int(np.flatnonzero(env.action_masks())[1]))
+    text = env.render()
+    assert isinstance(text, str) and "node1" in text and "moved" in text
