@@ -11,6 +11,8 @@ ENV_IDS: dict[str, str] = {
     "rlsched/ServerlessPlacement-v0": "rlsched.envs.serverless_placement:ServerlessPlacementEnv",
     "rlsched/KubeScheduling-v0": "rlsched.envs.kube_scheduling:KubeSchedulingEnv",
     "rlsched/WorkflowOffloading-v0": "rlsched.envs.workflow_offloading:WorkflowOffloadingEnv",
+    "rlsched/VMPlacement-v0": "rlsched.envs.vm_placement:VMPlacementEnv",
+    "rlsched/PodRebalancing-v0": "rlsched.envs.pod_rebalancing:PodRebalancingEnv",
 }
 
 for _id, _entry in ENV_IDS.items():
