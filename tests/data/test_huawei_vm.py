@@ -176,3 +176,15 @@ def test_generator_parameters() -> None:
         load_dataset("synthetic:vm?days=-1")
     with pytest.raises(DatasetError, match="unknown parameter"):
         load_dataset("synthetic:vm?workflows=3")
+
+
+def test_file_scheme_recognises_a_vm_trace_by_its_header(tmp_path) -> None:
+    from rlsched.data import clear_cache, load_dataset
+
+    p = tmp_path / "vms.csv"
+    p.write_text("vmid,cpu,memory,time,type\n1,2,4,0,0\n2,4,8,1,0\n1,2,4,2,1\n")
+    clear_cache()
+    ds = load_dataset(f"file:{p}")
+    assert ds.kind == "vm-requests" and ds.workflows == []
+    assert ds.trace.creations == 2 and ds.trace.deletions == 1
+    assert ds.summary()["instances"] == 0  # no workflows: summary still works

@@ -195,7 +195,9 @@ class FunctionInstances:
 
     @staticmethod
     def empty(type_names: tuple[str, ...] = ()) -> FunctionInstances:
-        return FunctionInstances.from_columns({}, type_names=type_names, n=0)
+        return FunctionInstances.from_columns(
+            {k: [] for k in INSTANCE_FIELDS}, type_names=type_names, n=0
+        )
 
     @staticmethod
     def from_columns(

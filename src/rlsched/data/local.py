@@ -38,13 +38,16 @@ def sniff_csv(path: Path) -> str:
         )
     if {"app", "func", "end_timestamp", "duration"} <= cols:
         return "azure2021"
+    if {"vmid", "cpu", "memory", "time", "type"} <= cols:
+        return "huawei-vm"
     if set(alibaba.CLOUDSIMPY_COLUMNS) <= cols:
         return "cloudsimpy"
     if len(first) == 9 and first[4] in V2018_STATUS:
         return "v2018"
     raise DatasetError(
         "unrecognised CSV header: expected Azure Functions 2019 invocations, "
-        "Azure Functions 2021 (app,func,end_timestamp,duration), CloudSimPy jobs "
+        "Azure Functions 2021 (app,func,end_timestamp,duration), a VM trace "
+        "(vmid,cpu,memory,time,type), CloudSimPy jobs "
         "or Alibaba v2018 batch_task rows",
         source=path,
         line=1,
@@ -64,6 +67,10 @@ def load_file(path: str, params: dict[str, str]) -> Dataset:
         return azure_functions.load_azure2019_file(p)
     if kind == "azure2021":
         return azure_functions.load_azure2021_file(p)
+    if kind == "huawei-vm":
+        from rlsched.data import huawei_vm
+
+        return huawei_vm.load_huawei_vm(str(p), params)
     if kind == "cloudsimpy":
         return alibaba.load_cloudsimpy_path(p, name, params, "")
     return alibaba.load_v2018_path(p, name, params)
@@ -73,7 +80,8 @@ register(
     "file",
     load_file,
     "A local trace file: WfFormat .json, or a .csv recognised by its header (Azure "
-    "Functions 2019 invocations / 2021, CloudSimPy jobs, Alibaba v2018 batch_task); a bare "
+    "Functions 2019 invocations / 2021, Huawei VM requests, CloudSimPy jobs, Alibaba v2018 "
+    "batch_task); a bare "
     "existing .json/.csv path works too",
     ["file:./montage.json", "file:/data/batch_task.csv", "./AzureFunctionsInvocation.csv"],
     "the file's own",
