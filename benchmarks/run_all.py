@@ -29,6 +29,7 @@ BENCHES = {
         ("--sizes", "5", "10", "15", "20", "25", "30", "40", "--seeds", "3", "--time-limit", "10"),
     ),
     "vm": ("bench_vm.py", ()),
+    "llm": ("bench_llm_sim.py", ()),
 }
 
 
@@ -176,6 +177,32 @@ def vm_section(vm: dict) -> list[str]:
     return out
 
 
+def llm_section(ll: dict) -> list[str]:
+    m = ll["machine"]
+    out = [
+        "",
+        "## LLM serving simulator speed (rlsched.llm, Azure LLM traces, one core)",
+        "",
+        f"`benchmarks/bench_llm_sim.py`: `LLMSimulator` with the {ll['start_state']} start "
+        f"state, built and run to completion (every request completed or dropped); trace "
+        f"loading not timed. Median and best of {ll['repeats']} runs. Goal: the full conv trace "
+        f"at 1x in at most {ll['goal_full_conv_s']:g} s. Machine speed at the time: "
+        f"{m['python_loop_1e6_ms']} ms per 10^6 Python additions; git commit {m['git_commit']}.",
+        "",
+        "| trace | requests | simulated s | events | median wall s | best wall s "
+        "| requests/s | events/s | TTFT p50 s | SLO attainment |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in ll["rows"]:
+        out.append(
+            f"| {r['scenario']} | {r['requests']:,} | {r['simulated_seconds']:,.0f} | "
+            f"{r['events']:,} | {r['wall_s_median']:.3f} | {r['wall_s_best']:.3f} | "
+            f"{r['requests_per_s_median']:,.0f} | {r['events_per_s_median']:,.0f} | "
+            f"{r['ttft_p50']:.3f} | {r['slo_attainment']:.3f} |"
+        )
+    return out
+
+
 def main() -> None:
     selected()  # reject a bad --only before running anything
     env = run("env")
@@ -184,6 +211,7 @@ def main() -> None:
     of = run("offloading")
     cp = run("cpsat")
     vm = run("vm")
+    ll = run("llm")
     if env is None or tr is None or sv is None:
         sys.exit("missing benchmarks/results/bench_{env,train,serve}.json: run without --only")
     m = env["machine"]
@@ -243,6 +271,8 @@ def main() -> None:
         lines += cpsat_section(cp)
     if vm is not None:
         lines += vm_section(vm)
+    if ll is not None:
+        lines += llm_section(ll)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(lines) + "\n")
     print(f"wrote {DOC}")

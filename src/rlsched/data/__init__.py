@@ -5,7 +5,17 @@ which schemes exist. Importing this package registers every loader.
 """
 
 # Importing the loaders registers their schemes.
-from rlsched.data import alibaba, azure_functions, local, synthetic, wfcommons_gen, wfformat  # noqa: F401
+from rlsched.data import (  # noqa: F401
+    alibaba,
+    azure_functions,
+    azure_llm,
+    huawei_vm,
+    local,
+    pod_requests,
+    synthetic,
+    wfcommons_gen,
+    wfformat,
+)
 from rlsched.data.dataset import Dataset
 from rlsched.data.registry import (
     clear_cache,

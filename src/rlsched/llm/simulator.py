@@ -1,0 +1,1028 @@
+"""A fast trace-driven simulator of disaggregated LLM serving (Splitwise-style).
+
+**Request life.** A request arrives (trace time), the router picks a prompt instance and a token
+instance at once (below), the prompt instance prefills it in a batch and so produces the first
+token (**TTFT ends here**), its KV cache (``prompt + 1`` tokens) is shipped over a link to the
+token instance, which decodes the remaining ``output - 1`` tokens one per iteration in a
+continuous batch; the request completes with its last token. A ``mixed`` instance does both
+phases itself (no transfer). Per request:
+
+- TTFT = first token time - arrival = router and prefill queueing + the prefill iteration;
+- E2E = completion - arrival;
+- TBT = (E2E - TTFT) / (output - 1): the mean gap between consecutive tokens after the first,
+  so it includes the KV transfer and any waiting for a decode slot (0 for a one-token output).
+
+For a request alone on an idle cluster: TTFT = prompt_time(p), E2E = TTFT + transfer(p + 1)
++ (o - 1) x token_time(1), with ``transfer(n) = n x kv_bytes_per_token / link bandwidth +
+latency``.
+
+**Router** (splitwise-sim's mixed-pool scheduler, without its dynamic re-tagging): the prompt
+instance is the active ``prompt`` instance with the fewest ``sched_pending_tokens``; if its
+queue is non-empty and would pass ``prompt_max_pending_tokens``, a ``mixed`` instance with a
+shorter queue is used instead. The token instance is the active ``token`` instance with the
+least ``sched_memory`` (committed KV); if that one is full, a ``mixed`` instance with room is
+used. A request prefilled on a mixed instance decodes there too. Ties go to a seeded random
+order of instances. Only instances whose KV capacity can ever hold the request are considered;
+when none exists in the cluster or the start state's pools, the request is **dropped** at
+arrival; when candidates exist but none is active, it waits in the router queue.
+
+**Batching** (splitwise-sim's ``Splitwise`` instance): an iteration holds at most
+``max_batch_size`` requests and ``max_batch_tokens`` tokens (a prefill counts its prompt, a
+decode 1; a single prefill larger than the budget runs alone). A prompt instance batches
+prefills FCFS; a token instance runs all its decodes together; a mixed instance puts prefills
+first and fills the rest with decodes (decodes left out are slot-preempted: their KV stays).
+Iteration time: ``prompt_time(batch tokens)`` for prefill-only, ``token_time(batch size)`` for
+decode-only, ``1.1 x prompt_time(prefill tokens + decodes)`` for a mixed batch (splitwise-sim's
+rule). Decode-only iterations run back to back as one event until the first request in the
+batch finishes, KV memory would run out, or new work that fits arrives (then the run stops at
+the next iteration boundary): this is what makes the simulator fast.
+
+**KV memory** (tokens; capacity = GPU memory - weights, see :mod:`rlsched.llm.cluster`): a
+prefill takes ``prompt + 1`` tokens on the prompt instance from its start until its KV has
+been shipped. Shipping starts only when the token instance can hold the KV with room for
+``kv_headroom_iterations`` iterations of its batch's growth; until then the KV waits on the
+prompt instance (FCFS), which holds back that instance's next prefills when its memory is full.
+A decode grows by one token per iteration. When a decode iteration would not fit, the token
+instance **preempts**: first a request waiting for a batch slot, then the most recently
+admitted running request that has been preempted fewer than ``max_preemptions`` times (the
+most recent one when all have); its KV is swapped to host memory and swapped back (host link
+``swap_bandwidth_gib_s``) ahead of new transfers when memory allows; requests preempted
+``max_preemptions`` times are admitted first. A request whose KV can never fit is dropped.
+
+**Time and accounting.** ``run_until(t)`` processes events up to ``t``; ``run()`` to the end.
+Servers are billed (GPU-hours, US$) from creation to removal; energy is ``idle power x alive
+time + (peak - idle) x time iterating`` per server. ``timeline`` holds a sample every
+``sample_interval`` seconds.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections import deque
+from collections.abc import Callable, Mapping
+from heapq import heapify, heappop, heappush
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlsched.errors import ConfigError
+from rlsched.llm.cluster import (
+    GIB,
+    TAGS,
+    Instance,
+    InstanceConfig,
+    InstanceState,
+    Server,
+    get_model,
+    get_sku,
+)
+from rlsched.llm.perf_model import PerfModel
+from rlsched.llm.scaling import ScalingManager, StartState
+from rlsched.llm.slo import METRICS, SLOConfig, slowdowns, unloaded_latencies
+from rlsched.llm.trace import LLMRequests, load_requests
+
+#: splitwise-sim's penalty for an iteration mixing prefills and decodes.
+MIXED_BATCH_FACTOR = 1.1
+
+_ITER, _KV, _ACT, _DRAIN, _SAMPLE = 0, 1, 2, 3, 4
+_INF = math.inf
+_PENDING, _DONE, _DROPPED = 0, 1, 2
+
+IterationHook = Callable[[Instance, int, int, int, int, float], None]
+"""``hook(instance, n_prefills, prefill_tokens, n_decodes, iterations, iteration_seconds)``,
+called whenever an instance starts a run of iterations (for tests and tracing)."""
+
+
+class LLMSimulator:
+    """Discrete-event simulation of one LLM serving cluster over a request trace.
+
+    Args:
+        requests: an :class:`LLMRequests` or a dataset name / path for
+            :func:`~rlsched.llm.trace.load_requests`.
+        start_state: a :class:`StartState`, a YAML path, a dict, or ``None`` for the default.
+        slo: slowdown limits (:class:`SLOConfig`).
+        perf_model: a :class:`PerfModel`, a CSV path, or ``None`` for the shipped one.
+        scale_up_delay, drain_check_interval, min_instances_per_pool, max_total_instances:
+            the :class:`ScalingManager`'s settings.
+        seed: orders routing ties between equally loaded instances (the only randomness).
+        sample_interval: seconds between :attr:`timeline` samples (0: none).
+        on_iteration: an :data:`IterationHook`.
+    """
+
+    def __init__(
+        self,
+        requests: LLMRequests | str | Path,
+        start_state: StartState | str | Path | Mapping[str, Any] | None = None,
+        slo: SLOConfig | None = None,
+        perf_model: PerfModel | str | Path | None = None,
+        scale_up_delay: float = 10.0,
+        drain_check_interval: float = 1.0,
+        min_instances_per_pool: int = 1,
+        max_total_instances: int = 100,
+        seed: int = 0,
+        sample_interval: float = 10.0,
+        on_iteration: IterationHook | None = None,
+    ) -> None:
+        if not isinstance(requests, LLMRequests):
+            requests = load_requests(requests)
+        self.requests = requests
+        self.start_state = StartState.coerce(start_state)
+        self.slo = slo or SLOConfig()
+        if perf_model is None or isinstance(perf_model, str | Path):
+            perf_model = PerfModel.load(perf_model)
+        self.perf_model = perf_model
+        ss = self.start_state
+        self.model = get_model(ss.model, ss.kv_heads_ratio)
+        self.seed = int(seed)
+        self._rng = np.random.default_rng(self.seed)
+        self.sample_interval = float(sample_interval)
+        self.on_iteration = on_iteration
+        kvb = self.model.kv_bytes_per_token
+        self._kv_spt = kvb / (ss.kv_link_bandwidth_gib_s * GIB)
+        self._swap_spt = kvb / (ss.swap_bandwidth_gib_s * GIB)
+        self._lat = float(ss.kv_link_latency_s)
+        self._max_pending = int(ss.prompt_max_pending_tokens)
+
+        n = len(requests)
+        self._n = n
+        self._arr: list[float] = requests.arrival.tolist()
+        self._P: list[int] = requests.prompt_tokens.tolist()
+        self._O: list[int] = requests.output_tokens.tolist()
+        self._cumP = np.concatenate([[0], np.cumsum(requests.prompt_tokens)])
+        self._cumO = np.concatenate([[0], np.cumsum(requests.output_tokens)])
+        self._first = [math.nan] * n
+        self._finish = [math.nan] * n
+        self._status = bytearray(n)
+        self._pinst: list[Instance | None] = [None] * n
+        self._tinst: list[Instance | None] = [None] * n
+        self._gen0 = [0] * n  # decode tokens generated before the current admission
+        self._base = [0] * n  # iteration count of the decode instance at (re)admission - gen0
+        self._npre = [0] * n  # preemptions (memory or slot)
+        self._next = 0
+        self._router_queue: deque[int] = deque()
+        self._done_idx: list[int] = []
+        self._done_t: list[float] = []
+        self._drop_idx: list[int] = []
+        self._drop_t: list[float] = []
+        self._unservable = 0
+
+        self.now = 0.0
+        self._heap: list[tuple] = []
+        self._seq = 0
+        self.events = 0
+        """Events processed (arrivals, iteration runs, transfers, scaling, samples)."""
+        self.stale_events = 0
+        self.instances: list[Instance] = []
+        """Every instance not removed, in creation order."""
+        self.all_servers: list[Server] = []
+        """Every server ever created (removed ones keep their ``removed`` time)."""
+        self.all_instances: list[Instance] = []
+        self._active: dict[str, list[Instance]] = {t: [] for t in TAGS}
+        self._next_server = 0
+        self._next_instance = 0
+        self.timeline: list[dict[str, Any]] = []
+        """Samples every ``sample_interval`` s (see :meth:`snapshot`)."""
+        self._ck_t: list[float] = [0.0]
+        self._ck_v: list[tuple[float, float, float]] = [(0.0, 0.0, 0.0)]
+        self._sampling = False
+
+        self.scaling_manager = ScalingManager(
+            self,
+            scale_up_delay=scale_up_delay,
+            drain_check_interval=drain_check_interval,
+            min_instances_per_pool=min_instances_per_pool,
+            max_total_instances=max_total_instances,
+        )
+        total = sum(p.num_instances for p in ss.pools.values())
+        if total > max_total_instances:
+            raise ConfigError(
+                f"the start state has {total} instances, more than max_total_instances "
+                f"({max_total_instances})"
+            )
+        # capacity (tokens) an instance of each pool template would have, for servability
+        self._cap_by_tag: dict[str, int] = {}
+        for tag, pool in ss.pools.items():
+            self._note_capacity(tag, self._capacity(get_sku(pool.server_sku), pool.parallelism))
+            for _ in range(pool.num_instances):
+                self._create_instance(
+                    tag, pool.instance, pool.parallelism, pool.server_sku, active=True
+                )
+        self._unloaded = self._unloaded_reference()
+        if self.sample_interval > 0:
+            self._sample()
+
+    # ================================================================== public API
+    @property
+    def done(self) -> bool:
+        """Every request completed or dropped."""
+        return len(self._done_idx) + len(self._drop_idx) == self._n
+
+    @property
+    def router_queue_len(self) -> int:
+        """Requests waiting at the router for an active instance that can take them."""
+        return len(self._router_queue)
+
+    def run_until(self, t: float) -> int:
+        """Process every event at time <= ``t``, then set the clock to ``t``; returns the number
+        of events processed."""
+        if t < self.now:
+            return 0
+        self._arm_sampling()
+        n = self._run(t)
+        self.now = max(self.now, t)
+        self._checkpoint()
+        return n
+
+    def run(self) -> int:
+        """Run until every request is completed or dropped and scale-ups and drains have
+        settled; returns the number of events processed. Requests that can then never be
+        served (waiting for a pool with no instance) count as dropped."""
+        self._arm_sampling()
+        n = self._run(_INF)
+        self._checkpoint()
+        return n
+
+    def snapshot(self) -> dict[str, Any]:
+        """The cluster now, as one :attr:`timeline` sample: per pool tag the instances by state,
+        prompt tokens queued, decodes running and waiting, mean KV utilisation of the active
+        instances; plus the router queue and request counts."""
+        tags = list(self.start_state.pools) + [t for t in TAGS if t not in self.start_state.pools]
+        acc = {t: [0, 0, 0, 0, 0, 0, 0.0, 0] for t in tags}
+        seen = set(self.start_state.pools)
+        for i in self.instances:
+            a = acc[i.tag]
+            seen.add(i.tag)
+            st = i.state
+            if st is InstanceState.ACTIVE:
+                a[0] += 1
+                a[6] += i.kv_used / i.kv_capacity
+            elif st is InstanceState.SCALING_UP:
+                a[1] += 1
+            else:
+                a[2] += 1
+            a[3] += i.sched_pending_tokens
+            a[4] += len(i.running)
+            a[5] += len(i.kv_wait) + len(i._pend_heap)
+            a[7] += i._run_start >= 0.0
+        pools = {
+            t: {
+                "active": a[0],
+                "scaling_up": a[1],
+                "draining": a[2],
+                "pending_prompt_tokens": a[3],
+                "running_decodes": a[4],
+                "waiting_decodes": a[5],
+                "kv_utilization": a[6] / a[0] if a[0] else 0.0,
+                "busy": a[7],
+            }
+            for t, a in acc.items()
+            if t in seen
+        }
+        return {
+            "time": self.now,
+            "pools": pools,
+            "router_queue": self.router_queue_len,
+            "arrived": self._next,
+            "completed": len(self._done_idx),
+            "dropped": len(self._drop_idx),
+            "servers": sum(1 for s in self.all_servers if s.removed is None),
+        }
+
+    def window_stats(self, since: float) -> dict[str, Any]:
+        """What happened in ``(since, now]``, for an RL state and reward.
+
+        Keys: ``since``, ``now``; ``completed`` and their ``ttft`` / ``tbt`` / ``e2e`` arrays (s,
+        in completion order) and ``slowdown_*`` arrays; ``slo_attainment`` (per-request
+        attainment at ``SLOConfig.attainment_level`` over the completed and dropped of the
+        window; NaN when none); ``dropped``; ``arrivals``, ``prompt_tokens`` and
+        ``output_tokens`` of the requests that arrived (sums) and their means; ``gpu_hours``,
+        ``cost``, ``energy_kwh`` spent in the window (exact when ``since`` is a time the
+        simulator stopped at or sampled; interpolated between those otherwise).
+        """
+        now = self.now
+        j = bisect.bisect_right(self._done_t, since)
+        idx = self._done_idx[j:]
+        lat = self._latencies(idx)
+        sd = slowdowns(lat, {m: self._unloaded[m][idx] for m in METRICS})
+        dropped = len(self._drop_idx) - bisect.bisect_right(self._drop_t, since)
+        ok = self.slo.attained(sd) if idx else np.zeros(0, bool)
+        denom = len(idx) + dropped
+        a0 = bisect.bisect_right(self._arr, since, 0, self._next)
+        a1 = self._next
+        arrivals = a1 - a0
+        ptok = int(self._cumP[a1] - self._cumP[a0])
+        otok = int(self._cumO[a1] - self._cumO[a0])
+        c_now = self._cumulative()
+        c_then = self._cumulative_at(since)
+        return {
+            "since": since,
+            "now": now,
+            "completed": len(idx),
+            **lat,
+            **{f"slowdown_{m}": sd[m] for m in METRICS},
+            "slo_attainment": float(ok.sum()) / denom if denom else math.nan,
+            "dropped": dropped,
+            "arrivals": arrivals,
+            "prompt_tokens": ptok,
+            "output_tokens": otok,
+            "mean_prompt_tokens": ptok / arrivals if arrivals else 0.0,
+            "mean_output_tokens": otok / arrivals if arrivals else 0.0,
+            "gpu_hours": c_now[0] - c_then[0],
+            "cost": c_now[1] - c_then[1],
+            "energy_kwh": c_now[2] - c_then[2],
+        }
+
+    def results(self) -> dict[str, Any]:
+        """Run summary. ``requests``: completed; ``dropped``: never servable + not finished by
+        now (``dropped_unservable``, ``unfinished``); latency percentiles in seconds over the
+        completed requests; SLO attainment and Splitwise's percentile checks (see
+        :mod:`rlsched.llm.slo`; dropped requests count as misses); ``gpu_hours``, ``cost``
+        (US$), ``energy_kwh`` from time 0 to ``duration`` (the clock now); scaling actions."""
+        idx = self._done_idx
+        lat = self._latencies(idx)
+        sd = slowdowns(lat, {m: self._unloaded[m][idx] for m in METRICS})
+        unfinished = self._n - len(idx) - len(self._drop_idx)
+        dropped = len(self._drop_idx) + unfinished
+        out: dict[str, Any] = {
+            "requests": len(idx),
+            "total_requests": self._n,
+            "dropped": dropped,
+            "dropped_unservable": self._unservable,
+            "unfinished": unfinished,
+        }
+        for m in METRICS:
+            v = lat[m]
+            for p in (50, 90, 99):
+                out[f"{m}_p{p}"] = float(np.percentile(v, p)) if len(v) else math.nan
+            out[f"{m}_mean"] = float(v.mean()) if len(v) else math.nan
+        out.update(self.slo.evaluate(sd, dropped))
+        gpu_h, cost, kwh = self._cumulative()
+        sm = self.scaling_manager
+        done_o = int(np.asarray(self._O)[idx].sum()) if idx else 0
+        out.update(
+            {
+                "gpu_hours": gpu_h,
+                "cost": cost,
+                "energy_kwh": kwh,
+                "scale_up_actions": sm.scale_up_actions,
+                "scale_down_actions": sm.scale_down_actions,
+                "blocked_actions": sm.blocked_actions,
+                "duration": self.now,
+                "output_tokens_per_s": done_o / self.now if self.now > 0 else 0.0,
+                "preemptions": int(sum(self._npre)),
+                "events": self.events,
+                "servers_created": len(self.all_servers),
+            }
+        )
+        return out
+
+    def request_table(self) -> dict[str, np.ndarray]:
+        """Per request (trace order): arrival, prompt/output tokens, first-token and finish
+        time, TTFT / TBT / E2E (NaN when not reached), status (0 in flight or waiting,
+        1 completed, 2 dropped), preemptions, the ids of the prompt and token instances it was
+        routed to (-1: none), and the unloaded TTFT / TBT / E2E."""
+        arr = np.asarray(self._arr)
+        first = np.asarray(self._first)
+        fin = np.asarray(self._finish)
+        o = np.asarray(self._O)
+        ttft, e2e = first - arr, fin - arr
+        with np.errstate(invalid="ignore"):
+            tbt = np.where(
+                o > 1, (e2e - ttft) / np.maximum(o - 1, 1), np.where(fin >= 0, 0.0, np.nan)
+            )
+        return {
+            "arrival": arr,
+            "prompt_tokens": np.asarray(self._P),
+            "output_tokens": o,
+            "first_token": first,
+            "finish": fin,
+            "ttft": ttft,
+            "tbt": tbt,
+            "e2e": e2e,
+            "status": np.frombuffer(bytes(self._status), dtype=np.uint8).copy(),
+            "preemptions": np.asarray(self._npre),
+            "prompt_instance": np.array([-1 if x is None else x.id for x in self._pinst]),
+            "token_instance": np.array([-1 if x is None else x.id for x in self._tinst]),
+            **{f"unloaded_{m}": self._unloaded[m].copy() for m in METRICS},
+        }
+
+    # ================================================================== event loop
+    def _push(self, t: float, kind: int, obj: Any, arg: Any) -> None:
+        self._seq += 1
+        heappush(self._heap, (t, self._seq, kind, obj, arg))
+
+    def _run(self, t_end: float) -> int:
+        heap = self._heap
+        arr = self._arr
+        n = self._n
+        count = 0
+        while True:
+            i = self._next
+            ta = arr[i] if i < n else _INF
+            if heap and heap[0][0] <= ta:
+                if heap[0][0] > t_end:
+                    break
+                t, _, kind, obj, arg = heappop(heap)
+                if kind == _SAMPLE and (self._quiescent() or (not heap and self._next >= n)):
+                    self._sampling = False  # nothing can change any more: do not move the clock
+                    continue
+                if kind == _ITER:
+                    if arg != obj._version:  # a run cut short by _pause
+                        self.stale_events += 1
+                        continue
+                    self.now = t
+                    self._iter_done(obj)
+                    count += 1
+                    continue
+                self.now = t
+                if kind == _KV:
+                    self._kv_done(obj, arg[0], arg[1])
+                elif kind == _ACT:
+                    self._activate(obj)
+                elif kind == _DRAIN:
+                    self.scaling_manager._drain_check()
+                else:
+                    self._sample()
+            else:
+                if ta > t_end or i >= n:
+                    break
+                self.now = ta
+                self._next = i + 1
+                self._arrive(i)
+            count += 1
+        self.events += count
+        return count
+
+    # ================================================================== routing
+    def _arrive(self, i: int) -> None:
+        route = self._route(i)
+        if route is None:
+            if self._servable(i):
+                self._router_queue.append(i)
+            else:
+                self._unservable += 1
+                self._drop(i)
+            return
+        self._assign(i, route[0], route[1])
+
+    def _route(self, i: int) -> tuple[Instance, Instance | None] | None:
+        p = self._P[i]
+        o = self._O[i]
+        act = self._active
+        mixed = act["mixed"]
+        pi = _least_pending(act["prompt"], p, 1)
+        if mixed and (pi is None or self._long_queue(pi, p)):
+            mi = _least_pending(mixed, p, o)
+            if mi is not None and (pi is None or not self._long_queue(mi, p)):
+                pi = mi
+        if pi is None:
+            return None
+        if o == 1:
+            return pi, None
+        if pi.tag == "mixed":
+            return pi, pi
+        ti = _least_memory(act["token"], p, o)
+        if mixed and (ti is None or ti.sched_memory_tokens + p + o >= ti.kv_capacity):
+            mi = _least_memory(mixed, p, o)
+            if mi is not None and (ti is None or mi.sched_memory_tokens + p + o < mi.kv_capacity):
+                ti = mi
+        if ti is None:
+            return None
+        return pi, ti
+
+    def _long_queue(self, inst: Instance, p: int) -> bool:
+        return bool(inst.prefill_queue) and inst.sched_pending_tokens + p > self._max_pending
+
+    def _servable(self, i: int) -> bool:
+        """Some instance (existing or of a start-state pool) could ever hold the request."""
+        p, o = self._P[i], self._O[i]
+        caps = self._cap_by_tag
+
+        def prefill_ok(tag: str) -> bool:
+            return p + 1 <= caps.get(tag, 0)
+
+        def decode_ok(tag: str) -> bool:
+            return o == 1 or _fits_decode(caps.get(tag, 0), self._headroom(tag), p, o)
+
+        if prefill_ok("mixed") and decode_ok("mixed"):
+            return True
+        return prefill_ok("prompt") and (decode_ok("token") or decode_ok("mixed"))
+
+    def _headroom(self, tag: str) -> int:
+        pool = self.start_state.pools.get(tag)
+        return (pool.instance if pool else InstanceConfig()).kv_headroom_iterations
+
+    def _assign(self, i: int, pi: Instance, ti: Instance | None) -> None:
+        p = self._P[i]
+        self._pinst[i] = pi
+        self._tinst[i] = ti
+        pi.sched_pending_tokens += p
+        if ti is None:
+            pi.sched_memory_tokens += p + 1
+        elif ti is pi:
+            pi.sched_memory_tokens += p + self._O[i]
+        else:
+            pi.sched_memory_tokens += p + 1
+            ti.sched_memory_tokens += p + self._O[i]
+        pi.prefill_queue.append(i)
+        if pi._run_start < 0.0:
+            self._start(pi)
+        elif pi.tag == "mixed" and not pi._run_prefills:
+            self._pause(pi)
+
+    def _dispatch_router_queue(self) -> None:
+        q = self._router_queue
+        if not q:
+            return
+        keep: deque[int] = deque()
+        while q:
+            i = q.popleft()
+            route = self._route(i)
+            if route is None:
+                keep.append(i)
+            else:
+                self._assign(i, route[0], route[1])
+        self._router_queue = keep
+
+    # ================================================================== instance engine
+    def _start(self, inst: Instance) -> None:
+        """Form the next batch of an idle instance and schedule its end."""
+        cfg = inst.config
+        max_bs = cfg.max_batch_size
+        max_bt = cfg.max_batch_tokens
+        cap = inst.kv_capacity
+        pre: list[int] = []
+        pre_tokens = 0
+        q = inst.prefill_queue
+        running = inst.running
+        if q:
+            # on a mixed instance, decodes preempted max_preemptions times keep their slots
+            reserve = self._reserved_slots(inst) if inst.tag == "mixed" else 0
+            P = self._P
+            used = inst.kv_used
+            while q and len(pre) < max_bs - reserve:
+                r = q[0]
+                p = P[r]
+                if pre and pre_tokens + p > max_bt:
+                    break
+                if used + p + 1 > cap:
+                    break
+                q.popleft()
+                pre.append(r)
+                pre_tokens += p
+                used += p + 1
+            inst.kv_used = used
+        if inst.tag != "prompt":
+            if pre:
+                # decodes fill the slots and tokens the prefills leave; those at their
+                # preemption limit stay even beyond the token budget (never beyond the slots)
+                room_n = max_bs - len(pre)
+                room = max(0, min(room_n, max_bt - pre_tokens))
+                while len(running) > room and self._slot_preempt(inst):
+                    pass
+            else:
+                room_n = room = min(max_bs, max_bt)
+            if inst._pend_heap:
+                self._admit(inst, room, room_n)
+            while running and cap - inst.kv_used < len(running):
+                self._mem_preempt(inst)
+            while not running and not pre and inst._pend_heap:
+                self._evict_pending(inst)  # residents fill memory, none can grow: swap one out
+                self._admit(inst, room, room_n)
+        b = len(running)
+        if not pre and not b:
+            if inst.kv_wait:
+                self._try_transfers(inst)
+            return
+        if pre:
+            k = 1
+            if b:
+                dt = inst.prompt_time(pre_tokens + b) * MIXED_BATCH_FACTOR
+            else:
+                dt = inst.prompt_time(pre_tokens)
+        else:
+            heap = inst._dec_heap
+            while running.get(heap[0][2]) != heap[0][1]:
+                heappop(heap)
+            k = heap[0][0] - inst.iter_count
+            kmem = (cap - inst.kv_used) // b
+            if kmem < k:
+                k = kmem
+            dt = inst.token_time(b)
+        now = self.now
+        inst._run_start = now
+        inst._run_dt = dt
+        inst._run_k = k
+        inst._run_b = b
+        inst._run_prefills = pre
+        inst._version += 1
+        self._seq += 1
+        heappush(self._heap, (now + k * dt, self._seq, _ITER, inst, inst._version))
+        if self.on_iteration is not None:
+            self.on_iteration(inst, len(pre), pre_tokens, b, k, dt)
+
+    def _pause(self, inst: Instance) -> None:
+        """End a run of decode iterations at the next iteration boundary."""
+        if inst._run_k <= 1 or inst._run_prefills:
+            return
+        n_done = int((self.now - inst._run_start) / inst._run_dt)
+        new_k = n_done + 1
+        if new_k >= inst._run_k:
+            return
+        inst._run_k = new_k
+        inst._version += 1
+        t = inst._run_start + new_k * inst._run_dt
+        self._push(t if t > self.now else self.now, _ITER, inst, inst._version)
+
+    def _admit(self, inst: Instance, room: int, limit_room: int) -> None:
+        """Move decodes with resident KV into the running batch while slots (``room``; up to
+        ``limit_room`` for decodes at their preemption limit) and memory last."""
+        pend = inst._pend_heap
+        running = inst.running
+        cap = inst.kv_capacity
+        out_tok = self._O
+        gen0 = self._gen0
+        base = self._base
+        heap = inst._dec_heap
+        while (
+            pend
+            and (len(running) < room or (pend[0][0] == 0 and len(running) < limit_room))
+            and cap - inst.kv_used >= len(running) + 1
+        ):
+            r = heappop(pend)[2]
+            b0 = inst.iter_count - gen0[r]
+            base[r] = b0
+            inst._seq += 1
+            running[r] = inst._seq
+            heappush(heap, (b0 + out_tok[r] - 1, inst._seq, r))
+
+    def _pend_entry(self, inst: Instance, r: int) -> tuple[int, float, int]:
+        prio = 0 if self._npre[r] >= inst.config.max_preemptions else 1
+        return (prio, self._arr[r], r)
+
+    def _reserved_slots(self, inst: Instance) -> int:
+        """Decodes at their preemption limit (running or waiting) on a mixed instance."""
+        limit = inst.config.max_preemptions
+        npre = self._npre
+        n = sum(1 for r in inst.running if npre[r] >= limit)
+        n += sum(1 for e in inst._pend_heap if e[0] == 0)
+        return min(n, inst.config.max_batch_size, inst.config.max_batch_tokens)
+
+    def _slot_preempt(self, inst: Instance) -> bool:
+        """Take the most recently admitted decode below its preemption limit out of the batch
+        (its KV stays resident); False when every running decode is at the limit."""
+        limit = inst.config.max_preemptions
+        r = next((x for x in reversed(inst.running) if self._npre[x] < limit), None)
+        if r is None:
+            return False
+        del inst.running[r]
+        self._gen0[r] = inst.iter_count - self._base[r]
+        self._npre[r] += 1
+        inst.preemptions += 1
+        heappush(inst._pend_heap, self._pend_entry(inst, r))
+        return True
+
+    def _swap_out(self, inst: Instance, r: int, ctx: int) -> None:
+        inst.kv_used -= ctx
+        self._npre[r] += 1
+        inst.preemptions += 1
+        inst.kv_wait.appendleft((r, ctx, None))
+
+    def _evict_pending(self, inst: Instance) -> None:
+        """Swap out the latest-arriving decode waiting for a slot (lowest priority first)."""
+        pend = inst._pend_heap
+        e = max(pend)
+        pend.remove(e)
+        heapify(pend)
+        r = e[2]
+        self._swap_out(inst, r, self._P[r] + 1 + self._gen0[r])
+
+    def _mem_preempt(self, inst: Instance) -> None:
+        """Free KV for the next iteration: a waiting decode first, else a running one."""
+        if inst._pend_heap:
+            self._evict_pending(inst)
+            return
+        running = inst.running
+        limit = inst.config.max_preemptions
+        victim = None
+        for r in reversed(running):
+            if self._npre[r] < limit:
+                victim = r
+                break
+        if victim is None:
+            victim = next(reversed(running))
+        del running[victim]
+        g = inst.iter_count - self._base[victim]
+        self._gen0[victim] = g
+        self._swap_out(inst, victim, self._P[victim] + 1 + g)
+
+    def _try_transfers(self, inst: Instance) -> None:
+        """Start KV transfers / swap-ins into ``inst`` FCFS while memory allows."""
+        w = inst.kv_wait
+        headroom = inst.config.kv_headroom_iterations
+        cap = inst.kv_capacity
+        while w:
+            r, n, src = w[0]
+            if inst.kv_used + n + headroom * (len(inst.running) + 1) > cap:
+                break
+            w.popleft()
+            inst.kv_used += n
+            dur = n * self._kv_spt + self._lat if src is not None else n * self._swap_spt
+            self._seq += 1
+            heappush(self._heap, (self.now + dur, self._seq, _KV, r, (inst, src)))
+
+    def _iter_done(self, inst: Instance) -> None:
+        now = self.now
+        inst.busy_time += now - inst._run_start
+        k = inst._run_k
+        b = inst._run_b
+        pre = inst._run_prefills
+        inst._run_start = -1.0
+        inst._run_prefills = []
+        P = self._P
+        out_tok = self._O
+        freed = False
+        if b:
+            inst.iter_count += k
+            inst.kv_used += b * k
+            inst.decode_iterations += k
+            ic = inst.iter_count
+            heap = inst._dec_heap
+            running = inst.running
+            while heap and heap[0][0] <= ic:
+                _, s, r = heappop(heap)
+                if running.get(r) != s:
+                    continue
+                del running[r]
+                tot = P[r] + out_tok[r]
+                inst.kv_used -= tot
+                inst.sched_memory_tokens -= tot
+                self._complete(r)
+                freed = True
+        if pre:
+            inst.prefill_iterations += 1
+            first = self._first
+            for r in pre:
+                first[r] = now
+                p = P[r]
+                inst.sched_pending_tokens -= p
+                if out_tok[r] == 1:
+                    inst.kv_used -= p + 1
+                    inst.sched_memory_tokens -= p + 1
+                    self._complete(r)
+                    continue
+                t = self._tinst[r]
+                if t is inst:
+                    self._gen0[r] = 0
+                    heappush(inst._pend_heap, self._pend_entry(inst, r))
+                else:
+                    t.kv_wait.append((r, p + 1, inst))
+                    self._try_transfers(t)
+        if freed and inst.kv_wait:
+            self._try_transfers(inst)
+        self._start(inst)
+
+    def _kv_done(self, r: int, inst: Instance, src: Instance | None) -> None:
+        """KV of request ``r`` landed on ``inst`` (from prompt instance ``src`` or from host)."""
+        if src is not None:
+            n = self._P[r] + 1
+            src.kv_used -= n
+            src.sched_memory_tokens -= n
+            if src._run_start < 0.0 and src.prefill_queue:
+                self._start(src)
+        heappush(inst._pend_heap, self._pend_entry(inst, r))
+        if inst._run_start < 0.0:
+            self._start(inst)
+        elif not inst._run_prefills and len(inst.running) < min(
+            inst.config.max_batch_size, inst.config.max_batch_tokens
+        ):
+            self._pause(inst)
+
+    def _complete(self, r: int) -> None:
+        self._finish[r] = self.now
+        self._status[r] = _DONE
+        self._done_idx.append(r)
+        self._done_t.append(self.now)
+
+    def _drop(self, r: int) -> None:
+        self._status[r] = _DROPPED
+        self._drop_idx.append(r)
+        self._drop_t.append(self.now)
+
+    # ================================================================== cluster changes
+    def _capacity(self, sku: Any, parallelism: int) -> int:
+        cap_bytes = parallelism * sku.gpu_memory_gib * GIB - self.model.weights_bytes
+        return int(cap_bytes // self.model.kv_bytes_per_token) if cap_bytes > 0 else 0
+
+    def _note_capacity(self, tag: str, cap: int) -> None:
+        self._cap_by_tag[tag] = max(self._cap_by_tag.get(tag, 0), cap)
+
+    def _create_instance(
+        self,
+        tag: str,
+        config: InstanceConfig,
+        parallelism: int,
+        server_sku: str,
+        *,
+        active: bool,
+    ) -> Instance:
+        if tag not in TAGS:
+            raise ConfigError(f"unknown pool tag {tag!r}; use {', '.join(TAGS)}")
+        if not isinstance(config, InstanceConfig):
+            raise ConfigError(
+                f"instance_cfg must be an InstanceConfig, got {type(config).__name__}"
+            )
+        sku = get_sku(server_sku)
+        if not isinstance(parallelism, int) or not 1 <= parallelism <= sku.gpus:
+            raise ConfigError(
+                f"parallelism must be 1..{sku.gpus} on {sku.name}, got {parallelism!r}"
+            )
+        pt, tt = self.perf_model.cached(self.model.name, sku.hardware, parallelism)
+        cap = self._capacity(sku, parallelism)
+        if cap <= 0:
+            raise ConfigError(
+                f"{self.model.name} ({self.model.weights_bytes / 1e9:.0f} GB of weights) does not "
+                f"fit in {parallelism} x {sku.gpu_memory_gib:g} GiB of {sku.name}"
+            )
+        server = Server(self._next_server, sku, self.now)
+        self._next_server += 1
+        inst = Instance(
+            self._next_instance,
+            tag,
+            server,
+            config,
+            parallelism,
+            cap,
+            self.model.kv_bytes_per_token,
+            pt,
+            tt,
+            self.now,
+        )
+        self._next_instance += 1
+        inst.prefill_queue = deque()
+        inst.kv_wait = deque()
+        inst.tiebreak = float(self._rng.random())
+        server.instance = inst
+        self.all_servers.append(server)
+        self.all_instances.append(inst)
+        self.instances.append(inst)
+        self._note_capacity(tag, cap)
+        if active:
+            self._set_state(inst, InstanceState.ACTIVE)
+        return inst
+
+    def _set_state(self, inst: Instance, state: InstanceState) -> None:
+        old = inst.state
+        if old is state:
+            return
+        if old is InstanceState.ACTIVE:
+            self._active[inst.tag].remove(inst)
+        inst.state = state
+        if state is InstanceState.ACTIVE:
+            inst.activated = self.now
+            self._active[inst.tag].append(inst)
+            self._dispatch_router_queue()
+        elif state is InstanceState.REMOVED:
+            inst.removed = self.now
+            inst.server.removed = self.now
+            self.instances.remove(inst)
+
+    def _schedule_activation(self, inst: Instance, t: float) -> None:
+        self._push(t, _ACT, inst, None)
+
+    def _activate(self, inst: Instance) -> None:
+        if inst.state is InstanceState.SCALING_UP:
+            self._set_state(inst, InstanceState.ACTIVE)
+            self.scaling_manager._activated(inst)
+
+    def _schedule_drain_check(self, t: float) -> None:
+        self._push(t, _DRAIN, None, None)
+
+    # ================================================================== sampling, accounting
+    def _quiescent(self) -> bool:
+        return self.done and all(i.state is InstanceState.ACTIVE for i in self.instances)
+
+    def _arm_sampling(self) -> None:
+        if self.sample_interval > 0 and not self._sampling and not self._quiescent():
+            k = math.floor(self.now / self.sample_interval) + 1
+            self._sampling = True
+            self._push(k * self.sample_interval, _SAMPLE, None, None)
+
+    def _sample(self) -> None:
+        self.timeline.append(self.snapshot())
+        self._checkpoint()
+        if self._quiescent():
+            self._sampling = False
+        else:
+            self._sampling = True
+            self._push(self.now + self.sample_interval, _SAMPLE, None, None)
+
+    def _cumulative(self) -> tuple[float, float, float]:
+        """GPU-hours, US$ and kWh from time 0 to now."""
+        now = self.now
+        gpu_s = cost = joules = 0.0
+        for s in self.all_servers:
+            alive = s.alive_seconds(now)
+            sku = s.sku
+            gpu_s += sku.gpus * alive
+            cost += sku.cost_per_hour * alive / 3600.0
+            busy = s.instance.busy_seconds(now) if s.instance is not None else 0.0
+            joules += sku.idle_power_w * alive + (sku.peak_power_w - sku.idle_power_w) * busy
+        return gpu_s / 3600.0, cost, joules / 3.6e6
+
+    def _checkpoint(self) -> None:
+        v = self._cumulative()
+        if self._ck_t and self._ck_t[-1] == self.now:
+            self._ck_v[-1] = v
+        elif self.now > self._ck_t[-1]:
+            self._ck_t.append(self.now)
+            self._ck_v.append(v)
+
+    def _cumulative_at(self, t: float) -> tuple[float, float, float]:
+        if t >= self.now:
+            return self._cumulative()
+        if t <= 0.0:
+            return (0.0, 0.0, 0.0)
+        j = bisect.bisect_left(self._ck_t, t)
+        if j < len(self._ck_t) and self._ck_t[j] == t:
+            return self._ck_v[j]
+        t0, v0 = self._ck_t[j - 1], self._ck_v[j - 1]
+        if j < len(self._ck_t):
+            t1, v1 = self._ck_t[j], self._ck_v[j]
+        else:
+            t1, v1 = self.now, self._cumulative()
+        w = (t - t0) / (t1 - t0) if t1 > t0 else 0.0
+        return tuple(a + w * (b - a) for a, b in zip(v0, v1, strict=True))  # type: ignore[return-value]
+
+    # ================================================================== latencies and SLO
+    def _latencies(self, idx: list[int]) -> dict[str, np.ndarray]:
+        if not idx:
+            z = np.zeros(0)
+            return {"ttft": z, "tbt": z.copy(), "e2e": z.copy()}
+        arr = np.fromiter((self._arr[r] for r in idx), float, len(idx))
+        first = np.fromiter((self._first[r] for r in idx), float, len(idx))
+        fin = np.fromiter((self._finish[r] for r in idx), float, len(idx))
+        o = np.fromiter((self._O[r] for r in idx), float, len(idx))
+        ttft = first - arr
+        e2e = fin - arr
+        tbt = np.where(o > 1, (e2e - ttft) / np.maximum(o - 1, 1), 0.0)
+        return {"ttft": ttft, "tbt": tbt, "e2e": e2e}
+
+    def _unloaded_reference(self) -> dict[str, np.ndarray]:
+        """Per-request latencies alone on an idle instance of the start state's pools."""
+        ss = self.start_state
+        ptag = "prompt" if "prompt" in ss.pools else "mixed"
+        ttag = "token" if "token" in ss.pools else "mixed"
+        pp, tp_ = ss.pool(ptag), ss.pool(ttag)
+        m = self.model.name
+        pcurve = self.perf_model.prompt_curve(m, get_sku(pp.server_sku).hardware, pp.parallelism)
+        tcurve = self.perf_model.token_curve(m, get_sku(tp_.server_sku).hardware, tp_.parallelism)
+        return unloaded_latencies(
+            self.requests.prompt_tokens,
+            self.requests.output_tokens,
+            pcurve,
+            float(tcurve(1)),
+            self._kv_spt,
+            self._lat,
+            disaggregated=ptag != ttag,
+        )
+
+
+def _fits_decode(cap: int, headroom: int, p: int, o: int) -> bool:
+    """A decode of a ``p``-token prompt and ``o`` outputs can run alone on ``cap`` tokens: its
+    KV lands with ``headroom`` tokens to spare and its final context fits."""
+    return p + o <= cap and p + 1 + headroom <= cap
+
+
+def _least_pending(insts: list[Instance], p: int, o: int) -> Instance | None:
+    """Fewest pending prompt tokens among the instances that can prefill ``p`` tokens (and,
+    for ``o`` > 1 on a mixed instance, decode the request too)."""
+    best = None
+    key = None
+    for x in insts:
+        cap = x.kv_capacity
+        if p + 1 > cap or (
+            o > 1
+            and x.tag == "mixed"
+            and not _fits_decode(cap, x.config.kv_headroom_iterations, p, o)
+        ):
+            continue
+        k = (x.sched_pending_tokens, x.tiebreak)
+        if key is None or k < key:
+            best, key = x, k
+    return best
+
+
+def _least_memory(insts: list[Instance], p: int, o: int) -> Instance | None:
+    """Least committed KV among the instances that can decode the request."""
+    best = None
+    key = None
+    for x in insts:
+        if not _fits_decode(x.kv_capacity, x.config.kv_headroom_iterations, p, o):
+            continue
+        k = (x.sched_memory_tokens, x.tiebreak)
+        if key is None or k < key:
+            best, key = x, k
+    return best
