@@ -250,3 +250,37 @@ def test_render_ansi() -> None:
     env.step(int(np.flatnonzero(env.action_masks())[1]))
     text = env.render()
     assert isinstance(text, str) and "node1" in text and "moved" in text
+
+
+def test_action_feature_rows_describe_their_move() -> None:
+    from rlsched.envs.pod_rebalancing import ACTION_FEATURES
+
+    env = PodRebalancingEnv(max_pods_per_node=30, action_features=True)
+    gym_check_env(env, skip_render_check=True)
+    obs, _ = env.reset(seed=4)
+    for _ in range(3):  # a few windows and moves, then check every row against the state
+        legal = np.flatnonzero(env.action_masks()[1:]) + 1
+        obs, *_ = env.step(int(legal[0]))
+    rows = obs["node_action"]
+    col = {name: i for i, name in enumerate(ACTION_FEATURES)}
+    N, K = env.num_nodes, env.max_pods_per_node
+    assert rows.shape == (1 + N * K * N, len(ACTION_FEATURES))
+    assert rows[0, col["is_noop"]] == 1 and not rows[1:, col["is_noop"]].any()
+    rc, rm = env._rc, env._rm  # noqa: SLF001 - the test checks the env's own bookkeeping
+    res_cpu = np.bincount(env.pod_node, weights=rc, minlength=N)
+    checked = 0
+    for a in range(1, 1 + N * K * N):
+        src, slot, dst = env.decode_action(a)
+        pod = int(env._pod_at[src * K + slot])  # noqa: SLF001
+        r = rows[a]
+        if pod < 0:
+            assert not r.any()
+            continue
+        checked += 1
+        assert r[col["pod_violations"]] == pytest.approx(obs["pod_violations"][src, slot])
+        assert r[col["pod_cpu_request"]] == pytest.approx(obs["pod_request"][src, slot, 0])
+        assert r[col["src_violation_rate"]] == pytest.approx(obs["violations"][src])
+        assert r[col["dst_violation_rate"]] == pytest.approx(obs["violations"][dst])
+        want = (res_cpu[dst] + rc[pod]) / env.node_cpu[dst]
+        assert r[col["dst_cpu_reserved_after"]] == pytest.approx(want, rel=1e-5)
+    assert checked == env.num_pods * N

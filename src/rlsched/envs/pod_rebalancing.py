@@ -20,6 +20,30 @@ from rlsched.core.pods import (
 #: 5-minute windows in a day (the ``clock`` observation).
 WINDOWS_PER_DAY = 288
 
+#: Columns of the ``node_action`` observation (``action_features=True``), one row per action.
+ACTION_FEATURES = (
+    "is_noop",
+    "pod_cpu_request",
+    "pod_mem_request",
+    "pod_violations",
+    "pod_traffic",
+    "pod_violation_rate",
+    "pod_cpu_demand_mean",
+    "pod_cpu_demand_peak",
+    "src_violation_rate",
+    "src_cpu_load_mean",
+    "src_cpu_load_peak",
+    "src_cpu_load_mean_after",
+    "dst_violation_rate",
+    "dst_cpu_load_mean",
+    "dst_cpu_load_peak",
+    "dst_cpu_load_mean_after",
+    "dst_cpu_reserved_after",
+    "dst_mem_reserved_after",
+    "dst_cpu_capacity",
+    "dst_pods",
+)
+
 
 class PodRebalancingEnv(gym.Env):
     """
@@ -78,6 +102,14 @@ class PodRebalancingEnv(gym.Env):
       so both are proportional to counts; their ratio is the pod's violation rate).
     - ``pod_mask (N, K)``: 1 where a pod is.
     - ``clock (2,)``: sine and cosine of the window's time of day.
+    - with ``action_features=True`` also ``node_action (1 + N*K*N, 20)``: one row per action
+      (row 0: do nothing) with the moved pod's, its source node's and its target node's
+      features (:data:`ACTION_FEATURES`: requests, violations and traffic, cpu demand mean and
+      peak, node violation rates, cpu load mean / peak before and after the move, the target's
+      reserved fraction after it, capacity, pod count). The ``node_`` prefix makes the action
+      axis the "node" axis of :mod:`rlsched.train.networks`, so one small MLP scores every
+      (pod, target) pair (Decima-style), whatever the cluster size. Rows of impossible moves
+      are zero and masked.
 
     ## Rewards
 
@@ -107,7 +139,7 @@ class PodRebalancingEnv(gym.Env):
     (None: the dataset's; ``"serial"`` | ``"parallel"``), ``num_nodes`` (None: the dataset's;
     more adds empty nodes of the dataset's median allocatable), ``max_pods_per_node`` (100),
     ``slots`` (10), ``episode_windows`` (24 = 2 hours), ``migration_cost`` (0.05 per move),
-    ``render_mode`` (None | ``"ansi"``).
+    ``action_features`` (False), ``render_mode`` (None | ``"ansi"``).
 
     ## Version History
 
@@ -126,6 +158,7 @@ class PodRebalancingEnv(gym.Env):
         slots: int = 10,
         episode_windows: int = 24,
         migration_cost: float = 0.05,
+        action_features: bool = False,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -142,6 +175,7 @@ class PodRebalancingEnv(gym.Env):
         self.slots = S = int(slots)
         self.episode_windows = int(episode_windows)
         self.migration_cost = float(migration_cost)
+        self.action_features = bool(action_features)
 
         wl, self._dataset_name = _workload(dataset)
         self.mode = mode or wl.mode
@@ -201,6 +235,10 @@ class PodRebalancingEnv(gym.Env):
                 "clock": spaces.Box(-1.0, 1.0, (2,), f32),
             }
         )
+        if self.action_features:
+            self.observation_space.spaces["node_action"] = spaces.Box(
+                -inf, inf, (1 + N * K * N, len(ACTION_FEATURES)), f32
+            )
         self._done = True
         self._last: WindowResult | None = None
 
@@ -370,7 +408,7 @@ class PodRebalancingEnv(gym.Env):
                 res.node_requests > 0, res.node_violations / np.maximum(res.node_requests, 1), 0.0
             )
         phase = 2 * np.pi * (self._window(self._t) % WINDOWS_PER_DAY) / WINDOWS_PER_DAY
-        return {
+        obs = {
             "load": (res.node_series * self._inv_cap[:, None, :]).astype(f32),
             "violations": node_rate.astype(f32),
             "capacity": (np.stack([self.node_cpu, self.node_mem], 1) / self._unit).astype(f32),
@@ -384,6 +422,49 @@ class PodRebalancingEnv(gym.Env):
             "pod_mask": mask.reshape(N, K),
             "clock": np.array([np.sin(phase), np.cos(phase)], f32),
         }
+        if self.action_features:
+            obs["node_action"] = self._action_rows(res, node_rate)
+        return obs
+
+    def _action_rows(self, res: WindowResult, node_rate: np.ndarray) -> np.ndarray:
+        """``(1 + N*K*N, F)`` per-action features (columns: :data:`ACTION_FEATURES`)."""
+        N, K = self.num_nodes, self.max_pods_per_node
+        rows = np.zeros((1 + N * K * N, len(ACTION_FEATURES)), np.float32)
+        rows[0, 0] = 1.0
+        slots = np.flatnonzero(self._pod_at >= 0)
+        pods = self._pod_at[slots]
+        src = slots // K
+        cpu_cap = self.node_cpu
+        node_load = res.node_series[:, :, 0] / cpu_cap[:, None]  # (N, S)
+        load_mean, load_peak = node_load.mean(1), node_load.max(1)
+        pod_cpu = res.pod_series[pods, :, 0]  # (M, S) demand of the pods in `slots`
+        pod_mean, pod_peak = pod_cpu.mean(1), pod_cpu.max(1)
+        reqs = res.pod_requests[pods]
+        viol = res.pod_violations[pods]
+        rate = np.where(reqs > 0, viol / np.maximum(reqs, 1), 0.0)
+        M = len(slots)
+        f = np.zeros((M, N, len(ACTION_FEATURES)))
+        f[:, :, 1] = (self._rc[pods] / self._unit[0])[:, None]
+        f[:, :, 2] = (self._rm[pods] / self._unit[1])[:, None]
+        f[:, :, 3] = (viol * self._traffic_unit)[:, None]
+        f[:, :, 4] = (reqs * self._traffic_unit)[:, None]
+        f[:, :, 5] = rate[:, None]
+        f[:, :, 6] = (pod_mean / self._unit[0])[:, None]
+        f[:, :, 7] = (pod_peak / self._unit[0])[:, None]
+        f[:, :, 8] = node_rate[src][:, None]
+        f[:, :, 9] = load_mean[src][:, None]
+        f[:, :, 10] = load_peak[src][:, None]
+        f[:, :, 11] = (load_mean[src] - pod_mean / cpu_cap[src])[:, None]
+        f[:, :, 12] = node_rate[None, :]
+        f[:, :, 13] = load_mean[None, :]
+        f[:, :, 14] = load_peak[None, :]
+        f[:, :, 15] = load_mean[None, :] + pod_mean[:, None] / cpu_cap[None, :]
+        f[:, :, 16] = (self._res_cpu[None, :] + self._rc[pods, None]) / cpu_cap[None, :]
+        f[:, :, 17] = (self._res_mem[None, :] + self._rm[pods, None]) / self.node_mem[None, :]
+        f[:, :, 18] = (cpu_cap / self._unit[0])[None, :]
+        f[:, :, 19] = (self._count / K)[None, :]
+        rows[1:].reshape(N * K, N, -1)[slots] = f
+        return rows
 
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:
