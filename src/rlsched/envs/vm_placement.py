@@ -80,6 +80,8 @@ class VMPlacementEnv(gym.Env):
       exactly where that NUMA lacks the resource (a double VM also needs the sibling's row).
     - ``request (3,)``: cpu / ``numa_cpu``, mem / ``numa_mem`` (the whole VM, up to 2 for a
       double one) and ``is_double``.
+    - ``node_position (2N,)``: the row's server index / N (constant), so a node-scoring network
+      can learn index-order rules such as ``first_fit``.
 
     ``node_*`` keys have one row per action (per NUMA), as the node-scoring network of
     :mod:`rlsched.train.networks` needs. After the last request of the trace the request keys
@@ -201,8 +203,12 @@ class VMPlacementEnv(gym.Env):
                 "node_sibling": spaces.Box(0.0, 1.0, (2 * N, 2), f32),
                 "node_after": spaces.Box(-1.0, 1.0, (2 * N, 2), f32),
                 "request": spaces.Box(0.0, np.array([2.0, 2.0, 1.0], dtype=f32), dtype=f32),
+                "node_position": spaces.Box(0.0, 1.0, (2 * N,), f32),
             }
         )
+        # server index / N per action row: lets a node-scoring network express index-order
+        # rules such as first_fit (VMAgent's strongest heuristic)
+        self._position = (np.arange(2 * N, dtype=f32) // 2) / f32(N)
         # The state: remaining cpu, mem of each NUMA (column 2s + k), then of its sibling
         # (column 2s + k holds NUMA 1 - k), exact in float32 on the accounting grid. Each step
         # subtracts the request from a stride-0 double view of it: Z[0] is the state, Z[1] the
@@ -457,6 +463,7 @@ class VMPlacementEnv(gym.Env):
             "node_sibling": Y[0, 2:].T,
             "node_after": Y[1, :2].T,
             "request": self._req[j].copy(),
+            "node_position": self._position.copy(),
         }
 
     # ------------------------------------------------------------------ reporting
