@@ -13,6 +13,7 @@ ENV_IDS: dict[str, str] = {
     "rlsched/WorkflowOffloading-v0": "rlsched.envs.workflow_offloading:WorkflowOffloadingEnv",
     "rlsched/VMPlacement-v0": "rlsched.envs.vm_placement:VMPlacementEnv",
     "rlsched/PodRebalancing-v0": "rlsched.envs.pod_rebalancing:PodRebalancingEnv",
+    "rlsched/LLMAutoscaling-v0": "rlsched.envs.llm_autoscaling:LLMAutoscalingEnv",
 }
 
 for _id, _entry in ENV_IDS.items():

@@ -67,7 +67,8 @@ class LearnedPolicy(Policy):
 
     MaskablePPO and masked DQN apply the mask themselves (``predict(..., action_masks=)``);
     for PPO and DQN the mask is applied to the action logits / Q-values, so every policy in a
-    comparison plays by the same rules.
+    comparison plays by the same rules. For a Box action space (PPO) the mask is ignored and
+    the action is the distribution's mean, clipped to the space (``predict(deterministic=True)``).
     """
 
     def __init__(self, path: str | Path) -> None:
@@ -114,8 +115,12 @@ class LearnedPolicy(Policy):
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         import torch
+        from gymnasium import spaces
 
         obs = self._normalize(observation)
+        if isinstance(self.model.action_space, spaces.Box):  # continuous: no mask applies
+            action, _ = self.model.predict(obs, deterministic=True)
+            return np.asarray(action, dtype=np.float32)  # type: ignore[return-value]
         mask = np.asarray(mask, dtype=bool)
         if self.algo in MASKED_ALGOS:
             action, _ = self.model.predict(obs, action_masks=mask, deterministic=True)

@@ -24,6 +24,8 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         raise PolicyError(
             f"unknown policy {spec!r}; known: {', '.join(HEURISTICS)} or learned:PATH"
         )
+    if not _discrete(env):
+        raise PolicyError(f"policy {spec!r} picks one action index; this env's actions are not")
     obs, _ = env.reset(seed=0)
     if not applicable(spec, sample_view(env, obs)):
         raise PolicyError(f"policy {spec!r} does not apply to this env")
@@ -36,10 +38,20 @@ def env_policy_factories(env: Any) -> dict[str, Any]:
     return dict(fn()) if callable(fn) else {}
 
 
+def _discrete(env: Any) -> bool:
+    """The generic heuristics return one action index: they apply to Discrete action spaces."""
+    from gymnasium import spaces
+
+    space = getattr(env, "action_space", None)
+    return space is None or isinstance(space, spaces.Discrete)
+
+
 def applicable_heuristics(env: Any) -> list[str]:
     """Every heuristic that can act in ``env`` (what ``--policies all`` expands to): the env's
-    own policies first, then the generic ones that apply."""
+    own policies first, then the generic ones that apply (only to Discrete action spaces)."""
     own = list(env_policy_factories(env))
+    if not _discrete(env):
+        return own
     obs, _ = env.reset(seed=0)
     view = sample_view(env, obs)
     return own + [name for name in HEURISTICS if name not in own and applicable(name, view)]

@@ -1,0 +1,456 @@
+"""LLMAutoscaling-v0: scale the prompt and token pools of a disaggregated LLM serving cluster."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from rlsched.llm.rl import (
+    DEFAULT_POOLS,
+    RLActionExecutor,
+    RLRewardCalculator,
+    RLStateCollector,
+    feature_bounds,
+    feature_names,
+)
+from rlsched.llm.scaling import StartState
+from rlsched.llm.slo import SLOConfig
+from rlsched.llm.trace import LLMRequests, load_requests
+
+#: Keys of ``info["metrics"]`` taken from :meth:`LLMSimulator.results`.
+RESULT_METRICS = (
+    "requests",
+    "dropped",
+    "ttft_p50",
+    "ttft_p90",
+    "ttft_p99",
+    "tbt_p50",
+    "tbt_p90",
+    "tbt_p99",
+    "e2e_p50",
+    "e2e_p90",
+    "e2e_p99",
+    "slo_attainment",
+    "slo_attainment_p50",
+    "slo_attainment_p99",
+    "slo_met",
+    "cost",
+    "gpu_hours",
+    "energy_kwh",
+    "scale_up_actions",
+    "scale_down_actions",
+    "blocked_actions",
+    "preemptions",
+    "duration",
+)
+
+
+def _coerce_slo(slo: SLOConfig | Mapping[str, Any] | None) -> SLOConfig:
+    if slo is None:
+        return SLOConfig()
+    if isinstance(slo, SLOConfig):
+        return slo
+    return SLOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in slo.items()})
+
+
+class LLMAutoscalingEnv(gym.Env):
+    """
+    ## Description
+
+    A disaggregated (Splitwise-style) LLM serving cluster, simulated by
+    :class:`~rlsched.llm.simulator.LLMSimulator` over a real request trace (the Azure LLM
+    inference trace 2023: ``azure-llm:conv`` or ``azure-llm:code``): prompt instances prefill,
+    token instances decode, each instance a whole 8-GPU server billed from creation to removal.
+    Every ``decision_interval`` seconds of simulated time (2 s) the agent scales each pool
+    (``pools``, default ``("prompt", "token")``); new instances serve after ``scale_up_delay``
+    s (10), removed ones drain their work first. The aim: keep requests within their latency
+    SLOs (slowdowns against an unloaded run, Splitwise's limits) at the lowest server cost.
+
+    The pieces follow the design note on the RL autoscaling manager (see
+    ``docs/llm_autoscaling.md``): :class:`~rlsched.llm.rl.RLActionExecutor` acts through the
+    scaling manager, :class:`~rlsched.llm.rl.RLStateCollector` observes the ACTIVE instances,
+    :class:`~rlsched.llm.rl.RLRewardCalculator` rewards.
+
+    ## Action Space
+
+    ``Box(-1, 1, (len(pools),), float32)``: per pool, the fraction of ``action_scale_step`` (5)
+    instances to add (> 0) or drain (< 0); ``delta = round_half_away(a x action_scale_step)``,
+    so ``|a| < 0.1`` does nothing. A scalar is applied to every pool. Scale-ups copy the start
+    state's pool settings; a scale-down drains the least loaded ACTIVE instance (fewest pending
+    prompt tokens / least committed KV). Actions the limits refuse (``max_total_instances``,
+    ``min_instances_per_pool`` active per pool) are logged and ignored, never an error.
+    :meth:`action_masks` is all True (one entry per pool; nothing is ever invalid), for
+    callers that pass masks to every policy.
+
+    ## Observation Space
+
+    ``Box(low, high, (len(FEATURES),), float32)``, the collector's vector, names in
+    :attr:`feature_names` (for the default pools :data:`rlsched.llm.rl.FEATURES`): per pool
+    the active / scaling-up / draining counts, utilisation, KV use, committed memory, prefill
+    backlog, queue, running batch and demand in instances' worth; cluster-wide the arrival
+    rates, token mix, router queue, last interval's SLO attainment and P90 slowdowns over their
+    limits, drop rate; and the previous action. Every entry is documented and normalised in
+    :class:`~rlsched.llm.rl.RLStateCollector`.
+
+    ## Rewards
+
+    Per interval (:class:`~rlsched.llm.rl.RLRewardCalculator`): ``2.0 x SLO attainment of the
+    requests completed in it - 0.5 x server cost / the reference cluster's cost - 0.1 x
+    direction reversals - 0.05 x sum |delta| / action_scale_step`` (weights:
+    ``reward_weights``). The reference cluster (``cost_reference``): ``"sized"`` (default) is
+    the cluster the sizing rule (:func:`rlsched.llm.baselines.sizes_for_rates`) gives for the
+    episode's mean demand, so the cost term weighs the same at every rate scale (1.0 = as
+    expensive as a static cluster sized for the average load; the start state's cluster when it
+    has a mixed pool); ``"start"`` the start state's cluster; a number, that many US$ per hour.
+
+    ## Starting State
+
+    The start state's cluster (``start_state``: a YAML path, a dict or a
+    :class:`~rlsched.llm.scaling.StartState`; default 2 prompt DGX-H100 + 2 token DGX-A100
+    instances of llama2-70b, TP 8), idle, at time 0 of the episode's window. The trace is
+    ``dataset`` with arrival times divided by ``rate_scale`` (a number, or ``[lo, hi]``: drawn
+    uniformly per episode from the reset seed); the window is ``episode_duration`` s (600)
+    starting at ``episode_start`` (None: drawn uniformly from the reset seed among the starts
+    that fit in the trace), or the whole trace when ``episode_duration`` is None or longer.
+    Routing ties in the simulator are seeded from the reset seed too, so an episode replays
+    exactly under its seed.
+
+    ## Episode End
+
+    Truncated (a time limit on a continuing task) when the window's time is over: after
+    ``ceil(episode_duration / decision_interval)`` steps, the last arrival of the whole trace
+    in whole-trace mode. Then, with ``drain_at_end`` (default), the simulator runs on without
+    decisions until every request in the window has completed (the cluster kept as it is), and
+    ``info["metrics"]`` holds the episode's results: ``requests`` (completed), ``dropped``,
+    P50 / P90 / P99 of TTFT, TBT and E2E (s), ``slo_attainment`` (P90 limits; also ``_p50``,
+    ``_p99``), ``slo_met`` (Splitwise's nine percentile checks, 0/1), ``cost`` (US$),
+    ``gpu_hours``, ``energy_kwh``, ``scale_up_actions``, ``scale_down_actions``,
+    ``blocked_actions``, ``preemptions``, ``duration`` (s simulated), ``mean_instances`` and
+    ``mean_{pool}_instances`` (time-averaged ACTIVE instances over the decisions),
+    ``rate_scale``, ``episode_start``, ``arrivals`` (requests in the window).
+
+    ## Arguments
+
+    ``dataset`` (``"azure-llm:conv"``; any :func:`~rlsched.llm.trace.load_requests` name or an
+    :class:`~rlsched.llm.trace.LLMRequests`), ``rate_scale`` (1.0), ``poisson`` (False:
+    re-draw arrivals as a Poisson process of the same mean rate, seeded by the reset seed),
+    ``episode_duration`` (600 s), ``episode_start`` (None), ``decision_interval`` (2 s),
+    ``pools`` (``("prompt", "token")``), ``start_state`` (None: the default), ``slo`` (an
+    :class:`~rlsched.llm.slo.SLOConfig` or a dict of its fields), ``action_scale_step`` (5),
+    ``min_instances_per_pool`` (1), ``max_total_instances`` (100), ``scale_up_delay`` (10 s),
+    ``drain_check_interval`` (1 s), ``reward_weights`` (dict: ``slo``, ``cost``, ``switch``,
+    ``magnitude``), ``cost_reference`` (``"sized"``), ``history`` (30 s: the collector's longer
+    window), ``drain_at_end`` (True), ``render_mode`` (None | ``"ansi"``).
+
+    ## Version History
+
+    - v0: initial version.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    leaderboard_metrics = (
+        "slo_attainment",
+        "cost",
+        "ttft_p99",
+        "tbt_p99",
+        "e2e_p99",
+        "gpu_hours",
+        "mean_instances",
+        "scale_up_actions",
+        "scale_down_actions",
+        "dropped",
+    )
+
+    def __init__(
+        self,
+        dataset: str | LLMRequests = "azure-llm:conv",
+        rate_scale: float | Sequence[float] = 1.0,
+        poisson: bool = False,
+        episode_duration: float | None = 600.0,
+        episode_start: float | None = None,
+        decision_interval: float = 2.0,
+        pools: Sequence[str] = DEFAULT_POOLS,
+        start_state: StartState | str | Path | Mapping[str, Any] | None = None,
+        slo: SLOConfig | Mapping[str, Any] | None = None,
+        action_scale_step: int = 5,
+        min_instances_per_pool: int = 1,
+        max_total_instances: int = 100,
+        scale_up_delay: float = 10.0,
+        drain_check_interval: float = 1.0,
+        reward_weights: Mapping[str, float] | None = None,
+        cost_reference: float | str = "sized",
+        history: float = 30.0,
+        drain_at_end: bool = True,
+        render_mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        if not decision_interval > 0:
+            raise ValueError("decision_interval must be > 0")
+        if episode_duration is not None and not episode_duration > 0:
+            raise ValueError("episode_duration must be > 0 or None (the whole trace)")
+        if isinstance(rate_scale, int | float):
+            lo = hi = float(rate_scale)
+        else:
+            lo, hi = (float(x) for x in rate_scale)
+        if not 0 < lo <= hi:
+            raise ValueError(
+                f"rate_scale must be > 0 (or [lo, hi] with 0 < lo <= hi): {rate_scale}"
+            )
+        self.render_mode = render_mode
+        if isinstance(dataset, LLMRequests):
+            self._base = dataset.shifted_to_zero()
+            self._dataset_name = "requests"
+        else:
+            self._base = load_requests(dataset)
+            self._dataset_name = str(dataset)
+        self.rate_scale_range = (lo, hi)
+        self.poisson = bool(poisson)
+        self.episode_duration = None if episode_duration is None else float(episode_duration)
+        self.episode_start = None if episode_start is None else float(episode_start)
+        self.decision_interval = float(decision_interval)
+        self.pools = tuple(pools)
+        self.start_state = StartState.coerce(start_state)
+        for tag in self.pools:
+            self.start_state.pool(tag)
+        self.slo = _coerce_slo(slo)
+        self.action_scale_step = int(action_scale_step)
+        self.sim_kwargs = {
+            "min_instances_per_pool": int(min_instances_per_pool),
+            "max_total_instances": int(max_total_instances),
+            "scale_up_delay": float(scale_up_delay),
+            "drain_check_interval": float(drain_check_interval),
+        }
+        self.reward_weights = dict(reward_weights or {})
+        if not (
+            cost_reference in ("sized", "start")
+            or (isinstance(cost_reference, int | float) and cost_reference > 0)
+        ):
+            raise ValueError("cost_reference must be 'sized', 'start' or a US$/h amount > 0")
+        self.cost_reference = cost_reference
+        self.history_window = float(history)
+        self.drain_at_end = bool(drain_at_end)
+        self.feature_names = feature_names(self.pools)
+        low, high = feature_bounds(self.pools)
+        self.observation_space = spaces.Box(low, high, (len(low),), np.float32)
+        self.action_space = spaces.Box(-1.0, 1.0, (len(self.pools),), np.float32)
+        self.episode = 0
+        self.sim: Any = None
+        self._done = True
+        # checked once here: a bad start state / pools / weights fail at construction
+        RLRewardCalculator(self.reward_weights)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def dataset_name(self) -> str:
+        return self._dataset_name
+
+    @property
+    def requests(self) -> LLMRequests:
+        """The requests of the current episode (window times, from 0)."""
+        return self.sim.requests
+
+    @property
+    def throughput(self) -> dict[str, Any]:
+        """Per pool, one instance's throughput by the sizing rule
+        (:func:`rlsched.llm.baselines.pool_throughput`)."""
+        return self.collector.throughput
+
+    def action_masks(self) -> np.ndarray:
+        """All True, one per pool: no action is invalid (blocked ones are ignored)."""
+        return np.ones(len(self.pools), dtype=bool)
+
+    def delta_to_action(self, deltas: Sequence[int]) -> np.ndarray:
+        """Instance deltas per pool -> an action (``clip(delta / action_scale_step, -1, 1)``)."""
+        d = np.asarray(deltas, dtype=np.float64).reshape(-1)
+        return np.clip(d / self.action_scale_step, -1.0, 1.0).astype(np.float32)
+
+    def policy_factories(self) -> dict[str, Any]:
+        """Policies made for this env, by name: ``name -> callable(env, seed) -> Policy``."""
+        from rlsched.llm.baselines import POLICY_FACTORIES
+
+        return dict(POLICY_FACTORIES)
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        super().reset(seed=seed)
+        from rlsched.llm.simulator import LLMSimulator
+
+        rng = self.np_random
+        lo, hi = self.rate_scale_range
+        self.rate_scale = float(rng.uniform(lo, hi)) if hi > lo else lo
+        reqs = self._base
+        if self.poisson:
+            reqs = reqs.resample_poisson(int(rng.integers(2**31)))
+        reqs = reqs.scale_rate(self.rate_scale).shifted_to_zero()
+        span = reqs.span
+        dur = self.episode_duration
+        if dur is None or dur >= span:
+            start, end = 0.0, span
+            window = reqs
+        else:
+            if self.episode_start is not None:
+                start = min(max(0.0, self.episode_start), span - dur)
+            else:
+                start = float(rng.uniform(0.0, span - dur))
+            end = dur
+            a = reqs.arrival
+            i0 = int(np.searchsorted(a, start, side="left"))
+            i1 = int(np.searchsorted(a, start + dur, side="left"))
+            w = reqs.take(slice(i0, i1))
+            window = LLMRequests(w.arrival - start, w.prompt_tokens, w.output_tokens, w.request_id)
+        self.window_start = start
+        self.steps_total = max(1, math.ceil(end / self.decision_interval - 1e-9))
+        self.sim = LLMSimulator(
+            window,
+            self.start_state,
+            slo=self.slo,
+            seed=int(rng.integers(2**31)),
+            **self.sim_kwargs,
+        )
+        self.executor = RLActionExecutor(self.sim, self.pools, self.action_scale_step)
+        self.collector = RLStateCollector(self.sim, self.pools, history=self.history_window)
+        self.reward_calc = RLRewardCalculator(
+            self.reward_weights,
+            cost_reference=self._cost_reference(window),
+            action_scale_step=self.action_scale_step,
+            pools=len(self.pools),
+        )
+        self.episode += 1
+        self.step_count = 0
+        self.history: list[dict[str, Any]] = []
+        self._record(0.0, {"arrivals": 0, "completed": 0, "dropped": 0, "cost": 0.0}, 0.0, [])
+        self._active_sum = dict.fromkeys(self.pools, 0.0)
+        self._last_action = np.zeros(len(self.pools), dtype=np.float32)
+        self._done = False
+        obs = self.collector.collect(self._last_action)
+        info = {
+            "time": 0.0,
+            "rate_scale": self.rate_scale,
+            "episode_start": start,
+            "arrivals": len(window),
+        }
+        return obs, info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("step() called on a finished episode; call reset()")
+        sim = self.sim
+        a = np.asarray(action, dtype=np.float64).reshape(-1)
+        if a.size == 1:
+            a = np.repeat(a, len(self.pools))
+        a = np.where(np.isfinite(a), np.clip(a, -1.0, 1.0), 0.0)
+        deltas = self.executor.deltas(a)
+        outcomes = self.executor.execute(a)
+        since = sim.now
+        self.step_count += 1
+        t_next = self.step_count * self.decision_interval
+        sim.run_until(t_next)
+        stats = sim.window_stats(since)
+        reward = self.reward_calc.compute(stats, deltas)
+        self._last_action = a.astype(np.float32)
+        obs = self.collector.collect(self._last_action, window=stats)
+        sizes = self._record(sim.now, stats, reward, deltas)
+        for t in self.pools:
+            self._active_sum[t] += sizes[t]["active"]
+        truncated = self.step_count >= self.steps_total
+        info: dict[str, Any] = {
+            "time": sim.now,
+            "scaling": {o.tag: o.requested for o in outcomes},
+            "scaling_done": {o.tag: o.done for o in outcomes},
+            "scaling_blocked": {o.tag: o.blocked for o in outcomes},
+            "reward_components": dict(self.reward_calc.components),
+        }
+        if truncated:
+            self._done = True
+            if self.drain_at_end:
+                sim.run()
+            info["metrics"] = self.metrics()
+        return obs, float(reward), False, truncated, info
+
+    def _cost_reference(self, window: LLMRequests) -> float:
+        """US$/s of the reward's reference cluster (see ``cost_reference``)."""
+        ref = self.cost_reference
+        tags = tuple(self.start_state.pools)
+        if ref == "sized" and set(tags) <= {"prompt", "token"}:
+            from rlsched.llm.baselines import mean_rates, pool_throughputs, sizes_for_rates
+
+            sim = self.sim
+            tps = pool_throughputs(window, sim.start_state, sim.perf_model, sim.slo, tags)
+            least = max(1, self.sim_kwargs["min_instances_per_pool"])
+            sizes = sizes_for_rates(mean_rates(window), tps, None, least)
+            return RLRewardCalculator.cost_rate(self.start_state, sizes)
+        if ref in ("start", "sized"):  # "sized" with a mixed pool: the start state's cluster
+            return RLRewardCalculator.cost_rate(self.start_state)
+        return float(ref) / 3600.0
+
+    def _record(
+        self, now: float, stats: Mapping[str, Any], reward: float, deltas: Sequence[int]
+    ) -> dict[str, dict[str, int]]:
+        """Append one :attr:`history` record (at reset and after every decision): time, pool
+        sizes by state, the interval's arrivals / completions / drops / SLO attainment / cost,
+        requests queued on instances now, the reward and the requested deltas."""
+        sim = self.sim
+        sizes = {t: sim.scaling_manager.pool_sizes(t) for t in self.pools}
+        self.history.append(
+            {
+                "time": now,
+                "pools": sizes,
+                "arrivals": int(stats["arrivals"]),
+                "completed": int(stats["completed"]),
+                "dropped": int(stats["dropped"]),
+                "slo_attainment": float(stats.get("slo_attainment", math.nan)),
+                "queue": int(sum(i.queue_len for i in sim.instances)),
+                "cost": float(stats["cost"]),
+                "reward": float(reward),
+                "deltas": list(deltas),
+            }
+        )
+        return sizes
+
+    # ------------------------------------------------------------------ reporting
+    def metrics(self) -> dict[str, float]:
+        """The episode's results so far (see "Episode End"); all floats."""
+        r = self.sim.results()
+        out = {k: float(r[k]) for k in RESULT_METRICS}
+        n = max(self.step_count, 1)
+        for t in self.pools:
+            out[f"mean_{t}_instances"] = self._active_sum[t] / n
+        out["mean_instances"] = sum(self._active_sum.values()) / n
+        out["rate_scale"] = float(self.rate_scale)
+        out["episode_start"] = float(self.window_start)
+        out["arrivals"] = float(len(self.sim.requests))
+        return out
+
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        if self.sim is None:
+            return "not reset"
+        sim = self.sim
+        lines = [
+            f"t={sim.now:.1f}s step {self.step_count}/{self.steps_total} "
+            f"rate x{self.rate_scale:.2f} arrived={sim.snapshot()['arrived']}/{len(sim.requests)}"
+        ]
+        for t in self.pools:
+            s = sim.scaling_manager.pool_sizes(t)
+            lines.append(
+                f"{t:<7} active={s['active']:<3} scaling_up={s['scaling_up']:<3} "
+                f"draining={s['draining']:<3}"
+            )
+        if self.history:
+            h = self.history[-1]
+            lines.append(
+                f"last interval: arrivals={h['arrivals']} completed={h['completed']} "
+                f"slo={h['slo_attainment']:.3f} reward={h['reward']:.3f}"
+            )
+        return "\n".join(lines)

@@ -1,0 +1,638 @@
+"""Autoscaling baselines for ``rlsched/LLMAutoscaling-v0`` and ``rlsched simulate``.
+
+Each policy is built with the env (``factory(env, seed)``, like the offloading policies), reads
+the simulator through it (``env.sim``: pool sizes, instances, window statistics) and answers in
+the env's action units: a desired instance delta ``d`` per pool becomes ``clip(d /
+action_scale_step, -1, 1)`` (:meth:`LLMAutoscalingEnv.delta_to_action
+<rlsched.envs.llm_autoscaling.LLMAutoscalingEnv.delta_to_action>`), which the executor rounds
+back to ``d`` exactly when ``|d| <= action_scale_step``; larger changes take several decisions.
+
+- ``none``: never scales (the start state as given).
+- ``static_peak``: scales once to the sizes :func:`static_peak_sizes` computes for the peak of
+  the episode's trace, then never again.
+- ``hpa``: the Kubernetes Horizontal Pod Autoscaler rule per pool (:class:`HPAController`).
+- ``threshold``: scale a pool up when its queue or recent P90 latency is over a threshold, down
+  when both are well below for a while (:class:`ThresholdScaler`).
+- ``random``: uniform actions in ``[-1, 1]`` (seeded), a floor for learned policies.
+
+**Sizing rule** (:func:`pool_throughput`, :func:`static_peak_sizes`). One instance's throughput,
+from the performance model, with the start state's hardware and batching limits:
+
+- prefill (prompt pool): ``B / prompt_time(B)`` prompt tokens/s with ``B = max_batch_tokens``
+  (full batches);
+- decode (token pool): ``b* / token_time(b*)`` output tokens/s, where the SLO batch ``b*`` is
+  the largest batch whose iteration time stays within ``tbt_headroom`` (0.9) x the TBT slowdown
+  limit at the SLO's attainment level (1.5 x at P90) x ``token_time(1)``, and whose KV fits:
+  ``b* <= 0.9 x KV capacity / mean(prompt + output tokens)``. Larger batches would make every
+  request in them miss its TBT limit.
+
+The peak demand is the highest rate over windows of ``window`` s (60) starting at each arrival,
+taken separately for prompt tokens and output tokens. Sizes: ``ceil(peak prompt-token rate /
+(u_prompt x prefill throughput))`` prompt instances and ``ceil(peak output-token rate / (u_token
+x decode throughput))`` token instances, at least ``min_instances_per_pool``, with target
+utilisations ``u_prompt = 0.4`` and ``u_token = 0.9`` (:data:`DEFAULT_TARGET_UTILIZATION`,
+chosen on conv / code windows at 1-4x: lower values buy no attainment, higher ones lose it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from rlsched.errors import ConfigError
+from rlsched.llm.cluster import GIB, get_model, get_sku
+from rlsched.llm.rl import BusyTracker
+from rlsched.policies.base import Observation, Policy
+
+
+# ============================================================================ sizing
+@dataclass(frozen=True)
+class PoolThroughput:
+    """One instance of a pool at full load (see the module docstring)."""
+
+    tag: str
+    prefill_tokens_per_s: float
+    decode_batch: int
+    """``b*``: the largest decode batch within the TBT limit (and KV capacity)."""
+    decode_tokens_per_s: float
+
+
+def pool_throughput(
+    start_state: Any,
+    perf_model: Any,
+    slo: Any,
+    tag: str,
+    mean_context: float | None = None,
+    tbt_headroom: float = 0.9,
+) -> PoolThroughput:
+    """Prefill and decode throughput of one instance of pool ``tag`` of ``start_state``."""
+    pool = start_state.pool(tag)
+    sku = get_sku(pool.server_sku)
+    model = get_model(start_state.model, start_state.kv_heads_ratio)
+    cfg = pool.instance
+    pt = perf_model.prompt_curve(model.name, sku.hardware, pool.parallelism)
+    tt = perf_model.token_curve(model.name, sku.hardware, pool.parallelism)
+    B = cfg.max_batch_tokens
+    prefill = B / float(pt(B))
+    limit = slo.limits(slo.attainment_level)["tbt"] * tbt_headroom * float(tt(1))
+    bs = np.arange(1, cfg.max_batch_size + 1)
+    ok = np.asarray(tt(bs)) <= limit
+    b = int(bs[ok].max()) if ok.any() else 1
+    if mean_context:
+        cap = (pool.parallelism * sku.gpu_memory_gib * GIB - model.weights_bytes) / (
+            model.kv_bytes_per_token
+        )
+        b = max(1, min(b, int(0.9 * cap / mean_context)))
+    return PoolThroughput(tag, prefill, b, b / float(tt(b)))
+
+
+def peak_rates(requests: Any, window: float = 60.0) -> dict[str, float]:
+    """Highest request, prompt-token and output-token rates (per second) over windows of
+    ``window`` s starting at each arrival (the whole span when shorter)."""
+    n = len(requests)
+    if n == 0:
+        return {"requests_per_s": 0.0, "prompt_tokens_per_s": 0.0, "output_tokens_per_s": 0.0}
+    a = requests.arrival
+    w = float(window)
+    if requests.span < w:
+        w = max(requests.span, 1.0)
+    j = np.searchsorted(a, a + w, side="left")
+    i = np.arange(n)
+    cp = np.concatenate([[0], np.cumsum(requests.prompt_tokens)])
+    co = np.concatenate([[0], np.cumsum(requests.output_tokens)])
+    return {
+        "requests_per_s": float((j - i).max()) / w,
+        "prompt_tokens_per_s": float((cp[j] - cp[i]).max()) / w,
+        "output_tokens_per_s": float((co[j] - co[i]).max()) / w,
+    }
+
+
+#: Default target utilisation per pool of the sizing rule. The prompt pool must stay lightly
+#: loaded: a prefill waiting behind one full batch (``prompt_time(2048)`` = 0.13 s on an H100)
+#: already doubles the TTFT of a median prompt (1,020 tokens, 0.07 s), against a 3x limit (and
+#: the E2E limit of 1.5x binds TTFT for short outputs). The token pool's SLO batch ``b*``
+#: already keeps 10 % TBT headroom.
+DEFAULT_TARGET_UTILIZATION = {"prompt": 0.4, "token": 0.9}
+
+
+def mean_rates(requests: Any) -> dict[str, float]:
+    """Mean request, prompt-token and output-token rates over the trace's span (>= 1 s)."""
+    n = len(requests)
+    span = max(requests.span, 1.0) if n else 1.0
+    return {
+        "requests_per_s": n / span,
+        "prompt_tokens_per_s": float(requests.prompt_tokens.sum()) / span if n else 0.0,
+        "output_tokens_per_s": float(requests.output_tokens.sum()) / span if n else 0.0,
+    }
+
+
+def sizes_for_rates(
+    rates: Mapping[str, float],
+    throughputs: Mapping[str, PoolThroughput],
+    target_utilization: Mapping[str, float] | float | None = None,
+    min_instances: int = 1,
+) -> dict[str, int]:
+    """Instances per pool (``prompt`` / ``token``) to serve ``rates`` (as :func:`peak_rates`
+    returns them) at the target utilisation (default :data:`DEFAULT_TARGET_UTILIZATION`)."""
+    if target_utilization is None or isinstance(target_utilization, Mapping):
+        tu = {**DEFAULT_TARGET_UTILIZATION, **(target_utilization or {})}
+    else:
+        tu = dict.fromkeys(DEFAULT_TARGET_UTILIZATION, float(target_utilization))
+    out = {}
+    for tag, tp in throughputs.items():
+        u = float(tu.get(tag, 1.0))
+        if not 0 < u <= 1:
+            raise ConfigError(f"target utilisation of {tag!r} must be in (0, 1], got {u}")
+        if tag == "prompt":
+            need = rates["prompt_tokens_per_s"] / (u * tp.prefill_tokens_per_s)
+        elif tag == "token":
+            need = rates["output_tokens_per_s"] / (u * tp.decode_tokens_per_s)
+        else:
+            raise ConfigError(f"the sizing rule supports prompt and token pools, not {tag!r}")
+        out[tag] = max(int(min_instances), math.ceil(need - 1e-9))
+    return out
+
+
+def pool_throughputs(
+    requests: Any, start_state: Any, perf_model: Any, slo: Any, pools: Sequence[str]
+) -> dict[str, PoolThroughput]:
+    """:func:`pool_throughput` of each pool, with the mean context of ``requests``."""
+    ctx = requests.prompt_tokens + requests.output_tokens
+    mean_ctx = float(ctx.mean()) if len(ctx) else None
+    return {
+        t: pool_throughput(start_state, perf_model, slo, t, mean_context=mean_ctx) for t in pools
+    }
+
+
+def static_peak_sizes(
+    requests: Any,
+    start_state: Any,
+    perf_model: Any,
+    slo: Any,
+    pools: Sequence[str] = ("prompt", "token"),
+    window: float = 60.0,
+    target_utilization: Mapping[str, float] | float | None = None,
+    min_instances: int = 1,
+) -> dict[str, int]:
+    """Instances per pool for the peak of ``requests`` (the sizing rule of the module
+    docstring)."""
+    tps = pool_throughputs(requests, start_state, perf_model, slo, pools)
+    return sizes_for_rates(peak_rates(requests, window), tps, target_utilization, min_instances)
+
+
+def cluster_cost_per_s(start_state: Any, sizes: Mapping[str, int]) -> float:
+    """US$ per second of ``sizes[tag]`` servers of each pool's SKU."""
+    return (
+        sum(n * get_sku(start_state.pool(t).server_sku).cost_per_hour for t, n in sizes.items())
+        / 3600.0
+    )
+
+
+# ============================================================================ HPA
+@dataclass(frozen=True)
+class HPAConfig:
+    """Settings of :class:`HPAController`, upstream defaults unless noted."""
+
+    target: float = 0.7
+    """Target average utilisation of the metric (an operator's choice; 0.7 here)."""
+    tolerance: float = 0.1
+    """No change while ``|metric / target - 1| <= tolerance`` (``--horizontal-pod-autoscaler-
+    tolerance``)."""
+    sync_period: float = 15.0
+    """Seconds between evaluations (``--horizontal-pod-autoscaler-sync-period``)."""
+    scale_up_stabilization: float = 0.0
+    """``behavior.scaleUp.stabilizationWindowSeconds``."""
+    scale_down_stabilization: float = 300.0
+    """``behavior.scaleDown.stabilizationWindowSeconds``."""
+    scale_up_percent: float = 100.0
+    """``scaleUp`` policies: at most +100 % or +4 replicas per period, whichever is more."""
+    scale_up_pods: int = 4
+    scale_down_percent: float = 100.0
+    """``scaleDown`` policy: at most -100 % per period."""
+    min_replicas: int = 1
+    max_replicas: int = 100
+
+
+class HPAController:
+    """One HorizontalPodAutoscaler: ``desired = ceil(current x metric / target)``.
+
+    Upstream's replica calculation for a utilisation metric (``replica_calculator.go``) and its
+    behaviours (``horizontal.go``), simplified to one metric averaged over the ready pods:
+
+    1. ``ratio = metric / target`` over the ``ready`` (ACTIVE) replicas. Within the tolerance,
+       no change. If scaling up while ``unready`` (SCALING_UP) replicas exist, those count at 0 %
+       utilisation: ``ratio' = ratio x ready / (ready + unready)``; no change if ``ratio'`` is
+       within the tolerance or points the other way; else ``desired = ceil(ratio' x (ready +
+       unready))``. Otherwise ``desired = ceil(ratio x ready)``. No ready replica: no change.
+    2. Stabilisation: every recommendation is remembered with its time; scaling up goes to the
+       *lowest* recommendation of the last ``scale_up_stabilization`` s (0: the current one),
+       scaling down to the *highest* of the last ``scale_down_stabilization`` s (300): a pool
+       shrinks only after 5 minutes of recommendations all below its size.
+    3. Rate limits per sync period: up to ``max(current x (1 + 100 %), current + 4)``, down to
+       ``current x (1 - 100 %)``; then clamped to ``[min_replicas, max_replicas]``.
+    """
+
+    def __init__(self, config: HPAConfig | None = None) -> None:
+        self.config = config or HPAConfig()
+        self.history: deque[tuple[float, int]] = deque()
+
+    def reset(self) -> None:
+        self.history.clear()
+
+    def replica_count(self, ready: int, unready: int, metric: float) -> int:
+        """Step 1: the raw recommendation (``current = ready + unready``)."""
+        c = self.config
+        current = ready + unready
+        if ready <= 0 or not np.isfinite(metric):
+            return current
+        ratio = metric / c.target
+        if unready > 0 and ratio > 1.0:
+            new_ratio = ratio * ready / current
+            if abs(new_ratio - 1.0) <= c.tolerance or new_ratio < 1.0:
+                return current
+            return math.ceil(new_ratio * current - 1e-9)
+        if abs(ratio - 1.0) <= c.tolerance:
+            return current
+        return math.ceil(ratio * ready - 1e-9)
+
+    def desired(self, now: float, ready: int, unready: int, metric: float) -> int:
+        """Steps 1-3: the replica count to scale to at ``now``."""
+        c = self.config
+        current = ready + unready
+        rec = self.replica_count(ready, unready, metric)
+        self.history.append((now, rec))
+        keep = max(c.scale_up_stabilization, c.scale_down_stabilization)
+        while self.history and self.history[0][0] < now - keep:
+            self.history.popleft()
+        up = down = rec
+        for t, r in self.history:
+            if t > now - c.scale_up_stabilization:
+                up = min(up, r)
+            if t > now - c.scale_down_stabilization:
+                down = max(down, r)
+        out = current
+        if out < up:
+            out = up
+        if out > down:
+            out = down
+        up_limit = max(
+            math.ceil(current * (1 + c.scale_up_percent / 100)), current + c.scale_up_pods
+        )
+        down_limit = math.floor(current * (1 - c.scale_down_percent / 100))
+        out = min(max(out, down_limit), up_limit)
+        return int(min(max(out, c.min_replicas), c.max_replicas))
+
+
+# ============================================================================ threshold
+@dataclass(frozen=True)
+class ThresholdConfig:
+    """Settings of :class:`ThresholdScaler`."""
+
+    queue_up: float = 4.0
+    """Scale up when more requests than this wait per active instance."""
+    latency_up: float = 0.9
+    """... or when the recent P90 slowdown exceeds this fraction of its SLO limit."""
+    queue_down: float = 0.5
+    """Scale down only when fewer requests than this wait per active instance ..."""
+    latency_down: float = 0.5
+    """... and the recent P90 slowdown is below this fraction of its limit ..."""
+    down_stable: float = 60.0
+    """... continuously for this many seconds."""
+    up_step: int = 2
+    down_step: int = 1
+    up_cooldown: float = 20.0
+    """Seconds after a scale-up of the pool before the next (its effect must show first)."""
+    down_cooldown: float = 60.0
+    """Seconds after any scaling of the pool before a scale-down."""
+    min_instances: int = 1
+
+
+class ThresholdScaler:
+    """Queue / latency threshold rule for one pool.
+
+    At each decision: if ``queue > queue_up`` or ``latency > latency_up``, and no scale-up of
+    the pool is still starting (``scaling_up == 0``) and ``up_cooldown`` s have passed since the
+    last scale-up: ``+up_step``. If ``queue <= queue_down`` and ``latency < latency_down`` have
+    held at every decision for ``down_stable`` s and ``down_cooldown`` s have passed since the
+    pool's last scaling: ``-down_step`` (never below ``min_instances`` active). Else 0.
+    ``latency`` is the P90 slowdown over its SLO limit (1 = at the limit) of the requests
+    completed recently: TTFT for the prompt pool, TBT for the token pool; NaN (no completions)
+    is neither high nor low.
+    """
+
+    def __init__(self, config: ThresholdConfig | None = None) -> None:
+        self.config = config or ThresholdConfig()
+        self.reset()
+
+    def reset(self) -> None:
+        self.last_up = -math.inf
+        self.last_change = -math.inf
+        self.low_since: float | None = None
+
+    def decide(self, now: float, active: int, scaling_up: int, queue: float, latency: float) -> int:
+        c = self.config
+        high = queue > c.queue_up or (latency == latency and latency > c.latency_up)
+        low = queue <= c.queue_down and latency == latency and latency < c.latency_down
+        if not low:
+            self.low_since = None
+        elif self.low_since is None:
+            self.low_since = now
+        if high:
+            if scaling_up == 0 and now - self.last_up >= c.up_cooldown:
+                self.last_up = self.last_change = now
+                self.low_since = None
+                return c.up_step
+            return 0
+        if (
+            low
+            and self.low_since is not None
+            and now - self.low_since >= c.down_stable
+            and now - self.last_change >= c.down_cooldown
+            and active - c.down_step >= c.min_instances
+        ):
+            self.last_change = now
+            self.low_since = now
+            return -c.down_step
+        return 0
+
+
+# ============================================================================ policies
+def _base(env: Any) -> Any:
+    return getattr(env, "unwrapped", env)
+
+
+class AutoscalePolicy(Policy):
+    """A policy that computes instance deltas per pool from the env's simulator."""
+
+    name = "autoscale"
+
+    def __init__(self, env: Any, seed: int | None = None) -> None:
+        self.env = _base(env)
+        self.seed = seed
+        self._episode: int | None = None
+
+    def reset(self, seed: int | None = None) -> None:
+        self._episode = None
+
+    def start_episode(self) -> None:
+        """Called at the first decision of each episode."""
+
+    def deltas(self) -> Mapping[str, int]:
+        return {}
+
+    def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:  # type: ignore[override]
+        env = self.env
+        if self._episode != env.episode:
+            self._episode = env.episode
+            self.start_episode()
+        d = self.deltas()
+        return env.delta_to_action([int(d.get(t, 0)) for t in env.pools])
+
+    def sizes(self, tag: str) -> dict[str, int]:
+        return self.env.sim.scaling_manager.pool_sizes(tag)
+
+
+class NoScalingPolicy(AutoscalePolicy):
+    """Never scales: the start state as given."""
+
+    name = "none"
+
+    def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:  # type: ignore[override]
+        return np.zeros(len(self.env.pools), dtype=np.float32)
+
+
+class RandomScalingPolicy(AutoscalePolicy):
+    """Uniform actions in [-1, 1] per pool (seeded per episode)."""
+
+    name = "random"
+
+    def __init__(self, env: Any, seed: int | None = None) -> None:
+        super().__init__(env, seed)
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self, seed: int | None = None) -> None:
+        super().reset(seed)
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+
+    def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:  # type: ignore[override]
+        return self.rng.uniform(-1.0, 1.0, len(self.env.pools)).astype(np.float32)
+
+
+class StaticPeakPolicy(AutoscalePolicy):
+    """Scale once to :func:`static_peak_sizes` of the episode's trace, then hold."""
+
+    name = "static_peak"
+
+    def __init__(
+        self,
+        env: Any,
+        seed: int | None = None,
+        window: float = 60.0,
+        target_utilization: Mapping[str, float] | float | None = None,
+    ) -> None:
+        super().__init__(env, seed)
+        self.window = window
+        self.target_utilization = target_utilization
+        self.targets: dict[str, int] = {}
+
+    def start_episode(self) -> None:
+        env = self.env
+        sim = env.sim
+        self.targets = static_peak_sizes(
+            sim.requests,
+            sim.start_state,
+            sim.perf_model,
+            sim.slo,
+            env.pools,
+            self.window,
+            self.target_utilization,
+            sim.scaling_manager.min_instances_per_pool,
+        )
+
+    def deltas(self) -> dict[str, int]:
+        out = {}
+        for tag, target in self.targets.items():
+            s = self.sizes(tag)
+            out[tag] = target - s["active"] - s["scaling_up"]
+        return out
+
+
+class HPAPolicy(AutoscalePolicy):
+    """Kubernetes HPA per pool (:class:`HPAController`), evaluated every ``sync_period``.
+
+    Metric ("utilisation" of the ACTIVE instances of the pool):
+
+    - prompt pool: busy fraction (time spent in prefill iterations) over the sync period, the
+      analogue of CPU / GPU utilisation;
+    - token pool: decode-slot utilisation, the mean over the period's decisions of (running +
+      waiting decodes) per active instance / ``b*`` (the SLO batch of the sizing rule). A
+      decode instance iterates whenever it holds any request, so its busy fraction is ~1 at
+      any load and cannot drive scaling; the batch is what slows tokens down.
+
+    Between evaluations the policy moves each pool (ACTIVE + SCALING_UP instances, the
+    "replicas") toward the last desired count, at most ``action_scale_step`` per decision. At
+    the start of an episode each controller's history holds the pool's current size, as if the
+    HPA had been holding it: no scale-down in the first ``scale_down_stabilization`` s.
+    """
+
+    name = "hpa"
+
+    #: Target utilisation per pool (HPA's ``averageUtilization``, an operator's choice): the
+    #: sizing rule's targets (:data:`DEFAULT_TARGET_UTILIZATION`); on conv windows at 1-4x,
+    #: lower targets cost more without raising attainment.
+    TARGETS: ClassVar[dict[str, float]] = dict(DEFAULT_TARGET_UTILIZATION)
+
+    def __init__(
+        self,
+        env: Any,
+        seed: int | None = None,
+        config: HPAConfig | None = None,
+        targets: Mapping[str, float] | None = None,
+    ):
+        super().__init__(env, seed)
+        self.config = config
+        self.targets_util = {**self.TARGETS, **(targets or {})}
+
+    def start_episode(self) -> None:
+        env = self.env
+        sm = env.sim.scaling_manager
+        cfg = self.config or HPAConfig(
+            min_replicas=sm.min_instances_per_pool, max_replicas=sm.max_total_instances
+        )
+        self.controllers = {
+            t: HPAController(replace(cfg, target=self.targets_util.get(t, cfg.target)))
+            for t in env.pools
+        }
+        for t, c in self.controllers.items():
+            # as if the HPA had held the pool at its current size until now (it does not
+            # shrink a pool in the first scale_down_stabilization seconds of an episode)
+            s = self.sizes(t)
+            c.history.append((env.sim.now, s["active"] + s["scaling_up"]))
+        self.busy = {t: BusyTracker() for t in env.pools}
+        self.samples: dict[str, list[float]] = {t: [] for t in env.pools}
+        self.targets: dict[str, int] = {}
+        self.next_sync = env.sim.now + cfg.sync_period
+        for t in env.pools:
+            self.busy[t].utilization(sm.get_active_instances(tag=t), env.sim.now)
+        self.sync_period = cfg.sync_period
+
+    def _slot_utilization(self, tag: str) -> float:
+        env = self.env
+        act = env.sim.scaling_manager.get_active_instances(tag=tag)
+        if not act:
+            return math.nan
+        b = env.throughput[tag].decode_batch
+        return sum(len(i.running) + i.queue_len for i in act) / len(act) / b
+
+    def deltas(self) -> dict[str, int]:
+        env = self.env
+        sim = env.sim
+        now = sim.now
+        for t in env.pools:
+            if t != "prompt":
+                self.samples[t].append(self._slot_utilization(t))
+        if now + 1e-9 >= self.next_sync:
+            self.next_sync += self.sync_period
+            for t in env.pools:
+                act = sim.scaling_manager.get_active_instances(tag=t)
+                s = self.sizes(t)
+                if t == "prompt":
+                    u = self.busy[t].utilization(act, now)
+                    metric = float(np.mean(u)) if u else math.nan
+                else:
+                    vals = [x for x in self.samples[t] if x == x]
+                    metric = float(np.mean(vals)) if vals else math.nan
+                    self.samples[t] = []
+                self.targets[t] = self.controllers[t].desired(
+                    now, s["active"], s["scaling_up"], metric
+                )
+        out = {}
+        for t, target in self.targets.items():
+            s = self.sizes(t)
+            out[t] = target - s["active"] - s["scaling_up"]
+        return out
+
+
+class ThresholdPolicy(AutoscalePolicy):
+    """:class:`ThresholdScaler` per pool. Queue: requests waiting per ACTIVE instance (prompt:
+    prefills queued; token: KV transfers and decodes waiting), plus the router's queue spread
+    over the pool; latency: P90 TTFT (prompt) / TBT (token) slowdown over its limit, over the
+    requests completed in the last ``window`` s (10)."""
+
+    name = "threshold"
+
+    def __init__(
+        self,
+        env: Any,
+        seed: int | None = None,
+        config: ThresholdConfig | None = None,
+        window: float = 10.0,
+    ):
+        super().__init__(env, seed)
+        self.config = config
+        self.window = window
+
+    def start_episode(self) -> None:
+        sm = self.env.sim.scaling_manager
+        cfg = self.config or ThresholdConfig(min_instances=max(1, sm.min_instances_per_pool))
+        self.scalers = {t: ThresholdScaler(cfg) for t in self.env.pools}
+
+    def deltas(self) -> dict[str, int]:
+        env = self.env
+        sim = env.sim
+        now = sim.now
+        st = sim.window_stats(max(0.0, now - self.window))
+        lim = sim.slo.limits(sim.slo.attainment_level)
+        router = sim.snapshot()["router_queue"] if now > 0 else 0
+        out = {}
+        for t in env.pools:
+            act = sim.scaling_manager.get_active_instances(tag=t)
+            s = self.sizes(t)
+            n = len(act)
+            queue = (sum(i.queue_len for i in act) + router) / n if n else math.inf
+            m = "ttft" if t == "prompt" else "tbt"
+            sd = st[f"slowdown_{m}"]
+            lat = float(np.percentile(sd, 90)) / lim[m] if len(sd) else math.nan
+            out[t] = self.scalers[t].decide(now, s["active"], s["scaling_up"], queue, lat)
+        return out
+
+
+POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {
+    "static_peak": StaticPeakPolicy,
+    "hpa": HPAPolicy,
+    "threshold": ThresholdPolicy,
+    "none": NoScalingPolicy,
+    "random": RandomScalingPolicy,
+}
+"""Policies of ``rlsched/LLMAutoscaling-v0`` by name (``compare --policies all`` runs them)."""
+
+BASELINES = tuple(POLICY_FACTORIES)
+
+__all__ = [
+    "BASELINES",
+    "DEFAULT_TARGET_UTILIZATION",
+    "POLICY_FACTORIES",
+    "HPAConfig",
+    "HPAController",
+    "HPAPolicy",
+    "NoScalingPolicy",
+    "PoolThroughput",
+    "RandomScalingPolicy",
+    "StaticPeakPolicy",
+    "ThresholdConfig",
+    "ThresholdPolicy",
+    "ThresholdScaler",
+    "cluster_cost_per_s",
+    "mean_rates",
+    "peak_rates",
+    "pool_throughput",
+    "pool_throughputs",
+    "sizes_for_rates",
+    "static_peak_sizes",
+]

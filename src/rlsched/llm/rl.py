@@ -1,0 +1,600 @@
+"""The RL side of LLM autoscaling: act through the scaling manager, observe, reward.
+
+Three pieces after the design note "RL 扩缩容管理器集成" (RL autoscaling manager integration),
+with the simulator (:class:`~rlsched.llm.simulator.LLMSimulator`) in the role of the note's
+``application`` (it holds the ``scaling_manager`` and the start state):
+
+- :class:`RLActionExecutor` turns an action in ``[-1, 1]`` per pool into instance deltas and
+  carries them out with ``scaling_manager.scale_up_full`` / ``scale_down_full``;
+- :class:`RLStateCollector` builds a fixed-size float32 vector (names in :data:`FEATURES` /
+  :func:`feature_names`) from the **ACTIVE** instances only, plus pool sizes with their
+  scaling-up and draining counts;
+- :class:`RLRewardCalculator` weighs SLO attainment, cost and a switch penalty.
+
+The decision loop (``rlsched/LLMAutoscaling-v0`` and :mod:`rlsched.llm.runner`) is, every
+``decision_interval`` seconds of simulated time: collect the state, let the policy act, execute
+the action, advance the simulator, compute the reward over the interval that just passed.
+
+Log lines go to the ``rlsched.llm.rl`` logger at INFO (``[Action] ...`` for what was done,
+``[Action Blocked] ...`` for what the limits refused); the scaling manager logs its own lines to
+``rlsched.llm.scaling``. Nothing here raises on a blocked action.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from rlsched.errors import ConfigError
+from rlsched.llm.cluster import Instance, InstanceConfig
+
+if TYPE_CHECKING:
+    from rlsched.llm.simulator import LLMSimulator
+
+log = logging.getLogger("rlsched.llm.rl")
+
+DEFAULT_POOLS = ("prompt", "token")
+
+
+def round_half_away(x: float) -> int:
+    """Round to the nearest integer, halves away from zero (2.5 -> 3, -2.5 -> -3)."""
+    return int(math.copysign(math.floor(abs(x) + 0.5), x))
+
+
+# ============================================================================ action executor
+@dataclass
+class ScalingOutcome:
+    """What one pool's part of an action did."""
+
+    tag: str
+    requested: int
+    """Instances asked for: ``round_half_away(clip(a, -1, 1) x action_scale_step)``."""
+    done: int = 0
+    """Signed number carried out (scale-ups started, or instances put in DRAINING)."""
+    blocked: int = 0
+    """How many of the requested instances the limits refused (always >= 0)."""
+    instances: list[int] = field(default_factory=list)
+    """Ids of the instances created or drained."""
+    reason: str = ""
+
+
+class RLActionExecutor:
+    """Carries out an action through the simulator's :class:`~rlsched.llm.scaling.ScalingManager`.
+
+    Action -> delta: for pool ``k``, ``delta_k = round_half_away(clip(a_k, -1, 1) x
+    action_scale_step)``; so with the default step 5, ``|a| < 0.1`` does nothing, ``a = 0.3``
+    adds 2 instances (1.5 rounds away from zero), ``a = -1`` drains 5. Non-finite entries count
+    as 0.
+
+    - ``delta > 0``: ``delta`` times ``scale_up_full(instance_cfg, parallelism, tag)`` with the
+      start state's instance config and parallelism of ``tag`` (:meth:`_get_instance_config`,
+      :meth:`_get_parallelism`; the server SKU is the start state's, ``server_sku=None``). Each
+      new instance is ``SCALING_UP`` for ``scale_up_delay`` s, then ``ACTIVE``.
+    - ``delta < 0``: ``|delta|`` times, the least loaded **ACTIVE** instance of ``tag`` is
+      drained with ``scale_down_full`` (:meth:`least_loaded`: fewest ``sched_pending_tokens`` in
+      the prompt pool, least ``sched_memory`` (committed KV) in the token and mixed pools; ties:
+      the lower id). A draining instance takes no new work and is removed with its server once
+      empty.
+
+    Blocked actions (``max_total_instances`` reached, a pool at ``min_instances_per_pool``
+    active instances, no active instance to drain) are logged (``[Action Blocked]``) and
+    counted, never raised; the first refusal ends that pool's part of the action (the limit
+    would refuse the rest too), the rest of the request counts as blocked.
+    """
+
+    def __init__(
+        self,
+        sim: LLMSimulator,
+        pools: Sequence[str] = DEFAULT_POOLS,
+        action_scale_step: int = 5,
+    ) -> None:
+        if not isinstance(action_scale_step, int) or action_scale_step < 1:
+            raise ConfigError(f"action_scale_step must be an integer >= 1, got {action_scale_step}")
+        self.sim = sim
+        self.application = sim  # the note's name for the object holding the scaling manager
+        self.scaling_manager = sim.scaling_manager
+        self.pools = tuple(pools)
+        if not self.pools or len(set(self.pools)) != len(self.pools):
+            raise ConfigError(f"pools must be distinct tags, got {self.pools}")
+        for tag in self.pools:
+            sim.start_state.pool(tag)  # ConfigError when the start state has no such pool
+        self.action_scale_step = int(action_scale_step)
+        self.last: list[ScalingOutcome] = []
+
+    # ------------------------------------------------------------------ configuration
+    def _get_instance_config(self, tag: str) -> InstanceConfig:
+        """The start state's instance config of ``tag`` (what every scale-up copies)."""
+        return self.sim.start_state.get_instance_config(tag)
+
+    def _get_parallelism(self, tag: str) -> int:
+        return self.sim.start_state.get_parallelism(tag)
+
+    # ------------------------------------------------------------------ arithmetic
+    def deltas(self, action: Any) -> list[int]:
+        """Instance deltas per pool for ``action`` (a scalar applies to every pool)."""
+        a = np.asarray(action, dtype=np.float64).reshape(-1)
+        if a.size == 1:
+            a = np.repeat(a, len(self.pools))
+        if a.size != len(self.pools):
+            raise ValueError(f"action has {a.size} entries, expected {len(self.pools)} (pools)")
+        a = np.where(np.isfinite(a), np.clip(a, -1.0, 1.0), 0.0)
+        return [round_half_away(float(x) * self.action_scale_step) for x in a]
+
+    def least_loaded(self, tag: str) -> Instance | None:
+        """The ACTIVE instance of ``tag`` a scale-down drains (see the class docstring)."""
+        act = self.scaling_manager.get_active_instances(self.sim.instances, tag=tag)
+        if not act:
+            return None
+        if tag == "prompt":
+            return min(act, key=lambda i: (i.sched_pending_tokens, i.id))
+        return min(act, key=lambda i: (i.sched_memory, i.id))
+
+    # ------------------------------------------------------------------ execution
+    def execute(self, action: Any) -> list[ScalingOutcome]:
+        """Carry out ``action``; returns one :class:`ScalingOutcome` per pool (also kept in
+        :attr:`last`)."""
+        deltas = self.deltas(action)
+        out = [self._handle_scaling(d, t) for d, t in zip(deltas, self.pools, strict=True)]
+        self.last = out
+        return out
+
+    def _handle_scaling(self, delta: int, tag: str) -> ScalingOutcome:
+        res = ScalingOutcome(tag, delta)
+        sm = self.scaling_manager
+        if delta > 0:
+            cfg, par = self._get_instance_config(tag), self._get_parallelism(tag)
+            for k in range(delta):
+                made = sm.scale_up_full(instance_cfg=cfg, parallelism=par, tag=tag, server_sku=None)
+                if made is None:
+                    res.blocked = delta - k
+                    res.reason = f"max cluster size reached ({sm.max_total_instances})"
+                    break
+                server, inst = made
+                res.done += 1
+                res.instances.append(inst.id)
+                log.info("[Action] Added %s instance %d on server %d", tag, inst.id, server.id)
+        elif delta < 0:
+            for k in range(-delta):
+                target = self.least_loaded(tag)
+                if target is None:
+                    res.blocked = -delta - k
+                    res.reason = f"no active {tag} instance"
+                    break
+                if not sm.scale_down_full(target):
+                    res.blocked = -delta - k
+                    res.reason = f"cannot remove {tag}, min limit reached"
+                    break
+                res.done -= 1
+                res.instances.append(target.id)
+                log.info("[Action] Removed %s instance %d", tag, target.id)
+        if res.blocked:
+            log.info(
+                "[Action Blocked] %s: %d of %d %s blocked (%s)",
+                tag,
+                res.blocked,
+                abs(delta),
+                "scale-ups" if delta > 0 else "scale-downs",
+                res.reason,
+            )
+        return res
+
+    def summary(self, outcomes: Sequence[ScalingOutcome] | None = None) -> dict[str, Any]:
+        """``{tag: {requested, done, blocked}}`` of the last (or the given) execution."""
+        return {
+            o.tag: {"requested": o.requested, "done": o.done, "blocked": o.blocked}
+            for o in (self.last if outcomes is None else outcomes)
+        }
+
+
+# ============================================================================ state collector
+#: Per-pool features, in order (``{tag}_{name}``), each documented in :class:`RLStateCollector`.
+POOL_FEATURES = (
+    "active",
+    "scaling_up",
+    "draining",
+    "utilization",
+    "kv_utilization",
+    "committed_memory",
+    "pending_prefill",
+    "queue",
+    "running",
+    "demand",
+)
+#: Cluster-wide features, in order.
+GLOBAL_FEATURES = (
+    "arrival_rate",
+    "arrival_rate_long",
+    "prompt_tokens_mean",
+    "output_tokens_mean",
+    "router_queue",
+    "slo_attainment",
+    "ttft_slowdown_p90",
+    "tbt_slowdown_p90",
+    "e2e_slowdown_p90",
+    "drop_rate",
+)
+
+
+def feature_names(pools: Sequence[str] = DEFAULT_POOLS) -> tuple[str, ...]:
+    """Names of the collector's vector for ``pools``: per pool :data:`POOL_FEATURES`, then
+    :data:`GLOBAL_FEATURES`, then ``last_action_{tag}`` per pool."""
+    return (
+        tuple(f"{t}_{f}" for t in pools for f in POOL_FEATURES)
+        + GLOBAL_FEATURES
+        + tuple(f"last_action_{t}" for t in pools)
+    )
+
+
+#: The feature names for the default pools ``("prompt", "token")``.
+FEATURES = feature_names(DEFAULT_POOLS)
+
+# (low, high) of each feature; values are clipped into them
+_POOL_BOUNDS = {
+    "active": (0.0, 100.0),
+    "scaling_up": (0.0, 100.0),
+    "draining": (0.0, 100.0),
+    "utilization": (0.0, 1.0),
+    "kv_utilization": (0.0, 1.0),
+    "committed_memory": (0.0, 10.0),
+    "pending_prefill": (0.0, 20.0),
+    "queue": (0.0, 20.0),
+    "running": (0.0, 20.0),
+    "demand": (0.0, 100.0),
+}
+_GLOBAL_BOUNDS = {
+    "arrival_rate": (0.0, 1000.0),
+    "arrival_rate_long": (0.0, 1000.0),
+    "prompt_tokens_mean": (0.0, 100.0),
+    "output_tokens_mean": (0.0, 100.0),
+    "router_queue": (0.0, 20.0),
+    "slo_attainment": (0.0, 1.0),
+    "ttft_slowdown_p90": (0.0, 100.0),
+    "tbt_slowdown_p90": (0.0, 100.0),
+    "e2e_slowdown_p90": (0.0, 100.0),
+    "drop_rate": (0.0, 1.0),
+}
+
+
+def feature_bounds(pools: Sequence[str] = DEFAULT_POOLS) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` float32 arrays of the vector (the env's observation space)."""
+    lo = [_POOL_BOUNDS[f][0] for _ in pools for f in POOL_FEATURES]
+    hi = [_POOL_BOUNDS[f][1] for _ in pools for f in POOL_FEATURES]
+    lo += [_GLOBAL_BOUNDS[f][0] for f in GLOBAL_FEATURES] + [-1.0] * len(pools)
+    hi += [_GLOBAL_BOUNDS[f][1] for f in GLOBAL_FEATURES] + [1.0] * len(pools)
+    return np.asarray(lo, np.float32), np.asarray(hi, np.float32)
+
+
+class BusyTracker:
+    """Busy fraction of instances between consecutive calls (per instance id)."""
+
+    def __init__(self) -> None:
+        self._last: dict[int, tuple[float, float, float]] = {}
+
+    def reset(self) -> None:
+        self._last.clear()
+
+    def utilization(self, instances: Sequence[Instance], now: float) -> list[float]:
+        """For each instance, the fraction of the time since the previous call (or since it
+        became active, whichever is later) it spent iterating. A call at the same time as the
+        previous one repeats its values (0 for an instance that has just become active)."""
+        out = []
+        for inst in instances:
+            busy = inst.busy_seconds(now)
+            start = inst.activated if inst.activated is not None else inst.created
+            prev = self._last.get(inst.id)
+            # no work before activation: busy time is 0 then
+            t0, b0, u0 = (start, 0.0, 0.0) if prev is None or prev[0] < start else prev
+            span = now - t0
+            if span > 0:
+                u = min(1.0, max(0.0, (busy - b0) / span))
+                self._last[inst.id] = (now, busy, u)
+            else:
+                u = u0
+            out.append(u)
+        return out
+
+
+class RLStateCollector:
+    """A fixed-size float32 vector of the cluster, from **ACTIVE** instances only.
+
+    Load features average over a pool's ACTIVE instances (``scaling_manager.
+    get_active_instances``): an instance still ``SCALING_UP`` (no work yet) or ``DRAINING``
+    (finishing old work, no new) would distort them. It shows up only in the pool counts.
+    Per pool tag ``t`` (:data:`POOL_FEATURES`, in order):
+
+    - ``t_active``, ``t_scaling_up``, ``t_draining``: instances in each state / ``count_scale``
+      (default 10);
+    - ``t_utilization``: mean busy fraction of the ACTIVE instances since the previous
+      collection (time spent iterating / elapsed time), in [0, 1];
+    - ``t_kv_utilization``: mean resident KV / KV capacity, in [0, 1];
+    - ``t_committed_memory``: mean ``sched_memory`` / KV capacity (KV the router has committed,
+      may exceed 1 when decodes wait), clipped to [0, 10];
+    - ``t_pending_prefill``: ``log1p`` of the mean ``sched_pending_tokens`` (prompt tokens routed
+      and not yet prefilled) per instance in units of the pool's ``max_batch_tokens`` (i.e.
+      prefill iterations of backlog);
+    - ``t_queue``: ``log1p`` of the mean requests waiting per instance (prefills queued, KV
+      waiting to land, decodes waiting for a batch slot);
+    - ``t_running``: ``log1p`` of the mean decodes in the running batch per instance;
+    - ``t_demand``: the pool's demand over the last ``history`` s in instances' worth, /
+      ``count_scale``: prompt-token arrival rate / one prompt instance's prefill throughput
+      (prompt pool), output-token arrival rate / one token instance's decode throughput at the
+      SLO batch (token pool), the sum for a mixed pool; throughputs from
+      :func:`rlsched.llm.baselines.pool_throughput` (the static sizing rule). Comparing
+      ``t_demand`` with ``t_active`` tells how loaded a pool will be.
+
+    Cluster-wide (:data:`GLOBAL_FEATURES`):
+
+    - ``arrival_rate``: requests arrived over the last interval per second / ``rate_norm``
+      (default 10 req/s); ``arrival_rate_long``: the same over the last ``history`` s (30);
+    - ``prompt_tokens_mean``, ``output_tokens_mean``: mean prompt / output tokens of the
+      requests that arrived in the last ``history`` s, in thousands (the token mix; kept from
+      the previous collection when none arrived);
+    - ``router_queue``: ``log1p`` of the requests waiting in the router for an active instance;
+    - last interval's SLO statistics over the requests completed in it
+      (:meth:`~rlsched.llm.simulator.LLMSimulator.window_stats`): ``slo_attainment`` (fraction
+      within the limits at ``SLOConfig.attainment_level``, dropped ones missing),
+      ``ttft_slowdown_p90``, ``tbt_slowdown_p90``, ``e2e_slowdown_p90`` (P90 slowdown divided
+      by its limit at the attainment level: 1 = at the limit, clipped to [0, 100]); when no
+      request completed in the interval, the previous values are kept (attainment starts at 1,
+      slowdowns at 0); ``drop_rate``: dropped / (completed + dropped) in the interval.
+
+    Then ``last_action_{t}``: the previous action per pool, clipped to [-1, 1] (so the switch
+    penalty is a function of the state).
+    """
+
+    def __init__(
+        self,
+        sim: LLMSimulator,
+        pools: Sequence[str] = DEFAULT_POOLS,
+        history: float = 30.0,
+        count_scale: float = 10.0,
+        rate_norm: float = 10.0,
+    ) -> None:
+        if history <= 0 or count_scale <= 0 or rate_norm <= 0:
+            raise ConfigError("history, count_scale and rate_norm must be > 0")
+        self.sim = sim
+        self.scaling_manager = sim.scaling_manager
+        self.pools = tuple(pools)
+        self.names = feature_names(self.pools)
+        self.low, self.high = feature_bounds(self.pools)
+        self.history = float(history)
+        self.count_scale = float(count_scale)
+        self.rate_norm = float(rate_norm)
+        from rlsched.llm.baselines import pool_throughputs
+
+        self.throughput = pool_throughputs(
+            sim.requests, sim.start_state, sim.perf_model, sim.slo, self.pools
+        )
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the previous collection (call when the simulator starts over)."""
+        self._busy = BusyTracker()
+        self._last_t = self.sim.now
+        self._slo = [1.0, 0.0, 0.0, 0.0]
+        self._mix = [0.0, 0.0]
+        self.last_window: dict[str, Any] | None = None
+
+    def collect(
+        self, last_action: Sequence[float] | None = None, window: Mapping[str, Any] | None = None
+    ) -> np.ndarray:
+        """The vector now. ``window``: :meth:`LLMSimulator.window_stats` of the interval since
+        the previous collection, if the caller already has it (else computed here)."""
+        sim = self.sim
+        now = sim.now
+        if window is None:
+            window = sim.window_stats(self._last_t)
+        self.last_window = dict(window)
+        long = sim.window_stats(max(0.0, now - self.history)) if now > 0 else None
+        v: list[float] = []
+        sm = self.scaling_manager
+        for tag in self.pools:
+            sizes = sm.pool_sizes(tag)
+            act = sm.get_active_instances(sim.instances, tag=tag)
+            util = self._busy.utilization(act, now)
+            n = len(act)
+            if n:
+                kv = sum(i.kv_utilization for i in act) / n
+                mem = sum(i.memory_utilization for i in act) / n
+                mbt = sum(i.config.max_batch_tokens for i in act) / n
+                pend = sum(i.sched_pending_tokens for i in act) / n / mbt
+                queue = sum(i.queue_len for i in act) / n
+                running = sum(len(i.running) for i in act) / n
+                u = sum(util) / n
+            else:
+                kv = mem = pend = queue = running = u = 0.0
+            demand = self._demand(tag, long)
+            v += [
+                sizes["active"] / self.count_scale,
+                sizes["scaling_up"] / self.count_scale,
+                sizes["draining"] / self.count_scale,
+                u,
+                kv,
+                mem,
+                math.log1p(pend),
+                math.log1p(queue),
+                math.log1p(running),
+                demand / self.count_scale,
+            ]
+        span = now - float(window.get("since", self._last_t))
+        rate = window["arrivals"] / span if span > 0 else 0.0
+        rate_long = 0.0
+        if long is not None:
+            lspan = now - long["since"]
+            rate_long = long["arrivals"] / lspan if lspan > 0 else 0.0
+            if long["arrivals"]:
+                self._mix = [long["mean_prompt_tokens"] / 1e3, long["mean_output_tokens"] / 1e3]
+        completed = int(window["completed"])
+        dropped = int(window["dropped"])
+        if completed or dropped:
+            lim = sim.slo.limits(sim.slo.attainment_level)
+            att = window["slo_attainment"]
+            self._slo = [float(att) if att == att else self._slo[0]]
+            for m in ("ttft", "tbt", "e2e"):
+                sd = np.asarray(window[f"slowdown_{m}"])
+                self._slo.append(
+                    float(np.percentile(sd, 90)) / lim[m]
+                    if len(sd)
+                    else (100.0 if dropped else 0.0)
+                )
+        drop_rate = dropped / (completed + dropped) if completed + dropped else 0.0
+        v += [
+            rate / self.rate_norm,
+            rate_long / self.rate_norm,
+            *self._mix,
+            math.log1p(sim.snapshot()["router_queue"]),
+            *self._slo,
+            drop_rate,
+        ]
+        la = np.zeros(len(self.pools)) if last_action is None else np.asarray(last_action, float)
+        la = np.where(np.isfinite(la), np.clip(la.reshape(-1), -1.0, 1.0), 0.0)
+        if la.size == 1:
+            la = np.repeat(la, len(self.pools))
+        v += [float(x) for x in la]
+        self._last_t = now
+        out = np.asarray(v, dtype=np.float32)
+        return np.clip(out, self.low, self.high)
+
+    def _demand(self, tag: str, long: Mapping[str, Any] | None) -> float:
+        if long is None:
+            return 0.0
+        span = long["now"] - long["since"]
+        if span <= 0:
+            return 0.0
+        p_rate = long["prompt_tokens"] / span
+        o_rate = long["output_tokens"] / span
+        tp = self.throughput[tag]
+        if tag == "prompt":
+            return p_rate / tp.prefill_tokens_per_s
+        if tag == "token":
+            return o_rate / tp.decode_tokens_per_s
+        return p_rate / tp.prefill_tokens_per_s + o_rate / tp.decode_tokens_per_s
+
+    def as_dict(self, vector: np.ndarray) -> dict[str, float]:
+        """``{name: value}`` of a collected vector."""
+        return {k: float(x) for k, x in zip(self.names, vector, strict=True)}
+
+
+# ============================================================================ reward
+@dataclass(frozen=True)
+class RewardWeights:
+    """Weights of :class:`RLRewardCalculator` (defaults as in the issue: SLO 2.0, cost 0.5)."""
+
+    slo: float = 2.0
+    cost: float = 0.5
+    switch: float = 0.1
+    """Per pool whose scaling direction reverses (see :class:`RLRewardCalculator`)."""
+    magnitude: float = 0.05
+    """Per pool, times ``|delta| / action_scale_step`` (in [0, 1])."""
+
+    @staticmethod
+    def coerce(value: RewardWeights | Mapping[str, float] | None) -> RewardWeights:
+        if value is None:
+            return RewardWeights()
+        if isinstance(value, RewardWeights):
+            return value
+        known = set(RewardWeights.__dataclass_fields__)
+        unknown = set(value) - known
+        if unknown:
+            raise ConfigError(f"unknown reward weight(s) {sorted(unknown)}; known: {sorted(known)}")
+        return RewardWeights(**{k: float(v) for k, v in value.items()})
+
+
+class RLRewardCalculator:
+    """``reward = w_slo x slo - w_cost x cost - w_switch x switches - w_magnitude x magnitude``.
+
+    Over the decision interval that just passed (``stats`` = :meth:`LLMSimulator.window_stats`
+    of it):
+
+    - ``slo``: SLO attainment of the requests completed or dropped in the interval (fraction
+      within the limits at ``SLOConfig.attainment_level``; dropped = missed), in [0, 1]. When
+      none completed or was dropped, the previous interval's value is used (1.0 at the start of
+      an episode): an interval without completions neither earns nor loses anything new, late
+      requests are charged when they complete.
+    - ``cost``: US$ spent on servers in the interval (every server alive, whatever its state,
+      billed per second) divided by ``cost_reference x interval``, ``cost_reference`` being a
+      reference cluster's US$ per second: 1.0 = spending what the reference cluster costs, 2.0
+      = twice that. The env's default reference is the cluster the sizing rule
+      (:func:`rlsched.llm.baselines.sizes_for_rates`) gives for the episode's *mean* demand,
+      so the cost term means the same at every rate scale; :meth:`cost_rate` gives the start
+      state's or any other cluster's.
+    - ``switches`` (switch penalty, direction): the number of pools whose requested delta is
+      non-zero and opposite in sign to that pool's last non-zero requested delta (scale up,
+      then down, or down then up, even with idle intervals in between: thrashing).
+    - ``magnitude`` (switch penalty, size): ``sum over pools of |requested delta| /
+      action_scale_step``, in ``[0, len(pools)]``: every scaling action costs a little, big
+      ones more, so doing nothing is preferred when it is as good.
+
+    Default weights (:class:`RewardWeights`): SLO 2.0, cost 0.5, switch 0.1, magnitude 0.05. So
+    keeping every request within its SLO at the reference cluster's cost earns 1.5 per
+    interval; doubling the cluster is worth it when it lifts attainment by more than 0.25.
+    :attr:`components` holds the last call's terms.
+    """
+
+    def __init__(
+        self,
+        weights: RewardWeights | Mapping[str, float] | None = None,
+        cost_reference: float = 1.0,
+        action_scale_step: int = 5,
+        pools: int = 2,
+    ) -> None:
+        if not cost_reference > 0:
+            raise ConfigError("cost_reference must be > 0 (US$ per second)")
+        self.weights = RewardWeights.coerce(weights)
+        self.cost_reference = float(cost_reference)
+        self.action_scale_step = int(action_scale_step)
+        self.n_pools = int(pools)
+        self.reset()
+
+    @staticmethod
+    def cost_rate(start_state: Any, sizes: Mapping[str, int] | None = None) -> float:
+        """US$ per second of a cluster of ``sizes[tag]`` servers per pool (default: the start
+        state's; one server per pool when that is empty)."""
+        from rlsched.llm.baselines import cluster_cost_per_s
+
+        if sizes is None:
+            sizes = {t: p.num_instances for t, p in start_state.pools.items()}
+            if not any(sizes.values()):
+                sizes = dict.fromkeys(start_state.pools, 1)
+        return cluster_cost_per_s(start_state, sizes)
+
+    def reset(self) -> None:
+        self._last_slo = 1.0
+        self._last_dir = [0] * self.n_pools
+        self.components: dict[str, float] = {}
+
+    def compute(self, stats: Mapping[str, Any], deltas: Sequence[int]) -> float:
+        """The reward of one interval (see the class docstring); ``deltas``: the requested
+        instance deltas per pool of the action taken at the start of the interval."""
+        w = self.weights
+        att = stats.get("slo_attainment", math.nan)
+        completed = int(stats.get("completed", 0)) + int(stats.get("dropped", 0))
+        if completed and att == att:
+            self._last_slo = float(att)
+        slo = self._last_slo
+        span = float(stats["now"]) - float(stats["since"])
+        cost = float(stats["cost"]) / (self.cost_reference * span) if span > 0 else 0.0
+        switches = 0
+        for k, d in enumerate(deltas):
+            s = (d > 0) - (d < 0)
+            if s:
+                if self._last_dir[k] and s != self._last_dir[k]:
+                    switches += 1
+                self._last_dir[k] = s
+        magnitude = sum(min(abs(int(d)), self.action_scale_step) for d in deltas) / max(
+            self.action_scale_step, 1
+        )
+        reward = w.slo * slo - w.cost * cost - w.switch * switches - w.magnitude * magnitude
+        self.components = {
+            "slo": slo,
+            "cost": cost,
+            "switches": float(switches),
+            "magnitude": float(magnitude),
+            "reward": float(reward),
+        }
+        return float(reward)

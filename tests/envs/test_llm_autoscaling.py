@@ -1,0 +1,166 @@
+"""LLMAutoscaling-v0: both env checkers, determinism, the decision clock, episode windows,
+end-of-episode metrics, and compare over the env's own policies."""
+
+from __future__ import annotations
+
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env as gym_check_env
+from stable_baselines3.common.env_checker import check_env as sb3_check_env
+
+import rlsched  # noqa: F401
+from rlsched.envs import ENV_IDS
+from rlsched.envs.llm_autoscaling import LLMAutoscalingEnv
+from rlsched.llm.baselines import BASELINES
+from rlsched.llm.rl import FEATURES
+from rlsched.llm.trace import LLMRequests
+
+ENV_ID = "rlsched/LLMAutoscaling-v0"
+
+
+def _env(**kw) -> gym.Env:
+    kw = {"episode_duration": 60.0, **kw}
+    return gym.make(ENV_ID, disable_env_checker=True, **kw)
+
+
+def test_registered():
+    assert ENV_IDS[ENV_ID] == "rlsched.envs.llm_autoscaling:LLMAutoscalingEnv"
+    u = _env().unwrapped
+    assert isinstance(u, LLMAutoscalingEnv)
+    assert u.action_space == gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    assert u.observation_space.shape == (len(FEATURES),)
+    assert u.feature_names == FEATURES
+    assert u.action_masks().tolist() == [True, True]
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_env_checkers():
+    gym_check_env(_env().unwrapped, skip_render_check=False)
+    sb3_check_env(_env().unwrapped, warn=True)
+    gym_check_env(_env(render_mode="ansi").unwrapped, skip_render_check=False)
+
+
+def _rollout(seed: int, **kw) -> list[tuple]:
+    env = _env(**kw)
+    obs, _ = env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    out = [obs.tobytes()]
+    done = False
+    while not done:
+        obs, r, term, trunc, info = env.step(rng.uniform(-0.4, 0.4, 2))
+        out.append((obs.tobytes(), r))
+        done = term or trunc
+    out.append(tuple(sorted(info["metrics"].items())))
+    return out
+
+
+def test_deterministic_under_seed():
+    assert _rollout(3) == _rollout(3)
+    assert _rollout(3) != _rollout(4)
+
+
+def test_each_step_advances_one_decision_interval_and_ends_with_metrics():
+    env = _env(episode_duration=30.0, decision_interval=2.5, rate_scale=2.0)
+    u = env.unwrapped
+    _, info = env.reset(seed=1)
+    assert u.sim.now == 0.0 and u.steps_total == 12
+    assert 0.0 <= info["episode_start"] <= u._base.scale_rate(2.0).span - 30.0
+    for k in range(1, 13):
+        _, _, term, trunc, info = env.step(np.array([0.2, 0.0], np.float32))
+        assert not term
+        if k < 12:
+            assert u.sim.now == pytest.approx(2.5 * k, abs=1e-12)
+            assert not trunc and "metrics" not in info
+    assert trunc
+    m = info["metrics"]
+    for key in u.leaderboard_metrics:
+        assert key in m and isinstance(m[key], float)
+    for key in ("ttft_p50", "ttft_p90", "ttft_p99", "tbt_p99", "e2e_p99", "energy_kwh"):
+        assert math.isfinite(m[key])
+    assert m["requests"] + m["dropped"] == m["arrivals"] == len(u.requests) > 0
+    assert m["dropped"] == 0  # drained after the window: every request completed
+    assert m["scale_up_actions"] == 12.0  # +1 prompt instance per step
+    assert m["blocked_actions"] == 0.0
+    assert m["mean_prompt_instances"] > 2.0
+    assert 0.0 <= m["slo_attainment"] <= 1.0 and m["cost"] > 0 and m["gpu_hours"] > 0
+    assert len(u.history) == 13 and u.history[0]["time"] == 0.0
+    with pytest.raises(RuntimeError):
+        env.step(np.zeros(2))
+
+
+def test_scaling_happens_through_the_executor():
+    env = _env()
+    u = env.unwrapped
+    env.reset(seed=0)
+    _, _, _, _, info = env.step(np.array([0.4, -0.2], np.float32))
+    assert info["scaling"] == {"prompt": 2, "token": -1}
+    assert info["scaling_done"] == {"prompt": 2, "token": -1}
+    sizes = {t: u.sim.scaling_manager.pool_sizes(t) for t in u.pools}
+    assert sizes["prompt"]["scaling_up"] == 2
+    assert sizes["token"]["active"] == 1
+    _, _, _, _, info = env.step(np.array([0.0, -1.0], np.float32))  # token pool at its minimum
+    assert info["scaling_blocked"]["token"] == 5
+    _, _, _, _, info = env.step(0.2)  # a scalar applies to every pool
+    assert info["scaling"] == {"prompt": 1, "token": 1}
+    assert set(info["reward_components"]) >= {"slo", "cost", "switches", "magnitude"}
+
+
+def test_windows_rate_scale_and_whole_trace():
+    u = _env(episode_duration=100.0, rate_scale=[1.0, 3.0]).unwrapped
+    starts, scales = set(), set()
+    for seed in range(4):
+        _, info = u.reset(seed=seed)
+        starts.add(round(info["episode_start"], 6))
+        scales.add(round(u.rate_scale, 6))
+        assert 1.0 <= u.rate_scale <= 3.0
+        assert u.requests.arrival.min() >= 0 and u.requests.arrival.max() < 100.0
+    assert len(starts) == 4 and len(scales) == 4
+    fixed = _env(episode_duration=100.0, episode_start=50.0).unwrapped
+    _, info = fixed.reset(seed=0)
+    assert info["episode_start"] == 50.0
+    reqs = LLMRequests.from_arrays([0.0, 1.0, 5.0, 9.0], [100, 200, 300, 400], [5, 6, 7, 8])
+    whole = LLMAutoscalingEnv(dataset=reqs, episode_duration=None)
+    whole.reset(seed=0)
+    assert whole.steps_total == 5 and len(whole.requests) == 4
+    done = False
+    while not done:
+        _, _, _, done, info = whole.step(np.zeros(2))
+    assert info["metrics"]["requests"] == 4.0
+    with pytest.raises(ValueError):
+        _env(rate_scale=0.0)
+    with pytest.raises(ValueError):
+        _env(cost_reference="peak")
+
+
+def test_cost_reference_makes_the_cost_term_rate_invariant():
+    refs = []
+    for rs in (1.0, 4.0):
+        u = _env(rate_scale=rs, episode_duration=300.0).unwrapped
+        u.reset(seed=0)
+        refs.append(u.reward_calc.cost_reference)
+    assert refs[1] > 2.5 * refs[0]  # 4x the load: a reference cluster about 4x as big
+    start = _env(cost_reference="start").unwrapped
+    start.reset(seed=0)
+    _, _, _, _, info = start.step(np.zeros(2))
+    assert info["reward_components"]["cost"] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_render_ansi():
+    env = _env(render_mode="ansi")
+    env.reset(seed=0)
+    env.step(np.zeros(2))
+    text = env.render()
+    assert "prompt" in text and "token" in text and "slo=" in text
+
+
+def test_compare_runs_the_env_policies():
+    from rlsched.evaluate import compare
+
+    rep = compare(ENV_ID, None, "all", episodes=1, seed=0, env_kwargs={"episode_duration": 40.0})
+    assert [r["policy"] for r in rep["results"]] == list(BASELINES)
+    assert rep["dataset"] == "azure-llm:conv"
+    for r in rep["results"]:
+        assert r["metrics"]["requests"] > 0
