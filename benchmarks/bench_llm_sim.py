@@ -4,8 +4,9 @@ Goals (LLM autoscaling issue): the full shipped conv trace (19,366 requests, one
 in a few seconds at most; and at least 20,000 simulated requests per CPU-second on the conv and
 code traces at about 70 requests/s with 23 prompt + 10 token instances (Splitwise's own
 simulator does 121-1,100 on such runs). The last two rows are those runs: the rate scaled so the
-trace averages 70 requests/s, the start state's pools set to 23 + 10. Each measured run builds an ``LLMSimulator`` with the default start
-state (2 prompt DGX-H100 + 2 token DGX-A100 instances, llama2-70b) and runs it to completion;
+trace averages 70 requests/s, the start state's pools set to 23 + 10. Each measured run builds
+an ``LLMSimulator`` with the default start state (2 prompt DGX-H100 + 2 token DGX-A100
+instances, llama2-70b; 23 + 10 for the last rows) and runs it to completion;
 trace loading is not timed (datasets are cached). Rows vary the trace length (the first N
 seconds of conv), the rate and the trace (code).
 

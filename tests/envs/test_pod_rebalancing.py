@@ -266,12 +266,12 @@ def test_action_feature_rows_describe_their_move() -> None:
     N, K = env.num_nodes, env.max_pods_per_node
     assert rows.shape == (1 + N * K * N, len(ACTION_FEATURES))
     assert rows[0, col["is_noop"]] == 1 and not rows[1:, col["is_noop"]].any()
-    rc, rm = env._rc, env._rm  # noqa: SLF001 - the test checks the env's own bookkeeping
+    rc = env._rc
     res_cpu = np.bincount(env.pod_node, weights=rc, minlength=N)
     checked = 0
     for a in range(1, 1 + N * K * N):
         src, slot, dst = env.decode_action(a)
-        pod = int(env._pod_at[src * K + slot])  # noqa: SLF001
+        pod = int(env._pod_at[src * K + slot])
         r = rows[a]
         if pod < 0:
             assert not r.any()

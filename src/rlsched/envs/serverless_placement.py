@@ -284,15 +284,23 @@ class ServerlessPlacementEnv(gym.Env):
     def dataset_name(self) -> str | None:
         return self._dataset_name
 
-    def _poisson_rate(self, mean_work: float) -> float:
+    def _poisson_rate(self, mean_work: float, cluster: Cluster | None = None) -> float:
         """Workflow arrivals per second so that mean cpu demand is ``load`` of the cluster."""
-        total_cpu = float(self.cluster.capacity[self.cluster.active, CPU].sum())
+        c = self.cluster if cluster is None else cluster
+        total_cpu = float(c.capacity[c.active, CPU].sum())
         return self.load * total_cpu / max(mean_work, 1e-9)
 
-    def _draw_episode(self, rng: np.random.Generator) -> FunctionInstances:
+    def _draw_episode(
+        self, rng: np.random.Generator, cluster: Cluster | None = None
+    ) -> FunctionInstances:
+        """The episode's instances, drawn with ``rng`` for ``cluster`` (default: this env's).
+
+        Pure in ``rng`` for datasets and instance lists (the batched env, :mod:`rlsched.vector`,
+        draws its sub-envs' episodes through it); a generator also advances the generator.
+        """
         L = self.episode_length
         if self._generator is not None:
-            return self._draw_from_generator(rng)
+            return self._draw_from_generator(rng, cluster)
         if self._trace is not None:
             tr = self._trace
             n = len(tr)
@@ -307,7 +315,7 @@ class ServerlessPlacementEnv(gym.Env):
             return FunctionInstances(
                 **{**_columns(ep), "arrival_time": times - times[0]}, type_names=tr.type_names
             )
-        rate = self._poisson_rate(float(self._block_work.mean()))
+        rate = self._poisson_rate(float(self._block_work.mean()), cluster)
         parts: list[FunctionInstances] = []
         total, t = 0, 0.0
         order = rng.permutation(len(self._blocks))
@@ -324,7 +332,9 @@ class ServerlessPlacementEnv(gym.Env):
             t += float(rng.exponential(1.0 / rate))
         return FunctionInstances.concat(parts).sorted_by_arrival()[:L]
 
-    def _draw_from_generator(self, rng: np.random.Generator) -> FunctionInstances:
+    def _draw_from_generator(
+        self, rng: np.random.Generator, cluster: Cluster | None = None
+    ) -> FunctionInstances:
         if isinstance(self._generator, list | tuple):
             # a sequence replays from its start every episode; a generator continues
             self._gen_iter, self._gen_cache, self._gen_replay = iter(self._generator), [], 0
@@ -353,7 +363,8 @@ class ServerlessPlacementEnv(gym.Env):
             cols["arrival_time"] = [float(r["arrival_time"]) for r in recs]
         else:
             work = np.multiply(cols["cpu_usage"], cols["exec_time"])
-            gaps = rng.exponential(1.0 / self._poisson_rate(float(work.mean())), size=len(recs))
+            rate = self._poisson_rate(float(work.mean()), cluster)
+            gaps = rng.exponential(1.0 / rate, size=len(recs))
             cols["arrival_time"] = list(np.cumsum(gaps) - gaps[0])
         n_types = int(max(cols["type"])) + 1
         names = tuple(f"type-{i}" for i in range(n_types))
