@@ -36,6 +36,11 @@ class TrainConfig:
     """Seeds python, numpy, torch, the envs (``seed + rank``) and evaluation (``seed + 10_000``)."""
     n_envs: int = 4
     """Envs stepped together in one process (DummyVecEnv); 4 is about 2x one env here."""
+    vec_env: str = "dummy"
+    """How the ``n_envs`` training envs are stepped: ``dummy`` (SB3's DummyVecEnv of single
+    envs, every env id) or ``batched`` (one array-stepped vector env, :mod:`rlsched.vector`,
+    for the env ids in ``rlsched.vector.BATCHED_ENV_IDS``; the same episodes under the same
+    seeds, several times the env steps per second). Evaluation always uses single envs."""
     learning_rate: float = 3e-4
     """Adam step size."""
     n_steps: int = 256
@@ -64,6 +69,10 @@ class TrainConfig:
     """``node`` network: width of the per-node embedding."""
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
     """Hidden layer sizes of the value network (``node``) or of both networks (``mlp``)."""
+    log_std_init: float | None = None
+    """PPO with a Box (continuous) action space: initial log standard deviation of the Gaussian
+    policy; None keeps SB3's 0 (std 1, which with actions clipped to [-1, 1] explores mostly at
+    the bounds)."""
     normalize_obs: bool = True
     """``mlp`` only: running mean/std normalisation of observations (VecNormalize), saved with
     the model as ``vecnormalize.pkl``. The ``node`` network scales its inputs itself."""
@@ -160,6 +169,16 @@ class TrainConfig:
             raise ConfigError(f"{source}: imitation_dagger_rounds must be >= 0")
         if self.imitation_episodes < 1 or self.imitation_epochs < 0:
             raise ConfigError(f"{source}: imitation_episodes must be >= 1, epochs >= 0")
+        if self.vec_env not in ("dummy", "batched"):
+            raise ConfigError(f"{source}: vec_env must be 'dummy' or 'batched'")
+        if self.vec_env == "batched":
+            from rlsched.vector import BATCHED_ENV_IDS
+
+            if self.env_id not in BATCHED_ENV_IDS:
+                raise ConfigError(
+                    f"{source}: vec_env 'batched' is not available for {self.env_id}; "
+                    f"batched envs: {', '.join(BATCHED_ENV_IDS)}"
+                )
         if self.policy_net not in ("auto", "node", "mlp"):
             raise ConfigError(f"{source}: policy_net must be 'auto', 'node' or 'mlp'")
         if not 0 < self.gamma <= 1:

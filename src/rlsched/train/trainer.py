@@ -18,6 +18,7 @@ import json
 import pickle
 import shutil
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,9 +109,17 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
     cfg.save(run / "config.yaml")
     set_random_seed(cfg.seed)
 
-    venv = DummyVecEnv(
-        [_env_factory(cfg, cfg.dataset, r, run / "monitor") for r in range(cfg.n_envs)]
-    )
+    if cfg.vec_env == "batched":
+        from rlsched.vector import make_sb3_vec_env
+
+        # all n_envs in one array-stepped env; sub-env r meets the episodes env r would
+        venv: Any = make_sb3_vec_env(
+            cfg.env_id, cfg.n_envs, cfg.dataset, monitor_dir=run / "monitor", **cfg.env_kwargs
+        )
+    else:
+        venv = DummyVecEnv(
+            [_env_factory(cfg, cfg.dataset, r, run / "monitor") for r in range(cfg.n_envs)]
+        )
     venv.seed(cfg.seed)
     keys = float_box_keys(venv.observation_space)
     obs_space = venv.observation_space
@@ -156,6 +165,8 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
         policy_kwargs = networks.node_policy_kwargs(cfg.node_hidden, list(cfg.net_arch))
     else:
         policy_kwargs = {"net_arch": {"pi": list(cfg.net_arch), "vf": list(cfg.net_arch)}}
+    if cfg.log_std_init is not None and isinstance(venv.action_space, spaces.Box):
+        policy_kwargs["log_std_init"] = float(cfg.log_std_init)
     cls = algo_class(cfg.algo)
     common: dict[str, Any] = {
         "learning_rate": cfg.learning_rate,
@@ -260,7 +271,10 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
         imitation = _warm_start(cfg, model, eval_cb, run, normalizer, progress)
 
     t0 = time.perf_counter()
-    model.learn(total_timesteps=cfg.total_steps, callback=callbacks, progress_bar=progress)
+    with warnings.catch_warnings():
+        if cfg.vec_env == "batched":  # evaluation deliberately uses DummyVecEnv of single envs
+            warnings.filterwarnings("ignore", "Training and eval env are not of the same type")
+        model.learn(total_timesteps=cfg.total_steps, callback=callbacks, progress_bar=progress)
     seconds = time.perf_counter() - t0
     steps = int(model.num_timesteps)
 
