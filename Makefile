@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 export OMP_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test setup lint bench clean
+.PHONY: demo test setup browser lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,7 +22,23 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/rlsched demo
 
-test: $(STAMP)
+# headless Chromium for the leaderboard page test (tests/report/test_leaderboard_html.py):
+# Debian's chromium and chromium-driver, installed once when missing and apt-get is usable
+# (root, or sudo without a password); otherwise that test skips and says why
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then SUDO=; \
+	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+	else echo "chromium: not installed and no root: the HTML page test will skip"; exit 0; fi; \
+	if ! command -v apt-get >/dev/null 2>&1; then \
+	  echo "chromium: no apt-get: the HTML page test will skip"; exit 0; fi; \
+	echo "installing chromium and chromium-driver (apt-get)"; log=$$(mktemp); \
+	{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    --no-install-recommends chromium chromium-driver; } >$$log 2>&1 \
+	  || { tail -n 5 $$log; echo "chromium: apt-get failed: the HTML page test will skip"; }; \
+	rm -f $$log
+
+test: $(STAMP) browser
 	$(VENV)/bin/ruff check --output-format concise src tests benchmarks
 	$(PY) -m pytest -q
 

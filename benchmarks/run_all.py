@@ -8,6 +8,7 @@ python benchmarks/run_all.py --render-only            (re-render from benchmarks
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,8 @@ BENCHES = {
     ),
     "vm": ("bench_vm.py", ()),
     "llm": ("bench_llm_sim.py", ()),
+    "sweep": ("bench_sweep.py", ()),
+    "vector": ("bench_vector.py", ()),
 }
 
 
@@ -186,20 +189,126 @@ def llm_section(ll: dict) -> list[str]:
         f"`benchmarks/bench_llm_sim.py`: `LLMSimulator` with the {ll['start_state']} start "
         f"state, built and run to completion (every request completed or dropped); trace "
         f"loading not timed. Median and best of {ll['repeats']} runs. Goal: the full conv trace "
-        f"at 1x in at most {ll['goal_full_conv_s']:g} s. Machine speed at the time: "
+        f"at 1x in at most {ll['goal_full_conv_s']:g} s, and at least "
+        f"{ll.get('goal_requests_per_cpu_s', 20000):,} simulated requests per CPU-second at about "
+        f"70 requests/s with 23 prompt + 10 token instances (the last rows; Splitwise's own "
+        f"simulator: 121-1,100 here). Machine speed at the time: "
         f"{m['python_loop_1e6_ms']} ms per 10^6 Python additions; git commit {m['git_commit']}.",
         "",
-        "| trace | requests | simulated s | events | median wall s | best wall s "
-        "| requests/s | events/s | TTFT p50 s | SLO attainment |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| trace | instances (prompt + token) | requests | simulated s | events | median wall s "
+        "| best wall s | requests/s (wall) | requests per CPU-s | events/s | TTFT p50 s "
+        "| SLO attainment |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in ll["rows"]:
         out.append(
-            f"| {r['scenario']} | {r['requests']:,} | {r['simulated_seconds']:,.0f} | "
+            f"| {r['scenario']} | {' + '.join(map(str, r.get('instances', [2, 2])))} | "
+            f"{r['requests']:,} | {r['simulated_seconds']:,.0f} | "
             f"{r['events']:,} | {r['wall_s_median']:.3f} | {r['wall_s_best']:.3f} | "
-            f"{r['requests_per_s_median']:,.0f} | {r['events_per_s_median']:,.0f} | "
+            f"{r['requests_per_s_median']:,.0f} | "
+            f"{r.get('requests_per_cpu_s', float('nan')):,.0f} | {r['events_per_s_median']:,.0f} | "
             f"{r['ttft_p50']:.3f} | {r['slo_attainment']:.3f} |"
         )
+    return out
+
+
+def sweep_section(sw: dict) -> list[str]:
+    m = sw["machine"]
+    algo = sw["sweep"]["algos"][0]
+    base = sw["rows"][0]["wall_s_median"]
+    out = [
+        "",
+        "## Sweep wall time (rlsched sweep, local Ray, 2 cores)",
+        "",
+        f"`benchmarks/bench_sweep.py`: a fixed sweep of {sw['rows'][0]['trials']} trials "
+        f"({algo['algo']} trained for {algo['total_steps']:,} steps with one env, no periodic "
+        f"evaluation, seeds {', '.join(map(str, sw['sweep']['seeds']))}, then "
+        f"{sw['sweep']['episodes']} test episodes each, on ServerlessPlacement-v0), run by "
+        f"`run_sweep` on a fresh local Ray with 2 CPUs per run, one CPU and one torch thread per "
+        f"trial, worker processes reused from trial to trial, into a fresh results folder; wall "
+        f"time from the call to its return, Ray's "
+        f"start-up included (and shown apart). Median and best of {sw['repeats']} runs. The same "
+        f"trials one after the other in one process without Ray took "
+        f"{sw['serial_no_ray_s']:.1f} s. Machine speed at the time: {m['python_loop_1e6_ms']} ms "
+        f"per 10^6 Python additions; git commit {m['git_commit']}.",
+        "",
+        "| concurrent trials | trials | median wall s | best wall s | Ray start s | trials/min "
+        "| speed-up |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in sw["rows"]:
+        ray_start = statistics.median(r["ray_start_s"])
+        out.append(
+            f"| {r['max_concurrent']} | {r['trials']} | {r['wall_s_median']:.1f} | "
+            f"{r['wall_s_best']:.1f} | {ray_start:.1f} | "
+            f"{60 * r['trials'] / r['wall_s_median']:.1f} | {base / r['wall_s_median']:.2f}x |"
+        )
+    return out
+
+
+VECTOR_LABELS = {
+    "single": "single env (raw env object)",
+    "dummy": "DummyVecEnv (trainer's gym.make + Monitor envs)",
+    "batched": "batched vector env (rlsched.vector, SB3 adapter)",
+}
+
+
+def vector_section(vc: dict) -> list[str]:
+    m = vc["machine"]
+    out = [
+        "",
+        "## Batched vector env: training env steps per second (ServerlessPlacement-v0, one core)",
+        "",
+        f"`benchmarks/bench_vector.py`: dataset `{vc['dataset']}`, default env arguments "
+        f"(10 nodes, episodes of 200 instances), pinned to one core. Raw stepping: random valid "
+        f"actions from the masks, resets included; the vectorised cases go through "
+        f"Stable-Baselines3's VecEnv API as training does (masks from sb3-contrib's "
+        f"`get_action_masks`, then `step`). The cases run round-robin, {vc['rounds']} rounds of "
+        f"{vc['seconds']:g} CPU seconds each; rates are env steps per CPU second of the "
+        f"benchmark process (the 2-core machine was shared with other jobs, and CPU time leaves "
+        f"out the time they held the core); the ratio is the median over rounds of "
+        f"batched / DummyVecEnv(8) measured in the same round. Goal: the batched env at least "
+        f"3x DummyVecEnv of 8. Machine speed at the time: {m['python_loop_1e6_ms']} ms per "
+        f"10^6 Python additions; git commit {m['git_commit']}.",
+        "",
+        "| envs | stepped by | median steps/s | best steps/s | wall-clock steps/s "
+        "| x DummyVecEnv(8) (min over rounds) |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for r in vc["raw"]:
+        out.append(
+            f"| {r['n_envs']} | {VECTOR_LABELS.get(r['vec_env'], r['vec_env'])} | "
+            f"{r['steps_per_cpu_s_median']:,.0f} | {r['steps_per_cpu_s_best']:,.0f} | "
+            f"{r['steps_per_wall_s_median']:,.0f} | {r['ratio_to_dummy8_median']:.2f} "
+            f"({r['ratio_to_dummy8_min']:.2f}) |"
+        )
+    verdicts = []
+    for r in vc["raw"]:
+        if r["vec_env"] == "batched":
+            x = r["ratio_to_dummy8_median"]
+            verdicts.append(f"{'met' if x >= 3 else 'not met'} by {r['n_envs']} envs ({x:.2f}x)")
+    out += ["", f"Goal (3x DummyVecEnv(8)): {'; '.join(verdicts)}."]
+    if vc.get("train"):
+        steps = vc["train"][0]["steps"]
+        out += [
+            "",
+            f"Training: MaskablePPO with the trainer's defaults (node network, batch 256, 10 "
+            f"epochs, one torch thread), {steps:,} env steps per case, rollouts of 2,048 steps "
+            f"in every case (`n_steps` x envs), so the update work per env step is the same. "
+            f"Rollout time (env steps plus policy calls) is measured apart from the updates; "
+            f"all rates per CPU second as above (wall-clock figures in the JSON).",
+            "",
+            "| stepped by | envs | n_steps | steps/s | x DummyVecEnv(8) "
+            "| rollout share of time | rollout steps/s | rollouts x DummyVecEnv(8) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for r in vc["train"]:
+            out.append(
+                f"| {r['vec_env']} | {r['n_envs']} | {r['n_steps']} | "
+                f"{r['steps_per_cpu_s']:,.0f} | {r['ratio_to_dummy8']:.2f} | "
+                f"{r['rollout_cpu_s'] / r['cpu_s']:.0%} | {r['rollout_steps_per_cpu_s']:,.0f} | "
+                f"{r['rollout_ratio_to_dummy8']:.2f} |"
+            )
     return out
 
 
@@ -212,6 +321,8 @@ def main() -> None:
     cp = run("cpsat")
     vm = run("vm")
     ll = run("llm")
+    sw = run("sweep")
+    vc = run("vector")
     if env is None or tr is None or sv is None:
         sys.exit("missing benchmarks/results/bench_{env,train,serve}.json: run without --only")
     m = env["machine"]
@@ -273,6 +384,10 @@ def main() -> None:
         lines += vm_section(vm)
     if ll is not None:
         lines += llm_section(ll)
+    if sw is not None:
+        lines += sweep_section(sw)
+    if vc is not None:
+        lines += vector_section(vc)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(lines) + "\n")
     print(f"wrote {DOC}")

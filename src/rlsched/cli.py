@@ -249,6 +249,88 @@ def evaluate(
     _print_report(report, json_out)
 
 
+# ---------------------------------------------------------------------------- simulate
+@app.command()
+def simulate(
+    trace: Annotated[
+        str, typer.Option(help="LLM request trace: azure-llm:conv, azure-llm:code or a path.")
+    ] = "azure-llm:conv",
+    policy: Annotated[
+        str,
+        typer.Option(
+            help="none (start state as given), static_peak, hpa, threshold, random or learned:PATH."
+        ),
+    ] = "none",
+    rate_scale: Annotated[float, typer.Option(help="Arrival rate multiplier.")] = 1.0,
+    duration: Annotated[
+        float | None, typer.Option(help="Seconds of the trace to replay (default: all).")
+    ] = None,
+    prompt: Annotated[int | None, typer.Option(help="Prompt instances at the start.")] = None,
+    token: Annotated[int | None, typer.Option(help="Token instances at the start.")] = None,
+    start_state: Annotated[
+        Path | None, typer.Option(help="Start state YAML (default: the shipped one).")
+    ] = None,
+    decision_interval: Annotated[float, typer.Option(help="Seconds between decisions.")] = 2.0,
+    seed: Annotated[int, typer.Option(help="Routing tie-break and policy seed.")] = 0,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the results as JSON.")
+    ] = None,
+    figure: Annotated[Path | None, typer.Option(help="Write the timeline figure (PNG).")] = None,
+    env_arg: EnvArgs = None,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+) -> None:
+    """Replay an LLM trace through the serving simulator with one autoscaling policy."""
+    from rlsched.llm.runner import simulate as run_simulate
+
+    run = run_simulate(
+        trace=trace,
+        policy=policy,
+        rate_scale=rate_scale,
+        duration=duration,
+        prompt=prompt,
+        token=token,
+        start_state=start_state,
+        decision_interval=decision_interval,
+        seed=seed,
+        env_kwargs=parse_env_args(env_arg),
+        progress=progress,
+        console=console,
+    )
+    r = run.result
+    t = Table(title=f"{trace} x{rate_scale:g}, policy {policy}")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    rows = [
+        ("requests (completed)", f"{r['requests']} / {r['total_requests']}"),
+        ("dropped", str(r["dropped"])),
+        ("SLO attainment (P90 limits)", f"{r['slo_attainment']:.4f}"),
+        ("Splitwise SLO checks met", "yes" if r["slo_met"] else "no"),
+    ]
+    for m in ("ttft", "tbt", "e2e"):
+        rows.append(
+            (
+                f"{m.upper()} P50 / P90 / P99 (s)",
+                f"{r[f'{m}_p50']:.3f} / {r[f'{m}_p90']:.3f} / {r[f'{m}_p99']:.3f}",
+            )
+        )
+    rows += [
+        ("cost (US$)", f"{r['cost']:.2f}"),
+        ("GPU-hours", f"{r['gpu_hours']:.2f}"),
+        ("energy (kWh)", f"{r['energy_kwh']:.1f}"),
+        ("scale-ups / scale-downs", f"{r['scale_up_actions']} / {r['scale_down_actions']}"),
+        ("mean active instances", f"{r['mean_instances']:.2f}"),
+        ("simulated time (s)", f"{r['duration']:.0f}"),
+        ("wall time (s)", f"{r['wall_time_s']:.1f}"),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
+    console.print(t)
+    if json_out is not None:
+        console.print(f"wrote {run.write_json(json_out)}")
+    if figure is not None:
+        console.print(f"wrote {run.figure(figure)}")
+
+
 # ---------------------------------------------------------------------------- demo
 @app.command()
 def demo(
@@ -327,6 +409,82 @@ def serve(
         service, host, http_port, grpc_port,
         echo=lambda m: print(m, flush=True), log_level=log_level, learn_interval=learn_interval,
     )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------- sweep / leaderboard
+@app.command()
+def sweep(
+    config: Annotated[
+        Path, typer.Argument(help="Sweep YAML (examples in configs/sweeps/; docs/experiments.md).")
+    ],
+    address: Annotated[
+        str | None,
+        typer.Option(help="Ray cluster to join: auto or ray://HOST:PORT (default: a local Ray)."),
+    ] = None,
+    max_concurrent: Annotated[
+        int | None, typer.Option(help="Trials at a time (default: one per CPU).")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Results folder (default: runs/sweeps/NAME).")
+    ] = None,
+) -> None:
+    """Run a sweep (env x dataset x policy / algorithm x hyperparameters x seeds) on Ray Tune.
+    Finished trials are skipped: the same command resumes an interrupted sweep."""
+    from rlsched.sweep.runner import MissingDependencyError, require_ray
+
+    try:
+        require_ray()
+    except MissingDependencyError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(2) from None
+    from rlsched.sweep import load_sweep, run_sweep
+
+    spec = load_sweep(config)
+    results = out if out is not None else Path("runs/sweeps") / spec.name
+
+    def say(msg: str) -> None:
+        console.print(msg, markup=False, highlight=False)
+
+    res = run_sweep(spec, results, address=address, max_concurrent=max_concurrent, echo=say)
+    say(
+        f"{len(res.ran)} ran, {len(res.skipped)} already finished, {len(res.failed)} failed "
+        f"in {res.seconds:.1f}s"
+    )
+    for tid, err in res.failed.items():
+        say(f"failed: {tid}: {err} (see {res.results_dir / 'trials' / tid / 'error.txt'})")
+    if res.failed:
+        raise typer.Exit(1)
+    say(f"leaderboard: rlsched leaderboard {results}")
+
+
+@app.command("leaderboard")
+def leaderboard_cmd(
+    results_dir: Annotated[Path, typer.Argument(help="A sweep's results folder.")],
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            help="Policy the score is normalised by (default: the sweep config's `reference`)."
+        ),
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option(help="Output folder (default: RESULTS_DIR/leaderboard).")
+    ] = None,
+    all_trials: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="Every finished trial in the folder, not only the latest sweep's."
+        ),
+    ] = False,
+) -> None:
+    """One table per env: mean and 95% CI per metric over seeds, and a score against a
+    reference policy; writes CSV, Markdown, JSON and a self-contained HTML page."""
+    from rlsched.report.leaderboard import sweep_rich_table, write_sweep_leaderboard
+
+    tables, paths = write_sweep_leaderboard(results_dir, out, reference, all_trials)
+    for t in tables:
+        console.print(sweep_rich_table(t))
+    for p in paths.values():
+        console.print(f"wrote {p}", markup=False, highlight=False)
 
 
 def main() -> None:

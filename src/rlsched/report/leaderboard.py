@@ -1,9 +1,15 @@
-"""Leaderboard tables from a ``compare`` report, for the terminal (rich) and Markdown."""
+"""Leaderboard tables: from a ``compare`` report (terminal, Markdown), and from a sweep's trial
+results (mean and 95% confidence interval per metric, a score against a reference policy;
+terminal, Markdown, CSV, JSON and, through :mod:`rlsched.report.html`, a self-contained page)."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
 from rich.table import Table
 
 #: How each metric is labelled, and whether lower is better.
@@ -17,20 +23,30 @@ METRIC_LABELS: dict[str, tuple[str, bool]] = {
 }
 
 
-def leaderboard_metrics(report: dict[str, Any]) -> list[str]:
-    """The env's own leaderboard metrics, else every metric the results share."""
+def env_class(env_id: str) -> type | None:
+    """The class registered as ``env_id``, or None (unknown id, or it cannot be imported)."""
     try:
         import gymnasium as gym
 
         import rlsched  # noqa: F401
 
-        spec = gym.spec(report["env"])
+        spec = gym.spec(env_id)
         from importlib import import_module
 
         mod, cls = str(spec.entry_point).split(":")
-        wanted = list(getattr(getattr(import_module(mod), cls), "leaderboard_metrics", ()))
+        return getattr(import_module(mod), cls)
     except Exception:  # an env this process cannot import still gets a table
-        wanted = []
+        return None
+
+
+def declared_metrics(env_id: str) -> list[str]:
+    """The env class's ``leaderboard_metrics`` (main metric first), or [] if it has none."""
+    return list(getattr(env_class(env_id), "leaderboard_metrics", ()) or ())
+
+
+def leaderboard_metrics(report: dict[str, Any]) -> list[str]:
+    """The env's own leaderboard metrics, else every metric the results share."""
+    wanted = declared_metrics(report["env"])
     have = set(report["results"][0]["metrics"]) if report["results"] else set()
     return [m for m in wanted if m in have] or sorted(have)
 
@@ -75,3 +91,444 @@ def markdown_table(report: dict[str, Any]) -> str:
         cells += [_fmt(r["metrics"].get(m, float("nan"))) for m in metrics]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
+
+
+# ---------------------------------------------------------------------------- sweep leaderboards
+# A sweep's results folder holds one result.json per finished trial (rlsched.sweep.trial). The
+# leaderboard groups trials by env setting (env id, test dataset, env arguments): one table
+# each, one row per policy label. The sample unit is the trial: one seed's mean over its
+# episodes. Mean and 95% confidence interval per metric use Student's t with n - 1 degrees of
+# freedom over those per-seed means (no interval with one seed).
+
+#: Metrics where a higher value is better (the rest of the known ones are lower-is-better).
+#: An env class may declare its own as ``metric_directions = {"metric": "higher" | "lower"}``.
+HIGHER_IS_BETTER = frozenset(
+    {
+        "reward",
+        "placed",
+        "cpu_util",
+        "mem_util",
+        "slo_attainment",
+        "completion_rate",
+        "plugin_score",
+        "resource_match",
+        "large_completion_rate",
+    }
+)
+LOWER_IS_BETTER = frozenset(
+    {m for m, (_, low) in METRIC_LABELS.items() if low}
+    | {
+        "mean_response_time",
+        "fragmentation",
+        "violations",
+        "violation_rate",
+        "migrations",
+        "mean_completion",
+        "p95_completion",
+        "makespan",
+        "optimality_gap",
+        "ttft_p99",
+        "tbt_p99",
+        "e2e_p99",
+        "gpu_hours",
+        "energy_kwh",
+        "mean_wait",
+        "mean_jct",
+        "cpu_util_var",
+        "preemptions",
+        "rejections",
+        "dropped",
+        "unplaceable",
+    }
+)
+
+SAMPLE_UNIT = "trial (one seed: the mean over its test episodes)"
+
+
+def metric_direction(env_id: str, metric: str) -> str | None:
+    """``"higher"`` or ``"lower"`` (is better) for ``metric`` of ``env_id``, None if unknown."""
+    declared = getattr(env_class(env_id), "metric_directions", None) or {}
+    if metric in declared:
+        return str(declared[metric])
+    if metric in HIGHER_IS_BETTER:
+        return "higher"
+    if metric in LOWER_IS_BETTER:
+        return "lower"
+    return None
+
+
+def t_quantile(p: float, df: int) -> float:
+    """Quantile of Student's t distribution with integer ``df`` >= 1 (exact closed-form CDF,
+    inverted by bisection; no scipy needed)."""
+    if df < 1:
+        raise ValueError("df must be >= 1")
+
+    def cdf(t: float) -> float:
+        theta = math.atan(t / math.sqrt(df))
+        c2 = math.cos(theta) ** 2
+        s = math.sin(theta)
+        if df % 2:  # odd: P(|T| < t) = (2/pi)(theta + sin cos (1 + 2/3 c2 + 2*4/(3*5) c2^2 ...))
+            term, acc = 1.0, 1.0 if df > 1 else 0.0
+            for k in range(1, (df - 1) // 2):
+                term *= c2 * (2 * k) / (2 * k + 1)
+                acc += term
+            a = 2 / math.pi * (theta + (s * math.cos(theta) * acc if df > 1 else 0.0))
+        else:  # even: P(|T| < t) = sin (1 + 1/2 c2 + 1*3/(2*4) c2^2 ...)
+            term, acc = 1.0, 1.0
+            for k in range(1, df // 2):
+                term *= c2 * (2 * k - 1) / (2 * k)
+                acc += term
+            a = s * acc
+        return 0.5 + 0.5 * a
+
+    if not 0 < p < 1:
+        raise ValueError("p must be in (0, 1)")
+    if p < 0.5:
+        return -t_quantile(1 - p, df)
+    lo, hi = 0.0, 1.0
+    while cdf(hi) < p:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if cdf(mid) < p:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo < 1e-12 * max(1.0, hi):
+            break
+    return (lo + hi) / 2
+
+
+def mean_ci95(values: Sequence[float]) -> dict[str, float]:
+    """``{"n", "mean", "std", "ci95", "low", "high"}`` of the non-NaN ``values``: sample std
+    (ddof 1) and the half-width ``t(0.975, n-1) * std / sqrt(n)``; NaN where undefined."""
+    xs = [float(v) for v in values if v is not None and not math.isnan(float(v))]
+    n = len(xs)
+    nan = float("nan")
+    if n == 0:
+        return {"n": 0, "mean": nan, "std": nan, "ci95": nan, "low": nan, "high": nan}
+    mean = math.fsum(xs) / n
+    if n < 2:
+        return {"n": 1, "mean": mean, "std": nan, "ci95": nan, "low": nan, "high": nan}
+    std = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = t_quantile(0.975, n - 1) * std / math.sqrt(n)
+    return {"n": n, "mean": mean, "std": std, "ci95": half, "low": mean - half, "high": mean + half}
+
+
+def load_sweep_results(results_dir: str | Path, all_trials: bool = False) -> list[dict[str, Any]]:
+    """Finished trials' ``result.json`` under ``results_dir/trials/``, by trial id: those of the
+    latest sweep run (listed in ``trials.json``), or every one with ``all_trials`` (or when
+    there is no ``trials.json``)."""
+    import json
+
+    from rlsched.sweep.trial import read_result
+
+    root = Path(results_dir)
+    wanted: set[str] | None = None
+    if not all_trials and (root / "trials.json").is_file():
+        try:
+            wanted = {t["id"] for t in json.loads((root / "trials.json").read_text())}
+        except (OSError, ValueError, KeyError, TypeError):
+            wanted = None
+    out = []
+    folders = sorted(p for p in (root / "trials").glob("*") if p.is_dir())
+    for folder in folders:
+        if wanted is not None and folder.name not in wanted:
+            continue
+        r = read_result(folder)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+def _variant(result: dict[str, Any]) -> str:
+    """Hash of a trial's config without its seed: trials of one row share it."""
+    import hashlib
+    import json
+
+    cfg = {k: v for k, v in (result.get("config") or {}).items() if k != "seed"}
+    text = json.dumps(cfg, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:6]
+
+
+def _value(result: dict[str, Any], metric: str) -> float:
+    if metric == "reward":
+        return float(result["mean_reward"])
+    v = result["metrics"].get(metric)
+    return float("nan") if v is None else float(v)
+
+
+def _kwargs_text(kwargs: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(kwargs.items()))
+
+
+def sweep_tables(
+    results: Sequence[dict[str, Any]],
+    reference: str | dict[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Leaderboard tables (one per env setting) from trial results.
+
+    ``reference``: a policy label for every env, or env id -> label. Each row's ``score`` is its
+    mean main metric (the env's first ``leaderboard_metrics`` entry, else reward) divided by the
+    reference row's; ``score_better`` says whether a lower or a higher score beats the
+    reference (a ratio flips direction when the reference value is negative).
+    """
+    import json
+
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for r in results:
+        key = (r["env"], str(r["dataset"]), json.dumps(r.get("env_kwargs") or {}, sort_keys=True))
+        groups.setdefault(key, []).append(r)
+    tables = []
+    for (env, dataset, kw), rs in sorted(groups.items()):
+        kwargs = json.loads(kw)
+        declared = declared_metrics(env)
+        have = set().union(*(set(r["metrics"]) for r in rs))
+        env_metrics = [m for m in declared if m in have] or sorted(have)
+        main = next((m for m in declared if m in have), "reward")
+        metrics = ["reward"] + [m for m in env_metrics if m != "reward"]
+        if main != "reward":
+            metrics = [main] + [m for m in metrics if m != main]
+        directions = {m: metric_direction(env, m) for m in metrics}
+        # one row per label; a label whose trials differ in more than the seed (results of an
+        # earlier config of the sweep) gets one row per config: "label #hash"
+        by_variant: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for r in sorted(rs, key=lambda r: (r["policy"], r["seed"])):
+            by_variant.setdefault((r["policy"], _variant(r)), []).append(r)
+        variants: dict[str, int] = {}
+        for policy, _ in by_variant:
+            variants[policy] = variants.get(policy, 0) + 1
+        rows = []
+        for (policy, var), prs in by_variant.items():
+            rows.append(
+                {
+                    "policy": policy if variants[policy] == 1 else f"{policy} #{var}",
+                    "kind": prs[0].get("kind", ""),
+                    "seeds": [p["seed"] for p in prs],
+                    "trials": [p["trial_id"] for p in prs],
+                    "episodes": sum(int(p.get("episodes", 0)) for p in prs),
+                    "stats": {m: mean_ci95([_value(p, m) for p in prs]) for m in metrics},
+                }
+            )
+        sign = {"lower": 1.0, "higher": -1.0}.get(directions[main] or "higher", -1.0)
+
+        def order(row: dict[str, Any], sign: float = sign, main: str = main) -> tuple[float, str]:
+            v = row["stats"][main]["mean"]
+            return (sign * v if v == v else math.inf, row["policy"])
+
+        rows.sort(key=order)
+        for k, row in enumerate(rows, 1):
+            row["rank"] = k
+        ref = reference.get(env) if isinstance(reference, dict) else reference
+        ref_row = next((r for r in rows if r["policy"] == ref), None) if ref else None
+        ref_mean = ref_row["stats"][main]["mean"] if ref_row else float("nan")
+        for row in rows:
+            m = row["stats"][main]["mean"]
+            ok = ref_row is not None and ref_mean == ref_mean and ref_mean != 0
+            row["score"] = m / ref_mean if ok else float("nan")
+        better = None
+        if ref_row is not None and directions[main] is not None and ref_mean == ref_mean:
+            better = "lower" if (directions[main] == "lower") != (ref_mean < 0) else "higher"
+        title = f"{env} on {dataset}" + (f" ({_kwargs_text(kwargs)})" if kwargs else "")
+        tables.append(
+            {
+                "env": env,
+                "dataset": dataset,
+                "env_kwargs": kwargs,
+                "title": title,
+                "metrics": metrics,
+                "main_metric": main,
+                "directions": directions,
+                "reference": ref,
+                "reference_found": ref_row is not None,
+                "score_better": better,
+                "sample_unit": SAMPLE_UNIT,
+                "rows": rows,
+            }
+        )
+    return tables
+
+
+def metric_label(metric: str) -> str:
+    return "reward" if metric == "reward" else METRIC_LABELS.get(metric, (metric, True))[0]
+
+
+def cell(stats: dict[str, float]) -> str:
+    """``mean ± half-width`` of a 95% CI, or the mean alone (one sample)."""
+    if stats["n"] >= 2 and stats["ci95"] == stats["ci95"]:
+        return f"{_fmt(stats['mean'])} ± {_fmt(stats['ci95'])}"
+    return _fmt(stats["mean"])
+
+
+def score_note(table: dict[str, Any]) -> str:
+    """One sentence: what the score is and which direction beats the reference."""
+    main = metric_label(table["main_metric"])
+    d = table["directions"].get(table["main_metric"])
+    main_dir = f"{d} is better" if d else "direction unknown"
+    if not table["reference"]:
+        return f"Main metric: {main} ({main_dir}). No reference policy: no score."
+    if not table["reference_found"]:
+        return (
+            f"Main metric: {main} ({main_dir}). Reference {table['reference']} has no trial "
+            "here: no score."
+        )
+    better = table["score_better"]
+    tail = f"a {better} score beats the reference" if better else "direction unknown"
+    return (
+        f"Main metric: {main} ({main_dir}). Score = policy's mean {main} / "
+        f"{table['reference']}'s ({tail})."
+    )
+
+
+def sweep_header(table: dict[str, Any]) -> list[str]:
+    head = ["#", "policy", "seeds"] + [metric_label(m) for m in table["metrics"]]
+    if table["reference"]:
+        head.append(f"score vs {table['reference']}")
+    return head
+
+
+def sweep_row_cells(table: dict[str, Any], row: dict[str, Any]) -> list[str]:
+    cells = [str(row["rank"]), row["policy"], str(len(row["seeds"]))]
+    cells += [cell(row["stats"][m]) for m in table["metrics"]]
+    if table["reference"]:
+        cells.append(_fmt(row["score"]))
+    return cells
+
+
+def sweep_markdown(tables: Sequence[dict[str, Any]], title: str = "Leaderboard") -> str:
+    """Markdown: the method, then one table per env setting."""
+    out = [
+        f"# {title}",
+        "",
+        f"Each cell: mean ± half-width of a 95% confidence interval (Student's t, n - 1 degrees "
+        f"of freedom) over trials; the sample unit is a {SAMPLE_UNIT}. One seed: the mean "
+        f"alone. Rows best first on the main metric.",
+    ]
+    for t in tables:
+        out += ["", f"## {t['title']}", "", score_note(t), ""]
+        head = sweep_header(t)
+        out.append("| " + " | ".join(head) + " |")
+        out.append("|---:|---|---:|" + "---:|" * (len(head) - 3))
+        for row in t["rows"]:
+            out.append("| " + " | ".join(sweep_row_cells(t, row)) + " |")
+    return "\n".join(out) + "\n"
+
+
+CSV_COLUMNS = (
+    "env", "dataset", "env_kwargs", "rank", "policy", "kind", "seeds", "metric", "direction",
+    "n", "mean", "std", "ci95_half_width", "ci95_low", "ci95_high", "main_metric", "reference",
+    "score",
+)  # fmt: skip
+
+
+def _num(x: float) -> str:
+    """Full precision (``repr``), empty for NaN."""
+    return "" if x != x else repr(float(x))
+
+
+def _json_safe(obj: Any) -> Any:
+    """NaN -> None, so that the JSON is standard."""
+    if isinstance(obj, float):
+        return None if obj != obj else obj
+    if isinstance(obj, dict):
+        return {k: _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_json_safe(v) for v in obj]
+    return obj
+
+
+def sweep_csv(tables: Sequence[dict[str, Any]]) -> str:
+    """Long format: one line per (table, policy, metric); numbers at full precision (``repr``),
+    empty where undefined (a confidence interval from one seed, a score without reference)."""
+    import csv
+    import io
+    import json
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for t in tables:
+        for row in t["rows"]:
+            for m in t["metrics"]:
+                s = row["stats"][m]
+                w.writerow(
+                    [
+                        t["env"],
+                        t["dataset"],
+                        json.dumps(t["env_kwargs"], sort_keys=True),
+                        row["rank"],
+                        row["policy"],
+                        row["kind"],
+                        " ".join(str(x) for x in row["seeds"]),
+                        m,
+                        t["directions"].get(m) or "",
+                        s["n"],
+                        *(_num(s[k]) for k in ("mean", "std", "ci95", "low", "high")),
+                        t["main_metric"],
+                        t["reference"] or "",
+                        _num(row["score"]),
+                    ]
+                )
+    return buf.getvalue()
+
+
+def sweep_rich_table(table: dict[str, Any]) -> Table:
+    t = Table(title=escape(table["title"]), caption=escape(score_note(table)))
+    for k, h in enumerate(sweep_header(table)):
+        t.add_column(h, justify="left" if k == 1 else "right", no_wrap=k == 1)
+    for row in table["rows"]:
+        t.add_row(*(escape(c) for c in sweep_row_cells(table, row)))  # labels may hold [...]
+    return t
+
+
+def write_sweep_leaderboard(
+    results_dir: str | Path,
+    out_dir: str | Path | None = None,
+    reference: str | dict[str, str] | None = None,
+    all_trials: bool = False,
+) -> tuple[list[dict[str, Any]], dict[str, Path]]:
+    """Read ``results_dir``'s finished trials (see :func:`load_sweep_results`) and write
+    ``leaderboard.{csv,md,html,json}`` to ``out_dir`` (default ``results_dir/leaderboard``).
+    ``reference`` None: the sweep config's (``results_dir/sweep.yaml``). Returns the tables and
+    the paths written."""
+    import json
+
+    from rlsched.errors import ConfigError
+    from rlsched.report.html import sweep_html
+
+    root = Path(results_dir)
+    results = load_sweep_results(root, all_trials=all_trials)
+    if not results:
+        raise ConfigError(f"{root}: no finished trials (trials/*/result.json)")
+    if reference is None:
+        reference = sweep_references(root)
+    tables = sweep_tables(results, reference)
+    out = Path(out_dir) if out_dir is not None else root / "leaderboard"
+    out.mkdir(parents=True, exist_ok=True)
+    title = f"Leaderboard: {root.resolve().name}"
+    paths = {
+        "csv": out / "leaderboard.csv",
+        "md": out / "leaderboard.md",
+        "html": out / "leaderboard.html",
+        "json": out / "leaderboard.json",
+    }
+    paths["csv"].write_text(sweep_csv(tables))
+    paths["md"].write_text(sweep_markdown(tables, title))
+    paths["html"].write_text(sweep_html(tables, title))
+    paths["json"].write_text(
+        json.dumps(_json_safe({"sample_unit": SAMPLE_UNIT, "tables": tables}), indent=2)
+    )
+    return tables, paths
+
+
+def sweep_references(results_dir: str | Path) -> dict[str, str]:
+    """Env id -> reference policy from ``results_dir/sweep.yaml`` (empty if none)."""
+    from rlsched.sweep.config import SweepConfig
+
+    f = Path(results_dir) / "sweep.yaml"
+    if not f.is_file():
+        return {}
+    try:
+        return SweepConfig.from_yaml(f).references()
+    except Exception:  # an old or hand-edited config: no reference rather than no leaderboard
+        return {}
