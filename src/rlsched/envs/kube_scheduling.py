@@ -15,6 +15,7 @@ from gymnasium import spaces
 from rlsched.core.cluster import NodeView
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
+from rlsched.envs.base import SnapshotMixin
 
 GIB = 1073741824
 """Bytes in a GiB: the plugin's memory scale."""
@@ -123,7 +124,7 @@ def load_pods(name: str, shares: Sequence[float], seed: int) -> tuple[str, PodTa
     return ds.name, _POD_CACHE[key]
 
 
-class KubeSchedulingEnv(gym.Env):
+class KubeSchedulingEnv(SnapshotMixin, gym.Env):
     """
     ## Description
 
@@ -246,6 +247,11 @@ class KubeSchedulingEnv(gym.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    #: Built per dataset or episode and never written in a step: snapshots share them.
+    snapshot_static = ("_table",)
+    main_metric = "plugin_score"
+    main_metric_direction = "higher"
+
     #: Metrics (keys of ``info["metrics"]``) a leaderboard shows, in order.
     leaderboard_metrics = (
         "plugin_score",

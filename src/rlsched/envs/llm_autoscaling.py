@@ -11,6 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from rlsched.envs.base import SnapshotMixin
 from rlsched.llm.rl import (
     DEFAULT_POOLS,
     RLActionExecutor,
@@ -59,7 +60,7 @@ def _coerce_slo(slo: SLOConfig | Mapping[str, Any] | None) -> SLOConfig:
     return SLOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in slo.items()})
 
 
-class LLMAutoscalingEnv(gym.Env):
+class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     """
     ## Description
 
@@ -154,6 +155,9 @@ class LLMAutoscalingEnv(gym.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    main_metric = "slo_attainment"
+    main_metric_direction = "higher"
+
     leaderboard_metrics = (
         "slo_attainment",
         "cost",

@@ -16,6 +16,7 @@ from rlsched.core.pods import (
     draw_requests,
     simulate_window,
 )
+from rlsched.envs.base import SnapshotMixin
 
 #: 5-minute windows in a day (the ``clock`` observation).
 WINDOWS_PER_DAY = 288
@@ -45,7 +46,7 @@ ACTION_FEATURES = (
 )
 
 
-class PodRebalancingEnv(gym.Env):
+class PodRebalancingEnv(SnapshotMixin, gym.Env):
     """
     ## Description
 
@@ -147,6 +148,9 @@ class PodRebalancingEnv(gym.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    main_metric = "violations"
+    main_metric_direction = "lower"
+
     leaderboard_metrics = ("violations", "violation_rate", "migrations", "requests")
 
     def __init__(

@@ -12,6 +12,7 @@ from gymnasium import spaces
 from rlsched.core.cluster import CPU, NET, Billing, Cluster, NodeView
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import FunctionInstances, Workflow, workflow_instances
+from rlsched.envs.base import SnapshotMixin
 from rlsched.envs.rewards import REWARDS, PlacementOutcome, RewardWeights
 
 _I32_MAX = np.iinfo(np.int32).max
@@ -20,7 +21,7 @@ _CAP, _PRICE, _DEPLOYED, _WARM, _BILLED = slice(4, 6), 6, slice(7, 9), 9, 10
 _NB_WIDTH = 11
 
 
-class ServerlessPlacementEnv(gym.Env):
+class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
     """
     ## Description
 
@@ -117,6 +118,9 @@ class ServerlessPlacementEnv(gym.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    main_metric = "reward"
+    main_metric_direction = "higher"
+
     #: Metrics (keys of ``info["metrics"]``) a leaderboard shows, in order.
     leaderboard_metrics = (
         "cost",

@@ -11,6 +11,7 @@ import numpy as np
 from gymnasium import spaces
 
 from rlsched.core.vm import CREATE, DELETE, VMRequests
+from rlsched.envs.base import SnapshotMixin
 
 
 def quantum(capacity: float) -> float:
@@ -31,7 +32,7 @@ def _round_to(x: np.ndarray | float, q: float) -> np.ndarray:
     return np.round(np.asarray(x, dtype=np.float64) / q) * q
 
 
-class VMPlacementEnv(gym.Env):
+class VMPlacementEnv(SnapshotMixin, gym.Env):
     """
     ## Description
 
@@ -132,6 +133,14 @@ class VMPlacementEnv(gym.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    #: Per-dataset arrays, never written during an episode: snapshots share them.
+    snapshot_static = (
+        "_trace", "_event", "_vmid", "_c", "_m", "_dbl", "_need4", "_feat", "_req",
+        "_del_tgt", "_del_ptr",
+    )
+    main_metric = "placed"
+    main_metric_direction = "higher"
+
     #: Metrics (keys of ``info["metrics"]``) a leaderboard shows, in order.
     leaderboard_metrics = ("placed", "cpu_util", "mem_util", "fragmentation", "invalid_actions")
 
@@ -319,6 +328,15 @@ class VMPlacementEnv(gym.Env):
         if lo >= hi:
             raise ValueError(f"start_range {self.start_range} holds no creation of the trace")
         self._start_lo, self._start_hi = lo, hi
+
+    def _after_restore(self) -> None:
+        # copies lose views: rebuild the views of the restored state arrays
+        self._sv = memoryview(self._S.reshape(-1))
+        self._V = np.broadcast_to(self._S, self._V.shape)
+        self._G01 = self._G[:2]
+        self._Grows = tuple(self._G)
+        self._cv, self._mv, self._dv = (memoryview(x) for x in (self._c, self._m, self._dbl))
+        self._tgtv, self._ptrv = memoryview(self._del_tgt), memoryview(self._del_ptr)
 
     @property
     def dataset_name(self) -> str:

@@ -19,6 +19,7 @@ from rlsched.core.offloading import (
 )
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
+from rlsched.envs.base import SnapshotMixin
 
 _TASK_FEATURES = (
     "work",
@@ -63,7 +64,7 @@ def workflow_input_data(wf: Workflow) -> float:
     return float(np.mean([float(t.read_bytes or 0.0) for t in src])) / 1e6
 
 
-class WorkflowOffloadingEnv(gym.Env):
+class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
     """
     ## Description
 
@@ -191,6 +192,11 @@ class WorkflowOffloadingEnv(gym.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    #: Built per dataset or episode and never written in a step: snapshots share them.
+    snapshot_static = ("_pool", "_wf", "_ranks", "_children")
+    main_metric = "mean_completion"
+    main_metric_direction = "lower"
+
     leaderboard_metrics = (
         "mean_completion",
         "p95_completion",
