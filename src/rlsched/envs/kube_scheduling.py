@@ -249,6 +249,10 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     #: Built per dataset or episode and never written in a step: snapshots share them.
     snapshot_static = ("_table",)
+    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
+    #: rollout horizon in decisions (None: to the episode's end).
+    oracle_base = "least_loaded"
+    oracle_horizon: ClassVar[int | None] = None
     main_metric = "plugin_score"
     main_metric_direction = "higher"
 

@@ -155,6 +155,10 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
+    #: rollout horizon in decisions (None: to the episode's end).
+    oracle_base = "threshold"
+    oracle_horizon: ClassVar[int | None] = 10
     main_metric = "slo_attainment"
     main_metric_direction = "higher"
 
@@ -270,6 +274,17 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     def action_masks(self) -> np.ndarray:
         """All True, one per pool: no action is invalid (blocked ones are ignored)."""
         return np.ones(len(self.pools), dtype=bool)
+
+    def oracle_candidates(self) -> list[np.ndarray]:
+        """The clairvoyant oracle's candidate actions: hold, or one full scale step up or
+        down in a single pool (1 + 2 x pools actions; the oracle adds the base's own)."""
+        out = [self.delta_to_action([0] * len(self.pools))]
+        for k in range(len(self.pools)):
+            for step in (-self.action_scale_step, self.action_scale_step):
+                d = [0] * len(self.pools)
+                d[k] = step
+                out.append(self.delta_to_action(d))
+        return out
 
     def delta_to_action(self, deltas: Sequence[int]) -> np.ndarray:
         """Instance deltas per pool -> an action (``clip(delta / action_scale_step, -1, 1)``)."""

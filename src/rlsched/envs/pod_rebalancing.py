@@ -148,6 +148,10 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
+    #: rollout horizon in decisions (None: to the episode's end).
+    oracle_base = "greedy_migration"
+    oracle_horizon: ClassVar[int | None] = None
     main_metric = "violations"
     main_metric_direction = "lower"
 

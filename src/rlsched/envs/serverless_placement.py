@@ -118,6 +118,10 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
     """
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
+    #: rollout horizon in decisions (None: to the episode's end).
+    oracle_base = "k8s_balanced"
+    oracle_horizon: ClassVar[int | None] = None
     main_metric = "reward"
     main_metric_direction = "higher"
 

@@ -138,6 +138,10 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         "_trace", "_event", "_vmid", "_c", "_m", "_dbl", "_need4", "_feat", "_req",
         "_del_tgt", "_del_ptr",
     )
+    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
+    #: rollout horizon in decisions (None: to the episode's end).
+    oracle_base = "best_fit"
+    oracle_horizon: ClassVar[int | None] = None
     main_metric = "placed"
     main_metric_direction = "higher"
 

@@ -194,6 +194,10 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     #: Built per dataset or episode and never written in a step: snapshots share them.
     snapshot_static = ("_pool", "_wf", "_ranks", "_children")
+    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
+    #: rollout horizon in decisions (None: to the episode's end).
+    oracle_base = "heft"
+    oracle_horizon: ClassVar[int | None] = None
     main_metric = "mean_completion"
     main_metric_direction = "lower"
 

@@ -19,6 +19,10 @@ class Policy(ABC):
     """
 
     name: str = "policy"
+    #: ``heuristic`` (what operators run; candidates for the reference of a verdict),
+    #: ``search`` (planners such as rollouts or an exact solver), ``learned`` or ``oracle``
+    #: (reads the future: not deployable).
+    category: str = "heuristic"
 
     def reset(self, seed: int | None = None) -> None:  # noqa: B027 - optional hook
         """Start a new episode; the default keeps no state."""

@@ -71,6 +71,8 @@ class LearnedPolicy(Policy):
     the action is the distribution's mean, clipped to the space (``predict(deterministic=True)``).
     """
 
+    category = "learned"
+
     def __init__(self, path: str | Path) -> None:
         from rlsched.runtime import set_torch_threads
 

@@ -130,6 +130,7 @@ class MdpLookaheadPolicy(_EnvPolicy):
     """
 
     name = "mdp_lookahead"
+    category = "search"
 
     def __init__(
         self,
@@ -188,6 +189,7 @@ class OptimalPolicy(_EnvPolicy):
     is invalid. The plan ignores load left by earlier workflows (a static solve)."""
 
     name = "optimal"
+    category = "search"
 
     def __init__(self, env: Any, seed: int | None = None, time_limit: float = 5.0) -> None:
         super().__init__(env, seed)

@@ -10,7 +10,18 @@ from rlsched.policies.heuristics import HEURISTICS, applicable, make_heuristic, 
 
 
 def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
-    """Build the policy ``spec`` (a heuristic name or ``learned:PATH``) for ``env``."""
+    """Build the policy ``spec`` (a heuristic name, ``learned:PATH``, or ``clairvoyant`` /
+    ``clairvoyant:BASE``: the oracle over the env's default or the named base heuristic)."""
+    if spec == "clairvoyant" or spec.startswith("clairvoyant:"):
+        from rlsched.policies.oracle import make_clairvoyant
+
+        base_env = getattr(env, "unwrapped", env)
+        base = spec.split(":", 1)[1] if ":" in spec else getattr(base_env, "oracle_base", None)
+        if not base:
+            raise PolicyError(f"{type(base_env).__name__} names no base heuristic for clairvoyant")
+        if base.startswith(("clairvoyant", "learned:")):
+            raise PolicyError(f"clairvoyant needs a heuristic as its base, not {base!r}")
+        return make_clairvoyant(env, base, seed=seed)
     if spec.startswith("learned:"):
         from rlsched.policies.learned import LearnedPolicy
 
@@ -22,7 +33,8 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         return factories[spec](getattr(env, "unwrapped", env), seed)
     if spec not in HEURISTICS:
         raise PolicyError(
-            f"unknown policy {spec!r}; known: {', '.join(HEURISTICS)} or learned:PATH"
+            f"unknown policy {spec!r}; known: {', '.join(HEURISTICS)}, clairvoyant or "
+            "learned:PATH"
         )
     if not _discrete(env):
         raise PolicyError(f"policy {spec!r} picks one action index; this env's actions are not")

@@ -1,0 +1,199 @@
+"""The clairvoyant oracle: what is achievable when the whole future is known.
+
+At each decision the oracle snapshots the env (:meth:`rlsched.envs.base.SnapshotMixin.snapshot`:
+the full state, random generators and the rest of the trace included, hence the true future),
+and for every candidate action restores the snapshot, takes the action and lets a *base*
+policy (the env's best heuristic) continue for ``horizon`` decisions, or to the episode's end.
+It takes the candidate whose rollout scores best on the env's main metric (then on reward).
+
+With ``horizon=None`` (to the end, the default of every env but LLMAutoscaling) the rollout
+is *fortified* (Bertsekas, "Rollout algorithms for discrete optimization", 2005): the oracle
+remembers the best complete trajectory seen so far and keeps following it unless a candidate's
+rollout beats it. The first such trajectory is the base heuristic's own episode (same seed, same
+tie-breaking), so the oracle never ends below the base heuristic on the main metric, exactly.
+With a finite horizon there is no such guarantee; the oracle then scores a rollout by the main
+metric of the episode so far (``env.metrics()``) at the horizon.
+
+Candidates: every valid action when there are at most ``top_k``; otherwise the base's own
+action, the lowest valid action and a seeded sample of the others (``top_k`` in all). Box action
+spaces take the env's ``oracle_candidates()`` grid plus the base's action.
+
+Cost per decision: ``candidates x remaining decisions`` env steps (``x horizon`` when finite)
+and one snapshot restore per candidate; ``benchmarks/bench_oracle.py`` measures decisions per
+second. The oracle is not deployable: it reads the future. It estimates headroom: how much
+better than the best heuristic any policy could be.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rlsched.envs.base import episode_value, main_metric_of
+from rlsched.policies.base import Observation, Policy
+
+#: Candidate actions per decision when more are valid (documented in docs/results.md).
+DEFAULT_TOP_K = 16
+
+
+@dataclass
+class _Trajectory:
+    """Actions from some decision on, their rewards, and the score of where they lead."""
+
+    actions: list[Any]
+    rewards: list[float]
+    score: tuple[float, float]
+    done: bool = False
+
+
+class ClairvoyantPolicy(Policy):
+    """Rollout over the true future with a base heuristic; see the module docstring."""
+
+    name = "clairvoyant"
+    category = "oracle"
+
+    def __init__(
+        self,
+        env: Any,
+        base: Policy,
+        base_name: str,
+        seed: int | None = None,
+        horizon: int | None = None,
+        top_k: int = DEFAULT_TOP_K,
+    ) -> None:
+        self.env = getattr(env, "unwrapped", env)
+        if not callable(getattr(self.env, "snapshot", None)):
+            raise TypeError(f"{type(self.env).__name__} has no snapshot(): no clairvoyant oracle")
+        self.base = base  # the shadow: follows the real episode, so its state is the real one
+        self.base_name = base_name
+        self.horizon = horizon
+        self.top_k = int(top_k)
+        self.metric, self.direction = main_metric_of(self.env)
+        self._sign = 1.0 if self.direction == "higher" else -1.0
+        self._seed = seed
+        self.reset(seed)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": type(self).__name__,
+            "base": self.base_name,
+            "horizon": self.horizon,
+            "top_k": self.top_k,
+        }
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._seed = seed
+        self.base.reset(seed)
+        self._rng = np.random.default_rng(None if self._seed is None else self._seed + 7919)
+        self._incumbent: _Trajectory | None = None
+        self._prefix = 0.0  # reward taken so far this episode
+        self.decisions = 0
+        self.rollouts = 0
+
+    # ------------------------------------------------------------------ acting
+    def act(self, observation: Observation, mask: np.ndarray) -> Any:
+        env = self.env
+        snap = env.snapshot()
+        shadow = self._copy_base()
+        base_action = self._copy_base(shadow).act(observation, mask)
+        if self.horizon is None and self._incumbent is None:
+            # the base heuristic's own episode from here: the first incumbent
+            self._incumbent = self._rollout(snap, shadow, observation, mask, None)
+        best: _Trajectory | None = None
+        for a in self._candidates(observation, mask, base_action):
+            t = self._rollout(snap, shadow, observation, mask, a)
+            if best is None or t.score > best.score:
+                best = t
+        env.restore(snap)
+        assert best is not None
+        inc = self._incumbent
+        if self.horizon is None and inc is not None and inc.actions and inc.score >= best.score:
+            chosen = inc  # fortified: keep the best complete trajectory found so far
+        else:
+            chosen = best
+        action = chosen.actions[0]
+        self._prefix += chosen.rewards[0]
+        if self.horizon is None:
+            self._incumbent = _Trajectory(chosen.actions[1:], chosen.rewards[1:], chosen.score)
+        self.base.act(observation, mask)  # advance the shadow through the real decision
+        self.decisions += 1
+        return action
+
+    # ------------------------------------------------------------------ helpers
+    def _copy_base(self, src: Policy | None = None) -> Policy:
+        """A copy of the base policy sharing the env (its state, not the env, is copied)."""
+        return copy.deepcopy(src if src is not None else self.base, {id(self.env): self.env})
+
+    def _candidates(self, observation: Observation, mask: np.ndarray, base_action: Any) -> list:
+        grid = getattr(self.env, "oracle_candidates", None)
+        if callable(grid):  # Box actions: the env's grid plus the base's own action
+            return [np.asarray(base_action), *grid()]
+        valid = np.flatnonzero(mask)
+        if len(valid) == 0:
+            return [int(base_action)]
+        if len(valid) <= self.top_k:
+            return [int(a) for a in valid]
+        keep = {int(base_action), int(valid[0])}
+        rest = np.setdiff1d(valid, np.fromiter(keep, dtype=np.int64))
+        k = max(0, self.top_k - len(keep))
+        pick = self._rng.choice(rest, size=min(k, len(rest)), replace=False)
+        return sorted(keep) + [int(a) for a in pick]
+
+    def _rollout(
+        self,
+        snap: Any,
+        shadow: Policy,
+        observation: Observation,
+        mask: np.ndarray,
+        first: Any | None,
+    ) -> _Trajectory:
+        """Take ``first`` (None: the base's own action) then the base, from ``snap``."""
+        env = self.env
+        env.restore(snap)
+        pol = self._copy_base(shadow)
+        self.rollouts += 1
+        a = pol.act(observation, mask)  # also advances the copy's state, as in the real run
+        if first is not None:
+            a = first
+        actions, rewards = [a], []
+        obs, r, term, trunc, info = env.step(a)
+        rewards.append(float(r))
+        steps = 1
+        while not (term or trunc) and (self.horizon is None or steps < self.horizon):
+            a = pol.act(obs, env.action_masks())
+            actions.append(a)
+            obs, r, term, trunc, info = env.step(a)
+            rewards.append(float(r))
+            steps += 1
+        total = self._prefix + float(np.sum(rewards))
+        done = bool(term or trunc)
+        metrics = info.get("metrics") if done else None
+        if metrics is None:
+            metrics = env.metrics() if callable(getattr(env, "metrics", None)) else {}
+        value = episode_value(self.metric, total, metrics)
+        if value != value:  # NaN (nothing measured yet): rank by reward alone
+            value = -np.inf if self._sign > 0 else np.inf
+        return _Trajectory(actions, rewards, (self._sign * value, total), done)
+
+
+def make_clairvoyant(
+    env: Any,
+    base_name: str,
+    seed: int | None = None,
+    horizon: int | None | str = "env",
+    top_k: int | None = None,
+) -> ClairvoyantPolicy:
+    """The oracle over base heuristic ``base_name``; ``horizon="env"`` takes the env's
+    ``oracle_horizon`` (None: to the episode's end), ``top_k`` the env's ``oracle_top_k``."""
+    from rlsched.policies.registry import make_policy
+
+    base_env = getattr(env, "unwrapped", env)
+    base = make_policy(base_name, env, seed=seed)
+    h = getattr(base_env, "oracle_horizon", None) if horizon == "env" else horizon
+    k = top_k if top_k is not None else getattr(base_env, "oracle_top_k", DEFAULT_TOP_K)
+    return ClairvoyantPolicy(base_env, base, base_name, seed, h, k)  # type: ignore[arg-type]
