@@ -163,14 +163,25 @@ def train(
 
 # ---------------------------------------------------------------------------- evaluate / compare
 def _print_report(report: dict[str, Any], json_path: Path | None) -> None:
-    from rlsched.report.leaderboard import rich_table
+    from rlsched.report.leaderboard import rich_table, verdict_lines
 
     console.print(rich_table(report))
+    for line in verdict_lines(report):
+        console.print(line, markup=False, highlight=False)
     if json_path is not None:
         from rlsched.evaluate import write_json
 
         write_json(report, json_path)
         console.print(f"wrote {json_path}")
+
+
+def _check_episodes(episodes: int) -> None:
+    from rlsched.stats import MIN_EPISODES
+
+    if episodes < MIN_EPISODES:
+        raise ValueError(
+            f"--episodes {episodes}: a paired interval needs at least {MIN_EPISODES} episodes"
+        )
 
 
 @app.command()
@@ -194,8 +205,17 @@ def compare(
             "(envs with a schedule log, e.g. WorkflowOffloading-v0).",
         ),
     ] = None,
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            help="Policy every verdict is paired against (default: the best heuristic measured "
+            "on the env's main metric)."
+        ),
+    ] = None,
 ) -> None:
-    """Evaluate policies on the same seeded episodes and print a leaderboard."""
+    """Evaluate policies on the same seeded episodes and print a leaderboard with paired
+    verdicts against the reference."""
+    _check_episodes(episodes)
     from rlsched.evaluate import compare as run_compare
     from rlsched.evaluate import gantt_hook
 
@@ -212,6 +232,7 @@ def compare(
         parse_env_args(env_arg),
         progress=True,
         on_episode_end=hook,
+        reference=reference,
     )
     _print_report(report, json_out)
     for path in written:
@@ -231,8 +252,17 @@ def evaluate(
         Path | None, typer.Option("--json", help="Write the results as JSON.")
     ] = None,
     env_arg: EnvArgs = None,
+    reference: Annotated[
+        str | None,
+        typer.Option(
+            help="Policy every verdict is paired against (default: the best heuristic measured "
+            "on the env's main metric)."
+        ),
+    ] = None,
 ) -> None:
-    """Evaluate one policy (a trained model by default) and print its metrics."""
+    """Evaluate one policy (a trained model by default) and print its metrics; with
+    ``--reference`` also that policy, and the paired verdict against it."""
+    _check_episodes(episodes)
     from rlsched.evaluate import compare as run_compare
     from rlsched.policies.heuristics import HEURISTICS
     from rlsched.policies.learned import read_meta
@@ -245,7 +275,8 @@ def evaluate(
         env_id = env or meta["env_id"]
         kwargs = {**meta.get("env_kwargs", {}), **kwargs}
         dataset = dataset or meta.get("dataset")
-    report = run_compare(env_id, dataset, spec, episodes, seed, kwargs)
+    specs = spec if reference is None or reference == spec else f"{spec},{reference}"
+    report = run_compare(env_id, dataset, specs, episodes, seed, kwargs, reference=reference)
     _print_report(report, json_out)
 
 

@@ -13,8 +13,10 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from rlsched.envs.base import episode_value, main_metric_of
 from rlsched.policies.base import Policy
 from rlsched.policies.registry import expand_policies, make_policy
+from rlsched.stats import MIN_EPISODES, iqm, paired, paired_seeds
 
 
 @dataclass
@@ -116,24 +118,150 @@ def compare(
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = False,
     on_episode_end: EpisodeHook | None = None,
+    reference: str | None = None,
+    paired_seed: int = 0,
 ) -> dict[str, Any]:
-    """Evaluate every policy on the same seeded episodes: ``{"env", "dataset", "results"}``.
+    """Evaluate every policy on the same seeded episodes: ``{"env", "dataset", "results",
+    "reference", "main_metric", ...}``.
+
+    Each result but the reference's gains ``"paired"``: the per-episode differences of the
+    env's main metric against ``reference`` (default: the best heuristic measured here), a 95%
+    bootstrap interval, wins / ties / losses and the verdict (:mod:`rlsched.stats`). A
+    ``learned:`` spec with a ``*`` (``learned:runs/x/seed*/model``) names several training
+    seeds of one policy: one row aggregated over seeds (IQM, stratified bootstrap) with the
+    per-seed rows under ``"seeds"``. ``clairvoyant`` runs last, over the measured reference.
+    With one episode there is no interval: no ``"paired"`` (the CLI refuses it).
     ``on_episode_end`` is passed to :func:`evaluate` (see :func:`gantt_hook`)."""
+    if episodes < 1:
+        raise ValueError(f"--episodes {episodes}: at least 1 episode is needed")
     env = make_env(env_id, dataset, **(env_kwargs or {}))
+    metric, direction = main_metric_of(env)
     names = expand_policies(policies if isinstance(policies, str) else ",".join(policies), env)
+    # the oracle rolls out the measured best heuristic: evaluate everything else first
+    names = [n for n in names if not _is_oracle(n)] + [n for n in names if _is_oracle(n)]
     results: list[dict[str, Any]] = []
     iterator: Any = names
     if progress:
         from rich.progress import track
 
         iterator = track(names, description="evaluating policies", transient=True)
-    for name in iterator:
-        pol = make_policy(name, env, seed=seed)
-        res = PolicyResult(pol.name if name.startswith("learned:") else name)
+
+    def run(spec: str, label: str | None = None) -> dict[str, Any]:
+        pol = make_policy(spec, env, seed=seed)
+        res = PolicyResult(label or (pol.name if spec.startswith("learned:") else spec))
         res.episodes = evaluate(pol, env, episodes, seed, on_episode_end, res.policy)
-        results.append(res.to_json())
+        row = res.to_json()
+        row["kind"] = getattr(pol, "category", "heuristic")
+        row["episode_values"] = [episode_value(metric, e.reward, e.metrics) for e in res.episodes]
+        if spec.startswith("clairvoyant"):
+            row["describe"] = pol.describe()
+        return row
+
+    for name in iterator:
+        if _is_oracle(name) and ":" not in name:
+            base = reference or _best(results, direction, kinds=("heuristic",))
+            row = run(f"clairvoyant:{base}" if base else name, "clairvoyant")
+        elif name.startswith("learned:") and "*" in name:
+            row = _seed_group(name, run)
+        else:
+            row = run(name)
+        results.append(row)
+    ref = reference or _best(results, direction, kinds=("heuristic",))
+    if ref is not None and episodes >= MIN_EPISODES:  # one episode gives no interval
+        ref_row = next((r for r in results if r["policy"] == ref), None)
+        if ref_row is None:
+            raise ValueError(
+                f"--reference {ref!r} is not among the compared policies "
+                f"({', '.join(r['policy'] for r in results)})"
+            )
+        for r in results:
+            if r is ref_row:
+                continue
+            r["paired"] = _paired_row(r, ref_row, ref, metric, direction, paired_seed)
+            for s in r.get("seeds", []):
+                s["paired"] = _paired_row(s, ref_row, ref, metric, direction, paired_seed)
     ds = getattr(env.unwrapped, "dataset_name", dataset)
-    return {"env": env_id, "dataset": ds, "episodes": episodes, "seed": seed, "results": results}
+    return {
+        "env": env_id,
+        "dataset": ds,
+        "episodes": episodes,
+        "seed": seed,
+        "env_kwargs": dict(env_kwargs or {}),
+        "main_metric": metric,
+        "direction": direction,
+        "reference": ref,
+        "results": results,
+    }
+
+
+def _is_oracle(spec: str) -> bool:
+    return spec == "clairvoyant" or spec.startswith("clairvoyant:")
+
+
+def _best(
+    results: Sequence[dict[str, Any]], direction: str, kinds: Sequence[str]
+) -> str | None:
+    """The policy of ``kinds`` with the best mean main metric (None if there is none)."""
+    rows = [r for r in results if r.get("kind") in kinds and np.isfinite(_mean(r))]
+    if not rows:
+        return None
+    sign = 1.0 if direction == "higher" else -1.0
+    return str(max(rows, key=lambda r: sign * _mean(r))["policy"])
+
+
+def _mean(row: dict[str, Any]) -> float:
+    v = np.asarray(row.get("episode_values", []), dtype=float)
+    return float(np.mean(v)) if v.size and np.isfinite(v).all() else float("nan")
+
+
+def _paired_row(
+    row: dict[str, Any],
+    ref_row: dict[str, Any],
+    ref: str,
+    metric: str,
+    direction: str,
+    seed: int,
+) -> dict[str, Any]:
+    b = np.asarray(ref_row["episode_values"], dtype=float)
+    if "seed_values" in row:
+        p = paired_seeds(
+            np.asarray(row["seed_values"], dtype=float), b, direction=direction,  # type: ignore[arg-type]
+            reference=ref, metric=metric, seed=seed,
+        )
+    else:
+        p = paired(
+            row["episode_values"], b, direction=direction,  # type: ignore[arg-type]
+            reference=ref, metric=metric, seed=seed,
+        )
+    return p.to_json()
+
+
+def _seed_group(spec: str, run: Callable[[str, str | None], dict[str, Any]]) -> dict[str, Any]:
+    """Several training seeds of one learned policy (a glob): per-seed rows and one row whose
+    statistics pool them (IQM of the main metric; paired with a stratified bootstrap)."""
+    import glob
+
+    paths = sorted(glob.glob(spec.split(":", 1)[1]))
+    if not paths:
+        raise ValueError(f"{spec}: no model folder matches")
+    seeds = [run(f"learned:{p}", f"learned:{p}") for p in paths]
+    vals = np.array([s["episode_values"] for s in seeds], dtype=float)
+    rewards = np.array([s["episode_rewards"] for s in seeds], dtype=float)
+    keys = seeds[0]["metrics"].keys()
+    return {
+        "policy": spec,
+        "kind": "learned",
+        "episodes": int(vals.size),
+        "mean_reward": float(rewards.mean()),
+        "std_reward": float(rewards.std()),
+        "metrics": {k: float(np.nanmean([s["metrics"][k] for s in seeds])) for k in keys},
+        "metrics_std": {k: float(np.nanstd([s["metrics"][k] for s in seeds])) for k in keys},
+        "episode_rewards": [float(x) for x in rewards.mean(axis=0)],
+        "episode_values": [float(x) for x in vals.mean(axis=0)],
+        "seed_values": vals.tolist(),
+        "iqm": float(iqm(vals.ravel())),
+        "seeds": seeds,
+    }
 
 
 def safe_filename(name: str) -> str:

@@ -185,7 +185,7 @@ def make_clairvoyant(
     env: Any,
     base_name: str,
     seed: int | None = None,
-    horizon: int | None | str = "env",
+    horizon: int | str | None = "env",
     top_k: int | None = None,
 ) -> ClairvoyantPolicy:
     """The oracle over base heuristic ``base_name``; ``horizon="env"`` takes the env's

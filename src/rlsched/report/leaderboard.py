@@ -58,22 +58,81 @@ def _fmt(x: float) -> str:
     return f"{x:.4f}" if a < 10 else f"{x:.2f}" if a < 1000 else f"{x:.0f}"
 
 
+def _main_mean(r: dict[str, Any]) -> float:
+    v = [x for x in r.get("episode_values", []) if x == x]
+    return sum(v) / len(v) if v else float("nan")
+
+
 def ranked(report: dict[str, Any]) -> list[dict[str, Any]]:
-    return sorted(report["results"], key=lambda r: -r["mean_reward"])
+    """Rows best first on the env's main metric (on reward for reports without one)."""
+    metric = report.get("main_metric")
+    if not metric or not all("episode_values" in r for r in report["results"]):
+        return sorted(report["results"], key=lambda r: -r["mean_reward"])
+    sign = -1.0 if report.get("direction", "higher") == "higher" else 1.0
+
+    def key(r: dict[str, Any]) -> float:
+        m = _main_mean(r)
+        return sign * m if m == m else math.inf
+
+    return sorted(report["results"], key=key)
+
+
+def paired_cells(report: dict[str, Any], r: dict[str, Any]) -> tuple[str, str]:
+    """``(difference [95% CI], verdict)`` of a row against the report's reference."""
+    p = r.get("paired")
+    if p is None:
+        return ("reference", "-") if r["policy"] == report.get("reference") else ("-", "-")
+    lo, hi = p["ci95"]
+    return f"{_fmt(p['mean_diff'])} [{_fmt(lo)}, {_fmt(hi)}]", p["verdict"]
+
+
+def _main_header(report: dict[str, Any]) -> list[str]:
+    if not report.get("main_metric"):
+        return []
+    m = report["main_metric"]
+    ref = report.get("reference") or "reference"
+    arrow = "↑" if report.get("direction", "higher") == "higher" else "↓"
+    return [f"{metric_label(m)} {arrow}", f"Δ vs {ref} [95% CI]", "verdict"]
+
+
+def _main_cells(report: dict[str, Any], r: dict[str, Any]) -> list[str]:
+    if not report.get("main_metric"):
+        return []
+    return [_fmt(_main_mean(r)), *paired_cells(report, r)]
+
+
+def verdict_lines(
+    report: dict[str, Any], kinds: tuple[str, ...] = ("learned", "oracle")
+) -> list[str]:
+    """One generated sentence per learned policy and oracle: its verdict against the
+    reference (every other row's verdict is in the table)."""
+    from rlsched.stats import Paired, headline
+
+    out = []
+    for r in ranked(report):
+        p = r.get("paired")
+        if p is None or r.get("kind") not in kinds:
+            continue
+        q = Paired(**{**p, "ci95": tuple(p["ci95"])})
+        out.append(headline(r["policy"], q))
+    return out
 
 
 def rich_table(report: dict[str, Any], title: str | None = None) -> Table:
-    metrics = leaderboard_metrics(report)
+    metrics = [m for m in leaderboard_metrics(report) if m != report.get("main_metric")]
     t = Table(title=title or f"{report['env']} on {report['dataset']}", show_lines=False)
     t.add_column("#", justify="right")
     t.add_column("policy", no_wrap=True)
+    for h in _main_header(report):
+        t.add_column(h, justify="right")
     t.add_column("reward (mean ± std)", justify="right")
     for m in metrics:
         t.add_column(METRIC_LABELS.get(m, (m, True))[0], justify="right")
     for k, r in enumerate(ranked(report), 1):
         t.add_row(
             str(k),
-            r["policy"],
+            escape(r["policy"]),
+            *_main_cells(report, r),
             f"{r['mean_reward']:.3f} ± {r['std_reward']:.3f}",
             *(_fmt(r["metrics"].get(m, float("nan"))) for m in metrics),
         )
@@ -81,13 +140,14 @@ def rich_table(report: dict[str, Any], title: str | None = None) -> Table:
 
 
 def markdown_table(report: dict[str, Any]) -> str:
-    metrics = leaderboard_metrics(report)
-    head = ["#", "policy", "reward (mean ± std)"] + [
+    metrics = [m for m in leaderboard_metrics(report) if m != report.get("main_metric")]
+    head = ["#", "policy", *_main_header(report), "reward (mean ± std)"] + [
         METRIC_LABELS.get(m, (m, True))[0] for m in metrics
     ]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, r in enumerate(ranked(report), 1):
-        cells = [str(k), r["policy"], f"{r['mean_reward']:.3f} ± {r['std_reward']:.3f}"]
+        cells = [str(k), r["policy"], *_main_cells(report, r)]
+        cells.append(f"{r['mean_reward']:.3f} ± {r['std_reward']:.3f}")
         cells += [_fmt(r["metrics"].get(m, float("nan"))) for m in metrics]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
