@@ -28,7 +28,7 @@ BASE: dict[str, Any] = {
     "envs": [
         {
             "id": "rlsched/ServerlessPlacement-v0",
-            "dataset": "wfinstances:blast-43",
+            "dataset": "wfinstances:srasearch-22",
             "env_kwargs": {"episode_length": 40},
         }
     ],

@@ -33,7 +33,7 @@ def test_a_change_reaches_only_the_trials_it_affects(tiny: dict[str, Any]) -> No
     before = _ids(tiny)
     changed = copy.deepcopy(tiny)
     changed["algos"][0]["learning_rate"] = 0.001
-    changed["envs"][0]["validation_dataset"] = "wfinstances:helloworld-10"
+    changed["envs"][0]["validation_dataset"] = "wfinstances:montage-58"
     after = _ids(changed)
     heur = {k for k, v in before.items() if v == "first_fit"}
     assert heur == {k for k, v in after.items() if v == "first_fit"}  # untouched

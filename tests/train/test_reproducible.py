@@ -14,7 +14,7 @@ def _weights(run: Path) -> dict[str, torch.Tensor]:
 
 def test_same_seed_same_weights(tmp_path: Path) -> None:
     cfg = dict(
-        dataset="wfinstances:blast-43",
+        dataset="wfinstances:srasearch-22",
         total_steps=256,
         n_envs=2,
         n_steps=64,

@@ -16,8 +16,8 @@ from rlsched.train import TrainConfig, train
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("run")
     cfg = TrainConfig(
-        dataset="wfinstances:blast-43",
-        eval_dataset="wfinstances:helloworld-10",
+        dataset="wfinstances:srasearch-22",
+        eval_dataset="wfinstances:srasearch-22",
         total_steps=512,
         n_envs=2,
         n_steps=128,
@@ -97,7 +97,7 @@ def test_shipped_configs_load() -> None:
 @pytest.mark.parametrize("algo,net", [("ppo", "node"), ("dqn", "mlp"), ("maskable_ppo", "mlp")])
 def test_other_algorithms_train_and_act(tmp_path: Path, algo: str, net: str) -> None:
     cfg = TrainConfig(
-        dataset="wfinstances:blast-43",
+        dataset="wfinstances:srasearch-22",
         algo=algo,
         policy_net=net,
         total_steps=256,

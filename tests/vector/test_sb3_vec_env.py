@@ -83,8 +83,8 @@ def test_env_method_and_attributes() -> None:
 
 def _tiny(vec_env: str, **over: object) -> TrainConfig:
     kw: dict = {
-        "dataset": "wfinstances:blast-43",
-        "eval_dataset": "wfinstances:helloworld-10",
+        "dataset": "wfinstances:srasearch-22",
+        "eval_dataset": "wfinstances:srasearch-22",
         "env_kwargs": {"episode_length": 40},
         "total_steps": 192,
         "n_envs": 3,

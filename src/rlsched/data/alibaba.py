@@ -161,9 +161,29 @@ def read_cloudsimpy(
     return wfs, {"capped_tasks": capped}
 
 
+#: ``part=``: a time-ordered split of the jobs (by submission): the first 60% train, the next
+#: 20% validation, the last 20% test (rlsched.splits uses them as KubeScheduling-v0's sets).
+PARTS = {"train": (0.0, 0.6), "validation": (0.6, 0.8), "test": (0.8, 1.0)}
+
+
+def split_part(wfs: list[Workflow], part: str | None, name: str) -> list[Workflow]:
+    """The jobs of ``part`` (None or ``all``: every job), in submission order."""
+    if part in (None, "all"):
+        return wfs
+    if part not in PARTS:
+        raise DatasetError(
+            f"part {part!r} is not one of all, {', '.join(PARTS)}", source=name, field="part"
+        )
+    lo, hi = PARTS[part]
+    order = sorted(wfs, key=lambda w: w.submit_time)
+    n = len(order)
+    return order[round(lo * n) : round(hi * n)]
+
+
 def load_cloudsimpy_path(path: Path, name: str, params: dict[str, str], license: str) -> Dataset:
     cap, mem = _params(params, name)
     wfs, stats = read_cloudsimpy(path, max_instances=cap, machine_memory_gb=mem)
+    wfs = split_part(wfs, params.get("part"), name)
     real, derived = _fields(
         "memory",
         "cpu (cores)",
@@ -359,10 +379,11 @@ register(
     [
         "alibaba:cloudsimpy-jobs",
         "alibaba:cloudsimpy-jobs?max_instances=4&machine_memory_gb=96",
+        "alibaba:cloudsimpy-jobs?part=test",
         "alibaba:v2018?path=/data/batch_task.csv&jobs=1000",
     ],
     CLOUDSIMPY_LICENSE,
-    params={**_PARAMS, "path": None, "jobs": None},
+    params={**_PARAMS, "path": None, "jobs": None, "part": None},
     canonical_path=canonical_path,
 )
 register(

@@ -21,9 +21,10 @@ class TrainConfig:
     """Registered env id."""
     dataset: str = "wfinstances:montage-58,epigenomics-41,1000genome-52"
     """Registry name of the training workload."""
-    eval_dataset: str | None = "wfinstances:blast-43"
-    """Held-out workload for periodic evaluation (the best model on it is kept); None = the
-    training workload with other seeds."""
+    eval_dataset: str | None = "wfcommons:epigenomics?tasks=60&seed=1&workflows=3"
+    """Validation workload for periodic evaluation (the best model on it is kept); None = the
+    training workload with other seeds. It must share no workflow, trace or generator seed
+    with the env's test set (:mod:`rlsched.splits`), or the config is refused."""
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     """Extra env constructor arguments (e.g. ``num_nodes``, ``reward``, ``beta``)."""
     algo: str = "maskable_ppo"
@@ -183,6 +184,9 @@ class TrainConfig:
             raise ConfigError(f"{source}: policy_net must be 'auto', 'node' or 'mlp'")
         if not 0 < self.gamma <= 1:
             raise ConfigError(f"{source}: gamma must be in (0, 1]")
+        from rlsched.splits import check_validation
+
+        check_validation(self.env_id, self.eval_dataset or self.dataset, source)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -1,0 +1,142 @@
+"""Train / validation / test data of every env, fixed in one place.
+
+The test set of an env is what ``rlsched results`` and the docs' verdicts are measured on; no
+model is trained or selected on it. :func:`check_validation` refuses a training config whose
+validation set (its ``eval_dataset``, or its training set when it has none) shares a workflow,
+a trace or a generator seed with the env's test set: model selection on test data would make
+every verdict after it optimistic.
+
+What "shares" means, per dataset family (:func:`units`):
+
+- ``wfinstances:A,B``: the named workflow executions (``all``: every shipped one);
+- ``wfcommons:RECIPE?seed=S`` and every ``synthetic:KIND?seed=S``: the generator and its seed;
+- ``alibaba:cloudsimpy-jobs?part=P``: the trace and its time-ordered part (no part: all);
+- any other name (``azure-llm:conv``, ``file:PATH``, ...): the trace itself.
+
+Test episodes start at seed :data:`TEST_SEED`; training envs are seeded from the config's
+``seed`` and validation episodes from 10,000 (``rlsched.train``), so episode seeds never meet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rlsched.errors import ConfigError
+
+#: Seed of the first test episode (every later test episode adds 1).
+TEST_SEED = 1000
+
+#: The demo's sets (ServerlessPlacement-v0): real executions for training and test, unseen
+#: generated workflows of a training family for model selection.
+WF_TRAIN = "wfinstances:montage-58,epigenomics-41,1000genome-52,srasearch-22"
+WF_VALIDATION = "wfcommons:epigenomics?tasks=60&seed=1&workflows=3"
+WF_TEST = "wfinstances:blast-43,helloworld-10"
+
+
+@dataclass(frozen=True)
+class EnvSplit:
+    """The datasets of one env; ``env_kwargs`` apply to all three."""
+
+    env_id: str
+    train: str
+    validation: str
+    test: str
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    #: test episodes per budget of ``rlsched results``
+    episodes: Mapping[str, int] = field(default_factory=lambda: {"quick": 3, "full": 10})
+    note: str = ""
+
+
+SPLITS: dict[str, EnvSplit] = {
+    s.env_id: s
+    for s in (
+        EnvSplit(
+            "rlsched/ServerlessPlacement-v0", WF_TRAIN, WF_VALIDATION, WF_TEST,
+            note="real WfInstances executions; validation: wfcommons epigenomics (seed 1)",
+        ),
+        EnvSplit(
+            "rlsched/KubeScheduling-v0",
+            "alibaba:cloudsimpy-jobs?part=train",
+            "alibaba:cloudsimpy-jobs?part=validation",
+            "alibaba:cloudsimpy-jobs?part=test",
+            note="the Alibaba jobs in submission order: first 60% / next 20% / last 20%",
+        ),
+        EnvSplit(
+            "rlsched/WorkflowOffloading-v0", WF_TRAIN, WF_VALIDATION, WF_TEST,
+            episodes={"quick": 2, "full": 10},
+            note="as ServerlessPlacement: real executions, wfcommons validation",
+        ),
+        EnvSplit(
+            "rlsched/VMPlacement-v0",
+            "synthetic:vm?seed=0",
+            "synthetic:vm?seed=1",
+            "synthetic:vm?seed=2",
+            env_kwargs={"num_servers": 20},
+            episodes={"quick": 3, "full": 10},
+            note="three traces of the Huawei-statistics generator (the real trace is "
+            "CC-BY-NC and not shipped), 20 servers",
+        ),
+        EnvSplit(
+            "rlsched/PodRebalancing-v0",
+            "synthetic:pods?seed=0",
+            "synthetic:pods?seed=1",
+            "synthetic:pods?seed=2",
+            note="three generated clusters",
+        ),
+        EnvSplit(
+            "rlsched/LLMAutoscaling-v0",
+            "azure-llm:conv",
+            "azure-llm:conv",
+            "azure-llm:code",
+            env_kwargs={"episode_duration": 300.0},
+            episodes={"quick": 2, "full": 5},
+            note="trained and selected on the conversation trace, tested on the code trace",
+        ),
+    )
+}
+
+
+def split_of(env_id: str) -> EnvSplit:
+    if env_id not in SPLITS:
+        raise ConfigError(f"{env_id}: no train / validation / test split is defined")
+    return SPLITS[env_id]
+
+
+def units(name: str) -> set[tuple[str, ...]]:
+    """What a dataset name draws on: workflows, traces or generator seeds (module docstring)."""
+    from rlsched.data.registry import parse_name
+
+    scheme, path, params = parse_name(name)
+    if scheme == "wfinstances":
+        from rlsched.data.wfformat import WFINSTANCES
+
+        names = list(WFINSTANCES) if path == "all" else path.split(",")
+        return {("wfinstances", n.strip()) for n in names if n.strip()}
+    if scheme == "wfcommons" or scheme.startswith("synthetic"):
+        return {(scheme, path, str(params.get("seed", "0")))}
+    if scheme == "alibaba":
+        part = params.get("part")
+        parts = ("train", "validation", "test") if part in (None, "all") else (str(part),)
+        return {("alibaba", path, p) for p in parts}
+    return {(scheme, path)}
+
+
+def overlap(a: str, b: str) -> set[tuple[str, ...]]:
+    return units(a) & units(b)
+
+
+def check_validation(env_id: str, validation: str, source: str = "config") -> None:
+    """Refuse a validation set that shares data with ``env_id``'s test set."""
+    split = SPLITS.get(env_id)
+    if split is None or not validation or not isinstance(validation, str):
+        return  # no split for this env, or a dataset given as an object
+    shared = overlap(validation, split.test)
+    if shared:
+        what = ", ".join(sorted(":".join(u) for u in shared))
+        raise ConfigError(
+            f"{source}: the validation set {validation!r} shares {what} with {env_id}'s test "
+            f"set {split.test!r} (rlsched.splits): select models on data the test never uses, "
+            f"e.g. {split.validation!r}"
+        )
