@@ -488,6 +488,32 @@ def sweep(
     say(f"leaderboard: rlsched leaderboard {results}")
 
 
+@app.command("results")
+def results_cmd(
+    out: Annotated[Path, typer.Option(help="Folder for results.md and results.json.")] = Path(
+        "runs/results"
+    ),
+    budget: Annotated[
+        str, typer.Option(help="quick (under 10 minutes on 2 cores) or full (docs/results.md).")
+    ] = "quick",
+    learned: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="ENV=PATH of a learned policy (repeatable; a * in PATH: several training seeds "
+            "of one policy, aggregated)."
+        ),
+    ] = None,
+    env: Annotated[
+        list[str] | None, typer.Option(help="Only these envs (repeatable; default: all six).")
+    ] = None,
+) -> None:
+    """Every heuristic, the clairvoyant oracle and the given learned policies on each env's
+    held-out test data, with paired verdicts against the best heuristic: one table."""
+    from rlsched.results import parse_learned, run_results
+
+    run_results(out, budget, parse_learned(learned or []), env, console=console)
+
+
 @app.command("leaderboard")
 def leaderboard_cmd(
     results_dir: Annotated[Path, typer.Argument(help="A sweep's results folder.")],

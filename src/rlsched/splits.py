@@ -74,7 +74,7 @@ SPLITS: dict[str, EnvSplit] = {
             "synthetic:vm?seed=1",
             "synthetic:vm?seed=2",
             env_kwargs={"num_servers": 20},
-            episodes={"quick": 3, "full": 10},
+            episodes={"quick": 2, "full": 10},
             note="three traces of the Huawei-statistics generator (the real trace is "
             "CC-BY-NC and not shipped), 20 servers",
         ),
@@ -83,7 +83,8 @@ SPLITS: dict[str, EnvSplit] = {
             "synthetic:pods?seed=0",
             "synthetic:pods?seed=1",
             "synthetic:pods?seed=2",
-            note="three generated clusters",
+            env_kwargs={"max_pods_per_node": 30, "action_features": True, "migration_cost": 0.003},
+            note="three generated clusters; the settings of configs/pod_rebalancing.yaml",
         ),
         EnvSplit(
             "rlsched/LLMAutoscaling-v0",

@@ -142,6 +142,8 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     #: rollout horizon in decisions (None: to the episode's end).
     oracle_base = "best_fit"
     oracle_horizon: ClassVar[int | None] = None
+    #: 2N actions: the oracle tries the base's, the first valid and 6 others per decision
+    oracle_top_k = 8
     main_metric = "placed"
     main_metric_direction = "higher"
 

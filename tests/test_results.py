@@ -1,0 +1,51 @@
+"""``rlsched results``: one row per env with the best heuristic, the oracle's headroom and each
+learned policy's paired verdict; written as Markdown and JSON."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from rlsched import results as res_mod
+from rlsched.splits import SPLITS
+
+
+@pytest.fixture
+def tiny_pods(monkeypatch: pytest.MonkeyPatch) -> str:
+    env_id = "rlsched/PodRebalancing-v0"
+    split = dataclasses.replace(
+        SPLITS[env_id],
+        env_kwargs={**SPLITS[env_id].env_kwargs, "episode_windows": 6},
+        episodes={"quick": 2, "full": 2},
+    )
+    monkeypatch.setitem(SPLITS, env_id, split)
+    return env_id
+
+
+def test_results_table_for_one_env(tmp_path: Path, tiny_pods: str) -> None:
+    out = res_mod.run_results(tmp_path, "quick", envs=["PodRebalancing"], console=Console())
+    (row,) = out["rows"]
+    assert row["env"] == tiny_pods
+    assert row["best_heuristic"]["policy"] == out["reports"][0]["reference"]
+    orc = row["oracle"]
+    assert orc["base"] == row["best_heuristic"]["policy"]
+    # violations: lower is better, and the fortified oracle is never above its base
+    assert orc["mean"] <= row["best_heuristic"]["mean"]
+    assert orc["paired"]["verdict"] in ("better", "no significant difference")
+    md = (tmp_path / "results.md").read_text()
+    assert "| PodRebalancing-v0 |" in md and "headroom" in md
+    assert json.loads((tmp_path / "results.json").read_text())["rows"][0]["env"] == tiny_pods
+
+
+def test_learned_flags_and_budget_are_checked() -> None:
+    assert res_mod.parse_learned(["VMPlacement=runs/x"]) == {
+        "rlsched/VMPlacement-v0": ["learned:runs/x"]
+    }
+    with pytest.raises(ValueError, match="not ENV=PATH"):
+        res_mod.parse_learned(["runs/x"])
+    with pytest.raises(ValueError, match="unknown env"):
+        res_mod.parse_learned(["Nope=runs/x"])
+    with pytest.raises(ValueError, match="--budget"):
+        res_mod.run_results("/tmp/unused", "huge")
