@@ -11,7 +11,7 @@ from rlsched.evaluate import compare
 
 def test_demo_writes_report_figures_and_a_usable_model(tmp_path: Path) -> None:
     out = tmp_path / "demo"
-    res = run_demo(out, steps=600, seeds=2, episodes=1, console=Console(width=160))
+    res = run_demo(out, steps=600, seeds=2, episodes=2, console=Console(width=160))
     for f in (
         "report.md",
         "learning_curve.png",
@@ -25,10 +25,20 @@ def test_demo_writes_report_figures_and_a_usable_model(tmp_path: Path) -> None:
     names = [r["policy"] for r in board["results"]]
     assert "maskable_ppo (2 seeds)" in names and "k8s_balanced" in names
     learned = next(r for r in board["results"] if r["policy"].startswith("maskable_ppo"))
-    assert len(learned["per_seed_mean_reward"]) == 2
+    assert [s["policy"] for s in learned["seeds"]] == ["seed 0", "seed 1"]
+    p = learned["paired"]
+    assert p["reference"] == board["reference"] and p["method"] == "iqm stratified bootstrap"
     report = (out / "report.md").read_text()
     assert "Held-out leaderboard" in report and "k8s_balanced" in report
     assert isinstance(res["margin"], float)
+    # the headline is generated from the verdict, and the validation check is stated
+    head = res["verdicts"][0]
+    if p["verdict"] == "no significant difference":
+        assert f"no significant difference from {board['reference']}" in head
+    else:
+        assert f"significantly {p['verdict']} than {board['reference']}" in head
+    assert any(line.startswith("validation: the kept model") for line in res["verdicts"])
+    assert head in report
     rep = compare(
         "rlsched/ServerlessPlacement-v0",
         "wfinstances:blast-43",

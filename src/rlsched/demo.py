@@ -23,11 +23,15 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
-TRAIN = "wfinstances:montage-58,epigenomics-41,1000genome-52,srasearch-22"
+from rlsched.splits import TEST_SEED
+from rlsched.splits import WF_TEST as TEST
+from rlsched.splits import WF_TRAIN as TRAIN
+
 # generated from a training family's recipe: unseen workflows, and nothing of the test families
-VALIDATION = "wfcommons:epigenomics?tasks=60&seed=1&workflows=3"
-TEST = "wfinstances:blast-43,helloworld-10"
+from rlsched.splits import WF_VALIDATION as VALIDATION
+
 ENV_ID = "rlsched/ServerlessPlacement-v0"
+VALIDATION_SEED = 10_000
 
 
 def _train_seed(seed: int, steps: int, out: str) -> dict[str, Any]:
@@ -50,23 +54,6 @@ def _train_seed(seed: int, steps: int, out: str) -> dict[str, Any]:
         "steps": res.steps,
         "steps_per_second": res.steps_per_second,
         "validation_reward": res.eval_mean_reward,
-    }
-
-
-def _aggregate_learned(report: dict[str, Any], names: list[str], label: str) -> dict[str, Any]:
-    """One row for the learned policy over seeds: mean of per-seed means, std across seeds."""
-    rows = [r for r in report["results"] if r["policy"] in names]
-    means = np.array([r["mean_reward"] for r in rows])
-    metrics = {k: float(np.mean([r["metrics"][k] for r in rows])) for k in rows[0]["metrics"]}
-    metrics_std = {k: float(np.std([r["metrics"][k] for r in rows])) for k in rows[0]["metrics"]}
-    return {
-        "policy": label,
-        "episodes": rows[0]["episodes"] * len(rows),
-        "mean_reward": float(means.mean()),
-        "std_reward": float(means.std()),
-        "metrics": metrics,
-        "metrics_std": metrics_std,
-        "per_seed_mean_reward": [float(x) for x in means],
     }
 
 
@@ -123,27 +110,34 @@ def run_demo(
         shutil.rmtree(model_dir)
     shutil.copytree(Path(best["run"]) / "model", model_dir)
 
-    learned = [f"learned:{r['run']}" for r in runs]
+    group = f"learned:{out / 'seeds'}/seed_*/model"
     console.print(
         f"evaluating every heuristic and {seeds} learned models on {TEST} "
         f"({episodes} episodes each, same seeds)"
     )
-    report = compare(ENV_ID, TEST, ["all", *learned], episodes=episodes, seed=1000, progress=True)
-    seed_names = [r["policy"] for r in report["results"] if r["policy"].startswith("learned:")]
+    report = compare(ENV_ID, TEST, ["all", group], episodes=episodes, seed=TEST_SEED, progress=True)
     label = f"maskable_ppo ({seeds} seeds)"
-    agg = _aggregate_learned(report, seed_names, label)
-    board = {
-        **report,
-        "results": [r for r in report["results"] if not r["policy"].startswith("learned:")] + [agg],
-    }
-    (out / "leaderboard.json").write_text(
-        json.dumps({"leaderboard": board, "raw": report, "training": runs}, indent=2)
-    )
+    agg = next(r for r in report["results"] if r["policy"] == group)
+    agg["policy"] = label
+    for r in agg["seeds"]:
+        r["policy"] = f"seed {Path(r['policy']).parent.name.removeprefix('seed_')}"
+    board = report
+    ref = report["reference"]
+    best_h = next(r for r in report["results"] if r["policy"] == ref)
 
-    heur = [r for r in board["results"] if r["policy"] != label]
-    best_h = max(heur, key=lambda r: r["mean_reward"])
-    val_refs = compare(ENV_ID, VALIDATION, [best_h["policy"], "random"], episodes=5, seed=10_000)
-    refs = {f"{r['policy']} (validation)": r["mean_reward"] for r in val_refs["results"]}
+    # the kept model against the same heuristic on the validation set it was selected on
+    val = compare(
+        ENV_ID, VALIDATION, [ref, f"learned:{model_dir}"], episodes=5, seed=VALIDATION_SEED,
+        reference=ref,
+    )
+    kept = next(r for r in val["results"] if r["policy"] != ref)
+    (out / "leaderboard.json").write_text(
+        json.dumps({"leaderboard": board, "validation": val, "training": runs}, indent=2)
+    )
+    lines = verdict_summary(agg, ref, kept, best["seed"])
+
+    refs = {f"{r['policy']} (validation)": r["mean_reward"] for r in val["results"]
+            if r["policy"] == ref}
     fig_curve = learning_curve(
         [r["run"] for r in runs],
         out / "learning_curve.png",
@@ -160,32 +154,52 @@ def run_demo(
     margin = agg["mean_reward"] - best_h["mean_reward"]
     wall = time.perf_counter() - t0
     _write_report(
-        out,
-        board,
-        runs,
-        best,
-        best_h,
-        agg,
-        margin,
-        wall,
-        steps,
-        episodes,
-        markdown_table(board),
-        fig_curve.name,
-        fig_bars.name,
+        out, board, runs, best, agg, lines, wall, steps, episodes, markdown_table(board),
+        fig_curve.name, fig_bars.name,
     )
     console.print(rich_table(board, title=f"held-out {TEST}: {episodes} episodes per policy"))
-    verdict = "beats" if margin > 0 else "trails"
-    console.print(
-        f"learned policy {verdict} the best heuristic ({best_h['policy']}) by "
-        f"{margin:+.3f} reward per episode (mean over {seeds} seeds)"
-    )
+    for line in lines:
+        console.print(line, markup=False, highlight=False)
     console.print(
         f"report: [bold]{out / 'report.md'}[/]; figures: {out / fig_curve.name}, "
         f"{out / fig_bars.name}; model: [bold]{model_dir}[/] "
         f"(use as learned:{model_dir}); took {wall:.0f}s"
     )
-    return {"board": board, "runs": runs, "margin": margin, "seconds": wall}
+    return {"board": board, "runs": runs, "margin": margin, "seconds": wall, "verdicts": lines}
+
+
+def _paired(p: dict[str, Any] | None) -> Any:
+    from rlsched.stats import Paired
+
+    return None if p is None else Paired(**{**p, "ci95": tuple(p["ci95"])})
+
+
+def verdict_summary(
+    agg: dict[str, Any], ref: str, kept: dict[str, Any], kept_seed: int
+) -> list[str]:
+    """The demo's verdict lines, generated from the paired intervals (never hand-phrased):
+    the seeds together, each seed, and the kept model on its validation set."""
+    from rlsched.stats import headline
+
+    lines = []
+    p = _paired(agg.get("paired"))
+    if p is None:
+        lines.append(f"{agg['policy']}: one test episode gives no interval: no verdict")
+    else:
+        lines.append(headline(f"test: {agg['policy']}", p))
+        for s in agg["seeds"]:
+            q = _paired(s.get("paired"))
+            if q is not None:
+                lines.append(f"  {s['policy']}: {q.verdict} ({q.mean_diff:+.4g} "
+                             f"[{q.ci95[0]:+.4g}, {q.ci95[1]:+.4g}], "
+                             f"{q.wins}/{q.ties}/{q.losses} wins/ties/losses)")
+    v = _paired(kept.get("paired"))
+    if v is not None:
+        line = headline(f"validation: the kept model (seed {kept_seed})", v)
+        if v.mean_diff < 0:
+            line += f"; it is below {ref} on the validation set it was selected on"
+        lines.append(line)
+    return lines
 
 
 def _write_report(
@@ -193,9 +207,8 @@ def _write_report(
     board: dict[str, Any],
     runs: list[dict[str, Any]],
     best: dict[str, Any],
-    best_h: dict[str, Any],
     agg: dict[str, Any],
-    margin: float,
+    lines: list[str],
     wall: float,
     steps: int,
     episodes: int,
@@ -206,11 +219,18 @@ def _write_report(
     from rlsched.runtime import git_commit, versions
 
     v = versions()
-    seed_lines = "\n".join(
-        f"| {r['seed']} | {r['steps']} | {r['seconds']:.0f} | {r['steps_per_second']:.0f} | "
-        f"{r['validation_reward']:.3f} | {per:.3f} |"
-        for r, per in zip(runs, agg["per_seed_mean_reward"], strict=True)
-    )
+    per_seed = {s["policy"]: s for s in agg["seeds"]}
+    seed_lines = []
+    for r in runs:
+        s = per_seed.get(f"seed {r['seed']}", {})
+        vals = s.get("episode_values") or [float("nan")]
+        p = s.get("paired") or {}
+        seed_lines.append(
+            f"| {r['seed']} | {r['steps']} | {r['seconds']:.0f} | {r['steps_per_second']:.0f} | "
+            f"{r['validation_reward']:.3f} | {sum(vals) / len(vals):.3f} | "
+            f"{p.get('verdict', '-')} |"
+        )
+    verdicts = "\n".join(f"- {line.strip()}" for line in lines)
     text = f"""# rlsched demo: learned placement of serverless workflow functions
 
 Generated by `rlsched demo` in {wall:.0f} s on {time.strftime("%Y-%m-%d %H:%M %Z")}
@@ -222,29 +242,32 @@ Generated by `rlsched demo` in {wall:.0f} s on {time.strftime("%Y-%m-%d %H:%M %Z
   (beta 0.7), episodes of 200 function instances, Poisson workflow arrivals at 60% mean cpu load.
 - Training data: `{TRAIN}` (real WfInstances executions).
 - Validation (periodic evaluation, best model kept): `{VALIDATION}`.
-- Test (never used for training or selection): `{TEST}`.
+- Test (never used for training or selection): `{TEST}` (`rlsched.splits`).
 - MaskablePPO with the node-scoring network (`rlsched.train.networks`), {steps} env steps
   per seed, {len(runs)} seeds; the test leaderboard evaluates {episodes} episodes per policy
   with the same seeds for every policy.
 
+## Verdicts
+
+Paired against the best heuristic measured on the test set (`{board["reference"]}`): per-episode
+differences of the reward, a 95% bootstrap interval (several seeds: IQM over (seed, episode)
+pairs with a stratified bootstrap), and a verdict read off the interval alone.
+
+{verdicts}
+
 ## Held-out leaderboard ({TEST})
 
-The learned row is the mean over seeds of each seed's mean episode reward; its ± is the std
-across seeds. Heuristic rows: mean ± std over episodes.
+The learned row pools its seeds (IQM verdict above); heuristic rows: mean ± std over episodes.
 
 {table}
-
-Best heuristic: **{best_h["policy"]}** ({best_h["mean_reward"]:.3f}). Learned policy:
-**{agg["mean_reward"]:.3f} ± {agg["std_reward"]:.3f}**, i.e. {margin:+.3f} reward per episode
-({"better" if margin > 0 else "worse"} than the best heuristic).
 
 ![policy comparison]({bars})
 
 ## Training
 
-| seed | steps | seconds | steps/s | best validation reward | test mean reward |
-|---:|---:|---:|---:|---:|---:|
-{seed_lines}
+| seed | steps | seconds | steps/s | best validation reward | test mean reward | test verdict |
+|---:|---:|---:|---:|---:|---:|---|
+{chr(10).join(seed_lines)}
 
 The kept model (`model/`) is seed {best["seed"]}'s, the best on validation.
 
