@@ -194,6 +194,37 @@ def paired_seeds(
     )
 
 
+def paired_matrix(
+    values: np.ndarray,
+    reference_values: np.ndarray,
+    *,
+    direction: Direction,
+    reference: str = "",
+    metric: str = "",
+    seed: int = 0,
+    n_resamples: int = N_RESAMPLES,
+) -> Paired:
+    """Row ``i`` of ``values`` paired with row ``i`` of ``reference_values`` (one training seed
+    each, on that seed's own episodes, as in a sweep): one row is :func:`paired`, several are
+    aggregated with the IQM and a stratified bootstrap of the differences."""
+    a = np.atleast_2d(np.asarray(values, dtype=float))
+    b = np.atleast_2d(np.asarray(reference_values, dtype=float))
+    if a.shape != b.shape:
+        raise ValueError(f"paired values need equal shapes, got {a.shape} and {b.shape}")
+    if a.shape[0] == 1:
+        return paired(a[0], b[0], direction=direction, reference=reference, metric=metric,
+                      seed=seed, n_resamples=n_resamples)
+    if a.shape[1] < MIN_EPISODES:
+        raise ValueError(f"a paired interval needs at least {MIN_EPISODES} episodes")
+    diff = a - b
+    point, lo, hi = stratified_iqm_ci(diff, seed, n_resamples)
+    w, t, loss = _outcomes(diff.ravel(), float(np.abs(b).mean()), direction)
+    return Paired(
+        reference, metric, direction, int(diff.size), point, (lo, hi), w, t, loss,
+        verdict(lo, hi, direction), _pct(point, float(b.mean())), "iqm stratified bootstrap",
+    )
+
+
 def headline(name: str, p: Paired, unit: str = "") -> str:
     """One sentence generated from the verdict (never hand-phrased)."""
     lo, hi = p.ci95

@@ -99,8 +99,9 @@ def test_score_direction_flips_with_a_negative_reference() -> None:
     assert t["score_better"] == "lower"
     (t,) = sweep_tables(rs, reference="missing")
     assert not t["reference_found"] and all(math.isnan(r["score"]) for r in t["rows"])
+    # no reference named: the best heuristic measured (here "a") is the reference
     (t,) = sweep_tables(rs)
-    assert t["reference"] is None and "score vs" not in sweep_markdown([t])
+    assert t["reference"] == "a" and "score vs a" in sweep_markdown([t])
 
 
 def test_metric_directions() -> None:
@@ -120,3 +121,25 @@ def test_a_label_with_two_configs_gets_two_rows() -> None:
     assert [r["stats"]["reward"]["mean"] for r in t["rows"]] == [-3.5, -5.5]
     (t,) = sweep_tables(new)
     assert [r["policy"] for r in t["rows"]] == ["ppo"]
+
+
+def test_rows_are_paired_seed_by_seed_with_the_reference() -> None:
+    """Each seed meets its own episodes: a policy 1.0 better on every episode of every seed is
+    `better`; the reference's own row carries no verdict."""
+    env = "rlsched/NoSuchEnv-v0"
+    rs = []
+    for seed in (0, 1, 2):
+        base = [float(seed * 10 + k) for k in range(4)]
+        for name, shift, kind in (("ref", 0.0, "heuristic"), ("rl", 1.0, "learned")):
+            r = _r(name, seed, sum(base) / 4 + shift, env=env)
+            r.update(kind=kind, episode_seed=seed * 4,
+                     episode_values=[b + shift + 0.01 * k * (name == "rl") for k, b in
+                                     enumerate(base)])
+            rs.append(r)
+    (t,) = sweep_tables(rs, reference="ref")
+    rows = {r["policy"]: r for r in t["rows"]}
+    assert "paired" not in rows["ref"]
+    p = rows["rl"]["paired"]
+    assert p["verdict"] == "better" and p["method"] == "iqm stratified bootstrap"
+    assert 1.0 <= p["ci95"][0] <= p["mean_diff"] <= p["ci95"][1] <= 1.04
+    assert "better" in sweep_markdown([t])

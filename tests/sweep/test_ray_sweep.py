@@ -97,7 +97,8 @@ def test_ci_sweep_resumes_and_its_leaderboard_equals_the_trials(
     # the leaderboard: numbers equal to the trials' own (one seed: the mean is the metric)
     res = runner.invoke(app, ["leaderboard", str(out)])
     assert res.exit_code == 0, res.output
-    assert "score vs first_fit" in res.output
+    md = (out / "leaderboard" / "leaderboard.md").read_text()
+    assert "score vs first_fit" in md and "verdict" in md
     rows = list(csv.DictReader((out / "leaderboard" / "leaderboard.csv").open()))
     by_policy = {r["label"]: r for r in results.values() if r is not None}
     assert {r["policy"] for r in rows} == set(by_policy)

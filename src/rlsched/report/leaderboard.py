@@ -380,7 +380,16 @@ def sweep_tables(
         for k, row in enumerate(rows, 1):
             row["rank"] = k
         ref = reference.get(env) if isinstance(reference, dict) else reference
+        if not ref:  # default: the best heuristic measured here
+            ref = next((r["policy"] for r in rows if r["kind"] == "heuristic"), None)
         ref_row = next((r for r in rows if r["policy"] == ref), None) if ref else None
+        if ref_row is not None:
+            trials_of = {tuple(p["trial_id"] for p in prs): prs for prs in by_variant.values()}
+            ref_trials = trials_of[tuple(ref_row["trials"])]
+            for row in rows:
+                prs = trials_of[tuple(row["trials"])]
+                if row is not ref_row:
+                    row["paired"] = _sweep_paired(prs, ref_trials, ref, directions[main], main)
         ref_mean = ref_row["stats"][main]["mean"] if ref_row else float("nan")
         for row in rows:
             m = row["stats"][main]["mean"]
@@ -407,6 +416,33 @@ def sweep_tables(
             }
         )
     return tables
+
+
+def _sweep_paired(
+    trials: Sequence[dict[str, Any]],
+    ref_trials: Sequence[dict[str, Any]],
+    ref: str,
+    direction: str | None,
+    metric: str,
+) -> dict[str, Any] | None:
+    """A row's trials paired seed by seed with the reference's (the same seed meets the same
+    episodes); None where the episodes do not line up or there are fewer than 2."""
+    from rlsched.stats import paired_matrix
+
+    by_seed = {t["seed"]: t for t in ref_trials}
+    a, b = [], []
+    for t in trials:
+        r = by_seed.get(t["seed"])
+        va, vb = t.get("episode_values") or [], (r or {}).get("episode_values") or []
+        if r is None or len(va) != len(vb) or t.get("episode_seed") != r.get("episode_seed"):
+            continue
+        a.append(va)
+        b.append(vb)
+    if not a or len(a[0]) < 2 or direction not in ("higher", "lower"):
+        return None
+    return paired_matrix(
+        a, b, direction=direction, reference=ref, metric=metric  # type: ignore[arg-type]
+    ).to_json()
 
 
 def metric_label(metric: str) -> str:
@@ -444,6 +480,8 @@ def sweep_header(table: dict[str, Any]) -> list[str]:
     head = ["#", "policy", "seeds"] + [metric_label(m) for m in table["metrics"]]
     if table["reference"]:
         head.append(f"score vs {table['reference']}")
+        head += [f"Δ {metric_label(table['main_metric'])} vs {table['reference']} [95% CI]",
+                 "verdict"]
     return head
 
 
@@ -452,6 +490,14 @@ def sweep_row_cells(table: dict[str, Any], row: dict[str, Any]) -> list[str]:
     cells += [cell(row["stats"][m]) for m in table["metrics"]]
     if table["reference"]:
         cells.append(_fmt(row["score"]))
+        p = row.get("paired")
+        if row["policy"] == table["reference"]:
+            cells += ["reference", "-"]
+        elif p is None:
+            cells += ["-", "-"]
+        else:
+            lo, hi = p["ci95"]
+            cells += [f"{_fmt(p['mean_diff'])} [{_fmt(lo)}, {_fmt(hi)}]", p["verdict"]]
     return cells
 
 

@@ -179,6 +179,8 @@ def run_trial(
             "metrics": row["metrics"],
             "metrics_std": row.get("metrics_std", {}),
             "episode_rewards": row.get("episode_rewards", []),
+            "main_metric": report.get("main_metric"),
+            "episode_values": row.get("episode_values", []),
             "train": train_info,
             "seconds": time.time() - started,
             "started_at": stamp,
