@@ -109,7 +109,7 @@ def test_train_then_compare_and_evaluate_learned(tmp_path: Path) -> None:
             "--dataset",
             "wfinstances:blast-43",
             "--episodes",
-            "1",
+            "2",
             "--policies",
             f"first_fit,learned:{run}/model",
             "--json",
@@ -121,12 +121,12 @@ def test_train_then_compare_and_evaluate_learned(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     names = [r["policy"] for r in json.loads(out.read_text())["results"]]
     assert names[0] == "first_fit" and names[1].startswith("learned:")
-    res = runner.invoke(app, ["evaluate", "--model", str(run), "--episodes", "1"])
+    res = runner.invoke(app, ["evaluate", "--model", str(run), "--episodes", "2"])
     assert res.exit_code == 0, res.output
 
 
 def test_unknown_policy_exits_2() -> None:
-    proc = rlsched("compare", "--policies", "magic", "--episodes", "1")
+    proc = rlsched("compare", "--policies", "magic", "--episodes", "2")
     assert proc.returncode == 2 and "magic" in proc.stderr
 
 
@@ -143,7 +143,7 @@ def test_compare_gantt_writes_one_png_per_policy(tmp_path: Path) -> None:
             "--policies",
             "heft,random",
             "--episodes",
-            "1",
+            "2",
             "--gantt",
             str(out),
             "--env-arg",
@@ -166,7 +166,7 @@ def test_compare_gantt_writes_one_png_per_policy(tmp_path: Path) -> None:
             "--policies",
             "first_fit",
             "--episodes",
-            "1",
+            "2",
             "--gantt",
             str(tmp_path / "none"),
             "--env-arg",

@@ -11,7 +11,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from rlsched.errors import RlschedError
+from rlsched.errors import ConfigError, RlschedError
 
 app = typer.Typer(
     help="Learned resource scheduling: trace-driven envs, heuristics, RL training, comparison.",
@@ -43,6 +43,28 @@ def parse_env_args(pairs: list[str] | None) -> dict[str, Any]:
         k, v = p.split("=", 1)
         out[k.strip()] = yaml.safe_load(v)
     return out
+
+
+def checked_env(
+    env_id: str, dataset: str | None, env_arg: list[str] | dict[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    """The env id and ``--env-arg`` values checked before anything runs or is written: a
+    registered id (close-match suggestion otherwise), known argument names of the right types,
+    and an env that builds with them (so out-of-range values are reported here, in one line)."""
+    from rlsched.envs.args import check_env_builds, check_env_id, check_env_kwargs
+
+    env_id = check_env_id(env_id)
+    raw = env_arg if isinstance(env_arg, dict) else parse_env_args(env_arg)
+    kwargs = check_env_kwargs(env_id, raw)
+    check_env_builds(env_id, dataset, kwargs)
+    return env_id, kwargs
+
+
+def check_episodes(episodes: int) -> None:
+    if episodes < 2:
+        raise ConfigError(
+            f"--episodes {episodes}: a paired interval needs at least 2 episodes"
+        )
 
 
 # ---------------------------------------------------------------------------- datasets
@@ -150,6 +172,7 @@ def train(
             setattr(cfg, k, v)
     cfg.env_kwargs.update(parse_env_args(env_arg))
     cfg.validate()
+    cfg.env_id, cfg.env_kwargs = checked_env(cfg.env_id, cfg.dataset, cfg.env_kwargs)
     console.print(
         f"training [bold]{cfg.algo}[/] on {cfg.env_id} / {cfg.dataset} "
         f"for {cfg.total_steps} steps (seed {cfg.seed}) -> {out}"
@@ -199,6 +222,8 @@ def compare(
     from rlsched.evaluate import compare as run_compare
     from rlsched.evaluate import gantt_hook
 
+    check_episodes(episodes)
+    env, kwargs = checked_env(env, dataset, env_arg)
     written: list[Path] = []
     hook = None
     if gantt_dir is not None:
@@ -209,7 +234,7 @@ def compare(
         policies,
         episodes,
         seed,
-        parse_env_args(env_arg),
+        kwargs,
         progress=True,
         on_episode_end=hook,
     )
@@ -237,6 +262,7 @@ def evaluate(
     from rlsched.policies.heuristics import HEURISTICS
     from rlsched.policies.learned import read_meta
 
+    check_episodes(episodes)
     spec = model if model in HEURISTICS or model.startswith("learned:") else f"learned:{model}"
     kwargs = parse_env_args(env_arg)
     env_id = env or DEFAULT_ENV
@@ -245,6 +271,7 @@ def evaluate(
         env_id = env or meta["env_id"]
         kwargs = {**meta.get("env_kwargs", {}), **kwargs}
         dataset = dataset or meta.get("dataset")
+    env_id, kwargs = checked_env(env_id, dataset, kwargs)
     report = run_compare(env_id, dataset, spec, episodes, seed, kwargs)
     _print_report(report, json_out)
 
@@ -280,8 +307,10 @@ def simulate(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Replay an LLM trace through the serving simulator with one autoscaling policy."""
+    from rlsched.envs.args import check_env_kwargs
     from rlsched.llm.runner import simulate as run_simulate
 
+    env_kwargs = check_env_kwargs("rlsched/LLMAutoscaling-v0", parse_env_args(env_arg))
     run = run_simulate(
         trace=trace,
         policy=policy,
@@ -292,7 +321,7 @@ def simulate(
         start_state=start_state,
         decision_interval=decision_interval,
         seed=seed,
-        env_kwargs=parse_env_args(env_arg),
+        env_kwargs=env_kwargs,
         progress=progress,
         console=console,
     )

@@ -21,6 +21,7 @@ from typing import Any
 
 from rlsched.errors import PolicyError
 from rlsched.llm.scaling import StartState
+from rlsched.suggest import did_you_mean
 
 #: Keys of the result besides the metrics.
 METRIC_KEYS = (
@@ -109,7 +110,8 @@ def make_runner_policy(spec: str, env: Any, seed: int = 0) -> Any:
 
     if not spec.startswith("learned:") and spec not in POLICY_FACTORIES:
         raise PolicyError(
-            f"unknown policy {spec!r}; known: {', '.join(POLICY_FACTORIES)} or learned:PATH"
+            f"unknown policy {spec!r}{did_you_mean(spec, POLICY_FACTORIES)}; "
+            f"known: {', '.join(POLICY_FACTORIES)} or learned:PATH"
         )
     return make_policy(spec, env, seed=seed)
 

@@ -21,8 +21,12 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     if spec in factories:
         return factories[spec](getattr(env, "unwrapped", env), seed)
     if spec not in HEURISTICS:
+        from rlsched.suggest import did_you_mean
+
+        known = [*factories, *HEURISTICS]
         raise PolicyError(
-            f"unknown policy {spec!r}; known: {', '.join(HEURISTICS)} or learned:PATH"
+            f"unknown policy {spec!r}{did_you_mean(spec, known)}; "
+            f"known: {', '.join(known)} or learned:PATH"
         )
     if not _discrete(env):
         raise PolicyError(f"policy {spec!r} picks one action index; this env's actions are not")
