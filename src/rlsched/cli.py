@@ -305,12 +305,24 @@ def simulate(
     figure: Annotated[Path | None, typer.Option(help="Write the timeline figure (PNG).")] = None,
     env_arg: EnvArgs = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    compat: Annotated[
+        str | None,
+        typer.Option(
+            help="splitwise-sim: reproduce splitwise-sim's performance-model readings and TBT "
+            "(docs/fidelity.md)."
+        ),
+    ] = None,
+    requests_csv: Annotated[
+        Path | None, typer.Option(help="Write one row per request (latencies, instances).")
+    ] = None,
 ) -> None:
     """Replay an LLM trace through the serving simulator with one autoscaling policy."""
     from rlsched.envs.args import check_env_kwargs
     from rlsched.llm.runner import simulate as run_simulate
 
     env_kwargs = check_env_kwargs("rlsched/LLMAutoscaling-v0", parse_env_args(env_arg))
+    if compat not in (None, "splitwise-sim"):
+        raise ConfigError(f"--compat {compat!r}: the only mode is splitwise-sim")
     run = run_simulate(
         trace=trace,
         policy=policy,
@@ -324,6 +336,7 @@ def simulate(
         env_kwargs=env_kwargs,
         progress=progress,
         console=console,
+        compat=compat,
     )
     r = run.result
     t = Table(title=f"{trace} x{rate_scale:g}, policy {policy}")
@@ -358,6 +371,8 @@ def simulate(
         console.print(f"wrote {run.write_json(json_out)}")
     if figure is not None:
         console.print(f"wrote {run.figure(figure)}")
+    if requests_csv is not None:
+        console.print(f"wrote {run.write_requests_csv(requests_csv)}")
 
 
 # ---------------------------------------------------------------------------- demo
