@@ -156,6 +156,7 @@ def train(
     """Train an agent; writes a self-describing run folder with the model in OUT/model."""
     from rlsched.train import TrainConfig
     from rlsched.train import train as run_train
+    from rlsched.train.progress import held_out_text, plan_text
 
     cfg = TrainConfig.from_yaml(config) if config else TrainConfig()
     overrides = {
@@ -175,12 +176,12 @@ def train(
     cfg.env_id, cfg.env_kwargs = checked_env(cfg.env_id, cfg.dataset, cfg.env_kwargs)
     console.print(
         f"training [bold]{cfg.algo}[/] on {cfg.env_id} / {cfg.dataset} "
-        f"for {cfg.total_steps} steps (seed {cfg.seed}) -> {out}"
+        f"for {plan_text(cfg)} (seed {cfg.seed}) -> {out}"
     )
     res = run_train(cfg, out, progress=progress)
     console.print(
-        f"done: {res.steps} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s); "
-        f"best held-out reward {res.eval_mean_reward}; model in [bold]{res.model_dir}[/]"
+        f"done: {res.steps:,} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s); "
+        f"{held_out_text(cfg, res.eval_mean_reward, res.steps)}; model in [bold]{res.model_dir}[/]"
     )
 
 
