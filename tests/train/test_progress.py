@@ -23,7 +23,7 @@ def test_planned_steps_round_up_to_whole_rollouts() -> None:
 def test_eta_text() -> None:
     assert eta_text(500, 1000, 10.0) == "500/1,000 steps (50%), 50 steps/s, ETA 0:10"
     assert "ETA ?" in eta_text(0, 1000, 0.0)
-    assert eta_text(0, 7300, 1.0).endswith("ETA 2:01:40")
+    assert eta_text(100, 7400, 100.0).endswith("ETA 2:01:40")
 
 
 def test_train_counts_the_steps_it_runs_and_explains_a_missing_evaluation(
