@@ -91,3 +91,32 @@ def test_typed_config_values_are_read_as_their_types(tmp_path: Path) -> None:
     cfg.write_text("learning_rate: 3e-4\ntotal_steps: 100\n")  # YAML 1.1 reads 3e-4 as a string
     c = TrainConfig.from_yaml(cfg)
     assert c.learning_rate == pytest.approx(3e-4) and isinstance(c.learning_rate, float)
+
+
+def test_policies_lists_every_env_policy_in_full() -> None:
+    from rlsched.policies.registry import policy_catalogue
+
+    proc = rlsched("policies")
+    assert proc.returncode == 0, proc.stderr
+    assert "…" not in proc.stdout
+    for name in ("heft", "mdp_rollout", "static_peak", "no_migration", "k8s_balanced"):
+        assert f"│ {name} " in proc.stdout, name
+    names = {row[0] for row in policy_catalogue()}
+    assert {"heft", "greedy_migration", "hpa", "first_fit", "learned:PATH"} <= names
+
+
+def test_datasets_list_shows_whole_examples() -> None:
+    from rlsched.data import list_datasets
+
+    proc = rlsched("datasets", "list")
+    assert proc.returncode == 0, proc.stderr
+    assert "…" not in proc.stdout and "..." not in proc.stdout
+    cells = [ln.split("│")[2].strip() for ln in proc.stdout.splitlines() if ln.count("│") > 3]
+    for d in list_datasets():
+        for example in d["examples"]:
+            assert example in cells, example
+
+
+def test_simulate_rejects_an_unknown_compat_mode() -> None:
+    line = one_error_line(rlsched("simulate", "--compat", "splitwise"))
+    assert "--compat 'splitwise'" in line and "splitwise-sim" in line

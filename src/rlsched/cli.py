@@ -73,12 +73,15 @@ def datasets_list() -> None:
     """Every dataset family with example names and license."""
     from rlsched.data import list_datasets
 
+    datasets = list_datasets()
+    widest = max((len(e) for d in datasets for e in d.get("examples", [])), default=10)
     t = Table(title="datasets")
-    t.add_column("scheme")
-    t.add_column("examples")
-    t.add_column("license")
-    t.add_column("description")
-    for d in list_datasets():
+    t.add_column("scheme", no_wrap=True, min_width=max(len(d["scheme"]) for d in datasets))
+    # whole names on one line each, so they can be copied: the other columns wrap instead
+    t.add_column("examples", no_wrap=True, min_width=widest)
+    t.add_column("license", overflow="fold")
+    t.add_column("description", overflow="fold")
+    for d in datasets:
         t.add_row(
             d["scheme"],
             "\n".join(d.get("examples", [])),
@@ -122,15 +125,15 @@ def envs_list() -> None:
 
 @app.command("policies")
 def policies_list() -> None:
-    """Heuristic policy names (``learned:PATH`` loads a trained model)."""
-    from rlsched.policies.heuristics import HEURISTICS
+    """Every policy name by env (``learned:PATH`` loads a trained model)."""
+    from rlsched.policies.registry import policy_catalogue
 
     t = Table(title="policies")
     t.add_column("name")
-    t.add_column("rule")
-    for name, (cls, _) in HEURISTICS.items():
-        t.add_row(name, (cls.__doc__ or "").strip().split("\n")[0])
-    t.add_row("learned:PATH", "a model trained by `rlsched train` (model or run folder)")
+    t.add_column("envs", overflow="fold")
+    t.add_column("rule", overflow="fold")
+    for name, envs, rule in policy_catalogue():
+        t.add_row(name, envs, rule)
     console.print(t)
 
 

@@ -73,3 +73,33 @@ def expand_policies(specs: str, env: Any) -> list[str]:
     if not out:
         raise PolicyError("no policies given")
     return out
+
+
+def policy_catalogue() -> list[tuple[str, str, str]]:
+    """``(name, envs, rule)`` for every policy name: the generic heuristics (envs with a node
+    view), each env's own policies, and ``learned:PATH``; ``rule`` is the whole first
+    paragraph of the policy's docstring."""
+    import inspect
+
+    from rlsched.envs import ENV_IDS
+    from rlsched.envs.args import env_class
+
+    def rule(obj: Any) -> str:
+        doc = inspect.getdoc(obj) or ""
+        return " ".join(doc.split("\n\n")[0].split())
+
+    def short(env_id: str) -> str:
+        return env_id.removeprefix("rlsched/")
+
+    classes = {env_id: env_class(env_id) for env_id in ENV_IDS}
+    node_envs = ", ".join(short(e) for e, c in classes.items() if hasattr(c, "node_view"))
+    rows = [(name, node_envs, rule(cls)) for name, (cls, _) in HEURISTICS.items()]
+    for env_id, c in classes.items():
+        fn = getattr(c, "policy_factories", None)
+        # the factories never use the instance: read them without building an env
+        for name, factory in (fn(None) if callable(fn) else {}).items():
+            rows.append((name, short(env_id), rule(factory)))
+    rows.append(
+        ("learned:PATH", "any", "a model trained by `rlsched train` (model or run folder)")
+    )
+    return rows
