@@ -60,13 +60,6 @@ def checked_env(
     return env_id, kwargs
 
 
-def check_episodes(episodes: int) -> None:
-    if episodes < 2:
-        raise ConfigError(
-            f"--episodes {episodes}: a paired interval needs at least 2 episodes"
-        )
-
-
 # ---------------------------------------------------------------------------- datasets
 @datasets_app.command("list")
 def datasets_list() -> None:
@@ -200,6 +193,11 @@ def _print_report(report: dict[str, Any], json_path: Path | None) -> None:
         console.print(f"wrote {json_path}")
 
 
+def _check_episodes(episodes: int) -> None:
+    if episodes < 2:
+        raise ConfigError(f"--episodes {episodes}: a paired interval needs at least 2 episodes")
+
+
 @app.command()
 def compare(
     env: Annotated[str, typer.Option(help="Env id.")] = DEFAULT_ENV,
@@ -223,10 +221,10 @@ def compare(
     ] = None,
 ) -> None:
     """Evaluate policies on the same seeded episodes and print a leaderboard."""
+    _check_episodes(episodes)
     from rlsched.evaluate import compare as run_compare
     from rlsched.evaluate import gantt_hook
 
-    check_episodes(episodes)
     env, kwargs = checked_env(env, dataset, env_arg)
     written: list[Path] = []
     hook = None
@@ -262,11 +260,11 @@ def evaluate(
     env_arg: EnvArgs = None,
 ) -> None:
     """Evaluate one policy (a trained model by default) and print its metrics."""
+    _check_episodes(episodes)
     from rlsched.evaluate import compare as run_compare
     from rlsched.policies.heuristics import HEURISTICS
     from rlsched.policies.learned import read_meta
 
-    check_episodes(episodes)
     spec = model if model in HEURISTICS or model.startswith("learned:") else f"learned:{model}"
     kwargs = parse_env_args(env_arg)
     env_id = env or DEFAULT_ENV
