@@ -206,8 +206,6 @@ class TrainConfig:
                 )
         if self.policy_net not in ("auto", "node", "mlp"):
             raise ConfigError(f"{source}: policy_net must be 'auto', 'node' or 'mlp'")
-        if not 0 < self.gamma <= 1:
-            raise ConfigError(f"{source}: gamma must be in (0, 1]")
         if not 0 <= self.gae_lambda <= 1:
             raise ConfigError(f"{source}: gae_lambda must be in [0, 1]")
         for name in ("learning_rate", "imitation_lr", "clip_range"):
@@ -215,6 +213,8 @@ class TrainConfig:
                 raise ConfigError(f"{source}: {name} must be > 0, got {getattr(self, name)!r}")
         if self.ent_coef < 0 or self.eval_freq < 0:
             raise ConfigError(f"{source}: ent_coef and eval_freq must be >= 0")
+        if not 0 < self.gamma <= 1:
+            raise ConfigError(f"{source}: gamma must be in (0, 1]")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
