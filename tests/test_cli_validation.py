@@ -52,6 +52,22 @@ def test_compare_mistakes_are_one_line(args: list[str], expected: list[str]) -> 
         assert text in line, line
 
 
+@pytest.mark.parametrize(
+    ("env", "arg", "expected"),
+    [
+        ("rlsched/KubeScheduling-v0", "num_nodes=0", "must be >= 1"),
+        ("VMPlacement-v0", "max_steps=0", "max_steps must be >= 1"),
+        ("rlsched/LLMAutoscaling-v0", "episode_duration=-1", "episode_duration must be > 0"),
+        ("rlsched/ServerlessPlacement-v0", "reward=foo", "choose one of"),
+        ("rlsched/WorkflowOffloading-v0", "bandwidth=0", "bandwidth must be positive"),
+    ],
+)
+def test_out_of_range_env_args_are_one_line(env: str, arg: str, expected: str) -> None:
+    line = one_error_line(rlsched("compare", "--env", env, "--env-arg", arg))
+    key = arg.split("=")[0]
+    assert f"--env-arg {key}=" in line and expected in line, line
+
+
 def test_evaluate_needs_two_episodes() -> None:
     line = one_error_line(rlsched("evaluate", "--model", "first_fit", "--episodes", "1"))
     assert "at least 2 episodes" in line
@@ -70,6 +86,7 @@ def test_simulate_checks_env_args() -> None:
         ("learning_rate: -1\n", [], ["learning_rate must be > 0"]),
         ("total_steps: 64\n", ["--env-arg", "num_nodes=-3"], ["num_nodes=-3", ">= 1"]),
         ("total_steps: 64\n", ["--env-arg", "bogus=1"], ["'bogus'"]),
+        ("env_kwargs: {num_nodes: ten}\n", [], ["cfg.yaml: env_kwargs num_nodes='ten'", "int"]),
     ],
 )
 def test_train_mistakes_write_nothing(

@@ -167,6 +167,10 @@ def train(
     for k, v in overrides.items():
         if v is not None:
             setattr(cfg, k, v)
+    if config and cfg.env_kwargs:  # the config's own env_kwargs, named as such in errors
+        from rlsched.envs.args import check_env_id, check_env_kwargs
+
+        check_env_kwargs(check_env_id(cfg.env_id), cfg.env_kwargs, flag=f"{config}: env_kwargs")
     cfg.env_kwargs.update(parse_env_args(env_arg))
     cfg.validate()
     cfg.env_id, cfg.env_kwargs = checked_env(cfg.env_id, cfg.dataset, cfg.env_kwargs)
