@@ -43,9 +43,11 @@ def env_parameters(env_id: str) -> list[str]:
     return [n for n, p in sig.parameters.items() if n not in _SKIP and p.kind != p.VAR_KEYWORD]
 
 
-def _kind(hint: Any) -> str:
-    """A short name of a type hint for messages (``int``, ``float | None``)."""
-    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+def type_name(hint: Any) -> str:
+    """A type hint as a message shows it: ``int``, ``float | None``, ``tuple[float, float]``."""
+    if typing.get_origin(hint) is None and hasattr(hint, "__name__"):
+        return hint.__name__
+    return str(hint).replace("typing.", "").replace("collections.abc.", "")
 
 
 def check_env_kwargs(
@@ -72,7 +74,7 @@ def check_env_kwargs(
             out[key] = TypeAdapter(hint, config=_ARBITRARY).validate_python(value)
         except ValidationError:
             raise ConfigError(
-                f"{flag} {key}={value!r}: expected {_kind(hint)}"
+                f"{flag} {key}={value!r}: expected {type_name(hint)}"
                 f" (default {sig.parameters[key].default!r})"
             ) from None
     return out

@@ -142,6 +142,7 @@ class TrainConfig:
         line, when ``lines`` has it, is named in the error)."""
         from pydantic import TypeAdapter, ValidationError
 
+        from rlsched.envs.args import type_name
         from rlsched.suggest import did_you_mean
 
         names = [f.name for f in dataclasses.fields(cls)]
@@ -160,7 +161,7 @@ class TrainConfig:
                 checked[key] = TypeAdapter(hints[key]).validate_python(value)
             except ValidationError:
                 where = f"{source}:{lines[key]}" if key in lines else source
-                kind = getattr(hints[key], "__name__", str(hints[key]).replace("typing.", ""))
+                kind = type_name(hints[key])
                 raise ConfigError(f"{where}: {key}: {value!r} is not {kind}") from None
         cfg = cls(**checked)
         cfg.validate(source)
