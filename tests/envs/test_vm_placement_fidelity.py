@@ -72,3 +72,5 @@ def test_compat_vmagent_ends_one_request_early_at_the_end_of_the_trace() -> None
 def test_compat_is_checked() -> None:
     with pytest.raises(ValueError, match="compat"):
         VMPlacementEnv(compat="vmagnet")
+    with pytest.raises(ValueError, match="double_by"):
+        VMPlacementEnv(compat="vmagent", double_by="cpu_or_mem")

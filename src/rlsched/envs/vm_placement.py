@@ -133,7 +133,8 @@ class VMPlacementEnv(gym.Env):
     (None: the scenario's), ``double_by`` (``"cpu"`` | ``"cpu_or_mem"``),
     ``double_mem_threshold`` (None: see above), ``numa_cpu`` (40), ``numa_mem`` (90),
     ``start`` (None), ``start_range`` ((0, 1)), ``reward`` (``"count"``), ``max_steps``
-    (None), ``frag_cores`` (16, see :meth:`fragmentation`), ``render_mode`` (``"ansi"``).
+    (None), ``frag_cores`` (16, see :meth:`fragmentation`), ``compat`` (None |
+    ``"vmagent"``, see the description), ``render_mode`` (``"ansi"``).
     Demands and capacities are rounded to multiples of 1/1024 core or GB, which keeps the
     float64 accounting exact.
 
@@ -168,6 +169,11 @@ class VMPlacementEnv(gym.Env):
         if compat is not None and compat not in COMPAT:
             raise ValueError(f"compat must be None or one of {COMPAT}, got {compat!r}")
         self.compat = compat
+        if compat == "vmagent" and (double_by != "cpu" or double_mem_threshold is not None):
+            raise ValueError(
+                "compat='vmagent' decides double-NUMA by memory > double_threshold: "
+                "double_by and double_mem_threshold do not apply"
+            )
         if num_servers < 1:
             raise ValueError("num_servers must be >= 1")
         if scenario not in SCENARIOS:
