@@ -86,6 +86,9 @@ def test_simulate_checks_env_args() -> None:
         ("learning_rate: -1\n", [], ["learning_rate must be > 0"]),
         ("total_steps: 64\n", ["--env-arg", "num_nodes=-3"], ["num_nodes=-3", ">= 1"]),
         ("total_steps: 64\n", ["--env-arg", "bogus=1"], ["'bogus'"]),
+        ("total_steps: 64\n", ["--env-arg", "num_nodes=ten"], ["num_nodes='ten'", "int"]),
+        ("total_steps: 64\n", ["--env", "rlsched/ServerlessPlacment-v0"], ["did you mean"]),
+        ("total_steps: 64\n", ["--dataset", "wfinstances:montag-58"], ["'montage-58'?"]),
         ("env_kwargs: {num_nodes: ten}\n", [], ["cfg.yaml: env_kwargs num_nodes='ten'", "int"]),
     ],
 )
