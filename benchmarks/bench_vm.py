@@ -1,7 +1,8 @@
 """Env steps per second of VMPlacement-v0 driven by first_fit, on one core.
 
-Goal (VM placement issue): >= 25,000 steps/s at N = 100 servers (VMAgent's SchedGym: about
-20,000 at N = 5 and 1,200-2,400 at N = 100). Each measured loop asks the policy for an action
+Goal (VM placement issue): >= 25,000 steps/s at N = 100 servers. VMAgent's SchedGym, measured
+side by side on the same machine class by ``bench_vm_peer.py``: about 110,000 first-fit steps/s
+at N = 5 and 10,000 at N = 100 (docs/fidelity.md). Each measured loop asks the policy for an action
 from the observation and the mask, steps the raw env, and resets it when an episode ends
 (resets included; an episode still running at twice the time budget is cut), for both
 scenarios over the default ``synthetic:vm`` trace (125,430 creations with Huawei-East-1's

@@ -3,11 +3,15 @@
 python benchmarks/run_all.py                          (what `make bench` runs)
 python benchmarks/run_all.py --only offloading,cpsat  (run those; re-render from all results)
 python benchmarks/run_all.py --render-only            (re-render from benchmarks/results/)
+
+The side-by-side with VMAgent's SchedGym (``vm_peer``) runs only when ``VMAGENT`` names a
+checkout of mail-ecnu/VMAgent (it is not a dependency); otherwise its last results are kept.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -30,6 +34,7 @@ BENCHES = {
         ("--sizes", "5", "10", "15", "20", "25", "30", "40", "--seeds", "3", "--time-limit", "10"),
     ),
     "vm": ("bench_vm.py", ()),
+    "vm_peer": ("bench_vm_peer.py", ("--vmagent", os.environ.get("VMAGENT", ""))),
     "llm": ("bench_llm_sim.py", ()),
     "sweep": ("bench_sweep.py", ()),
     "vector": ("bench_vector.py", ()),
@@ -56,7 +61,10 @@ def run(key: str) -> dict | None:
     script, args = BENCHES[key]
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / script.replace(".py", ".json")
-    if key in selected():
+    if key == "vm_peer" and not os.environ.get("VMAGENT"):
+        if key in selected():
+            print("vm_peer: set VMAGENT=PATH (a mail-ecnu/VMAgent checkout) to measure it")
+    elif key in selected():
         subprocess.run(
             [sys.executable, str(HERE / script), "--json", str(out), *args], check=True, cwd=HERE
         )
@@ -162,9 +170,8 @@ def vm_section(vm: dict) -> list[str]:
         f"Huawei-East-1's statistics), 40 cores / 90 GB per NUMA, default arguments otherwise "
         f"(episodes run until a request fits nowhere or the trace ends). Each step: the policy "
         f"reads the observation and mask, the raw env steps; resets included; "
-        f"{vm['seconds']:.0f} s per run, median and best of 3 runs. For scale: VMAgent's "
-        f"SchedGym runs about 20,000 steps/s at N = 5 and 1,200-2,400 at N = 100 (figures from "
-        f"the project brief, not re-measured here). Machine speed at the time: "
+        f"{vm['seconds']:.0f} s per run, median and best of 3 runs. VMAgent's SchedGym on the "
+        f"same machine: the next section. Machine speed at the time: "
         f"{m['python_loop_1e6_ms']} ms per 10^6 Python additions; git commit {m['git_commit']}.",
         "",
         "| scenario | servers | median steps/s | best steps/s | steps per episode | goal |",
@@ -176,6 +183,47 @@ def vm_section(vm: dict) -> list[str]:
             f"| {r['scenario']} | {r['num_servers']} | {r['steps_per_s_median']:,.0f} | "
             f"{r['steps_per_s_best']:,.0f} | {r['mean_episode_steps']:,.0f} | "
             f"{f'{g:,}' if g else '-'} |"
+        )
+    return out
+
+
+def peer_scale(vp: dict | None) -> str:
+    """One line on VMAgent's SchedGym speed, from the side-by-side results when measured."""
+    if vp is None:
+        return (
+            "For scale: VMAgent's SchedGym was not measured in this run "
+            "(`VMAGENT=PATH make bench`; docs/fidelity.md has the last side-by-side figures)."
+        )
+    rates = [r["schedgym_steps_per_s"]["median"] for r in vp["rows"] if r["num_servers"] == 100]
+    return (
+        f"For scale: VMAgent's pure-Python SchedGym ran {min(rates):,.0f}-{max(rates):,.0f} "
+        "first-fit steps/s at N = 100 servers on this machine (side by side below)."
+    )
+
+
+def vm_peer_section(vp: dict) -> list[str]:
+    m = vp["machine"]
+    out = [
+        "",
+        "## VMPlacement-v0 and VMAgent's SchedGym side by side (first fit, one core)",
+        "",
+        "`benchmarks/bench_vm_peer.py --vmagent PATH` (mail-ecnu/VMAgent at 1ffabd6): both on "
+        "the fidelity fixture trace (`synthetic:vm` seed 0), from the same five start events, "
+        "until each episode ends; SchedGym with its own first fit (`step(-1)`), rlsched with "
+        "`compat=\"vmagent\"` (the same episodes, action for action). Construction not timed, "
+        f"resets timed; {vp['seconds']:.0f} s per run, median and best of 3. Machine: "
+        f"{m['cpu']}, {m['python_loop_1e6_ms']} ms per 10^6 Python additions, {m['date']}; "
+        "other jobs shared the machine.",
+        "",
+        "| scenario | servers | SchedGym steps/s (median, best) | rlsched steps/s (median, best) "
+        "| rlsched / SchedGym |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for r in vp["rows"]:
+        p, q = r["schedgym_steps_per_s"], r["rlsched_steps_per_s"]
+        out.append(
+            f"| {r['scenario']} | {r['num_servers']} | {p['median']:,.0f} ({p['best']:,.0f}) | "
+            f"{q['median']:,.0f} ({q['best']:,.0f}) | {r['ratio_median']:.1f}x |"
         )
     return out
 
@@ -320,6 +368,7 @@ def main() -> None:
     of = run("offloading")
     cp = run("cpsat")
     vm = run("vm")
+    vp = run("vm_peer")
     ll = run("llm")
     sw = run("sweep")
     vc = run("vector")
@@ -360,8 +409,7 @@ def main() -> None:
         )
     lines += [
         "",
-        "For scale: VMAgent's pure-Python scheduling env runs about 1,200-2,400 steps/s at "
-        "N = 100 on machines like this one (figure from the project brief, not re-measured here).",
+        peer_scale(vp),
         "",
         "## Training throughput (env steps per second, whole `learn` incl. updates)",
         "",
@@ -382,6 +430,8 @@ def main() -> None:
         lines += cpsat_section(cp)
     if vm is not None:
         lines += vm_section(vm)
+    if vp is not None:
+        lines += vm_peer_section(vp)
     if ll is not None:
         lines += llm_section(ll)
     if sw is not None:

@@ -83,9 +83,9 @@ def test_train_then_compare_and_evaluate_learned(tmp_path: Path) -> None:
         [
             "train",
             "--dataset",
-            "wfinstances:blast-43",
+            "wfinstances:srasearch-22",
             "--eval-dataset",
-            "wfinstances:helloworld-10",
+            "wfinstances:1000genome-52",
             "--steps",
             "300",
             "--seed",

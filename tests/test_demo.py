@@ -1,17 +1,30 @@
 """The main job end to end, with tiny training: every output exists and the model is usable."""
 
+import io
 import json
+import re
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from rlsched.demo import run_demo
 from rlsched.evaluate import compare
 
 
-def test_demo_writes_report_figures_and_a_usable_model(tmp_path: Path) -> None:
+def test_demo_writes_report_figures_and_a_usable_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import rlsched.demo
+
+    monkeypatch.setattr(rlsched.demo, "LOG_EVERY", 0.0)
     out = tmp_path / "demo"
-    res = run_demo(out, steps=600, seeds=2, episodes=2, console=Console(width=160))
+    log = io.StringIO()  # not a terminal, as in CI: progress comes as lines
+    res = run_demo(out, steps=600, seeds=2, episodes=2, console=Console(file=log, width=160))
+    lines = re.findall(r"training: ([\d,]+)/([\d,]+) steps .*steps/s, ETA", log.getvalue())
+    assert lines, log.getvalue()
+    done, total = (int(x.replace(",", "")) for x in lines[-1])
+    assert 0 <= done <= total and total >= 2 * 600
     for f in (
         "report.md",
         "learning_curve.png",

@@ -11,7 +11,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from rlsched.errors import RlschedError
+from rlsched.errors import ConfigError, RlschedError
 
 app = typer.Typer(
     help="Learned resource scheduling: trace-driven envs, heuristics, RL training, comparison.",
@@ -45,18 +45,36 @@ def parse_env_args(pairs: list[str] | None) -> dict[str, Any]:
     return out
 
 
+def checked_env(
+    env_id: str, dataset: str | None, env_arg: list[str] | dict[str, Any] | None
+) -> tuple[str, dict[str, Any]]:
+    """The env id and ``--env-arg`` values checked before anything runs or is written: a
+    registered id (close-match suggestion otherwise), known argument names of the right types,
+    and an env that builds with them (so out-of-range values are reported here, in one line)."""
+    from rlsched.envs.args import check_env_builds, check_env_id, check_env_kwargs
+
+    env_id = check_env_id(env_id)
+    raw = env_arg if isinstance(env_arg, dict) else parse_env_args(env_arg)
+    kwargs = check_env_kwargs(env_id, raw)
+    check_env_builds(env_id, dataset, kwargs)
+    return env_id, kwargs
+
+
 # ---------------------------------------------------------------------------- datasets
 @datasets_app.command("list")
 def datasets_list() -> None:
     """Every dataset family with example names and license."""
     from rlsched.data import list_datasets
 
+    datasets = list_datasets()
+    widest = max((len(e) for d in datasets for e in d.get("examples", [])), default=10)
     t = Table(title="datasets")
-    t.add_column("scheme")
-    t.add_column("examples")
-    t.add_column("license")
-    t.add_column("description")
-    for d in list_datasets():
+    t.add_column("scheme", no_wrap=True, min_width=max(len(d["scheme"]) for d in datasets))
+    # whole names on one line each, so they can be copied: the other columns wrap instead
+    t.add_column("examples", no_wrap=True, min_width=widest)
+    t.add_column("license", overflow="fold")
+    t.add_column("description", overflow="fold")
+    for d in datasets:
         t.add_row(
             d["scheme"],
             "\n".join(d.get("examples", [])),
@@ -100,15 +118,15 @@ def envs_list() -> None:
 
 @app.command("policies")
 def policies_list() -> None:
-    """Heuristic policy names (``learned:PATH`` loads a trained model)."""
-    from rlsched.policies.heuristics import HEURISTICS
+    """Every policy name by env (``learned:PATH`` loads a trained model)."""
+    from rlsched.policies.registry import policy_catalogue
 
     t = Table(title="policies")
     t.add_column("name")
-    t.add_column("rule")
-    for name, (cls, _) in HEURISTICS.items():
-        t.add_row(name, (cls.__doc__ or "").strip().split("\n")[0])
-    t.add_row("learned:PATH", "a model trained by `rlsched train` (model or run folder)")
+    t.add_column("envs", overflow="fold")
+    t.add_column("rule", overflow="fold")
+    for name, envs, rule in policy_catalogue():
+        t.add_row(name, envs, rule)
     console.print(t)
 
 
@@ -134,6 +152,7 @@ def train(
     """Train an agent; writes a self-describing run folder with the model in OUT/model."""
     from rlsched.train import TrainConfig
     from rlsched.train import train as run_train
+    from rlsched.train.progress import held_out_text, plan_text
 
     cfg = TrainConfig.from_yaml(config) if config else TrainConfig()
     overrides = {
@@ -148,16 +167,21 @@ def train(
     for k, v in overrides.items():
         if v is not None:
             setattr(cfg, k, v)
+    if config and cfg.env_kwargs:  # the config's own env_kwargs, named as such in errors
+        from rlsched.envs.args import check_env_id, check_env_kwargs
+
+        check_env_kwargs(check_env_id(cfg.env_id), cfg.env_kwargs, flag=f"{config}: env_kwargs")
     cfg.env_kwargs.update(parse_env_args(env_arg))
     cfg.validate()
+    cfg.env_id, cfg.env_kwargs = checked_env(cfg.env_id, cfg.dataset, cfg.env_kwargs)
     console.print(
         f"training [bold]{cfg.algo}[/] on {cfg.env_id} / {cfg.dataset} "
-        f"for {cfg.total_steps} steps (seed {cfg.seed}) -> {out}"
+        f"for {plan_text(cfg)} (seed {cfg.seed}) -> {out}"
     )
     res = run_train(cfg, out, progress=progress)
     console.print(
-        f"done: {res.steps} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s); "
-        f"best held-out reward {res.eval_mean_reward}; model in [bold]{res.model_dir}[/]"
+        f"done: {res.steps:,} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s); "
+        f"{held_out_text(cfg, res.eval_mean_reward, res.steps)}; model in [bold]{res.model_dir}[/]"
     )
 
 
@@ -179,7 +203,7 @@ def _check_episodes(episodes: int) -> None:
     from rlsched.stats import MIN_EPISODES
 
     if episodes < MIN_EPISODES:
-        raise ValueError(
+        raise ConfigError(
             f"--episodes {episodes}: a paired interval needs at least {MIN_EPISODES} episodes"
         )
 
@@ -219,6 +243,7 @@ def compare(
     from rlsched.evaluate import compare as run_compare
     from rlsched.evaluate import gantt_hook
 
+    env, kwargs = checked_env(env, dataset, env_arg)
     written: list[Path] = []
     hook = None
     if gantt_dir is not None:
@@ -229,7 +254,7 @@ def compare(
         policies,
         episodes,
         seed,
-        parse_env_args(env_arg),
+        kwargs,
         progress=True,
         on_episode_end=hook,
         reference=reference,
@@ -275,6 +300,7 @@ def evaluate(
         env_id = env or meta["env_id"]
         kwargs = {**meta.get("env_kwargs", {}), **kwargs}
         dataset = dataset or meta.get("dataset")
+    env_id, kwargs = checked_env(env_id, dataset, kwargs)
     specs = spec if reference is None or reference == spec else f"{spec},{reference}"
     report = run_compare(env_id, dataset, specs, episodes, seed, kwargs, reference=reference)
     _print_report(report, json_out)
@@ -309,10 +335,24 @@ def simulate(
     figure: Annotated[Path | None, typer.Option(help="Write the timeline figure (PNG).")] = None,
     env_arg: EnvArgs = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    compat: Annotated[
+        str | None,
+        typer.Option(
+            help="splitwise-sim: reproduce splitwise-sim's performance-model readings and TBT "
+            "(docs/fidelity.md)."
+        ),
+    ] = None,
+    requests_csv: Annotated[
+        Path | None, typer.Option(help="Write one row per request (latencies, instances).")
+    ] = None,
 ) -> None:
     """Replay an LLM trace through the serving simulator with one autoscaling policy."""
+    from rlsched.envs.args import check_env_kwargs
     from rlsched.llm.runner import simulate as run_simulate
 
+    env_kwargs = check_env_kwargs("rlsched/LLMAutoscaling-v0", parse_env_args(env_arg))
+    if compat not in (None, "splitwise-sim"):
+        raise ConfigError(f"--compat {compat!r}: the only mode is splitwise-sim")
     run = run_simulate(
         trace=trace,
         policy=policy,
@@ -323,9 +363,10 @@ def simulate(
         start_state=start_state,
         decision_interval=decision_interval,
         seed=seed,
-        env_kwargs=parse_env_args(env_arg),
+        env_kwargs=env_kwargs,
         progress=progress,
         console=console,
+        compat=compat,
     )
     r = run.result
     t = Table(title=f"{trace} x{rate_scale:g}, policy {policy}")
@@ -360,6 +401,8 @@ def simulate(
         console.print(f"wrote {run.write_json(json_out)}")
     if figure is not None:
         console.print(f"wrote {run.figure(figure)}")
+    if requests_csv is not None:
+        console.print(f"wrote {run.write_requests_csv(requests_csv)}")
 
 
 # ---------------------------------------------------------------------------- demo

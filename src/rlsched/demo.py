@@ -16,7 +16,7 @@ import json
 import os
 import shutil
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,14 @@ ENV_ID = "rlsched/ServerlessPlacement-v0"
 VALIDATION_SEED = 10_000
 
 
-def _train_seed(seed: int, steps: int, out: str) -> dict[str, Any]:
-    from rlsched.train import TrainConfig, train
+#: seconds between progress lines when the output is not a terminal (a log file, CI)
+LOG_EVERY = 30.0
 
-    cfg = TrainConfig(
+
+def _config(seed: int, steps: int) -> Any:
+    from rlsched.train import TrainConfig
+
+    return TrainConfig(
         env_id=ENV_ID,
         dataset=TRAIN,
         eval_dataset=VALIDATION,
@@ -46,7 +50,12 @@ def _train_seed(seed: int, steps: int, out: str) -> dict[str, Any]:
         eval_freq=max(steps // 8, 1000),
         eval_episodes=5,
     )
-    res = train(cfg, out, progress=False)
+
+
+def _train_seed(seed: int, steps: int, out: str) -> dict[str, Any]:
+    from rlsched.train import train
+
+    res = train(_config(seed, steps), out, progress=False)
     return {
         "seed": seed,
         "run": str(res.run_dir),
@@ -55,6 +64,18 @@ def _train_seed(seed: int, steps: int, out: str) -> dict[str, Any]:
         "steps_per_second": res.steps_per_second,
         "validation_reward": res.eval_mean_reward,
     }
+
+
+def _training_progress(seed_dirs: list[Path], steps: int, seconds: float) -> str:
+    """Env steps done over all seeds (from each run's ``progress.json``), rate and ETA."""
+    from rlsched.train.progress import eta_text, planned_steps, read_progress
+
+    done = total = 0.0
+    for s, d in enumerate(seed_dirs):
+        rec = read_progress(d)
+        done += rec["steps"] if rec else 0
+        total += rec["total"] if rec else planned_steps(_config(s, steps))
+    return eta_text(done, total, seconds)
 
 
 def run_demo(
@@ -85,21 +106,29 @@ def run_demo(
     console.print(f"training MaskablePPO: {seeds} seeds x {steps} steps, {workers} at a time")
 
     runs: list[dict[str, Any]] = []
+    seed_dirs = [out / "seeds" / f"seed_{s}" for s in range(seeds)]
+    for d in seed_dirs:  # a previous demo's progress must not count
+        (d / "progress.json").unlink(missing_ok=True)
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futs = {
-            pool.submit(_train_seed, s, steps, str(out / "seeds" / f"seed_{s}")): s
-            for s in range(seeds)
-        }
+        pending = {pool.submit(_train_seed, s, steps, str(seed_dirs[s])) for s in range(seeds)}
+        t_train, t_line = time.perf_counter(), time.perf_counter()
         with console.status("training...") as status:
-            for f in as_completed(futs):
-                r = f.result()
-                runs.append(r)
-                status.update(f"training... {len(runs)}/{seeds} seeds done")
-                console.print(
-                    f"  seed {r['seed']}: {r['steps']} steps in {r['seconds']:.0f}s "
-                    f"({r['steps_per_second']:.0f} steps/s), best validation reward "
-                    f"{r['validation_reward']:.3f}"
-                )
+            while pending:
+                done, pending = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
+                for f in done:
+                    r = f.result()
+                    runs.append(r)
+                    console.print(
+                        f"  seed {r['seed']}: {r['steps']:,} steps in {r['seconds']:.0f}s "
+                        f"({r['steps_per_second']:.0f} steps/s), best validation reward "
+                        f"{r['validation_reward']:.3f}"
+                    )
+                text = _training_progress(seed_dirs, steps, time.perf_counter() - t_train)
+                text += f", {len(runs)}/{seeds} seeds done"
+                status.update(f"training: {text}")
+                if not console.is_terminal and time.perf_counter() - t_line > LOG_EVERY:
+                    t_line = time.perf_counter()
+                    console.print(f"  training: {text}")
     runs.sort(key=lambda r: r["seed"])
     best = max(
         runs,

@@ -286,7 +286,7 @@ def test_train_mlp_then_compare_learned(tmp_path: Path) -> None:
 
     cfg = TrainConfig(
         env_id="rlsched/KubeScheduling-v0",
-        dataset="alibaba:cloudsimpy-jobs",
+        dataset="alibaba:cloudsimpy-jobs?part=train",
         eval_dataset=None,
         policy_net="mlp",
         total_steps=512,

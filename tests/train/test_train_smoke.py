@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -68,12 +69,50 @@ def test_trained_model_loads_and_acts_within_the_mask(run_dir: Path) -> None:
     assert info["metrics"]["invalid_actions"] == 0
 
 
-def test_learned_policy_refuses_an_env_of_another_size(run_dir: Path) -> None:
-    from rlsched.errors import PolicyError
+@pytest.mark.parametrize("num_nodes", [20, 100])
+def test_node_model_trained_at_10_nodes_acts_validly_at_other_sizes(
+    run_dir: Path, num_nodes: int
+) -> None:
+    from rlsched.evaluate import evaluate
 
-    env = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", num_nodes=12)
-    with pytest.raises(PolicyError, match="action space"):
-        make_policy(f"learned:{run_dir}", env)
+    env = make_env(
+        "rlsched/ServerlessPlacement-v0",
+        "wfinstances:blast-43",
+        num_nodes=num_nodes,
+        episode_length=50,
+    )
+    assert env.action_space.n == num_nodes  # the model was trained with Discrete(10)
+    pol = make_policy(f"learned:{run_dir}", env)
+    assert pol.resized
+    (ep,) = evaluate(pol, env, episodes=1, seed=4)
+    assert ep.length == 50 and ep.metrics["invalid_actions"] == 0
+    # the network scores nodes, not slots: reordering the nodes reorders their scores
+    from rlsched.train.networks import node_logits
+
+    obs, _ = env.reset(seed=4)
+    for _ in range(5):
+        obs, *_ = env.step(pol.act(obs, env.unwrapped.action_masks()))
+    perm = np.random.default_rng(0).permutation(num_nodes)
+    shuffled = {k: (v[perm] if k.startswith("node_") else v) for k, v in obs.items()}
+    scores = node_logits(pol.model.policy, obs)
+    assert scores.shape == (num_nodes,) and np.ptp(scores) > 0
+    np.testing.assert_allclose(node_logits(pol.model.policy, shuffled), scores[perm], rtol=1e-5)
+
+
+def test_node_model_acts_like_predict_at_its_own_size(run_dir: Path) -> None:
+    from rlsched.train.networks import node_logits
+
+    env = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", episode_length=50)
+    pol = make_policy(f"learned:{run_dir}", env)
+    assert not pol.resized
+    obs, _ = env.reset(seed=2)
+    for _ in range(20):
+        mask = env.unwrapped.action_masks()
+        scores = np.where(mask, node_logits(pol.model.policy, obs), -np.inf)
+        assert pol.act(obs, mask) == int(np.argmax(scores))
+        obs, _, done, _, _ = env.step(pol.act(obs, mask))
+        if done:
+            break
 
 
 def test_config_from_yaml_rejects_unknown_fields(tmp_path: Path) -> None:
@@ -121,3 +160,9 @@ def test_other_algorithms_train_and_act(tmp_path: Path, algo: str, net: str) -> 
         obs, _, done, _, _ = env.step(a)
         if done:
             break
+    if net == "mlp":  # a flat MLP has one input per node slot: another size is refused
+        from rlsched.errors import PolicyError
+
+        bigger = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", num_nodes=12)
+        with pytest.raises(PolicyError, match=r"not a node-scoring network.*Discrete\(10\)"):
+            make_policy(f"learned:{tmp_path}/model", bigger)

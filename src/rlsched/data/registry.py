@@ -20,6 +20,7 @@ from urllib.parse import quote, unquote
 
 from rlsched.data.dataset import Dataset
 from rlsched.errors import DatasetError
+from rlsched.suggest import did_you_mean
 
 Loader = Callable[[str, dict[str, str]], Dataset]
 """``loader(path, params) -> Dataset``; ``params`` has every declared default filled in."""
@@ -138,7 +139,8 @@ def scheme_info(scheme: str, name: str = "") -> Scheme:
         return _REGISTRY[scheme]
     except KeyError:
         raise DatasetError(
-            f"unknown dataset scheme {scheme!r}; known schemes: {', '.join(sorted(_REGISTRY))}",
+            f"unknown dataset scheme {scheme!r}{did_you_mean(scheme, _REGISTRY)}; "
+            f"known schemes: {', '.join(sorted(_REGISTRY))}",
             source=name or scheme,
         ) from None
 
@@ -152,7 +154,8 @@ def resolve(name: str) -> str:
         if key not in accepted:
             known = ", ".join(sorted(accepted)) or "none"
             raise DatasetError(
-                f"unknown parameter {key!r} for {scheme}:{path} (accepted: {known})",
+                f"unknown parameter {key!r}{did_you_mean(key, accepted)} for {scheme}:{path} "
+                f"(accepted: {known})",
                 source=str(name),
                 field=key,
             )

@@ -16,6 +16,7 @@ from rlsched.data._util import float_param, int_param
 from rlsched.data.dataset import Dataset
 from rlsched.data.registry import register
 from rlsched.errors import DatasetError
+from rlsched.suggest import did_you_mean
 
 CORE_CHOICES = np.array([0.25, 0.5, 1.0, 2.0, 4.0])
 
@@ -116,7 +117,8 @@ def load_synthetic(path: str, params: dict[str, str]) -> Dataset:
         return getattr(importlib.import_module(module), fn)(path, params)
     if path != "placement":
         raise DatasetError(
-            f"unknown synthetic preset {path!r}; available: placement, {', '.join(PRESETS)}",
+            f"unknown synthetic preset {path!r}{did_you_mean(path, ['placement', *PRESETS])}; "
+            f"available: placement, {', '.join(PRESETS)}",
             source=source,
         )
     n = int_param(params, "workflows", source, minimum=1, default=50)

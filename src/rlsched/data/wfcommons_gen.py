@@ -28,6 +28,7 @@ from rlsched.data.dataset import Dataset
 from rlsched.data.registry import register
 from rlsched.data.wfformat import dataset_from_parts, parse_wfformat_counts
 from rlsched.errors import DatasetError
+from rlsched.suggest import did_you_mean
 
 #: ``wfcommons:<recipe>`` -> class name in :mod:`wfcommons.wfchef.recipes` (wfcommons 1.6).
 RECIPES: dict[str, str] = {
@@ -48,7 +49,9 @@ RECIPES: dict[str, str] = {
 def _recipe_class(recipe: str, source: str) -> type:
     if recipe not in RECIPES:
         raise DatasetError(
-            f"unknown wfcommons recipe {recipe!r}; available: {', '.join(RECIPES)}", source=source
+            f"unknown wfcommons recipe {recipe!r}{did_you_mean(recipe, RECIPES)}; "
+            f"available: {', '.join(RECIPES)}",
+            source=source,
         )
     try:
         mod = importlib.import_module("wfcommons.wfchef.recipes")

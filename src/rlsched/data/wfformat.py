@@ -35,6 +35,7 @@ from rlsched.data._util import RULES, coverage, shipped
 from rlsched.data.dataset import Dataset
 from rlsched.data.registry import register
 from rlsched.errors import DatasetError
+from rlsched.suggest import did_you_mean
 
 _SUFFIX_RE = re.compile(r"(_ID\d+|_?\d+)$")
 
@@ -369,7 +370,8 @@ def load_wfinstances(path: str, params: dict[str, str]) -> Dataset:
     for key in keys:
         if key not in WFINSTANCES:
             raise DatasetError(
-                f"unknown WfInstances workflow {key!r}; shipped: {', '.join(WFINSTANCES)}, all",
+                f"unknown WfInstances workflow {key!r}{did_you_mean(key, WFINSTANCES)}; "
+                f"shipped: {', '.join(WFINSTANCES)}, all",
                 source=f"wfinstances:{path}",
             )
         parts.append(load_wfformat_file(shipped("workflows", WFINSTANCES[key]), name=key))

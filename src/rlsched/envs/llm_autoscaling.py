@@ -147,7 +147,9 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     ``min_instances_per_pool`` (1), ``max_total_instances`` (100), ``scale_up_delay`` (10 s),
     ``drain_check_interval`` (1 s), ``reward_weights`` (dict: ``slo``, ``cost``, ``switch``,
     ``magnitude``), ``cost_reference`` (``"sized"``), ``history`` (30 s: the collector's longer
-    window), ``drain_at_end`` (True), ``render_mode`` (None | ``"ansi"``).
+    window), ``drain_at_end`` (True), ``compat`` (None | ``"splitwise-sim"``: the simulator
+    reproduces splitwise-sim's performance-model readings and TBT, see
+    :mod:`rlsched.llm.simulator`), ``render_mode`` (None | ``"ansi"``).
 
     ## Version History
 
@@ -195,6 +197,7 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
         cost_reference: float | str = "sized",
         history: float = 30.0,
         drain_at_end: bool = True,
+        compat: str | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -202,6 +205,8 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         if not decision_interval > 0:
             raise ValueError("decision_interval must be > 0")
+        if compat not in (None, "splitwise-sim"):
+            raise ValueError(f"compat must be None or 'splitwise-sim', got {compat!r}")
         if episode_duration is not None and not episode_duration > 0:
             raise ValueError("episode_duration must be > 0 or None (the whole trace)")
         if isinstance(rate_scale, int | float):
@@ -235,6 +240,7 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
             "max_total_instances": int(max_total_instances),
             "scale_up_delay": float(scale_up_delay),
             "drain_check_interval": float(drain_check_interval),
+            "compat": compat,
         }
         self.reward_weights = dict(reward_weights or {})
         if not (

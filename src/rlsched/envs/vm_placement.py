@@ -26,6 +26,8 @@ def quantum(capacity: float) -> float:
 #: scenario -> (deletions release resources, VMAgent's double-NUMA threshold in cores)
 SCENARIOS: dict[str, tuple[bool, float]] = {"fading": (False, 32.0), "recovering": (True, 10.0)}
 REWARDS = ("count", "cpu", "fragmentation")
+#: ``compat`` modes: reproduce a peer's code exactly (docs/fidelity.md)
+COMPAT = ("vmagent",)
 
 
 def _round_to(x: np.ndarray | float, q: float) -> np.ndarray:
@@ -54,6 +56,15 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     Creations that fit no empty server (e.g. a 48-core single-NUMA VM on 40-core NUMAs) are
     dropped when the env is built (``self.oversized`` counts them), so every episode starts
     with a request that fits.
+
+    ``compat="vmagent"`` does what VMAgent's SchedGym code does (mail-ecnu/VMAgent,
+    ``schedgym/sched_env.py``), where it differs from the above: a VM is double-NUMA when its
+    **memory** in GB is strictly greater than ``double_threshold`` (its code; its docs say
+    cpu), cpu is truncated to an integer as its loader does, oversized creations are kept
+    (one ends the episode, as it fits nowhere), and the episode ends when the next creation
+    is the trace's last event (its ``t >= len(requests) - 1``: that request is never placed).
+    With it, first fit reproduces the peer's recorded action sequences exactly
+    (``tests/envs/test_vm_placement_fidelity.py``).
 
     ## Action Space
 
@@ -123,7 +134,8 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     (None: the scenario's), ``double_by`` (``"cpu"`` | ``"cpu_or_mem"``),
     ``double_mem_threshold`` (None: see above), ``numa_cpu`` (40), ``numa_mem`` (90),
     ``start`` (None), ``start_range`` ((0, 1)), ``reward`` (``"count"``), ``max_steps``
-    (None), ``frag_cores`` (16, see :meth:`fragmentation`), ``render_mode`` (``"ansi"``).
+    (None), ``frag_cores`` (16, see :meth:`fragmentation`), ``compat`` (None |
+    ``"vmagent"``, see the description), ``render_mode`` (``"ansi"``).
     Demands and capacities are rounded to multiples of 1/1024 core or GB, which keeps the
     float64 accounting exact.
 
@@ -165,9 +177,18 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         reward: str = "count",
         max_steps: int | None = None,
         frag_cores: float = 16.0,
+        compat: str | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
+        if compat is not None and compat not in COMPAT:
+            raise ValueError(f"compat must be None or one of {COMPAT}, got {compat!r}")
+        self.compat = compat
+        if compat == "vmagent" and (double_by != "cpu" or double_mem_threshold is not None):
+            raise ValueError(
+                "compat='vmagent' decides double-NUMA by memory > double_threshold: "
+                "double_by and double_mem_threshold do not apply"
+            )
         if num_servers < 1:
             raise ValueError("num_servers must be >= 1")
         if scenario not in SCENARIOS:
@@ -279,19 +300,28 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     def _prepare(self, tr: VMRequests) -> None:
         """Per-request arrays, the deletion schedule and the start range, once per env."""
         cre = np.flatnonzero(tr.type == CREATE)
-        c, m = _round_to(tr.cpu[cre], 2 * self._q), _round_to(tr.mem[cre], 2 * self._q)
-        dbl = c >= self.double_threshold
-        if self.double_by == "cpu_or_mem":
-            dbl |= m >= self.double_mem_threshold
+        vmagent = self.compat == "vmagent"
+        cpu = np.trunc(tr.cpu[cre]) if vmagent else tr.cpu[cre]  # its loader: int(cpu)
+        c, m = _round_to(cpu, 2 * self._q), _round_to(tr.mem[cre], 2 * self._q)
+        if vmagent:  # SchedGym's getData: mem > double_thr
+            dbl = tr.mem[cre] > self.double_threshold
+        else:
+            dbl = c >= self.double_threshold
+            if self.double_by == "cpu_or_mem":
+                dbl |= m >= self.double_mem_threshold
         nc, nm = np.where(dbl, c / 2, c), np.where(dbl, m / 2, m)
         fits = (nc <= self.numa_cpu) & (nm <= self.numa_mem)
         self.oversized = int(np.count_nonzero(~fits))
+        if vmagent:  # SchedGym keeps them: such a request ends the episode
+            fits[:] = True
         keep = cre[fits]
         c, m, dbl, nc, nm = c[fits], m[fits], dbl[fits], nc[fits], nm[fits]
         K = len(keep)
         if K == 0:
             raise ValueError(f"dataset {self._dataset_name!r} has no creation that fits a server")
         self._k_end = K
+        # SchedGym ends the episode when the next creation is the trace's last event
+        self._k_stop = K - 1 if vmagent and keep[-1] >= len(tr) - 1 else K
         self._trace = tr
         self._event = keep
         self._vmid = tr.vmid[keep]
@@ -431,7 +461,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
             if hi > lo:
                 self._release(lo, hi)
         j += 1
-        if j >= self._k_end:
+        if j >= self._k_stop:
             terminated = True
             self._j = j
             self._Z = np.subtract(self._V, self._need4[j])

@@ -26,6 +26,13 @@ curve continues linearly with the secant slope from the first to the last point,
 decreasing (the last segment alone is sometimes negative in the token table, e.g. h100 TP2:
 52 ms at 32 -> 42 ms at 64). So every curve is exact at the measured medians, linear and
 between its neighbours in between, and non-decreasing outside.
+
+``compat="splitwise-sim"`` reads the table as splitwise-sim's ``DatabasePerformanceModel``
+does instead (to reproduce its results): both curves are keyed by ``batch_tokens`` (the token
+curve too, so a decode iteration of b requests reads it at b tokens, far below its first
+measured point of 128 tokens: about 43 ms whatever the batch) and both are extrapolated
+linearly from their first and last segments (scipy's ``interp1d(fill_value="extrapolate")``),
+so prompts under the first point get less than its time.
 """
 
 from __future__ import annotations
@@ -41,6 +48,8 @@ import numpy as np
 from rlsched.errors import ConfigError, DatasetError
 
 Key = tuple[str, str, int]
+#: ways of reading the table: rlsched's (None) or a peer's, reproduced exactly
+COMPAT = (None, "splitwise-sim")
 
 
 @dataclass(frozen=True)
@@ -51,12 +60,16 @@ class Curve:
     x: np.ndarray
     y: np.ndarray
     slope: float
-    """Secant slope used above the last point (>= 0)."""
+    """Slope used above the last point (the default: the secant, >= 0)."""
+    slope_below: float = 0.0
+    """Slope used below the first point (the default: 0, the first value is kept)."""
 
     def __call__(self, v: float | np.ndarray) -> float | np.ndarray:
         vv = np.asarray(v, dtype=np.float64)
         out = np.interp(vv, self.x, self.y)
         out = np.where(vv > self.x[-1], self.y[-1] + self.slope * (vv - self.x[-1]), out)
+        if self.slope_below:
+            out = np.where(vv < self.x[0], self.y[0] + self.slope_below * (vv - self.x[0]), out)
         return float(out) if out.ndim == 0 else out
 
     @staticmethod
@@ -66,25 +79,45 @@ class Curve:
             slope = max(0.0, float((y[-1] - y[0]) / (x[-1] - x[0])))
         return Curve(np.asarray(x, float), np.asarray(y, float), slope)
 
+    @staticmethod
+    def extrapolated(x: np.ndarray, y: np.ndarray) -> Curve:
+        """scipy's ``interp1d(x, y, fill_value="extrapolate")``: the end segments continue."""
+        x, y = np.asarray(x, float), np.asarray(y, float)
+        if len(x) < 2:
+            return Curve(x, y, 0.0)
+        lo = float((y[1] - y[0]) / (x[1] - x[0]))
+        hi = float((y[-1] - y[-2]) / (x[-1] - x[-2]))
+        return Curve(x, y, hi, lo)
+
 
 class PerfModel:
     """Prefill and decode iteration times per (model, hardware, tensor parallelism)."""
 
-    def __init__(self, prompt: dict[Key, Curve], token: dict[Key, Curve], source: str = "") -> None:
+    def __init__(
+        self,
+        prompt: dict[Key, Curve],
+        token: dict[Key, Curve],
+        source: str = "",
+        compat: str | None = None,
+    ) -> None:
         self._prompt = prompt
         self._token = token
         self.source = source
+        self.compat = compat
 
     # ------------------------------------------------------------------ loading
     @staticmethod
-    def load(path: str | Path | None = None) -> PerfModel:
+    def load(path: str | Path | None = None, compat: str | None = None) -> PerfModel:
         """The model of ``path`` (a CSV in splitwise-sim's ``perf_model.csv`` format), by default
-        the shipped one; cached per path."""
+        the shipped one; cached per path. ``compat="splitwise-sim"``: read as splitwise-sim
+        does (module docstring)."""
+        if compat not in COMPAT:
+            raise ConfigError(f"compat must be None or 'splitwise-sim', got {compat!r}")
         if path is None:
             from importlib.resources import files
 
             path = str(files("rlsched.datasets").joinpath("llm", "splitwise_perf_model.csv"))
-        return _load(str(Path(path).expanduser().absolute()))
+        return _load(str(Path(path).expanduser().absolute()), compat)
 
     def configurations(self) -> list[Key]:
         """The (model, hardware, tensor_parallel) combinations measured."""
@@ -142,7 +175,7 @@ REQUIRED = ("model", "hardware", "tensor_parallel", "prompt_size", "batch_size",
 
 
 @functools.cache
-def _load(path: str) -> PerfModel:
+def _load(path: str, compat: str | None = None) -> PerfModel:
     p = Path(path)
     if not p.is_file():
         raise DatasetError("performance model file not found", source=p)
@@ -181,18 +214,20 @@ def _load(path: str) -> PerfModel:
             )
             bt = vals["prompt_size"] * vals["batch_size"]
             groups_p.setdefault(key, {}).setdefault(bt, []).append(vals["prompt_time"] / 1e3)
-            groups_t.setdefault(key, {}).setdefault(vals["batch_size"], []).append(
-                vals["token_time"] / 1e3
-            )
+            # splitwise-sim keys the token curve by batch tokens too; rlsched by batch size
+            tx = bt if compat == "splitwise-sim" else vals["batch_size"]
+            groups_t.setdefault(key, {}).setdefault(tx, []).append(vals["token_time"] / 1e3)
     if not groups_p:
         raise DatasetError("no measurements", source=p, line=2)
+
+    through = Curve.extrapolated if compat == "splitwise-sim" else Curve.through
 
     def curves(groups: dict[Key, dict[float, list[float]]]) -> dict[Key, Curve]:
         out = {}
         for key, g in groups.items():
             xs = np.array(sorted(g))
             ys = np.array([np.median(g[x]) for x in xs])
-            out[key] = Curve.through(xs, ys)
+            out[key] = through(xs, ys)
         return out
 
-    return PerfModel(curves(groups_p), curves(groups_t), source=str(p))
+    return PerfModel(curves(groups_p), curves(groups_t), source=str(p), compat=compat)

@@ -21,6 +21,7 @@ from typing import Any
 
 from rlsched.errors import PolicyError
 from rlsched.llm.scaling import StartState
+from rlsched.suggest import did_you_mean
 
 #: Keys of the result besides the metrics.
 METRIC_KEYS = (
@@ -61,6 +62,21 @@ class SimulationRun:
         p.write_text(json.dumps(self.result, indent=2, default=_jsonable))
         return p
 
+    def write_requests_csv(self, path: str | Path) -> Path:
+        """One row per request (trace order) with the columns of ``sim.request_table()``;
+        times in seconds, empty where a request never got that far."""
+        import csv
+
+        table = self.sim.request_table()
+        p = Path(path)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        with p.open("w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["request", *table])
+            for i in range(len(table["arrival"])):
+                w.writerow([i, *(_cell(col[i]) for col in table.values())])
+        return p
+
     def figure(self, path: str | Path, title: str | None = None) -> Path:
         from rlsched.llm.figures import autoscaling_figure
 
@@ -72,6 +88,12 @@ class SimulationRun:
         return autoscaling_figure(
             self.env.history, self.sim.request_table(), self.sim.slo, path, title=title
         )
+
+
+def _cell(v: Any) -> Any:
+    """A CSV cell: numpy scalars as Python numbers (full precision), NaN as empty."""
+    v = v.item() if hasattr(v, "item") else v
+    return "" if isinstance(v, float) and v != v else v
 
 
 def _jsonable(x: Any) -> Any:
@@ -109,7 +131,8 @@ def make_runner_policy(spec: str, env: Any, seed: int = 0) -> Any:
 
     if not spec.startswith("learned:") and spec not in POLICY_FACTORIES:
         raise PolicyError(
-            f"unknown policy {spec!r}; known: {', '.join(POLICY_FACTORIES)} or learned:PATH"
+            f"unknown policy {spec!r}{did_you_mean(spec, POLICY_FACTORIES)}; "
+            f"known: {', '.join(POLICY_FACTORIES)} or learned:PATH"
         )
     return make_policy(spec, env, seed=seed)
 
@@ -127,9 +150,11 @@ def simulate(
     env_kwargs: Mapping[str, Any] | None = None,
     progress: bool = False,
     console: Any = None,
+    compat: str | None = None,
 ) -> SimulationRun:
     """Run ``policy`` over ``trace`` (see the module docstring); ``progress`` shows a rich
-    progress bar (on ``console``)."""
+    progress bar (on ``console``); ``compat="splitwise-sim"`` reproduces splitwise-sim's
+    performance-model readings and TBT (:mod:`rlsched.llm.simulator`)."""
     from rlsched.envs.llm_autoscaling import LLMAutoscalingEnv
 
     ss = start_state_for(start_state, prompt, token)
@@ -140,7 +165,7 @@ def simulate(
         episode_start=0.0,
         decision_interval=decision_interval,
         start_state=ss,
-        **dict(env_kwargs or {}),
+        **{"compat": compat, **dict(env_kwargs or {})},
     )
     t0 = time.perf_counter()
     pol = make_runner_policy(policy, env, seed)
@@ -197,6 +222,7 @@ def simulate(
             "start_state": _start_state_name(start_state, ss),
             "pools": {t: p.num_instances for t, p in ss.pools.items()},
             "env_kwargs": dict(env_kwargs or {}),
+            "compat": env.sim_kwargs["compat"],
         },
         **{k: metrics[k] for k in METRIC_KEYS},
         **{k: v for k, v in metrics.items() if k not in METRIC_KEYS},

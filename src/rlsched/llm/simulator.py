@@ -49,6 +49,12 @@ most recent one when all have); its KV is swapped to host memory and swapped bac
 ``swap_bandwidth_gib_s``) ahead of new transfers when memory allows; requests preempted
 ``max_preemptions`` times are admitted first. A request whose KV can never fit is dropped.
 
+**compat="splitwise-sim"** reproduces splitwise-sim's own numbers (docs/fidelity.md): its
+readings of the performance model (``PerfModel.load(compat="splitwise-sim")``: a decode
+iteration of b requests read at b batch tokens, small prompts extrapolated below the first
+measured point) and its TBT, ``(E2E - TTFT) / output`` (here by default ``output - 1``: the
+gaps after the first token). A :class:`PerfModel` object passed in is used as given.
+
 **Time and accounting.** ``run_until(t)`` processes events up to ``t``; ``run()`` to the end.
 Servers are billed (GPU-hours, US$) from creation to removal; energy is ``idle power x alive
 time + (peak - idle) x time iterating`` per server. ``timeline`` holds a sample every
@@ -78,7 +84,7 @@ from rlsched.llm.cluster import (
     get_model,
     get_sku,
 )
-from rlsched.llm.perf_model import PerfModel
+from rlsched.llm.perf_model import COMPAT, PerfModel
 from rlsched.llm.scaling import ScalingManager, StartState
 from rlsched.llm.slo import METRICS, SLOConfig, slowdowns, unloaded_latencies
 from rlsched.llm.trace import LLMRequests, load_requests
@@ -109,6 +115,8 @@ class LLMSimulator:
         seed: orders routing ties between equally loaded instances (the only randomness).
         sample_interval: seconds between :attr:`timeline` samples (0: none).
         on_iteration: an :data:`IterationHook`.
+        compat: ``None`` (rlsched's model) or ``"splitwise-sim"`` (the peer's readings and TBT;
+            see the module docstring).
     """
 
     def __init__(
@@ -124,14 +132,20 @@ class LLMSimulator:
         seed: int = 0,
         sample_interval: float = 10.0,
         on_iteration: IterationHook | None = None,
+        compat: str | None = None,
     ) -> None:
+        if compat not in COMPAT:
+            raise ConfigError(f"compat must be None or 'splitwise-sim', got {compat!r}")
+        self.compat = compat
+        # splitwise-sim's TBT divides the decode time by every output token, rlsched's by o - 1
+        self._tbt_div = 0 if compat == "splitwise-sim" else 1
         if not isinstance(requests, LLMRequests):
             requests = load_requests(requests)
         self.requests = requests
         self.start_state = StartState.coerce(start_state)
         self.slo = slo or SLOConfig()
         if perf_model is None or isinstance(perf_model, str | Path):
-            perf_model = PerfModel.load(perf_model)
+            perf_model = PerfModel.load(perf_model, compat=compat)
         self.perf_model = perf_model
         ss = self.start_state
         self.model = get_model(ss.model, ss.kv_heads_ratio)
@@ -390,7 +404,9 @@ class LLMSimulator:
         ttft, e2e = first - arr, fin - arr
         with np.errstate(invalid="ignore"):
             tbt = np.where(
-                o > 1, (e2e - ttft) / np.maximum(o - 1, 1), np.where(fin >= 0, 0.0, np.nan)
+                o > 1,
+                (e2e - ttft) / np.maximum(o - self._tbt_div, 1),
+                np.where(fin >= 0, 0.0, np.nan),
             )
         return {
             "arrival": arr,
@@ -967,7 +983,7 @@ class LLMSimulator:
         o = np.fromiter((self._O[r] for r in idx), float, len(idx))
         ttft = first - arr
         e2e = fin - arr
-        tbt = np.where(o > 1, (e2e - ttft) / np.maximum(o - 1, 1), 0.0)
+        tbt = np.where(o > 1, (e2e - ttft) / np.maximum(o - self._tbt_div, 1), 0.0)
         return {"ttft": ttft, "tbt": tbt, "e2e": e2e}
 
     def _unloaded_reference(self) -> dict[str, np.ndarray]:

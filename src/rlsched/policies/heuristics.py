@@ -215,6 +215,32 @@ def view_of(env: object) -> ViewFn | None:
     return fn if callable(fn) else None
 
 
-def sample_view(env: object, observation: Mapping[str, np.ndarray] | None) -> NodeView | None:
+def sample_view(
+    env: object, observation: Mapping[str, np.ndarray] | None = None
+) -> NodeView | None:
+    """The env's node view of ``observation``, by default of an all-zero observation of the
+    env's observation space: which view fields an env fills does not depend on the values, so
+    applicability is decided without resetting or stepping the env."""
     fn = view_of(env)
-    return fn(observation) if fn is not None and observation is not None else None
+    if fn is None:
+        return None
+    if observation is None:
+        space = getattr(env, "observation_space", None)
+        if space is None:
+            return None
+        observation = zero_observation(space)
+    return fn(observation)
+
+
+def zero_observation(space: object) -> object:
+    """An observation of ``space`` with every entry 0 (Box, Discrete, MultiDiscrete, Dict)."""
+    from gymnasium import spaces
+
+    if isinstance(space, spaces.Dict):
+        return {k: zero_observation(s) for k, s in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(zero_observation(s) for s in space.spaces)
+    if isinstance(space, spaces.Discrete):
+        return int(space.start)
+    shape = getattr(space, "shape", None) or ()
+    return np.zeros(shape, dtype=getattr(space, "dtype", None) or np.float64)

@@ -87,6 +87,7 @@ class LearnedPolicy(Policy):
             with vn.open("rb") as fh:
                 self.normalizer = pickle.load(fh)
         self.name = f"learned:{path}"
+        self.resized = False  # set by check_env: acting on another node count than trained
 
     @property
     def env_id(self) -> str:
@@ -97,14 +98,37 @@ class LearnedPolicy(Policy):
         return dict(self.meta.get("env_kwargs", {}))
 
     def check_env(self, env: Any) -> None:
-        """Refuse an env whose spaces differ from the ones the model was trained on."""
+        """Refuse an env whose spaces differ from the ones the model was trained on, except
+        the node count for a node-scoring network (it scores each node with shared weights,
+        so it acts on any cluster size: :mod:`rlsched.train.networks`)."""
         model_space = self.model.observation_space
-        if env.observation_space != model_space or env.action_space != self.model.action_space:
+        self.resized = False
+        if env.observation_space == model_space and env.action_space == self.model.action_space:
+            return
+        from gymnasium import spaces
+
+        from rlsched.train.networks import is_node_policy, resized_space_error
+
+        if not is_node_policy(self.model.policy):
             raise PolicyError(
-                f"{self.dir}: model was trained on {self.env_id} with action space "
-                f"{self.model.action_space} and a different observation layout; "
-                f"this env has action space {env.action_space}"
+                f"{self.dir}: this {self.algo} model is not a node-scoring network, so it acts "
+                f"only on the spaces it was trained on: action space {self.model.action_space} "
+                f"and its observation layout; this env has action space {env.action_space} "
+                f"(train ppo or maskable_ppo with policy_net node to run on any cluster size)"
             )
+        why = resized_space_error(model_space, env.observation_space)
+        if why is None and not isinstance(env.action_space, spaces.Discrete):
+            why = f"action space {env.action_space} is not Discrete"
+        if why is None:
+            first = self.model.policy.features_extractor.node_keys[0]
+            n = int(env.observation_space.spaces[first].shape[0])
+            if int(env.action_space.n) != n:
+                why = f"{env.action_space.n} actions for {n} nodes (the head scores one per node)"
+        if why is None and self.normalizer is not None:
+            why = "its observation normalisation statistics are per node slot"
+        if why is not None:
+            raise PolicyError(f"{self.dir}: this node-scoring model cannot act here: {why}")
+        self.resized = True
 
     def _normalize(self, observation: Observation) -> Any:
         if self.normalizer is None:
@@ -124,6 +148,11 @@ class LearnedPolicy(Policy):
             action, _ = self.model.predict(obs, deterministic=True)
             return np.asarray(action, dtype=np.float32)  # type: ignore[return-value]
         mask = np.asarray(mask, dtype=bool)
+        if getattr(self, "resized", False):  # another node count: the network, not predict()
+            from rlsched.train.networks import node_logits
+
+            scores = node_logits(self.model.policy, observation)
+            return int(np.argmax(np.where(mask, scores, -np.inf) if mask.any() else scores))
         if self.algo in MASKED_ALGOS:
             action, _ = self.model.predict(obs, action_masks=mask, deterministic=True)
             return int(action)

@@ -32,14 +32,17 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     if spec in factories:
         return factories[spec](getattr(env, "unwrapped", env), seed)
     if spec not in HEURISTICS:
+        from rlsched.suggest import did_you_mean
+
+        known = [*factories, *HEURISTICS]
         raise PolicyError(
-            f"unknown policy {spec!r}; known: {', '.join(HEURISTICS)}, clairvoyant or "
-            "learned:PATH"
+            f"unknown policy {spec!r}{did_you_mean(spec, known)}; "
+            f"known: {', '.join(known)}, clairvoyant or learned:PATH"
         )
     if not _discrete(env):
         raise PolicyError(f"policy {spec!r} picks one action index; this env's actions are not")
-    obs, _ = env.reset(seed=0)
-    if not applicable(spec, sample_view(env, obs)):
+    # decided on a zero observation of the space: building a policy never touches env state
+    if not applicable(spec, sample_view(env)):
         raise PolicyError(f"policy {spec!r} does not apply to this env")
     return make_heuristic(spec, view_of(env), seed=seed)
 
@@ -64,8 +67,7 @@ def applicable_heuristics(env: Any) -> list[str]:
     own = list(env_policy_factories(env))
     if not _discrete(env):
         return own
-    obs, _ = env.reset(seed=0)
-    view = sample_view(env, obs)
+    view = sample_view(env)
     return own + [name for name in HEURISTICS if name not in own and applicable(name, view)]
 
 
@@ -82,3 +84,33 @@ def expand_policies(specs: str, env: Any) -> list[str]:
     if not out:
         raise PolicyError("no policies given")
     return out
+
+
+def policy_catalogue() -> list[tuple[str, str, str]]:
+    """``(name, envs, rule)`` for every policy name: the generic heuristics (envs with a node
+    view), each env's own policies, and ``learned:PATH``; ``rule`` is the whole first
+    paragraph of the policy's docstring."""
+    import inspect
+
+    from rlsched.envs import ENV_IDS
+    from rlsched.envs.args import env_class
+
+    def rule(obj: Any) -> str:
+        doc = inspect.getdoc(obj) or ""
+        return " ".join(doc.split("\n\n")[0].split())
+
+    def short(env_id: str) -> str:
+        return env_id.removeprefix("rlsched/")
+
+    classes = {env_id: env_class(env_id) for env_id in ENV_IDS}
+    node_envs = ", ".join(short(e) for e, c in classes.items() if hasattr(c, "node_view"))
+    rows = [(name, node_envs, rule(cls)) for name, (cls, _) in HEURISTICS.items()]
+    for env_id, c in classes.items():
+        fn = getattr(c, "policy_factories", None)
+        # the factories never use the instance: read them without building an env
+        for name, factory in (fn(None) if callable(fn) else {}).items():
+            rows.append((name, short(env_id), rule(factory)))
+    rows.append(
+        ("learned:PATH", "any", "a model trained by `rlsched train` (model or run folder)")
+    )
+    return rows

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import typing
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -125,20 +126,45 @@ class TrainConfig:
     def from_yaml(cls, path: str | Path) -> TrainConfig:
         p = Path(path)
         try:
-            data = yaml.safe_load(p.read_text()) or {}
+            text = p.read_text()
+            data = yaml.safe_load(text) or {}
+            lines = _key_lines(text)
         except (OSError, yaml.YAMLError) as e:
-            raise ConfigError(f"{p}: cannot read config: {e}") from e
+            raise ConfigError(f"{p}: cannot read config: {' '.join(str(e).split())}") from e
         if not isinstance(data, dict):
             raise ConfigError(f"{p}: a config must be a mapping of field: value")
-        return cls.from_dict(data, source=str(p))
+        return cls.from_dict(data, source=str(p), lines=lines)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "config") -> TrainConfig:
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ConfigError(f"{source}: unknown field(s) {', '.join(unknown)}")
-        cfg = cls(**data)
+    def from_dict(
+        cls, data: dict[str, Any], source: str = "config", lines: dict[str, int] | None = None
+    ) -> TrainConfig:
+        """A config from ``data``, each value checked against its field's type (the YAML
+        line, when ``lines`` has it, is named in the error)."""
+        from pydantic import TypeAdapter, ValidationError
+
+        from rlsched.envs.args import type_name
+        from rlsched.suggest import did_you_mean
+
+        names = [f.name for f in dataclasses.fields(cls)]
+        lines = lines or {}
+        for key in data:
+            if key not in names:
+                where = f"{source}:{lines[key]}" if key in lines else source
+                raise ConfigError(
+                    f"{where}: unknown field {key!r}{did_you_mean(str(key), names)}"
+                )
+        # pydantic's lax mode: "3e-4" (YAML 1.1 reads it as a string) is a float, "fast" is not
+        hints = typing.get_type_hints(cls)
+        checked: dict[str, Any] = {}
+        for key, value in data.items():
+            try:
+                checked[key] = TypeAdapter(hints[key]).validate_python(value)
+            except ValidationError:
+                where = f"{source}:{lines[key]}" if key in lines else source
+                kind = type_name(hints[key])
+                raise ConfigError(f"{where}: {key}: {value!r} is not {kind}") from None
+        cfg = cls(**checked)
         cfg.validate(source)
         return cfg
 
@@ -182,6 +208,13 @@ class TrainConfig:
                 )
         if self.policy_net not in ("auto", "node", "mlp"):
             raise ConfigError(f"{source}: policy_net must be 'auto', 'node' or 'mlp'")
+        if not 0 <= self.gae_lambda <= 1:
+            raise ConfigError(f"{source}: gae_lambda must be in [0, 1]")
+        for name in ("learning_rate", "imitation_lr", "clip_range"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{source}: {name} must be > 0, got {getattr(self, name)!r}")
+        if self.ent_coef < 0 or self.eval_freq < 0:
+            raise ConfigError(f"{source}: ent_coef and eval_freq must be >= 0")
         if not 0 < self.gamma <= 1:
             raise ConfigError(f"{source}: gamma must be in (0, 1]")
         from rlsched.splits import check_validation
@@ -193,3 +226,11 @@ class TrainConfig:
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """Top-level key -> 1-based line in the YAML ``text``."""
+    node = yaml.compose(text)
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {k.value: k.start_mark.line + 1 for k, _ in node.value if isinstance(k, yaml.ScalarNode)}

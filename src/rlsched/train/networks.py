@@ -59,7 +59,8 @@ class NodeSetExtractor(BaseFeaturesExtractor):
 
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         b = next(iter(obs.values())).shape[0]
-        n, hid = self.n_nodes, self.hidden
+        # the node count comes from the input, so a model trained at one size acts at any
+        n, hid = obs[self.node_keys[0]].shape[1], self.hidden
         # one concatenation and one symlog per group: small tensors make op count the cost
         nodes = symlog(torch.cat([obs[k].reshape(b, n, -1) for k in self.node_keys], dim=2))
         if self.glob_keys:
@@ -84,7 +85,9 @@ class NodeScoreHead(nn.Module):
         nn.init.zeros_(self.score.bias)
 
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
-        h = latent[:, : self.n_nodes * self.hidden].reshape(-1, self.n_nodes, self.hidden)
+        # latent = N node embeddings, then 3 pooled/global ones (NodeSetExtractor): N from width
+        n = latent.shape[1] // self.hidden - 3
+        h = latent[:, : n * self.hidden].reshape(-1, n, self.hidden)
         return self.score(h).squeeze(-1)
 
 
@@ -126,3 +129,36 @@ class NodePolicy(MultiInputActorCriticPolicy):
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         _swap_action_head(self, lr_schedule)
+
+
+def is_node_policy(policy: Any) -> bool:
+    """An actor-critic whose actions are scored per node by shared weights (any node count)."""
+    return isinstance(getattr(policy, "features_extractor", None), NodeSetExtractor) and (
+        isinstance(getattr(policy, "action_net", None), NodeScoreHead)
+    )
+
+
+def resized_space_error(model_space: spaces.Dict, env_space: gym.Space) -> str | None:
+    """Why a node policy trained on ``model_space`` cannot act on ``env_space`` (None: it can):
+    the keys must match, ``node_*`` arrays may differ only in their first (node) axis, and
+    every other entry must have the shape it had in training."""
+    if not isinstance(env_space, spaces.Dict) or set(env_space.spaces) != set(model_space.spaces):
+        return "the observation keys differ"
+    for k, m in model_space.spaces.items():
+        a, b = m.shape or (), env_space.spaces[k].shape or ()
+        same = a[1:] == b[1:] if k.startswith("node_") else a == b
+        if not same or len(a) != len(b):
+            return f"observation {k!r} has shape {b}, the model was trained with {a}"
+    return None
+
+
+def node_logits(policy: Any, observation: dict[str, np.ndarray]) -> np.ndarray:
+    """The node policy's action logits for one observation of any node count (SB3's
+    ``predict`` checks shapes against the training space; the network itself does not)."""
+    from stable_baselines3.common.preprocessing import preprocess_obs
+
+    obs = {k: torch.as_tensor(np.asarray(v))[None] for k, v in observation.items()}
+    with torch.no_grad():
+        x = preprocess_obs(obs, policy.observation_space, policy.normalize_images)
+        latent = policy.mlp_extractor.forward_actor(policy.pi_features_extractor(x))
+        return policy.action_net(latent)[0].numpy()

@@ -10,6 +10,7 @@ Run folder layout::
     RUN/monitor/         per-env episode logs (SB3 Monitor CSV: reward, length, time, metrics)
     RUN/eval/            evaluations.npz (timesteps, rewards) of the periodic evaluation
     RUN/tb/              TensorBoard logs
+    RUN/progress.json    env steps done / planned and seconds, rewritten while training
 """
 
 from __future__ import annotations
@@ -239,8 +240,10 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
             _save_model_dir(self.model, normalizer, cfg, run / "model", "best")
             return True
 
+    from rlsched.train.progress import TrainProgress, planned_steps
+
     metrics_cb = EpisodeMetrics()
-    callbacks: list[Any] = [metrics_cb]
+    callbacks: list[Any] = [metrics_cb, TrainProgress(planned_steps(cfg), progress, run)]
     eval_cb = None
     if cfg.eval_freq > 0:
         eval_venv: Any = DummyVecEnv(
@@ -274,7 +277,7 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
     with warnings.catch_warnings():
         if cfg.vec_env == "batched":  # evaluation deliberately uses DummyVecEnv of single envs
             warnings.filterwarnings("ignore", "Training and eval env are not of the same type")
-        model.learn(total_timesteps=cfg.total_steps, callback=callbacks, progress_bar=progress)
+        model.learn(total_timesteps=cfg.total_steps, callback=callbacks)
     seconds = time.perf_counter() - t0
     steps = int(model.num_timesteps)
 

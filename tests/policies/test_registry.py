@@ -1,0 +1,58 @@
+"""Building policies decides applicability without touching the env's state."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlsched  # noqa: F401
+from rlsched.envs import ENV_IDS
+from rlsched.evaluate import make_env
+from rlsched.policies import applicable_heuristics, make_policy
+
+#: small, fast instances of every env
+SMALL = {
+    "rlsched/ServerlessPlacement-v0": {"episode_length": 30},
+    "rlsched/KubeScheduling-v0": {"episode_length": 30},
+    "rlsched/WorkflowOffloading-v0": {"max_tasks": 40},
+    "rlsched/VMPlacement-v0": {"max_steps": 30},
+    "rlsched/PodRebalancing-v0": {},
+    "rlsched/LLMAutoscaling-v0": {"episode_duration": 30.0},
+}
+
+
+def _flat(obs: object) -> np.ndarray:
+    if isinstance(obs, dict):
+        return np.concatenate([np.ravel(obs[k]).astype(float) for k in sorted(obs)])
+    return np.ravel(np.asarray(obs, dtype=float))
+
+
+def _steps(env, n: int = 3) -> list[tuple[np.ndarray, float]]:
+    out = []
+    for _ in range(n):
+        mask = env.unwrapped.action_masks() if hasattr(env.unwrapped, "action_masks") else None
+        if mask is not None and np.asarray(mask).ndim == 1 and mask.any():
+            action = int(np.flatnonzero(mask)[-1])  # not first-fit: a different path than reset
+        else:
+            action = env.action_space.sample() * 0
+        obs, reward, term, trunc, _ = env.step(action)
+        out.append((_flat(obs), float(reward)))
+        if term or trunc:
+            break
+    return out
+
+
+@pytest.mark.parametrize("env_id", list(ENV_IDS))
+def test_building_every_policy_leaves_the_env_where_it_was(env_id: str) -> None:
+    used, fresh = make_env(env_id, **SMALL[env_id]), make_env(env_id, **SMALL[env_id])
+    obs_used, _ = used.reset(seed=7)
+    obs_fresh, _ = fresh.reset(seed=7)
+    assert np.array_equal(_flat(obs_used), _flat(obs_fresh))
+    names = applicable_heuristics(used)
+    assert names
+    for name in names:
+        make_policy(name, used, seed=0)
+    got, want = _steps(used), _steps(fresh)
+    assert len(got) == len(want)
+    for (o1, r1), (o2, r2) in zip(got, want, strict=True):
+        assert np.array_equal(o1, o2) and r1 == r2
