@@ -549,12 +549,25 @@ def results_cmd(
     env: Annotated[
         list[str] | None, typer.Option(help="Only these envs (repeatable; default: all six).")
     ] = None,
+    presets: Annotated[
+        str,
+        typer.Option(
+            help="all (one row per env and scenario preset, docs/scenarios.md), default (one "
+            "row per env: its default preset) or NAME,NAME (only these presets)."
+        ),
+    ] = "all",
 ) -> None:
     """Every heuristic, the clairvoyant oracle and the given learned policies on each env's
-    held-out test data, with paired verdicts against the best heuristic: one table."""
+    held-out test data, with paired verdicts against the best heuristic and each setting's
+    spreads (is it informative?): one table."""
     from rlsched.results import parse_learned, run_results
 
-    run_results(out, budget, parse_learned(learned or []), env, console=console)
+    which: str | list[str] | None = (
+        None if presets == "default" else "all" if presets == "all" else presets.split(",")
+    )
+    run_results(
+        out, budget, parse_learned(learned or []), env, console=console, presets=which
+    )
 
 
 @app.command("leaderboard")

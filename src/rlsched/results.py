@@ -7,7 +7,12 @@ metric; each learned policy and the oracle get a paired 95% bootstrap interval a
 (:mod:`rlsched.stats`), and the verdict is read off that interval alone. Headroom is the
 oracle minus the best heuristic: how much better than the heuristic any policy could be.
 
-Writes ``DIR/results.md`` (one row per env, then each env's full leaderboard) and
+With ``presets="all"`` (the CLI's default) every named scenario preset of each env
+(:mod:`rlsched.scenarios`) is a row of its own, keyed by (env, preset), and each row carries
+the two spreads of :mod:`rlsched.spread`: the best heuristic against the env's simplest
+baseline, and the oracle against the best heuristic, with the ``informative`` flag.
+
+Writes ``DIR/results.md`` (one row per env or (env, preset), then each full leaderboard) and
 ``DIR/results.json`` (the same, with every compare report).
 """
 
@@ -53,12 +58,63 @@ def parse_learned(items: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
-def _policies(env_id: str, budget: str, learned: Sequence[str]) -> list[str]:
+def preset_kwargs(env_id: str, preset: str | None) -> dict[str, Any]:
+    """The env arguments of one row: the split's, with ``scenario=preset``; the preset's own
+    values win over the split's (the preset is the setting the row names)."""
+    kw = dict(SPLITS[env_id].env_kwargs)
+    if preset is None:
+        return kw
+    from rlsched.scenarios import presets
+
+    own = presets(env_id).get(preset, {})
+    return {**{k: v for k, v in kw.items() if k not in own}, "scenario": preset}
+
+
+def row_dataset(test: str, preset: str | None, env_id: str) -> str | None:
+    """The test data of one row. A preset that names a dataset of the test set's family gets
+    the test set's parameters on top (its seed: still held-out data, at the preset's load);
+    one that names another trace (e.g. a training trace) has no test row: None."""
+    from rlsched.data.registry import parse_name
+    from rlsched.scenarios import presets
+
+    ds = presets(env_id).get(preset or "", {}).get("dataset")
+    if not isinstance(ds, str):
+        return test
+    s1, p1, q1 = parse_name(test)
+    s2, p2, q2 = parse_name(ds)
+    if (s1, p1) != (s2, p2):
+        return None
+    q = {**q2, **q1}
+    return f"{s1}:{p1}" + ("?" + "&".join(f"{k}={v}" for k, v in sorted(q.items())) if q else "")
+
+
+def row_presets(env_id: str, which: str | Sequence[str] | None) -> list[str | None]:
+    """The presets to run for ``env_id``: None -> the bare env (its default preset), ``"all"``
+    -> every preset of the env, else the named ones this env has."""
+    from rlsched.scenarios import presets
+
+    if which is None:
+        return [None]
+    names = list(presets(env_id))
+    if which == "all":
+        return list(names) or [None]
+    wanted = [which] if isinstance(which, str) else list(which)
+    return [n for n in wanted if n in names]
+
+
+def _policies(
+    env_id: str,
+    budget: str,
+    learned: Sequence[str],
+    env_kwargs: Mapping[str, Any] | None = None,
+    test: str | None = None,
+) -> list[str]:
     from rlsched.evaluate import make_env
     from rlsched.policies.registry import applicable_heuristics
 
     split = SPLITS[env_id]
-    env = make_env(env_id, split.test, **dict(split.env_kwargs))
+    kwargs = dict(split.env_kwargs if env_kwargs is None else env_kwargs)
+    env = make_env(env_id, test or split.test, **kwargs)
     skip = QUICK_SKIP.get(env_id, ()) if budget == "quick" else ()
     names = [n for n in applicable_heuristics(env) if n not in skip]
     return [*names, *learned, "clairvoyant"]
@@ -78,8 +134,12 @@ def env_row(report: dict[str, Any]) -> dict[str, Any]:
     simplest = min(heur, key=lambda r: sign * mean(r))  # the worst heuristic, for the spread
     orc = rows.get("clairvoyant")
     learned = [r for r in report["results"] if r.get("kind") == "learned"]
+    from rlsched.spread import spreads
+
     return {
         "env": report["env"],
+        "preset": report.get("env_kwargs", {}).get("scenario"),
+        **spreads(report),
         "dataset": report["dataset"],
         "env_kwargs": report.get("env_kwargs", {}),
         "episodes": report["episodes"],
@@ -109,7 +169,10 @@ def run_results(
     learned: Mapping[str, Sequence[str]] | None = None,
     envs: Sequence[str] | None = None,
     console: Console | None = None,
+    presets: str | Sequence[str] | None = None,
 ) -> dict[str, Any]:
+    """Every heuristic, ``clairvoyant`` and the ``learned`` policies on each env's test set
+    (module doc); ``presets``: see :func:`row_presets`."""
     if budget not in BUDGETS:
         raise ValueError(f"--budget {budget!r} is not one of {', '.join(BUDGETS)}")
     console = console or Console()
@@ -122,21 +185,26 @@ def run_results(
     for env_id in env_ids:
         split = SPLITS[env_id]
         episodes = split.episodes[budget]
-        pols = _policies(env_id, budget, learned.get(env_id, []))
-        console.print(
-            f"[bold]{env_id}[/] on {split.test}: {len(pols)} policies x {episodes} episodes"
-        )
-        t = time.perf_counter()
-        rep = compare(
-            env_id, split.test, pols, episodes=episodes, seed=TEST_SEED,
-            env_kwargs=dict(split.env_kwargs), progress=console.is_terminal,
-        )
-        seconds[env_id] = time.perf_counter() - t
-        row = env_row(rep)
-        row["seconds"] = seconds[env_id]
-        rows.append(row)
-        reports.append(rep)
-        console.print(f"  {summary_line(row)} ({seconds[env_id]:.0f} s)", highlight=False)
+        for preset in row_presets(env_id, presets):
+            kwargs = preset_kwargs(env_id, preset)
+            key = env_id if preset is None else f"{env_id}:{preset}"
+            test = row_dataset(split.test, preset, env_id)
+            if test is None:
+                console.print(f"[bold]{key}[/]: skipped (the preset names a training trace)")
+                continue
+            pols = _policies(env_id, budget, learned.get(env_id, []), kwargs, test)
+            console.print(f"[bold]{key}[/] on {test}: {len(pols)} policies x {episodes} episodes")
+            t = time.perf_counter()
+            rep = compare(
+                env_id, test, pols, episodes=episodes, seed=TEST_SEED,
+                env_kwargs=kwargs, progress=console.is_terminal,
+            )
+            seconds[key] = time.perf_counter() - t
+            row = env_row(rep)
+            row["seconds"] = seconds[key]
+            rows.append(row)
+            reports.append(rep)
+            console.print(f"  {summary_line(row)} ({seconds[key]:.0f} s)", highlight=False)
     wall = time.perf_counter() - t0
     from rlsched.runtime import git_commit, versions
 
@@ -180,6 +248,14 @@ def _interval(p: Mapping[str, Any] | None, pct: bool = True) -> str:
     return s
 
 
+def _gain(p: Mapping[str, Any]) -> str:
+    """A spread: the paired interval, the improvement in percent and the verdict."""
+    lo, hi = p["ci95"]
+    return (
+        f"{_f(p['mean_diff'])} [{_f(lo)}, {_f(hi)}] ({p['gain_pct']:+.1f}%), {p['verdict']}"
+    )
+
+
 def summary_line(row: Mapping[str, Any]) -> str:
     m = metric_label(row["main_metric"])
     bh = row["best_heuristic"]
@@ -190,6 +266,13 @@ def summary_line(row: Mapping[str, Any]) -> str:
     orc = row["oracle"]
     if orc:
         parts.append(f"oracle {_f(orc['mean'])}, headroom {_interval(orc['paired'])}")
+    if row.get("spread"):
+        parts.append(
+            f"spread vs {row['baseline']['policy']} {row['spread']['gain_pct']:+.1f}% "
+            f"({row['spread']['verdict']})"
+        )
+    if "informative" in row:
+        parts.append("informative" if row["informative"] else "not informative")
     return "; ".join(parts)
 
 
@@ -208,9 +291,16 @@ def markdown(result: Mapping[str, Any]) -> str:
         "interval excludes zero. The oracle (`clairvoyant`) reads the true future: it is not "
         "deployable, it measures headroom.",
         "",
-        "| env | test data | main metric | best heuristic | learned: Δ [95% CI], verdict | "
-        "oracle | headroom: oracle − best [95% CI] |",
-        "|---|---|---|---|---|---|---|",
+        "Spread (a): the best heuristic minus the env's simplest baseline (the best of "
+        "`rlsched.scenarios.SIMPLEST` measured), paired; headroom (b): the oracle minus the "
+        "best heuristic. Percentages are improvements (positive: better). A row is "
+        "*informative* when (a) excludes zero and is at least 3% and (b) excludes zero and is "
+        "at least 2% (`rlsched.spread`).",
+        "",
+        "| env | preset | test data | main metric | best heuristic | spread (a): best − "
+        "baseline [95% CI] | learned: Δ [95% CI], verdict | oracle | headroom (b): oracle − "
+        "best [95% CI] | informative |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         arrow = "↑" if r["direction"] == "higher" else "↓"
@@ -224,22 +314,32 @@ def markdown(result: Mapping[str, Any]) -> str:
         head = "-"
         if orc and orc["paired"]:
             head = f"{_interval(orc['paired'])}, {orc['paired']['verdict']}"
+        spread = "-"
+        if r.get("spread"):
+            spread = f"vs {r['baseline']['policy']} {_f(r['baseline']['mean'])}: " + _gain(
+                r["spread"]
+            )
+        if r.get("headroom"):
+            head = _gain(r["headroom"])
         lines.append(
-            f"| {r['env'].split('/', 1)[1]} | `{r['dataset']}` | {metric_label(r['main_metric'])}"
-            f" {arrow} | {bh['policy']} {_f(bh['mean'])} | {learned} | "
+            f"| {r['env'].split('/', 1)[1]} | {r.get('preset') or '(default)'} | "
+            f"`{r['dataset']}` | {metric_label(r['main_metric'])}"
+            f" {arrow} | {bh['policy']} {_f(bh['mean'])} | {spread} | {learned} | "
             f"{_f(orc['mean']) if orc else '-'} | "
-            f"{head} |"
+            f"{head} | {'yes' if r.get('informative') else 'no'} |"
         )
     lines += ["", "Per env: the oracle's base heuristic, horizon and candidates; time taken.", ""]
     for r in rows:
         orc = r["oracle"] or {}
         h = orc.get("horizon")
         lines.append(
-            f"- {r['env']}: {r['episodes']} episodes, env arguments "
+            f"- {r['env']} {r.get('preset') or ''}: {r['episodes']} episodes, env arguments "
             f"`{json.dumps(r['env_kwargs'])}`; oracle over `{orc.get('base', '-')}`, horizon "
             f"{'to the episode end (fortified)' if h is None else f'{h} decisions'}, up to "
             f"{orc.get('top_k', '-')} candidates per decision; {r['seconds']:.0f} s."
         )
     for rep in result["reports"]:
-        lines += ["", f"## {rep['env']} on `{rep['dataset']}`", "", markdown_table(rep)]
+        preset = rep.get("env_kwargs", {}).get("scenario")
+        title = f"{rep['env']}" + (f", preset `{preset}`" if preset else "")
+        lines += ["", f"## {title} on `{rep['dataset']}`", "", markdown_table(rep)]
     return "\n".join(lines) + "\n"

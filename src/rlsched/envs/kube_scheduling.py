@@ -16,6 +16,7 @@ from rlsched.core.cluster import NodeView
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
 from rlsched.envs.base import SnapshotMixin
+from rlsched.scenarios import check_scenario, with_presets
 
 GIB = 1073741824
 """Bytes in a GiB: the plugin's memory scale."""
@@ -268,6 +269,7 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
         "invalid_actions",
     )
 
+    @with_presets
     def __init__(
         self,
         num_nodes: int = 7,
@@ -285,9 +287,11 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
         nodes: Sequence[tuple[int, int]] | None = None,
         cluster_seed: int = 0,
         randomize_cluster: bool = False,
+        scenario: str | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
+        check_scenario(type(self).__name__, scenario)
         if nodes is not None:
             num_nodes = len(nodes)
         if num_nodes < 1 or episode_length < 1:

@@ -23,6 +23,7 @@ from rlsched.llm.rl import (
 from rlsched.llm.scaling import StartState
 from rlsched.llm.slo import SLOConfig
 from rlsched.llm.trace import LLMRequests, load_requests
+from rlsched.scenarios import check_scenario, with_presets
 
 #: Keys of ``info["metrics"]`` taken from :meth:`LLMSimulator.results`.
 RESULT_METRICS = (
@@ -177,6 +178,7 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
         "dropped",
     )
 
+    @with_presets
     def __init__(
         self,
         dataset: str | LLMRequests = "azure-llm:conv",
@@ -198,9 +200,11 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
         history: float = 30.0,
         drain_at_end: bool = True,
         compat: str | None = None,
+        scenario: str | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
+        check_scenario(type(self).__name__, scenario)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         if not decision_interval > 0:

@@ -17,6 +17,7 @@ from rlsched.core.pods import (
     simulate_window,
 )
 from rlsched.envs.base import SnapshotMixin
+from rlsched.scenarios import check_scenario, with_presets
 
 #: 5-minute windows in a day (the ``clock`` observation).
 WINDOWS_PER_DAY = 288
@@ -157,6 +158,7 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
 
     leaderboard_metrics = ("violations", "violation_rate", "migrations", "requests")
 
+    @with_presets
     def __init__(
         self,
         dataset: str | Any = "synthetic:pods",
@@ -167,9 +169,11 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
         episode_windows: int = 24,
         migration_cost: float = 0.05,
         action_features: bool = False,
+        scenario: str | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
+        check_scenario(type(self).__name__, scenario)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         if mode is not None and mode not in MODES:

@@ -14,6 +14,7 @@ from rlsched.core.timeline import Timeline
 from rlsched.core.workload import FunctionInstances, Workflow, workflow_instances
 from rlsched.envs.base import SnapshotMixin
 from rlsched.envs.rewards import REWARDS, PlacementOutcome, RewardWeights
+from rlsched.scenarios import check_scenario, with_presets
 
 _I32_MAX = np.iinfo(np.int32).max
 # columns of the float32 node-feature buffer the observation is cut from
@@ -135,6 +136,7 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
         "invalid_actions",
     )
 
+    @with_presets
     def __init__(
         self,
         num_nodes: int = 10,
@@ -158,9 +160,11 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
         cost_weight: float = 0.5,
         cluster_seed: int = 0,
         randomize_cluster: bool = False,
+        scenario: str | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
+        check_scenario(type(self).__name__, scenario)
         if num_nodes < 1 or num_functions < 1 or episode_length < 1:
             raise ValueError("num_nodes, num_functions and episode_length must be >= 1")
         if reward not in REWARDS:

@@ -12,6 +12,7 @@ from gymnasium import spaces
 
 from rlsched.core.vm import CREATE, DELETE, VMRequests
 from rlsched.envs.base import SnapshotMixin
+from rlsched.scenarios import with_presets
 
 
 def quantum(capacity: float) -> float:
@@ -162,6 +163,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     #: Metrics (keys of ``info["metrics"]``) a leaderboard shows, in order.
     leaderboard_metrics = ("placed", "cpu_util", "mem_util", "fragmentation", "invalid_actions")
 
+    @with_presets
     def __init__(
         self,
         num_servers: int = 5,

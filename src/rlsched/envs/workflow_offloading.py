@@ -20,6 +20,7 @@ from rlsched.core.offloading import (
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
 from rlsched.envs.base import SnapshotMixin
+from rlsched.scenarios import with_presets
 
 _TASK_FEATURES = (
     "work",
@@ -209,6 +210,7 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
         "cost",
     )
 
+    @with_presets
     def __init__(
         self,
         num_edge: int | None = None,
