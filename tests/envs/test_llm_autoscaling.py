@@ -22,7 +22,9 @@ ENV_ID = "rlsched/LLMAutoscaling-v0"
 
 
 def _env(**kw) -> gym.Env:
-    kw = {"episode_duration": 60.0, **kw}
+    # the conversation trace: steady enough for the load-proportional checks below (the
+    # default preset, code-1x, is the bursty coding trace)
+    kw = {"episode_duration": 60.0, "dataset": "azure-llm:conv", **kw}
     return gym.make(ENV_ID, disable_env_checker=True, **kw)
 
 
@@ -161,6 +163,6 @@ def test_compare_runs_the_env_policies():
 
     rep = compare(ENV_ID, None, "all", episodes=1, seed=0, env_kwargs={"episode_duration": 40.0})
     assert [r["policy"] for r in rep["results"]] == list(BASELINES)
-    assert rep["dataset"] == "azure-llm:conv"
+    assert rep["dataset"] == "azure-llm:code"  # the default preset, code-1x
     for r in rep["results"]:
         assert r["metrics"]["requests"] > 0

@@ -194,6 +194,7 @@ def test_hand_trace_recovering() -> None:
 
 def test_hand_trace_fading_ignores_deletions() -> None:
     env = VMPlacementEnv(
+        scenario="fading",
         num_servers=1, dataset=hand_trace(), numa_cpu=4, numa_mem=8, double_threshold=4
     )
     obs, _ = env.reset(options={"start": 3})
@@ -204,7 +205,7 @@ def test_hand_trace_fading_ignores_deletions() -> None:
 
 def test_episode_ends_when_nothing_fits() -> None:
     tr = VMRequests.from_rows([(i, 3, 1, i, 0) for i in range(5)])
-    env = VMPlacementEnv(num_servers=1, dataset=tr, numa_cpu=4, numa_mem=8)
+    env = VMPlacementEnv(scenario="fading", num_servers=1, dataset=tr, numa_cpu=4, numa_mem=8)
     env.reset(seed=0, options={"start": 0})
     assert not env.step(0)[2]
     _, r, term, trunc, info = env.step(1)
@@ -214,7 +215,7 @@ def test_episode_ends_when_nothing_fits() -> None:
 
 def test_oversized_requests_are_dropped() -> None:
     tr = VMRequests.from_rows([(0, 50, 1, 0, 0), (1, 1, 1, 1, 0), (0, 50, 1, 2, 1)])
-    env = VMPlacementEnv(num_servers=2, dataset=tr, double_threshold=1000)
+    env = VMPlacementEnv(scenario="fading", num_servers=2, dataset=tr, double_threshold=1000)
     assert env.oversized == 1
     env.reset(seed=0, options={"start": 0})
     assert env.current_request["vmid"] == 1
@@ -222,14 +223,16 @@ def test_oversized_requests_are_dropped() -> None:
 
 def test_double_split_and_cpu_or_mem() -> None:
     tr = VMRequests.from_rows([(0, 32, 64, 0, 0), (1, 2, 80, 1, 0), (2, 2, 10, 2, 0)])
-    env = VMPlacementEnv(num_servers=2, dataset=tr, start=0)
+    env = VMPlacementEnv(scenario="fading", num_servers=2, dataset=tr, start=0)
     obs, _ = env.reset()
     assert env.double_threshold == 32 and env.current_request["is_double"]
     np.testing.assert_array_equal(obs["request"], np.float32([32 / 40, 64 / 90, 1]))
     obs, *_ = env.step(3)  # server 1 (NUMA bit ignored)
     np.testing.assert_array_equal(obs["obs"][1], [[24, 58], [24, 58]])
     assert not env.current_request["is_double"]  # 80 GB on one NUMA by cpu alone
-    env2 = VMPlacementEnv(num_servers=2, dataset=tr, start=1, double_by="cpu_or_mem")
+    env2 = VMPlacementEnv(
+        scenario="fading", num_servers=2, dataset=tr, start=1, double_by="cpu_or_mem"
+    )
     assert env2.double_mem_threshold == pytest.approx(32 * 90 / 40)
     env2.reset()
     assert env2.current_request["is_double"]  # 80 GB >= 72 GB
@@ -291,7 +294,7 @@ def test_fading_vs_recovering() -> None:
 
 
 def test_invalid_action_ends_episode() -> None:
-    env = VMPlacementEnv(num_servers=2, dataset=SMALL)
+    env = VMPlacementEnv(scenario="fading", num_servers=2, dataset=SMALL)
     env.reset(seed=0)
     env.step(int(env.action_masks().argmax()))
     for bad in (-1, 4):
@@ -300,7 +303,7 @@ def test_invalid_action_ends_episode() -> None:
         assert (r, term, trunc, info["invalid_action"]) == (0.0, True, False, True)
         assert info["metrics"]["invalid_actions"] == 1
     tr = VMRequests.from_rows([(0, 30, 1, 0, 0), (1, 30, 1, 1, 0)])
-    env = VMPlacementEnv(num_servers=1, dataset=tr, start=0)
+    env = VMPlacementEnv(scenario="fading", num_servers=1, dataset=tr, start=0)
     env.reset()
     env.step(0)
     _, r, term, _, info = env.step(0)  # NUMA 0 is full

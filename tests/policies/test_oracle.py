@@ -14,7 +14,9 @@ from rlsched.policies.registry import make_policy
 CASES = {
     "rlsched/ServerlessPlacement-v0": (None, {"episode_length": 40}),
     "rlsched/KubeScheduling-v0": (None, {"episode_length": 40}),
-    "rlsched/WorkflowOffloading-v0": ("wfinstances:blast-43", {"num_workflows": 2}),
+    "rlsched/WorkflowOffloading-v0": (
+        "wfinstances:blast-43", {"num_workflows": 2, "scenario": "cloud-dominant"}
+    ),
     "rlsched/VMPlacement-v0": (None, {"num_servers": 4}),
     "rlsched/PodRebalancing-v0": (None, {"episode_windows": 8}),
     "rlsched/LLMAutoscaling-v0": (None, {"episode_duration": 60.0}),
