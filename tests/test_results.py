@@ -49,3 +49,33 @@ def test_learned_flags_and_budget_are_checked() -> None:
         res_mod.parse_learned(["Nope=runs/x"])
     with pytest.raises(ValueError, match="--budget"):
         res_mod.run_results("/tmp/unused", "huge")
+
+
+def test_rows_per_preset_carry_both_spreads(tmp_path: Path, tiny_pods: str) -> None:
+    out = res_mod.run_results(
+        tmp_path, "quick", envs=["PodRebalancing"], console=Console(), presets="all"
+    )
+    assert [r["preset"] for r in out["rows"]] == ["today", "contention"]
+    today, contention = (r["dataset"] for r in out["rows"])
+    assert "pods=40" in today and "pods=60" in contention and "seed=2" in contention
+    for row in out["rows"]:
+        assert row["baseline"]["policy"] == "no_migration"
+        assert row["spread"]["policy"] == row["best_heuristic"]["policy"]
+        assert row["headroom"]["policy"] == "clairvoyant"
+        assert isinstance(row["informative"], bool)
+    md = (tmp_path / "results.md").read_text()
+    assert "| PodRebalancing-v0 | today |" in md and "| PodRebalancing-v0 | contention |" in md
+
+
+def test_preset_rows_keep_held_out_data() -> None:
+    llm = "rlsched/LLMAutoscaling-v0"
+    assert res_mod.row_dataset("azure-llm:code", "code-2x", llm) == "azure-llm:code"
+    assert res_mod.row_dataset("azure-llm:code", "conv-2x", llm) is None  # training trace
+    assert "conv-1x" in res_mod.row_presets(llm, "all")
+    assert res_mod.row_presets("rlsched/VMPlacement-v0", "all") == [
+        "fading-5", "fading-20", "recovering-5", "recovering-20"
+    ]
+    assert res_mod.row_presets(llm, None) == [None]
+    # the preset wins over the split's arguments
+    kw = res_mod.preset_kwargs("rlsched/VMPlacement-v0", "fading-5")
+    assert kw == {"scenario": "fading-5"}
