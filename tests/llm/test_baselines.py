@@ -141,7 +141,8 @@ def test_pool_throughput_slo_batch_and_static_sizes():
 
 # ---------------------------------------------------------------------------- in the env
 def _env(**kw):
-    kw = {"episode_duration": 120.0, "rate_scale": 2.0, **kw}
+    # the conversation trace these checks were written for (the default preset is code-1x)
+    kw = {"episode_duration": 120.0, "rate_scale": 2.0, "dataset": "azure-llm:conv", **kw}
     return gym.make("rlsched/LLMAutoscaling-v0", disable_env_checker=True, **kw)
 
 

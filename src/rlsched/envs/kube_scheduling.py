@@ -240,7 +240,9 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
     ``priority_shares`` ((0.3, 0.6, 0.1)), ``priority_seed`` (0), ``max_delays`` (10),
     ``preempt_penalty`` (2.0), ``reject_penalty`` (1.0), ``invalid_action_penalty`` (None),
     ``large_cpu`` (1000), ``large_memory`` (1 GiB), ``nodes`` (None), ``cluster_seed`` (0),
-    ``randomize_cluster`` (False), ``render_mode`` (None; ``"ansi"`` renders a node table).
+    ``randomize_cluster`` (False), ``scenario`` (None: the default preset; a preset name of
+    :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over the preset's),
+    ``render_mode`` (None; ``"ansi"`` renders a node table).
 
     ## Version History
 

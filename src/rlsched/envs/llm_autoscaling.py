@@ -150,7 +150,9 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     ``magnitude``), ``cost_reference`` (``"sized"``), ``history`` (30 s: the collector's longer
     window), ``drain_at_end`` (True), ``compat`` (None | ``"splitwise-sim"``: the simulator
     reproduces splitwise-sim's performance-model readings and TBT, see
-    :mod:`rlsched.llm.simulator`), ``render_mode`` (None | ``"ansi"``).
+    :mod:`rlsched.llm.simulator`), ``scenario`` (None: the default preset; a preset name of
+    :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over the preset's),
+    ``render_mode`` (None | ``"ansi"``).
 
     ## Version History
 

@@ -141,7 +141,9 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
     (None: the dataset's; ``"serial"`` | ``"parallel"``), ``num_nodes`` (None: the dataset's;
     more adds empty nodes of the dataset's median allocatable), ``max_pods_per_node`` (100),
     ``slots`` (10), ``episode_windows`` (24 = 2 hours), ``migration_cost`` (0.05 per move),
-    ``action_features`` (False), ``render_mode`` (None | ``"ansi"``).
+    ``action_features`` (False), ``scenario`` (None: the default preset; a preset name of
+    :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over the preset's),
+    ``render_mode`` (None | ``"ansi"``).
 
     ## Version History
 

@@ -111,7 +111,9 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
     ``invalid_action_penalty`` (None = instances left), ``node_keepalive`` (120 s),
     ``warm_keepalive`` (600 s), ``cold_start`` (1 s), ``cold_start_per_gb`` (0.5 s),
     ``interference`` ((1.0, 0.3)), ``slo_factor`` (2.0), ``rfrt_max`` (5.0),
-    ``cluster_seed`` (0), ``randomize_cluster`` (False), ``render_mode`` (``"ansi"``).
+    ``cluster_seed`` (0), ``randomize_cluster`` (False), ``scenario`` (None: the default preset;
+    a preset name of :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over
+    the preset's), ``render_mode`` (``"ansi"``).
 
     ## Version History
 

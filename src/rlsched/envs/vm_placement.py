@@ -129,7 +129,9 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
 
     ## Arguments
 
-    ``num_servers`` (5), ``scenario`` (``"fading"`` | ``"recovering"``), ``dataset`` (registry
+    ``num_servers`` (5), ``scenario`` (``"fading"`` | ``"recovering"`` (5 servers unless given),
+    or a preset of :mod:`rlsched.scenarios` such as ``"fading-20"``; None: the default preset
+    ``recovering-5``), ``dataset`` (registry
     name, :class:`~rlsched.data.Dataset` of kind ``vm-requests`` or
     :class:`~rlsched.core.vm.VMRequests`; default ``"synthetic:vm"``), ``double_threshold``
     (None: the scenario's), ``double_by`` (``"cpu"`` | ``"cpu_or_mem"``),

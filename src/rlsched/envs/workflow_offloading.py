@@ -178,8 +178,10 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
     ## Arguments
 
     ``num_edge`` (None: 3..5), ``cloud`` (True), ``dataset`` (``"wfinstances:all"``),
-    ``scenario`` (None | ``"patent-example"``), ``num_workflows`` (4), ``arrival_rate`` (None:
-    one workflow per mean standalone critical path), ``reward`` (``"patent"``), ``task_order``
+    ``scenario`` (``"patent-example"`` or a preset of :mod:`rlsched.scenarios`: ``patent``,
+    ``cloud-dominant`` (the values below), ``edge-cloud``, ``congested``; None: the default
+    preset ``congested``; explicit arguments win), ``num_workflows`` (4), ``arrival_rate``
+    (None: one workflow per mean standalone critical path), ``reward`` (``"patent"``), ``task_order``
     (``"patent"``), ``bandwidth`` (10 MB/s per unit distance), ``pull_time`` (5 s),
     ``cache_size`` (3 images per edge server), ``cloud_speed`` (2.0), ``cloud_distance`` (10),
     ``edge_distance`` ((1, 2)), ``cloud_price`` (2e-4 $/s), ``edge_price`` (5e-5 $/s),
