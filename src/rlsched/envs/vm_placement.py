@@ -12,7 +12,7 @@ from gymnasium import spaces
 
 from rlsched.core.vm import CREATE, DELETE, VMRequests
 from rlsched.envs.base import SnapshotMixin
-from rlsched.scenarios import with_presets
+from rlsched.scenarios import PRESETS, with_presets
 
 
 def quantum(capacity: float) -> float:
@@ -196,7 +196,8 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         if num_servers < 1:
             raise ValueError("num_servers must be >= 1")
         if scenario not in SCENARIOS:
-            raise ValueError(f"scenario must be one of {sorted(SCENARIOS)}, got {scenario!r}")
+            names = sorted(SCENARIOS) + sorted(PRESETS["VMPlacementEnv"])
+            raise ValueError(f"scenario must be one of {names}, got {scenario!r}")
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
         if double_by not in ("cpu", "cpu_or_mem"):

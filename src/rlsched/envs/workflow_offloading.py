@@ -20,7 +20,7 @@ from rlsched.core.offloading import (
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
 from rlsched.envs.base import SnapshotMixin
-from rlsched.scenarios import with_presets
+from rlsched.scenarios import PRESETS, with_presets
 
 _TASK_FEATURES = (
     "work",
@@ -181,8 +181,8 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
     ``scenario`` (``"patent-example"`` or a preset of :mod:`rlsched.scenarios`: ``patent``,
     ``cloud-dominant`` (the values below), ``edge-cloud``, ``congested``; None: the default
     preset ``congested``; explicit arguments win), ``num_workflows`` (4), ``arrival_rate``
-    (None: one workflow per mean standalone critical path), ``reward`` (``"patent"``), ``task_order``
-    (``"patent"``), ``bandwidth`` (10 MB/s per unit distance), ``pull_time`` (5 s),
+    (None: one workflow per mean standalone critical path), ``reward`` (``"patent"``),
+    ``task_order`` (``"patent"``), ``bandwidth`` (10 MB/s per unit distance), ``pull_time`` (5 s),
     ``cache_size`` (3 images per edge server), ``cloud_speed`` (2.0), ``cloud_distance`` (10),
     ``edge_distance`` ((1, 2)), ``cloud_price`` (2e-4 $/s), ``edge_price`` (5e-5 $/s),
     ``max_tasks`` (200: larger workflows are skipped), ``time_unit`` (None), ``server_seed``
@@ -245,7 +245,8 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
         if task_order not in ("patent", "rank"):
             raise ValueError("task_order must be 'patent' or 'rank'")
         if scenario not in (None, "patent-example"):
-            raise ValueError("scenario must be None or 'patent-example'")
+            names = ["patent-example", *sorted(PRESETS["WorkflowOffloadingEnv"])]
+            raise ValueError(f"scenario must be None or one of {names}, got {scenario!r}")
         if num_workflows < 1:
             raise ValueError("num_workflows must be >= 1")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
