@@ -249,6 +249,8 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
             raise ValueError(f"scenario must be None or one of {names}, got {scenario!r}")
         if num_workflows < 1:
             raise ValueError("num_workflows must be >= 1")
+        if bandwidth <= 0:  # checked here too: a given arrival_rate builds no instance now
+            raise ValueError("bandwidth must be positive")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
         self.reward_name = reward
