@@ -38,6 +38,7 @@ BENCHES = {
     "llm": ("bench_llm_sim.py", ()),
     "sweep": ("bench_sweep.py", ()),
     "vector": ("bench_vector.py", ()),
+    "snapshot": ("bench_snapshot.py", ()),
 }
 
 
@@ -360,6 +361,36 @@ def vector_section(vc: dict) -> list[str]:
     return out
 
 
+def snapshot_section(sn: dict) -> list[str]:
+    m = sn["machine"]
+    out = [
+        "",
+        "## Env snapshots and the clairvoyant oracle (one core)",
+        "",
+        f"`benchmarks/bench_snapshot.py`: each env at the size of its test setting "
+        f"(`rlsched.splits`). `snapshot()` + `restore()`: median of 200 calls each, on a state "
+        f"10 decisions into an episode. Oracle: `clairvoyant` over the env's base heuristic, "
+        f"deciding from the start of test episode 1000 for up to {sn['seconds']:.0f} s; a "
+        f"decision is one snapshot, one restore and one base rollout per candidate action (to "
+        f"the episode's end, or for the horizon). Machine speed at the time: "
+        f"{m['python_loop_1e6_ms']} ms per 10^6 Python additions; git commit {m['git_commit']}.",
+        "",
+        "| env | env arguments | snapshot µs | restore µs | oracle base | horizon | candidates "
+        "(max) | rollouts per decision | ms per decision | decisions/s |",
+        "|---|---|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in sn["rows"]:
+        kw = ", ".join(f"{k}={v}" for k, v in r["env_kwargs"].items()) or "defaults"
+        out.append(
+            f"| {r['env'].split('/', 1)[1]} | {kw} | {r['snapshot_us']:,.0f} | "
+            f"{r['restore_us']:,.0f} | {r['base']} | "
+            f"{'to the end' if r['horizon'] is None else r['horizon']} | {r['top_k']} | "
+            f"{r['rollouts_per_decision']:.1f} | {r['ms_per_decision']:,.1f} | "
+            f"{r['decisions_per_s']:,.2f} |"
+        )
+    return out
+
+
 def main() -> None:
     selected()  # reject a bad --only before running anything
     env = run("env")
@@ -372,6 +403,7 @@ def main() -> None:
     ll = run("llm")
     sw = run("sweep")
     vc = run("vector")
+    sn = run("snapshot")
     if env is None or tr is None or sv is None:
         sys.exit("missing benchmarks/results/bench_{env,train,serve}.json: run without --only")
     m = env["machine"]
@@ -438,6 +470,8 @@ def main() -> None:
         lines += sweep_section(sw)
     if vc is not None:
         lines += vector_section(vc)
+    if sn is not None:
+        lines += snapshot_section(sn)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(lines) + "\n")
     print(f"wrote {DOC}")
