@@ -137,6 +137,8 @@ def compare(
     env = make_env(env_id, dataset, **(env_kwargs or {}))
     metric, direction = main_metric_of(env)
     names = expand_policies(policies if isinstance(policies, str) else ",".join(policies), env)
+    if reference is not None and reference not in names:
+        names.append(reference)  # the reference runs the same episodes as everything else
     # the oracle rolls out the measured best heuristic: evaluate everything else first
     names = [n for n in names if not _is_oracle(n)] + [n for n in names if _is_oracle(n)]
     results: list[dict[str, Any]] = []
