@@ -246,6 +246,8 @@ def _seed_group(spec: str, run: Callable[[str, str | None], dict[str, Any]]) -> 
     paths = sorted(glob.glob(spec.split(":", 1)[1]))
     if not paths:
         raise ValueError(f"{spec}: no model folder matches")
+    if len(paths) == 1:  # one seed: a plain paired row (a stratified bootstrap needs seeds)
+        return run(f"learned:{paths[0]}", None)
     seeds = [run(f"learned:{p}", f"learned:{p}") for p in paths]
     vals = np.array([s["episode_values"] for s in seeds], dtype=float)
     rewards = np.array([s["episode_rewards"] for s in seeds], dtype=float)
