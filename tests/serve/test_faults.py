@@ -18,7 +18,7 @@ from rlsched.serve.registry import ModelRegistry
 from rlsched.serve.service import SchedulerService
 from rlsched.serve.store import ExperienceStore
 
-from .conftest import A, Live, S, make_registry, start_cli
+from .conftest import JH, A, Live, S, make_registry, start_cli
 
 
 def test_swaps_under_concurrent_predicts(live: Live) -> None:
@@ -69,7 +69,7 @@ def test_swaps_under_concurrent_predicts(live: Live) -> None:
         with httpx.Client(base_url=live.url, timeout=10) as c:
             for i in range(30):
                 v = 2 if i % 2 == 0 else 1
-                r = c.post(f"/v1/models/{v}/activate")
+                r = c.post(f"/v1/models/{v}/activate", headers=JH)
                 assert r.status_code == 200 and r.json()["model_version"] == v
                 time.sleep(0.01)
     finally:
@@ -108,7 +108,7 @@ def test_kill9_during_updates_loses_no_acknowledged_experience(tmp_path) -> None
 
     threads = [threading.Thread(target=stream, args=(s,)) for s in range(2)]
     try:
-        r = httpx.post(proc.url + "/v1/models/2/activate", timeout=5)
+        r = httpx.post(proc.url + "/v1/models/2/activate", headers=JH, timeout=5)
         assert r.status_code == 200
         for t in threads:
             t.start()

@@ -13,7 +13,7 @@ import pytest
 
 from rlsched.serve.service import MAX_BODY_BYTES, MAX_EXPERIENCES
 
-from .conftest import TOKEN, A, Live, N, S, start_live
+from .conftest import JH, TOKEN, A, Live, N, S, start_live
 
 
 def go_body(obj: dict) -> bytes:
@@ -147,16 +147,16 @@ def test_models_activate_rollback(live: Live) -> None:
     assert [v["version"] for v in r.json()["versions"]] == [1, 2]
     start = live.service.model_version
     other = 2 if start == 1 else 1
-    r = live.http.post(f"/v1/models/{other}/activate")
+    r = live.http.post(f"/v1/models/{other}/activate", headers=JH)
     assert r.status_code == 200 and r.json() == {"status": "ok", "model_version": other}
     assert live.http.get("/health").json()["model_version"] == other
     assert live.service.registry.current_version() == other
     st = np.linspace(0, 1, S).tolist()
     want = int(live.service.registry.load(other).act(np.array(st)))
     assert live.http.post("/predict", json={"state": st}).json()["action"] == want
-    r = live.http.post("/v1/models/rollback")
+    r = live.http.post("/v1/models/rollback", headers=JH)
     assert r.status_code == 200 and r.json()["model_version"] == start
-    r = live.http.post("/v1/models/99/activate")
+    r = live.http.post("/v1/models/99/activate", headers=JH)
     assert r.status_code == 404 and "99" in r.json()["error"]
     assert live.service.model_version == start
 
@@ -279,16 +279,16 @@ def test_token_guards_writes(live_token: Live) -> None:
                     {"Authorization": f"Basic {TOKEN}"}):  # fmt: skip
         r = lv.http.post("/update", json=upd, headers=headers)
         assert r.status_code == 401 and "error" in r.json(), headers
-        r = lv.http.post("/v1/models/2/activate", headers=headers)
+        r = lv.http.post("/v1/models/2/activate", headers={**headers, **JH})
         assert r.status_code == 401
-        r = lv.http.post("/v1/models/rollback", headers=headers)
+        r = lv.http.post("/v1/models/rollback", headers={**headers, **JH})
         assert r.status_code == 401
     assert lv.service.store.count() == before  # nothing changed
     assert lv.service.model_version == 1 and lv.service.registry.current_version() == 1
     # reads stay open (the plugin sends no token)
     assert lv.http.post("/predict", json={"state": [0.5] * S}).status_code == 200
     assert lv.http.get("/health").status_code == 200
-    auth = {"Authorization": f"Bearer {TOKEN}"}
+    auth = {"Authorization": f"Bearer {TOKEN}", **JH}
     r = lv.http.post("/update", json=upd, headers=auth)
     assert r.status_code == 200 and r.json()["stored"] == 3
     assert lv.service.store.count() == before + 3

@@ -63,6 +63,16 @@ class Unauthorized(ServiceError):
     grpc_code = "UNAUTHENTICATED"
 
 
+class Forbidden(ServiceError):
+    http_status = 403
+    grpc_code = "PERMISSION_DENIED"
+
+
+class UnsupportedMediaType(ServiceError):
+    http_status = 415
+    grpc_code = "INVALID_ARGUMENT"
+
+
 class NotFound(ServiceError):
     http_status = 404
     grpc_code = "NOT_FOUND"
@@ -81,6 +91,7 @@ class TooLarge(ServiceError):
 class Unavailable(ServiceError):
     http_status = 503
     grpc_code = "UNAVAILABLE"
+    retry_after: int | None = None  # seconds, sent as ``Retry-After``
 
 
 # ---------------------------------------------------------------------------- layout helpers
@@ -271,6 +282,7 @@ class SchedulerService:
         self.swaps = 0
         self.experiences_stored = 0  # by this process
         self.swap_listeners: list[Callable[[int | None], None]] = []
+        self.draining = False  # set when SIGTERM / SIGINT starts the drain
 
     @classmethod
     def from_registry(
@@ -567,6 +579,14 @@ class SchedulerService:
             "uptime_s": round(self.uptime_s, 3),
         }
 
+    def readiness(self) -> tuple[bool, str]:
+        """(ready, why): ready while a model is loaded and the service is not draining."""
+        if self.draining:
+            return False, "draining: the server is shutting down"
+        if self._active is None or self._active.bundle is None:  # pragma: no cover
+            return False, "no model loaded"
+        return True, "ready"
+
     def learner_status(self) -> dict[str, Any] | None:
         if self.learner is None:
             return None
@@ -581,10 +601,11 @@ class SchedulerService:
         if self.learner is not None:
             self.learner.start(interval=interval)
 
-    def close(self) -> None:
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the learner (waiting up to ``timeout`` s for a run in progress), close the store."""
         if self.learner is not None:
             try:
-                self.learner.stop()
+                self.learner.stop(timeout)
             except Exception:  # pragma: no cover
                 log.exception("stopping the learner failed")
         if self.store is not None:
