@@ -201,6 +201,8 @@ BAD = [
      b'"dones":[true]}', 400),
     ("/update", b'{"states":[[0.5' + b",0.5" * (S - 1) + b']],"actions":[0],"rewards":[NaN],'
      b'"dones":[true]}', 400),
+    ("/update", b'{"states":[[0.5' + b",0.5" * (S - 1) + b']],"actions":[0],"rewards":[1e20],'
+     b'"dones":[true]}', 400),
     ("/v1/predict_batch", b'{"states":[[0.5]]}', 400),
     ("/v1/score", b'{"pod":{"cpu_millicores":-1,"memory_bytes":1},"nodes":[]}', 400),
     ("/v1/score", b'{"pod":{"cpu_millicores":1,"memory_bytes":1},"nodes":[{"name":"a"}]}', 400),
@@ -342,3 +344,30 @@ def test_ipv6_loopback(tmp_path) -> None:
         assert 0 <= stub.Predict(pb.StateRequest(state=[0.5] * S), timeout=5).action < A
     finally:
         lv.stop()
+
+
+# ---------------------------------------------------------------------------- CSRF / rebinding
+def test_writes_need_json_and_an_allowed_host(live: Live) -> None:
+    """Issue #14 item 5: without a token, a browser's cross-site text/plain or form POST and
+    a DNS-rebound page (foreign Host) cannot write."""
+    svc = live.service
+    before, version = svc.store.count(), svc.model_version
+    other = 2 if version == 1 else 1
+    body = json.dumps(GOOD_UPD).encode()
+    r = live.http.post("/update", content=body, headers={"Content-Type": "text/plain"})
+    assert r.status_code == 415 and "application/json" in r.json()["error"]
+    r = live.http.post(
+        f"/v1/models/{other}/activate",
+        content=b"x=1",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert r.status_code == 415
+    r = post_raw(live, "/update", body, Host="attacker.example:5000")
+    assert r.status_code == 403 and "--allowed-host attacker.example" in r.json()["error"]
+    r = post_raw(live, "/v1/models/rollback", b"", Origin="http://attacker.example")
+    assert r.status_code == 403 and "Origin" in r.json()["error"]
+    assert svc.store.count() == before and svc.model_version == version
+    # the plugin's reads are not affected, and a same-host JSON write works
+    assert post_raw(live, "/predict", b'{"state":[' + GOOD.encode() + b"]}").status_code == 200
+    r = post_raw(live, "/update", body, Origin=live.url)
+    assert r.status_code == 200 and svc.store.count() > before

@@ -27,6 +27,7 @@ from rlsched.serve.metrics import ServiceMetrics
 from rlsched.serve.service import (
     MAX_BODY_BYTES,
     MAX_NODES,
+    REWARD_LIMIT,
     STATE_LIMIT,
     Forbidden,
     SchedulerService,
@@ -102,9 +103,11 @@ class ActivateResponse(BaseModel):
     model_version: int | None
 
 
-Finite = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 StateValue = Annotated[
     float, Field(strict=True, allow_inf_nan=False, ge=-STATE_LIMIT, le=STATE_LIMIT)
+]
+Reward = Annotated[
+    float, Field(strict=True, allow_inf_nan=False, ge=-REWARD_LIMIT, le=REWARD_LIMIT)
 ]
 NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
 
@@ -148,7 +151,7 @@ def _request_models(state_dim: int, action_dim: int) -> dict[str, type[BaseModel
 
         states: Annotated[list[State], Field(min_length=1)]
         actions: list[Action]
-        rewards: list[Finite]
+        rewards: list[Reward]
         dones: list[Annotated[bool, Field(strict=True)]]
 
     return {

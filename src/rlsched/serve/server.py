@@ -147,7 +147,7 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
                 )
         else:
             b = PolicyBundle.fresh(cfg.state_dim, cfg.action_dim, seed=cfg.seed)
-            registry.publish(b, note=f"fresh policy (seed {cfg.seed})", activate=True)
+            registry.publish(b, note=f"fresh policy (seed {cfg.seed})", activate=True, pin=True)
     elif _is_registry(model_path):
         if registry.current_version() is None:
             raise ConfigError(f"the registry at {model_path} has no active version")
@@ -166,7 +166,7 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
         known = [v["version"] for v in registry.list() if v.get("note") == note]
         cur = registry.current_version()
         if not known:
-            registry.publish(b, note=note, activate=True)
+            registry.publish(b, note=note, activate=True, pin=True)
         elif cur is None or not _descends_from(registry, cur, known[-1]):
             registry.activate(known[-1])
     else:
@@ -192,7 +192,9 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
         from rlsched.serve.learner import kube_gate
 
         gate = kube_gate() if cfg.gate == "kube" else None
-        service.attach_learner(gate=gate, min_experiences=cfg.min_experiences)
+        service.attach_learner(
+            gate=gate, min_experiences=cfg.min_experiences, keep_versions=cfg.keep_versions
+        )
     return service
 
 

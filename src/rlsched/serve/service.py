@@ -36,6 +36,7 @@ MAX_EXPERIENCES = 4096  # per /update call (the plugin sends at most 512)
 MAX_BATCH_STATES = 4096  # per /v1/predict_batch call
 MAX_NODES = 5000  # per /v1/score or extender call (the Kubernetes cluster-size limit)
 STATE_LIMIT = 1e6  # |state value| bound: keeps the policy's float32 forward pass finite
+REWARD_LIMIT = 1e6  # |reward| bound: returns and value losses stay finite in float32
 
 # the plugin's state layout: node fractions, then the pod request scaled like this
 POD_CPU_SCALE = 100_000.0  # millicores
@@ -476,6 +477,9 @@ class SchedulerService:
                 raise InvalidInput(f"actions[{i}] = {a} is outside 0..{self.action_dim - 1}")
             acts.append(int(a))
         rews = [_finite_number(r, f"rewards[{i}]") for i, r in enumerate(rewards)]
+        for i, r in enumerate(rews):
+            if abs(r) > REWARD_LIMIT:
+                raise InvalidInput(f"rewards[{i}] = {r:g} is outside +-{REWARD_LIMIT:g}")
         dns = []
         for i, d in enumerate(dones):
             if not isinstance(d, (bool, np.bool_)):
