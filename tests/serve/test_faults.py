@@ -138,22 +138,24 @@ def test_kill9_during_updates_loses_no_acknowledged_experience(tmp_path) -> None
     try:
         h = httpx.get(again.url + "/health", timeout=5).json()
         assert h["model_version"] == 3 and h["state_dim"] == S
-        with ExperienceStore(reg_dir / "experiences.sqlite") as st:
-            assert st.count() == stored
         r = httpx.post(
             again.url + "/update",
             json={"states": [[0.5] * S], "actions": [0], "rewards": [1.0], "dones": [True]},
             timeout=5,
         )
         assert r.status_code == 200
-        with ExperienceStore(reg_dir / "experiences.sqlite") as st:
-            assert st.count() == stored + 1
+        metrics = httpx.get(again.url + "/metrics", timeout=5).text
+        assert f'rlsched_experiences_in_store{{consumed="false"}} {stored + 1}.0' in metrics
     finally:
-        again.proc.terminate()
+        again.proc.terminate()  # SIGTERM: drains and closes the store
         try:
-            again.proc.wait(10)
-        except Exception:
-            again.proc.kill()
+            assert again.proc.wait(30) == 0
+        finally:
+            if again.proc.poll() is None:
+                again.proc.kill()
+    # a store belongs to one process: read it once the server is gone
+    with ExperienceStore(reg_dir / "experiences.sqlite") as st:
+        assert st.count() == stored + 1
 
 
 # ---------------------------------------------------------------------------- refusing to start

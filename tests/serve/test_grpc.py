@@ -161,3 +161,16 @@ def test_grpc_metrics(live: Live) -> None:
         'rlsched_requests_total{code="OK",endpoint="/scheduler.Scheduler/Predict",'
         'transport="grpc"}' in t
     )
+
+
+def test_update_idempotency_key(live: Live) -> None:
+    stub = pb_grpc.SchedulerV1Stub(live.channel)
+    req = pb.UpdateRequest(
+        states=[pb.StateVector(values=[0.5] * S)] * 2, actions=[0, 1], rewards=[1.0, 0.0],
+        dones=[False, True], idempotency_key="grpc-retry-1",
+    )  # fmt: skip
+    before = live.service.store.count()
+    a = stub.Update(req, timeout=5)
+    b = stub.Update(req, timeout=5)
+    assert (a.batch_id, a.stored) == (b.batch_id, b.stored) == (a.batch_id, 2)
+    assert live.service.store.count() == before + 2

@@ -371,3 +371,49 @@ def test_writes_need_json_and_an_allowed_host(live: Live) -> None:
     assert post_raw(live, "/predict", b'{"state":[' + GOOD.encode() + b"]}").status_code == 200
     r = post_raw(live, "/update", body, Origin=live.url)
     assert r.status_code == 200 and svc.store.count() > before
+
+
+# ---------------------------------------------------------------------------- store failures
+def test_store_failure_is_503_with_retry_after_and_serving_goes_on(tmp_path, caplog) -> None:
+    """Issue #14 item 7: a store deleted while running answers 503 + Retry-After (not an
+    acknowledged-then-lost 200), the log names the path, the answer does not; predictions
+    go on; nothing is counted as stored."""
+    lv = start_live(tmp_path)
+    try:
+        assert post_raw(lv, "/update", json.dumps(GOOD_UPD).encode()).status_code == 200
+        stored = lv.service.experiences_stored
+        for f in tmp_path.glob("experiences.sqlite*"):
+            f.unlink()
+        with caplog.at_level("ERROR", logger="rlsched.serve"):
+            r = post_raw(lv, "/update", json.dumps(GOOD_UPD).encode())
+        assert r.status_code == 503 and r.headers["retry-after"] == "5"
+        assert "unavailable" in r.json()["error"] and str(tmp_path) not in r.text
+        assert any(str(tmp_path / "experiences.sqlite") in m for m in caplog.messages)
+        assert lv.service.experiences_stored == stored
+        assert post_raw(lv, "/predict", b'{"state":[' + GOOD.encode() + b"]}").status_code == 200
+        assert lv.http.get("/metrics").status_code == 200
+    finally:
+        lv.stop()
+
+
+# ---------------------------------------------------------------------------- idempotency
+def test_retried_update_is_stored_once(live: Live) -> None:
+    """Issue #14 item 15: a client retrying an /update whose answer it never got."""
+    body = json.dumps(GOOD_UPD).encode()
+    key = {"Idempotency-Key": "plugin-7f3a-0001"}
+    before = live.service.store.count()
+    first = post_raw(live, "/update", body, **key)
+    again = post_raw(live, "/update", body, **key)
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    n = len(GOOD_UPD["actions"])
+    assert live.service.store.count() == before + n
+    other = {**GOOD_UPD, "rewards": [r + 1 for r in GOOD_UPD["rewards"]]}
+    r = post_raw(
+        live, "/update", json.dumps(other).encode(), **{"Idempotency-Key": "plugin-7f3a-0001"}
+    )
+    assert r.status_code == 409 and "Idempotency-Key" in r.json()["error"]
+    r = post_raw(live, "/update", body, **{"Idempotency-Key": "has space"})
+    assert r.status_code == 400
+    assert post_raw(live, "/update", body).status_code == 200  # no key: stored again
+    assert live.service.store.count() == before + 2 * n

@@ -143,6 +143,7 @@ class SchedulerV1Servicer(_Base, pb_grpc.SchedulerV1Servicer):
             list(request.actions),
             list(request.rewards),
             list(request.dones),
+            request.idempotency_key or None,
         )
         return pb.UpdateResponse(
             status=out["status"],

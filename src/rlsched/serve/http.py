@@ -13,7 +13,7 @@ import time
 from typing import Annotated, Any
 
 import anyio
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Header, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
@@ -486,15 +486,26 @@ def create_app(
     @app.post(
         "/update",
         response_model=UpdateResponse,
-        responses={**bad, **big, **auth, 503: {"model": ErrorResponse}},
+        responses={
+            **bad,
+            **big,
+            **auth,
+            409: {"model": ErrorResponse, "description": "Idempotency-Key reused"},
+            503: {"model": ErrorResponse, "description": "Store unavailable (Retry-After)"},
+        },
         dependencies=Auth,
         tags=["plugin"],
         openapi_extra=update_doc,
     )
-    def update(body: Any = update_body) -> Response:
-        """Store experiences durably (committed before the reply), then nudge the learner."""
+    def update(
+        body: Any = update_body,
+        idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
+    ) -> Response:
+        """Store experiences durably (committed before the reply), then nudge the learner.
+        With an ``Idempotency-Key`` header, a repeat of a stored batch returns the first
+        answer without storing it again."""
         b: Any = body
-        return _json(service.update(b.states, b.actions, b.rewards, b.dones))
+        return _json(service.update(b.states, b.actions, b.rewards, b.dones, idempotency_key))
 
     # -------------------------------------------------------------- v1
     # the heavier routes are plain ``def``: they run in the worker threads, not on the loop

@@ -113,7 +113,7 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
     from rlsched.policies.learned import resolve_model_dir
     from rlsched.serve.bundle import PolicyBundle
     from rlsched.serve.registry import ModelRegistry
-    from rlsched.serve.store import ExperienceStore
+    from rlsched.serve.store import ExperienceStore, StoreUnavailable
 
     if (cfg.state_dim is None) != (cfg.action_dim is None) and cfg.model is None:
         raise ConfigError("give both --state-dim and --action-dim (or --model)")
@@ -186,8 +186,12 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
     assert cur is not None
     b = registry.load(cur)
     _check_dims(cfg, b.state_dim, b.action_dim, f"model version {cur} in {reg_root}")
-    store = ExperienceStore(cfg.store or Path(reg_root) / STORE_NAME)
+    try:
+        store = ExperienceStore(cfg.store or Path(reg_root) / STORE_NAME)
+    except StoreUnavailable as e:
+        raise ConfigError(str(e)) from None
     service = SchedulerService(b, registry=registry, store=store, token=cfg.token)
+    service.store_retention_s = cfg.store_retention_s
     if cfg.learn:
         from rlsched.serve.learner import kube_gate
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hmac
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -37,6 +38,9 @@ MAX_BATCH_STATES = 4096  # per /v1/predict_batch call
 MAX_NODES = 5000  # per /v1/score or extender call (the Kubernetes cluster-size limit)
 STATE_LIMIT = 1e6  # |state value| bound: keeps the policy's float32 forward pass finite
 REWARD_LIMIT = 1e6  # |reward| bound: returns and value losses stay finite in float32
+
+STORE_RETRY_AFTER_S = 5  # Retry-After of a 503 from a failing experience store
+_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 # the plugin's state layout: node fractions, then the pod request scaled like this
 POD_CPU_SCALE = 100_000.0  # millicores
@@ -284,6 +288,9 @@ class SchedulerService:
         self.experiences_stored = 0  # by this process
         self.swap_listeners: list[Callable[[int | None], None]] = []
         self.draining = False  # set when SIGTERM / SIGINT starts the drain
+        self.store_retention_s: float | None = None  # prune consumed experiences (start())
+        self._maintenance_stop = threading.Event()
+        self._maintenance: threading.Thread | None = None
 
     @classmethod
     def from_registry(
@@ -454,10 +461,24 @@ class SchedulerService:
         return ScoreResult(scores, fits, chosen, m.version, names)
 
     # ------------------------------------------------------------------ experiences
-    def update(self, states: Any, actions: Any, rewards: Any, dones: Any) -> dict[str, Any]:
-        """Validate a batch of experiences and store it durably before returning."""
+    def update(
+        self,
+        states: Any,
+        actions: Any,
+        rewards: Any,
+        dones: Any,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Validate a batch of experiences and store it durably before returning.
+
+        With ``idempotency_key``, a batch already stored under that key is not stored again:
+        the first answer is returned (a client retrying an answer it never got)."""
         if self.store is None:
             raise Unavailable("this server has no experience store")
+        if idempotency_key is not None and not _IDEMPOTENCY_KEY.match(idempotency_key):
+            raise InvalidInput(
+                "Idempotency-Key must be 1 to 255 printable ASCII characters without spaces"
+            )
         for name, v in (("actions", actions), ("rewards", rewards), ("dones", dones)):
             if not isinstance(v, (list, tuple, np.ndarray)):
                 raise InvalidInput(f"{name} must be a list")
@@ -485,16 +506,30 @@ class SchedulerService:
             if not isinstance(d, (bool, np.bool_)):
                 raise InvalidInput(f"dones[{i}] must be true or false")
             dns.append(bool(d))
+        from rlsched.serve.store import IdempotencyConflict, StoreUnavailable
+
         try:
-            batch_id = self.store.append(
+            res = self.store.append_batch(
                 x, np.asarray(acts, np.int64), np.asarray(rews), np.asarray(dns),
-                model_version=m.version,
+                model_version=m.version, idempotency_key=idempotency_key,
             )  # fmt: skip
+        except IdempotencyConflict as e:
+            raise Conflict(str(e)) from None
+        except StoreUnavailable as e:
+            # the log names the store's path; the client's answer does not
+            log.error("/update refused with 503: %s", e)
+            err = Unavailable("the experience store is unavailable; retry later")
+            err.retry_after = STORE_RETRY_AFTER_S
+            raise err from None
         except ValueError as e:
             raise InvalidInput(str(e)) from None
-        self.experiences_stored += b
-        self._nudge_learner()
-        return {"status": "ok", "stored": b, "batch_id": batch_id, "model_version": m.version}
+        if not res.repeated:
+            self.experiences_stored += b
+            self._nudge_learner()
+        return {
+            "status": "ok", "stored": res.n, "batch_id": res.batch_id,
+            "model_version": res.model_version,
+        }  # fmt: skip
 
     def _nudge_learner(self) -> None:
         if self.learner is None:
@@ -604,9 +639,33 @@ class SchedulerService:
     def start(self, interval: float = 5.0) -> None:
         if self.learner is not None:
             self.learner.start(interval=interval)
+        if self.store is not None and self.store_retention_s is not None:
+            self._maintenance = threading.Thread(
+                target=self._prune_loop, name="rlsched-store-prune", daemon=True
+            )
+            self._maintenance.start()
+
+    def prune_store(self) -> int:
+        """Delete consumed experiences (and idempotency keys) older than the retention."""
+        if self.store is None or self.store_retention_s is None:
+            return 0
+        n = self.store.prune(self.store_retention_s)
+        if n:
+            log.info("store retention: deleted %d consumed experiences", n)
+        return n
+
+    def _prune_loop(self) -> None:
+        assert self.store_retention_s is not None
+        every = min(3600.0, max(60.0, self.store_retention_s / 10))
+        while not self._maintenance_stop.wait(every):
+            try:
+                self.prune_store()
+            except Exception:
+                log.exception("store retention failed")
 
     def close(self, timeout: float = 30.0) -> None:
         """Stop the learner (waiting up to ``timeout`` s for a run in progress), close the store."""
+        self._maintenance_stop.set()
         if self.learner is not None:
             try:
                 self.learner.stop(timeout)
