@@ -170,7 +170,7 @@ def _serve_main(monkeypatch, capsys, args: list[str]) -> tuple[int, str]:
 
 @pytest.mark.parametrize(
     ("dims", "words"),
-    [(["--state-dim", "14", "--action-dim", "16"], "2N+2"),  # the note's 2N state
+    [(["--state-dim", "12", "--action-dim", "16"], "2N+2"),
      (["--state-dim", "11", "--action-dim", "11"], "2N+2"),
      (["--state-dim", "10"], "--action-dim")],
 )  # fmt: skip

@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import grpc
+import httpx
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -160,3 +161,54 @@ def test_cli_refuses_unsafe_starts(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, base, env={"RLSCHED_TOKEN": ""})
     assert isinstance(r.exception, ConfigError) and "empty" in str(r.exception)
     assert not (tmp_path / "versions").exists()  # refused before anything was created
+
+
+# ---------------------------------------------------------------------------- model choice
+def test_note_layout_14_values_for_7_nodes(tmp_path: Path) -> None:
+    """`rlsched serve --state-dim 14 --action-dim 16`: the service note's layout (2N node
+    fractions, no pod part) starts and answers /predict for 14 values; 16 values are 400."""
+    proc = start_cli(
+        ["--state-dim", "14", "--action-dim", "16", "--registry", str(tmp_path / "reg")]
+    )
+    try:
+        h = httpx.get(proc.url + "/health", timeout=5).json()
+        assert (h["state_dim"], h["action_dim"], h["num_nodes"]) == (14, 16, 7)
+        r = httpx.post(proc.url + "/predict", json={"state": [0.5] * 14}, timeout=5)
+        assert r.status_code == 200 and 0 <= r.json()["action"] < 16
+        r = httpx.post(proc.url + "/predict", json={"state": [0.5] * 16}, timeout=5)
+        assert r.status_code == 400 and "14" in r.json()["error"]
+        nodes = [{"name": f"n{i}", "cpu_allocatable_millicores": 4000,
+                  "memory_allocatable_bytes": 8e9} for i in range(9)]  # fmt: skip
+        pod = {"cpu_millicores": 100, "memory_bytes": 1e8}
+        r = httpx.post(proc.url + "/v1/score", json={"pod": pod, "nodes": nodes}, timeout=5)
+        assert r.status_code == 200 and len(r.json()["scores"]) == 9
+    finally:
+        proc.proc.send_signal(signal.SIGTERM)
+        assert proc.proc.wait(30) == 0
+
+
+def test_without_model_a_fresh_policy_always(tmp_path: Path, monkeypatch) -> None:
+    """No --model and no --registry: a fresh policy, even when the default registry already
+    serves another (trained) version; --registry DIR serves DIR's current version."""
+    from rlsched.serve.bundle import PolicyBundle
+    from rlsched.serve.registry import ModelRegistry
+    from rlsched.serve.server import DEFAULT_REGISTRY, ServeConfig, build_service
+
+    monkeypatch.chdir(tmp_path)
+    reg = ModelRegistry(DEFAULT_REGISTRY)
+    reg.publish(PolicyBundle.fresh(16, 16, seed=42), note="trained elsewhere", activate=True)
+    svc = build_service(ServeConfig(state_dim=16, action_dim=16))
+    try:
+        assert svc.model_version == 2 and "fresh policy" in reg.info(2)["note"]
+    finally:
+        svc.close()
+    svc = build_service(ServeConfig(registry=DEFAULT_REGISTRY))
+    try:
+        assert svc.model_version == 2  # explicit: the registry's current version
+    finally:
+        svc.close()
+    svc = build_service(ServeConfig(state_dim=16, action_dim=16))
+    try:
+        assert svc.model_version == 3 and reg.versions() == [1, 2, 3]
+    finally:
+        svc.close()

@@ -92,15 +92,17 @@ def evaluate_bundle(
     env_kwargs: dict[str, Any] | None = None,
 ) -> list[float]:
     """Episode rewards of ``bundle`` acting greedily (within ``env.action_masks()``) on
-    KubeScheduling-v0 with ``num_nodes = (state_dim - 2) // 2``, seeds ``seed, seed + 1, ...``."""
+    KubeScheduling-v0 with ``num_nodes = (action_dim - 2) // 2`` (a ``2N`` state policy gets
+    the observation without the pod's part), seeds ``seed, seed + 1, ...``."""
     from rlsched.evaluate import make_env
 
-    n = (bundle.state_dim - 2) // 2
-    if 2 * n + 2 != bundle.state_dim or bundle.action_dim != bundle.state_dim:
+    n = (bundle.action_dim - 2) // 2
+    if 2 * n + 2 != bundle.action_dim or bundle.state_dim not in (2 * n, 2 * n + 2):
         raise ValueError(
             f"bundle dims ({bundle.state_dim}, {bundle.action_dim}) are not KubeScheduling's "
-            "(2N + 2, 2N + 2)"
+            "(2N + 2 or 2N, 2N + 2)"
         )
+    width = bundle.state_dim  # a 2N policy sees the node fractions only
     kwargs = dict(env_kwargs or {})
     kwargs.pop("nodes", None)
     kwargs["num_nodes"] = n
@@ -112,7 +114,7 @@ def evaluate_bundle(
             obs, _ = env.reset(seed=seed + k)
             total, done = 0.0, False
             while not done:
-                a = int(bundle.act(obs, base.action_masks()))
+                a = int(bundle.act(obs[:width], base.action_masks()))
                 obs, r, term, trunc, _ = env.step(a)
                 total += float(r)
                 done = term or trunc

@@ -11,13 +11,15 @@ Model resolution (``--model``):
   it is, the registry's current version is kept when it *descends* from it (a restart resumes
   what the online learner published), otherwise that version is activated;
 * ``vN`` / ``N``: that version of the registry (``--registry``);
-* no ``--model`` but ``--state-dim S --action-dim A``: the registry's current version if it has
-  these dimensions, else a fresh untrained policy is published (as the plugin's own service
-  starts).
+* no ``--model``, no ``--registry``, ``--state-dim S --action-dim A``: a fresh untrained policy,
+  always (published into the default registry as a new version and activated, as the plugin's
+  own service starts);
+* no ``--model`` and ``--registry DIR``: the current version of DIR (checked against
+  ``--state-dim`` / ``--action-dim`` if given); a fresh policy if DIR has none yet.
 
-The served dimensions must fit the plugin's layout, state_dim = action_dim = 2N+2, and agree
-with ``--state-dim`` / ``--action-dim`` when those are given too; otherwise a one-line
-:class:`~rlsched.errors.ConfigError`.
+The served dimensions must fit one of the plugin's layouts (actions 2N+2, state 2N+2 or 2N)
+and agree with ``--state-dim`` / ``--action-dim`` when those are given too; otherwise a
+one-line :class:`~rlsched.errors.ConfigError`.
 """
 
 from __future__ import annotations
@@ -117,8 +119,11 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
 
     if (cfg.state_dim is None) != (cfg.action_dim is None) and cfg.model is None:
         raise ConfigError("give both --state-dim and --action-dim (or --model)")
-    if cfg.model is None and cfg.state_dim is None:
-        raise ConfigError("give --model DIR|VERSION, or --state-dim S --action-dim A")
+    if cfg.model is None and cfg.state_dim is None and cfg.registry is None:
+        raise ConfigError(
+            "give --model DIR|VERSION, --registry DIR (its current version), or "
+            "--state-dim S --action-dim A (a fresh policy)"
+        )
     if cfg.state_dim is not None and cfg.action_dim is not None:
         _check_dims(cfg, cfg.state_dim, cfg.action_dim, "the requested dimensions")
 
@@ -134,10 +139,19 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
     reg_root = reg_root or DEFAULT_REGISTRY
     registry = ModelRegistry(reg_root)
 
-    if model_path is None:  # fresh (or resume) by dimensions
-        assert cfg.state_dim is not None and cfg.action_dim is not None
-        cur = registry.current_version()
-        if cur is not None:
+    fresh = model_path is None and cfg.registry is None
+    cur = None if fresh else registry.current_version()
+    if model_path is None and (fresh or cur is None):  # a fresh policy, always a new version
+        if cfg.state_dim is None or cfg.action_dim is None:
+            raise ConfigError(
+                f"the registry at {reg_root} has no active version; give --state-dim and "
+                "--action-dim for a fresh policy"
+            )
+        b = PolicyBundle.fresh(cfg.state_dim, cfg.action_dim, seed=cfg.seed)
+        # not pinned: an untrained policy is reproducible from its seed
+        registry.publish(b, note=f"fresh policy (seed {cfg.seed})", activate=True)
+    elif model_path is None:  # --registry DIR: its current version
+        if cfg.state_dim is not None:
             b = registry.load(cur)
             if (b.state_dim, b.action_dim) != (cfg.state_dim, cfg.action_dim):
                 raise ConfigError(
@@ -145,9 +159,6 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
                     f"{b.state_dim} / action_dim {b.action_dim}, not {cfg.state_dim} / "
                     f"{cfg.action_dim}; use another --registry for another cluster size"
                 )
-        else:
-            b = PolicyBundle.fresh(cfg.state_dim, cfg.action_dim, seed=cfg.seed)
-            registry.publish(b, note=f"fresh policy (seed {cfg.seed})", activate=True, pin=True)
     elif _is_registry(model_path):
         if registry.current_version() is None:
             raise ConfigError(f"the registry at {model_path} has no active version")
@@ -184,6 +195,9 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
 
     cur = registry.current_version()
     assert cur is not None
+    removed = registry.prune(cfg.keep_versions)
+    if removed:
+        log.info("registry retention: removed versions %s", removed)
     b = registry.load(cur)
     _check_dims(cfg, b.state_dim, b.action_dim, f"model version {cur} in {reg_root}")
     try:

@@ -101,15 +101,25 @@ class Unavailable(ServiceError):
 
 # ---------------------------------------------------------------------------- layout helpers
 def plugin_num_nodes(state_dim: int, action_dim: int) -> int:
-    """N for the plugin's layout (state and actions both 2N+2); ``ValueError`` otherwise."""
-    if state_dim != action_dim or state_dim < 4 or state_dim % 2:
+    """N for one of the plugin's two layouts, ``ValueError`` otherwise.
+
+    Actions are always ``2N+2`` (bind 0..N-1, preempt N..2N-1, delay 2N, reject 2N+1). The
+    state is either ``2N+2`` (the plugin's code: 2 fractions per node, then the pod's cpu
+    and memory request) or ``2N`` (the service note: the node fractions only; the policy
+    then does not see the pod's request)."""
+    if action_dim < 4 or action_dim % 2 or state_dim not in (action_dim, action_dim - 2):
         raise ValueError(
             f"state_dim {state_dim} and action_dim {action_dim} do not fit the plugin's layout: "
-            "N nodes need state_dim = action_dim = 2N+2 (2 fractions per node + the pod's cpu "
-            "and memory; actions bind 0..N-1, preempt N..2N-1, delay 2N, reject 2N+1), "
-            "e.g. 16 and 16 for 7 nodes"
+            "N nodes need action_dim = 2N+2 (bind 0..N-1, preempt N..2N-1, delay 2N, reject "
+            "2N+1) and state_dim = 2N+2 (2 fractions per node + the pod's cpu and memory) or "
+            "2N (the node fractions only), e.g. 16 and 16, or 14 and 16, for 7 nodes"
         )
-    return (state_dim - 2) // 2
+    return (action_dim - 2) // 2
+
+
+def pod_in_state(state_dim: int, action_dim: int) -> bool:
+    """Whether the state ends with the pod's cpu and memory request (the 2N+2 layout)."""
+    return state_dim == action_dim
 
 
 def _state_matrix(states: Any, state_dim: int, what: str, limit: int) -> np.ndarray:
@@ -446,8 +456,9 @@ class SchedulerService:
         node_part[:n, 1] = fm
         x = np.empty((windows, m.bundle.state_dim), dtype=np.float64)
         x[:, : 2 * n_model] = node_part.reshape(windows, 2 * n_model)
-        x[:, -2] = min(pc / POD_CPU_SCALE, STATE_LIMIT)
-        x[:, -1] = min(pm / POD_MEM_SCALE, STATE_LIMIT)
+        if pod_in_state(m.bundle.state_dim, m.bundle.action_dim):  # else: 2N, no pod part
+            x[:, -2] = min(pc / POD_CPU_SCALE, STATE_LIMIT)
+            x[:, -1] = min(pm / POD_MEM_SCALE, STATE_LIMIT)
         np.clip(x, -STATE_LIMIT, STATE_LIMIT, out=x)  # absurd fractions stay finite
         bind = np.asarray(m.bundle.logits(x), dtype=np.float64)[:, :n_model].reshape(-1)[:n]
         scores = np.zeros(n, dtype=np.float64)
