@@ -174,3 +174,22 @@ def test_update_idempotency_key(live: Live) -> None:
     b = stub.Update(req, timeout=5)
     assert (a.batch_id, a.stored) == (b.batch_id, b.stored) == (a.batch_id, 2)
     assert live.service.store.count() == before + 2
+
+
+def test_undecodable_message_is_invalid_argument_and_counted(live: Live) -> None:
+    """Issue #14 item 12: bytes that are no StateRequest answer INVALID_ARGUMENT (not
+    INTERNAL) and are counted in the metrics."""
+    raw = live.channel.unary_unary(
+        "/scheduler.Scheduler/Predict",
+        request_serializer=lambda b: b,
+        response_deserializer=lambda b: b,
+    )
+    for _ in range(3):
+        with pytest.raises(grpc.RpcError) as e:
+            raw(b"\x0a\xff\xff\xff\xff", timeout=5)  # field 1, length far beyond the data
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "not a valid scheduler.StateRequest" in e.value.details()
+    from rlsched.serve.metrics import ServiceMetrics  # noqa: F401  (the shared registry)
+
+    ok = pb_grpc.SchedulerStub(live.channel).Predict(pb.StateRequest(state=[0.5] * S), timeout=5)
+    assert 0 <= ok.action < A

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import socket
+import time
 
 import httpx
 import numpy as np
@@ -417,3 +418,89 @@ def test_retried_update_is_stored_once(live: Live) -> None:
     assert r.status_code == 400
     assert post_raw(live, "/update", body).status_code == 200  # no key: stored again
     assert live.service.store.count() == before + 2 * n
+
+
+# ---------------------------------------------------------------------------- strict parsing
+@pytest.mark.parametrize("v", ["01", "+1", "1.0", "1_0", "-1", "0", " 1", "1e0", "9" * 300,
+                               "9" * 4300])  # fmt: skip
+def test_versions_are_plain_decimal_integers(live: Live, v: str) -> None:
+    """Issue #14 items 10 and 14: no 500 for a 300-digit version, no 1_0 read as 10."""
+    before = live.service.model_version
+    r = live.http.post(f"/v1/models/{v}/activate", headers=JH)
+    assert r.status_code in (400, 404) and r.status_code != 500, r.text
+    assert "error" in r.json() and live.service.model_version == before
+
+
+def test_unknown_version_is_404_without_paths(live: Live) -> None:
+    r = live.http.post("/v1/models/123456789/activate", headers=JH)
+    assert r.status_code == 404 and "123456789" in r.json()["error"]
+    assert "/" not in r.json()["error"]
+
+
+@pytest.mark.parametrize("path", ["/predict", "/update", "/v1/predict_batch", "/v1/score",
+                                  "/extender/filter", "/extender/prioritize"])  # fmt: skip
+def test_one_strict_json_parser_everywhere(live: Live, path: str) -> None:
+    """BOM and UTF-16 are refused by every route alike, and a truncated body says why."""
+    for body in (b"\xef\xbb\xbf{}", "{}".encode("utf-16"), b"{"):
+        r = post_raw(live, path, body)
+        assert r.status_code == 400, (path, body, r.text)
+        err = r.json()["error"]
+        assert err.startswith("body is not valid JSON (UTF-8): "), err
+        assert "position )" not in err
+    r = post_raw(live, path, b"{")
+    assert "EOF while parsing" in r.json()["error"]
+
+
+# ---------------------------------------------------------------------------- no paths
+def test_unauthenticated_reads_show_no_paths(tmp_path) -> None:
+    from rlsched.serve.bundle import PolicyBundle
+
+    lv = start_live(tmp_path)
+    try:
+        src = tmp_path / "models" / "kube-run"
+        lv.service.registry.publish(
+            PolicyBundle.fresh(S, A, seed=5), note=f"source {src} sha256 abc123"
+        )
+        r = lv.http.get("/v1/models")
+        assert r.status_code == 200 and str(tmp_path) not in r.text
+        notes = [v["note"] for v in r.json()["versions"]]
+        assert "source kube-run sha256 abc123" in notes
+        for path in ("/health", "/readyz", "/livez", "/metrics", "/openapi.json"):
+            assert str(tmp_path) not in lv.http.get(path).text, path
+        r = post_raw(lv, "/v1/models/rollback", b"")
+        r = post_raw(lv, "/v1/models/rollback", b"")  # nothing left to roll back to
+        assert r.status_code == 409 and str(tmp_path) not in r.text
+    finally:
+        lv.stop()
+
+
+# ---------------------------------------------------------------------------- disconnects
+HALF_BODY = (
+    b"POST /update HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b'Content-Length: 1000\r\n\r\n{"states":'
+)
+
+
+def test_client_disconnect_mid_body_is_not_a_server_error(tmp_path, caplog) -> None:
+    """Issue #14 item 11: 30 clients that send half a body and hang up: no 500, no
+    traceback in the log, counted as 499 and not as errors; the server goes on."""
+    lv = start_live(tmp_path)
+    host, port = lv.url.rsplit("/", 1)[-1].rsplit(":", 1)
+    try:
+        with caplog.at_level("WARNING"):
+            for _ in range(30):
+                with socket.create_connection((host, int(port)), timeout=5) as s:
+                    s.sendall(HALF_BODY)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                t = lv.http.get("/metrics").text
+                if 'code="499",endpoint="unmatched",transport="http"} 30.0' in t:
+                    break
+                time.sleep(0.05)
+        assert 'rlsched_requests_total{code="499",endpoint="unmatched",transport="http"} 30.0' in t
+        assert 'code="499"' not in "".join(x for x in t.splitlines() if "errors_total" in x)
+        assert 'code="500"' not in t
+        assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+        assert lv.http.get("/readyz").status_code == 200
+    finally:
+        lv.stop()

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from rlsched.serve.connections import ServeLimits
@@ -31,6 +32,7 @@ from rlsched.serve.proto import scheduler_pb2 as pb
 from rlsched.serve.proto import scheduler_pb2_grpc as pb_grpc
 from rlsched.serve.service import (
     MAX_BODY_BYTES,
+    InvalidInput,
     SchedulerService,
     ServiceError,
     node_array,
@@ -55,6 +57,44 @@ class ActiveCalls:
             self.changed = time.monotonic()
 
 
+class _Undecodable:
+    """What the lenient deserializer hands the servicer for bytes that are no valid message."""
+
+    def __init__(self, message_name: str, error: str) -> None:
+        self.message_name = message_name
+        self.error = error
+
+
+def _lenient(cls: Any) -> Callable[[bytes], Any]:
+    """``cls.FromString``, but undecodable bytes reach the servicer (as :class:`_Undecodable`)
+    instead of failing inside gRPC as INTERNAL, unanswered by us and uncounted."""
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return cls.FromString(data)
+        except DecodeError as e:
+            return _Undecodable(cls.DESCRIPTOR.full_name, str(e))
+
+    return deserialize
+
+
+def _add_servicer(server: grpc.Server, servicer: Any, service_name: str) -> None:
+    """Register ``servicer`` for ``scheduler.<service_name>`` (as the generated
+    ``add_*_to_server`` does) with :func:`_lenient` request deserializers."""
+    desc = pb.DESCRIPTOR.services_by_name[service_name]
+    handlers = {
+        m.name: grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, m.name),
+            request_deserializer=_lenient(getattr(pb, m.input_type.name)),
+            response_serializer=getattr(pb, m.output_type.name).SerializeToString,
+        )
+        for m in desc.methods
+    }
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(desc.full_name, handlers),)
+    )
+
+
 def _rpc(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Map :class:`ServiceError` to its status code, anything else to INTERNAL; record metrics."""
 
@@ -65,6 +105,11 @@ def _rpc(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
             code = "OK"
             self.active.add(1)
             try:
+                if isinstance(request, _Undecodable):
+                    raise InvalidInput(
+                        f"the request is not a valid {request.message_name} message "
+                        f"({request.error})"
+                    )
                 return fn(self, request, context)
             except ServiceError as e:
                 code = e.grpc_code
@@ -200,11 +245,9 @@ class GrpcServer:
             maximum_concurrent_rpcs=lim.grpc_max_concurrent_rpcs,  # beyond: RESOURCE_EXHAUSTED
         )
         self.active = ActiveCalls()
-        pb_grpc.add_SchedulerServicer_to_server(
-            SchedulerServicer(service, metrics, self.active), self.server
-        )
-        pb_grpc.add_SchedulerV1Servicer_to_server(
-            SchedulerV1Servicer(service, metrics, self.active), self.server
+        _add_servicer(self.server, SchedulerServicer(service, metrics, self.active), "Scheduler")
+        _add_servicer(
+            self.server, SchedulerV1Servicer(service, metrics, self.active), "SchedulerV1"
         )
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)

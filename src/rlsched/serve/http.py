@@ -553,8 +553,10 @@ def create_app(
         dependencies=Auth,
         tags=["v1"],
     )
-    def activate(version: Annotated[int, PathParam(ge=1)]) -> Response:
-        """Serve ``version`` (also the registry's current version)."""
+    def activate(
+        version: Annotated[str, PathParam(pattern=r"^[1-9][0-9]{0,8}$", max_length=9)],
+    ) -> Response:
+        """Serve ``version`` (a plain decimal integer; also the registry's current version)."""
         return _json(service.activate(version))
 
     @app.post(

@@ -166,6 +166,31 @@ def _state_vector(state: Any, state_dim: int, what: str = "state") -> np.ndarray
     return x
 
 
+MAX_VERSION = 10**9 - 1  # a version number has at most 9 digits
+_VERSION = re.compile(r"^[1-9][0-9]{0,8}$")
+_ABS_PATH = re.compile(r"(?<![\w.])/[^\s]+")
+
+
+def parse_version(v: Any) -> int:
+    """A model version: a positive int, or a plain decimal string of at most 9 digits."""
+    if isinstance(v, bool):
+        raise InvalidInput("a model version is a positive integer")
+    if isinstance(v, int):
+        if 1 <= v <= MAX_VERSION:
+            return v
+    elif isinstance(v, str) and _VERSION.match(v):
+        return int(v)
+    raise InvalidInput(
+        f"a model version is a plain decimal integer from 1 to {MAX_VERSION} (like 7; not 07, "
+        "+7, 7.0 or 7_0)"
+    )
+
+
+def public_text(text: str) -> str:
+    """``text`` with absolute file-system paths replaced by their last component."""
+    return _ABS_PATH.sub(lambda m: Path(m.group()).name or "/", text)
+
+
 def _finite_number(v: Any, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
         raise InvalidInput(f"{what} must be a number")
@@ -560,8 +585,9 @@ class SchedulerService:
         reg = self._need_registry()
         try:
             b = reg.load(version)
-        except KeyError as e:
-            raise NotFound(str(e.args[0]) if e.args else str(e)) from None
+        except KeyError:  # (the registry's message names its folder: not for clients)
+            known = ", ".join(str(v) for v in reg.versions()) or "none"
+            raise NotFound(f"model version {version} does not exist (known: {known})") from None
         if (b.state_dim, b.action_dim) != (self.state_dim, self.action_dim):
             raise Conflict(
                 f"model version {version} has state_dim {b.state_dim} / action_dim "
@@ -580,13 +606,18 @@ class SchedulerService:
         return new
 
     def list_models(self) -> dict[str, Any]:
+        """Versions as anyone may read them: no file-system paths (a note's source folder is
+        shown by its name only)."""
         versions = [] if self.registry is None else self.registry.list()
+        for v in versions:
+            v["note"] = public_text(v.get("note") or "")
         return {"active": self.model_version, "versions": versions}
 
-    def activate(self, version: int) -> dict[str, Any]:
+    def activate(self, version: int | str) -> dict[str, Any]:
+        """Serve ``version`` (an int, or a plain decimal string: ``7``, not ``07``, ``+7``,
+        ``7.0`` or ``7_0``)."""
         reg = self._need_registry()
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise InvalidInput("version must be a positive integer")
+        version = parse_version(version)
         with self._swap_lock:
             b = self._load_checked(version)
             reg.activate(version)
@@ -598,12 +629,12 @@ class SchedulerService:
         with self._swap_lock:
             hist = reg.history()
             if len(hist) < 2:
-                raise Conflict(f"nothing to roll back to: the activation history is {hist}")
+                raise Conflict("nothing to roll back to: no earlier activation")
             b = self._load_checked(hist[-2])
             try:
                 v = reg.rollback()
-            except ValueError as e:
-                raise Conflict(str(e)) from None
+            except ValueError:
+                raise Conflict("nothing to roll back to: no earlier activation") from None
             self._swap(v, b if v == hist[-2] else None)
         return {"status": "ok", "model_version": self.model_version}
 
