@@ -7,7 +7,8 @@
 * ``rlsched_model_version`` (-1: none), ``rlsched_model_swaps_total``;
 * ``rlsched_experiences_stored_total`` (acknowledged by this process),
   ``rlsched_experiences_in_store{consumed}`` (rows in the store, read at scrape time);
-* ``rlsched_learner_updates_total{result}``: accepted (published), rejected, skipped, error;
+* ``rlsched_learner_updates_total{result}``: accepted (published), rejected, skipped,
+  discarded (the served version changed while it trained), error;
   ``rlsched_learner_running``;
 * ``rlsched_uptime_seconds``.
 """
@@ -87,6 +88,7 @@ class _ServiceCollector(Collector):
                 ("accepted", _ACCEPTED_KEYS),
                 ("rejected", _REJECTED_KEYS),
                 ("skipped", ("skipped",)),
+                ("discarded", ("discarded",)),
                 ("error", ("errors",)),
             ):
                 c.add_metric([label], _first_number(st, keys) or 0.0)

@@ -108,11 +108,10 @@ class ModelRegistry:
             data = json.loads(self._pointer.read_text())
         except FileNotFoundError:
             return {"version": None, "history": [], "pinned": []}
-        return {
-            "version": data.get("version"),
-            "history": list(data.get("history", [])),
-            "pinned": list(data.get("pinned", [])),
-        }
+        history = list(data.get("history", []))
+        # a pointer written before pins existed: every version it ever activated is pinned
+        pinned = list(data["pinned"]) if "pinned" in data else sorted(set(history))
+        return {"version": data.get("version"), "history": history, "pinned": pinned}
 
     def _write_pointer(
         self, version: int, history: list[int], pinned: list[int] | None = None
