@@ -179,6 +179,15 @@ def test_inconsistent_dims_refused(monkeypatch, capsys, tmp_path, dims, words) -
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and words in err
 
 
+def test_unwritable_store_is_one_line_naming_it(monkeypatch, capsys, tmp_path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    store = blocker / "experiences.sqlite"
+    args = ["--state-dim", "10", "--action-dim", "10", "--registry", str(tmp_path / "r")]
+    code, err = _serve_main(monkeypatch, capsys, [*args, "--store", str(store)])
+    assert code == 2 and err.count("\n") == 1 and str(store) in err, err
+
+
 def test_dims_differing_from_the_model_refused(monkeypatch, capsys, tmp_path) -> None:
     bundle_dir = tmp_path / "bundle"
     PolicyBundle.fresh(S, A).save(bundle_dir)

@@ -179,6 +179,15 @@ def test_update_idempotency_key(live: Live) -> None:
 def test_undecodable_message_is_invalid_argument_and_counted(live: Live) -> None:
     """Issue #14 item 12: bytes that are no StateRequest answer INVALID_ARGUMENT (not
     INTERNAL) and are counted in the metrics."""
+    import re
+
+    key = 'rlsched_requests_total{code="INVALID_ARGUMENT",endpoint="/scheduler.Scheduler/Predict",'
+
+    def counted() -> float:
+        m = re.search(re.escape(key) + r'transport="grpc"\} (\S+)', live.http.get("/metrics").text)
+        return float(m.group(1)) if m else 0.0
+
+    before = counted()
     raw = live.channel.unary_unary(
         "/scheduler.Scheduler/Predict",
         request_serializer=lambda b: b,
@@ -189,7 +198,6 @@ def test_undecodable_message_is_invalid_argument_and_counted(live: Live) -> None
             raw(b"\x0a\xff\xff\xff\xff", timeout=5)  # field 1, length far beyond the data
         assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
         assert "not a valid scheduler.StateRequest" in e.value.details()
-    from rlsched.serve.metrics import ServiceMetrics  # noqa: F401  (the shared registry)
-
+    assert counted() == before + 3
     ok = pb_grpc.SchedulerStub(live.channel).Predict(pb.StateRequest(state=[0.5] * S), timeout=5)
     assert 0 <= ok.action < A
