@@ -12,8 +12,10 @@ import httpx
 import pytest
 
 from rlsched.serve.connections import ServeLimits, raise_fd_limit
+from rlsched.serve.proto import scheduler_pb2 as pb
+from rlsched.serve.proto import scheduler_pb2_grpc as pb_grpc
 
-from .conftest import Live, start_live
+from .conftest import Live, S, start_live
 
 SHORT = ServeLimits(header_timeout=1.0, body_timeout=1.0, keep_alive=1.0, max_connections=2048)
 
@@ -134,6 +136,9 @@ def test_connections_beyond_the_cap_get_503_at_once(tmp_path) -> None:
         data, took = _read_until_closed(extra, 2)
         extra.close()
         assert data.startswith(b"HTTP/1.1 503") and took < 1.5
+        # the process keeps its descriptors: gRPC is unaffected while HTTP is full
+        stub = pb_grpc.SchedulerStub(lv.channel)
+        assert 0 <= stub.Predict(pb.StateRequest(state=[0.5] * S), timeout=5).action < S
         for s in held:
             s.close()
         held.clear()
