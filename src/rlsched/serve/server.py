@@ -455,6 +455,6 @@ def run(
         on_drain()  # also when uvicorn stopped for another reason
         for ev in grpc_stopped:
             ev.wait(limits.drain_grace + 1.0)
-        service.close()
+        service.close(timeout=max(limits.drain_grace, 1.0))  # a learner run may be mid-way
         sock.close()
         log.warning("drained; exiting")
