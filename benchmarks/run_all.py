@@ -39,6 +39,7 @@ BENCHES = {
     "sweep": ("bench_sweep.py", ()),
     "vector": ("bench_vector.py", ()),
     "snapshot": ("bench_snapshot.py", ()),
+    "soak": ("bench_soak.py", ("--seconds", "300")),
 }
 
 
@@ -391,6 +392,47 @@ def snapshot_section(sn: dict) -> list[str]:
     return out
 
 
+def soak_section(sk: dict) -> list[str]:
+    m = sk["machine"]
+    fw, lw = sk["first_window"], sk["last_window"]
+    lr = sk.get("learner", {})
+    return [
+        "",
+        "## Soak: `rlsched serve` under load with model swaps and the learner on",
+        "",
+        f"`benchmarks/bench_soak.py`: {sk['clients']} client processes send `/predict` back "
+        f"to back for {sk['seconds']:g} s (N = {sk['num_nodes']}, kept-alive connections) "
+        "while one thread activates version 1 / 2 alternately every second and another posts "
+        "64 experiences to `/update` every 0.25 s (with an Idempotency-Key); the online learner "
+        "runs every 2 s (`--gate none`, `--min-experiences 256`, `--keep-versions 20`). "
+        "Clients and server share the machine "
+        f"({m['cpu']}, {m['cores']} cores, shared with other work at the time; "
+        f"{m['python_loop_1e6_ms']} ms per 10^6 Python additions). At the end the server gets "
+        "SIGTERM and must drain and exit 0.",
+        "",
+        "| figure | value |",
+        "|---|---:|",
+        f"| requests | {sk['requests']:,} ({sk['requests_per_s']:,.0f}/s) |",
+        f"| errors (clients, swaps, updates) | {sk['errors']} |",
+        f"| p50 / p99 ms, first {fw['seconds']:g} s | {fw['p50_ms']:.2f} / {fw['p99_ms']:.2f} |",
+        f"| p50 / p99 ms, last {lw['seconds']:g} s | {lw['p50_ms']:.2f} / {lw['p99_ms']:.2f} |",
+        f"| p50 / p99 ms, all | {sk['overall']['p50_ms']:.2f} / {sk['overall']['p99_ms']:.2f} |",
+        f"| server RSS at start / after {fw['seconds']:g} s (learner warm) / at the end / max "
+        f"| {sk['rss_start_mb']:.0f} / {sk['rss_warm_mb']:.0f} / {sk['rss_end_mb']:.0f} / "
+        f"{sk['rss_max_mb']:.0f} MB |",
+        f"| model swaps by the operator thread | {sk['swaps']} |",
+        f"| /update calls | {sk['updates_posted']} |",
+        f"| learner: published / discarded (operator swapped meanwhile) / skipped / rejected "
+        f"| {lr.get('accepted', 0):.0f} / {lr.get('discarded', 0):.0f} / "
+        f"{lr.get('skipped', 0):.0f} / {lr.get('rejected', 0):.0f} |",
+        f"| registry versions at the end (retention 20 + pinned) | "
+        f"{sk['registry_versions_left']} |",
+        f"| server exit code after SIGTERM | {sk['server_exit_code']} |",
+        "",
+        f"Measured {m['date']}, git commit {m['git_commit']}.",
+    ]
+
+
 def main() -> None:
     selected()  # reject a bad --only before running anything
     env = run("env")
@@ -404,6 +446,7 @@ def main() -> None:
     sw = run("sweep")
     vc = run("vector")
     sn = run("snapshot")
+    sk = run("soak")
     if env is None or tr is None or sv is None:
         sys.exit("missing benchmarks/results/bench_{env,train,serve}.json: run without --only")
     m = env["machine"]
@@ -472,6 +515,8 @@ def main() -> None:
         lines += vector_section(vc)
     if sn is not None:
         lines += snapshot_section(sn)
+    if sk is not None:
+        lines += soak_section(sk)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(lines) + "\n")
     print(f"wrote {DOC}")
