@@ -38,6 +38,8 @@ BENCHES = {
     "llm": ("bench_llm_sim.py", ()),
     "sweep": ("bench_sweep.py", ()),
     "vector": ("bench_vector.py", ()),
+    "snapshot": ("bench_snapshot.py", ()),
+    "soak": ("bench_soak.py", ("--seconds", "300")),
 }
 
 
@@ -360,6 +362,77 @@ def vector_section(vc: dict) -> list[str]:
     return out
 
 
+def snapshot_section(sn: dict) -> list[str]:
+    m = sn["machine"]
+    out = [
+        "",
+        "## Env snapshots and the clairvoyant oracle (one core)",
+        "",
+        f"`benchmarks/bench_snapshot.py`: each env at the size of its test setting "
+        f"(`rlsched.splits`). `snapshot()` + `restore()`: median of 200 calls each, on a state "
+        f"10 decisions into an episode. Oracle: `clairvoyant` over the env's base heuristic, "
+        f"deciding from the start of test episode 1000 for up to {sn['seconds']:.0f} s; a "
+        f"decision is one snapshot, one restore and one base rollout per candidate action (to "
+        f"the episode's end, or for the horizon). Machine speed at the time: "
+        f"{m['python_loop_1e6_ms']} ms per 10^6 Python additions; git commit {m['git_commit']}.",
+        "",
+        "| env | env arguments | snapshot µs | restore µs | oracle base | horizon | candidates "
+        "(max) | rollouts per decision | ms per decision | decisions/s |",
+        "|---|---|---:|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in sn["rows"]:
+        kw = ", ".join(f"{k}={v}" for k, v in r["env_kwargs"].items()) or "defaults"
+        out.append(
+            f"| {r['env'].split('/', 1)[1]} | {kw} | {r['snapshot_us']:,.0f} | "
+            f"{r['restore_us']:,.0f} | {r['base']} | "
+            f"{'to the end' if r['horizon'] is None else r['horizon']} | {r['top_k']} | "
+            f"{r['rollouts_per_decision']:.1f} | {r['ms_per_decision']:,.1f} | "
+            f"{r['decisions_per_s']:,.2f} |"
+        )
+    return out
+
+
+def soak_section(sk: dict) -> list[str]:
+    m = sk["machine"]
+    fw, lw = sk["first_window"], sk["last_window"]
+    lr = sk.get("learner", {})
+    return [
+        "",
+        "## Soak: `rlsched serve` under load with model swaps and the learner on",
+        "",
+        f"`benchmarks/bench_soak.py`: {sk['clients']} client processes send `/predict` back "
+        f"to back for {sk['seconds']:g} s (N = {sk['num_nodes']}, kept-alive connections) "
+        "while one thread activates version 1 / 2 alternately every second and another posts "
+        "64 experiences to `/update` every 0.25 s (with an Idempotency-Key); the online learner "
+        "runs every 2 s (`--gate none`, `--min-experiences 256`, `--keep-versions 20`). "
+        "Clients and server share the machine "
+        f"({m['cpu']}, {m['cores']} cores, shared with other work at the time; "
+        f"{m['python_loop_1e6_ms']} ms per 10^6 Python additions). At the end the server gets "
+        "SIGTERM and must drain and exit 0.",
+        "",
+        "| figure | value |",
+        "|---|---:|",
+        f"| requests | {sk['requests']:,} ({sk['requests_per_s']:,.0f}/s) |",
+        f"| errors (clients, swaps, updates) | {sk['errors']} |",
+        f"| p50 / p99 ms, first {fw['seconds']:g} s | {fw['p50_ms']:.2f} / {fw['p99_ms']:.2f} |",
+        f"| p50 / p99 ms, last {lw['seconds']:g} s | {lw['p50_ms']:.2f} / {lw['p99_ms']:.2f} |",
+        f"| p50 / p99 ms, all | {sk['overall']['p50_ms']:.2f} / {sk['overall']['p99_ms']:.2f} |",
+        f"| server RSS at start / after {fw['seconds']:g} s (learner warm) / at the end / max "
+        f"| {sk['rss_start_mb']:.0f} / {sk['rss_warm_mb']:.0f} / {sk['rss_end_mb']:.0f} / "
+        f"{sk['rss_max_mb']:.0f} MB |",
+        f"| model swaps by the operator thread | {sk['swaps']} |",
+        f"| /update calls | {sk['updates_posted']} |",
+        f"| learner: published / discarded (operator swapped meanwhile) / skipped / rejected "
+        f"| {lr.get('accepted', 0):.0f} / {lr.get('discarded', 0):.0f} / "
+        f"{lr.get('skipped', 0):.0f} / {lr.get('rejected', 0):.0f} |",
+        f"| registry versions at the end (retention 20 + pinned) | "
+        f"{sk['registry_versions_left']} |",
+        f"| server exit code after SIGTERM | {sk['server_exit_code']} |",
+        "",
+        f"Measured {m['date']}, git commit {m['git_commit']}.",
+    ]
+
+
 def main() -> None:
     selected()  # reject a bad --only before running anything
     env = run("env")
@@ -372,6 +445,8 @@ def main() -> None:
     ll = run("llm")
     sw = run("sweep")
     vc = run("vector")
+    sn = run("snapshot")
+    sk = run("soak")
     if env is None or tr is None or sv is None:
         sys.exit("missing benchmarks/results/bench_{env,train,serve}.json: run without --only")
     m = env["machine"]
@@ -438,6 +513,10 @@ def main() -> None:
         lines += sweep_section(sw)
     if vc is not None:
         lines += vector_section(vc)
+    if sn is not None:
+        lines += snapshot_section(sn)
+    if sk is not None:
+        lines += soak_section(sk)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(lines) + "\n")
     print(f"wrote {DOC}")

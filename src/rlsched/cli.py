@@ -462,26 +462,87 @@ def serve(
     ] = "kube",
     seed: Annotated[int, typer.Option(help="Seed of a fresh policy.")] = 0,
     log_level: Annotated[str, typer.Option(help="uvicorn / service log level.")] = "warning",
+    insecure: Annotated[
+        bool, typer.Option(help="Allow a non-loopback --host without a token (warns).")
+    ] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Host name write requests may carry (repeatable; * = any). Default: "
+            "localhost, 127.0.0.1, ::1 and --host (any on 0.0.0.0 / :: with a token)."
+        ),
+    ] = None,
+    max_connections: Annotated[
+        int, typer.Option(help="Open HTTP connections (beyond: 503 and close).")
+    ] = 2048,
+    header_timeout: Annotated[
+        float, typer.Option(help="Seconds to receive request headers (then 408).")
+    ] = 10.0,
+    body_timeout: Annotated[
+        float, typer.Option(help="Seconds to receive a request body (then 408).")
+    ] = 30.0,
+    keep_alive: Annotated[
+        float, typer.Option(help="Seconds an idle HTTP keep-alive connection stays open.")
+    ] = 5.0,
+    drain_grace: Annotated[
+        float, typer.Option(help="Seconds in-flight calls get after SIGTERM/SIGINT.")
+    ] = 10.0,
+    grpc_max_rpcs: Annotated[
+        int, typer.Option(help="Concurrent gRPC calls (beyond: RESOURCE_EXHAUSTED).")
+    ] = 1024,
+    keep_versions: Annotated[
+        int,
+        typer.Option(help="Registry retention: the last K versions (plus every activated one)."),
+    ] = 20,
+    store_retention: Annotated[
+        float, typer.Option(help="Hours consumed experiences are kept in the store.")
+    ] = 24.0,
 ) -> None:
     """Serve a policy to the k8sSim PPO plugin (REST + gRPC), as a kube-scheduler extender,
     with a model registry, durable experiences and an optional online learner."""
     import logging
 
     from rlsched.errors import ConfigError
-    from rlsched.serve.server import ServeConfig, build_service, run
+    from rlsched.serve.connections import ServeLimits
+    from rlsched.serve.server import (
+        ServeConfig,
+        build_service,
+        check_exposure,
+        default_allowed_hosts,
+        run,
+    )
 
     if gate not in ("kube", "none"):
         raise ConfigError(f"--gate {gate!r}: choose kube or none")
     logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    import os
+
+    if token is None and os.environ.get("RLSCHED_TOKEN") == "":
+        token = ""  # click drops an empty environment variable; an empty token is an error
+    warning = check_exposure(host, token, insecure)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
+    try:
+        limits = ServeLimits(
+            max_connections=max_connections, header_timeout=header_timeout,
+            body_timeout=body_timeout, keep_alive=keep_alive, drain_grace=drain_grace,
+            grpc_max_concurrent_rpcs=grpc_max_rpcs,
+        )  # fmt: skip
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    if keep_versions < 1 or not store_retention >= 0:
+        raise ConfigError("--keep-versions must be >= 1 and --store-retention >= 0")
     cfg = ServeConfig(
         model=model, state_dim=state_dim, action_dim=action_dim, registry=registry,
         store=store, token=token, learn=learn, learn_interval=learn_interval,
-        min_experiences=min_experiences, gate=gate, seed=seed,
+        min_experiences=min_experiences, gate=gate, seed=seed, keep_versions=keep_versions,
+        store_retention_s=store_retention * 3600.0,
     )  # fmt: skip
     service = build_service(cfg)
     run(
         service, host, http_port, grpc_port,
         echo=lambda m: print(m, flush=True), log_level=log_level, learn_interval=learn_interval,
+        limits=limits, allowed_hosts=default_allowed_hosts(host, token, tuple(allowed_host or ())),
     )  # fmt: skip
 
 

@@ -137,6 +137,8 @@ def compare(
     env = make_env(env_id, dataset, **(env_kwargs or {}))
     metric, direction = main_metric_of(env)
     names = expand_policies(policies if isinstance(policies, str) else ",".join(policies), env)
+    if reference is not None and reference not in names:
+        names.append(reference)  # the reference runs the same episodes as everything else
     # the oracle rolls out the measured best heuristic: evaluate everything else first
     names = [n for n in names if not _is_oracle(n)] + [n for n in names if _is_oracle(n)]
     results: list[dict[str, Any]] = []
@@ -244,6 +246,8 @@ def _seed_group(spec: str, run: Callable[[str, str | None], dict[str, Any]]) -> 
     paths = sorted(glob.glob(spec.split(":", 1)[1]))
     if not paths:
         raise ValueError(f"{spec}: no model folder matches")
+    if len(paths) == 1:  # one seed: a plain paired row (a stratified bootstrap needs seeds)
+        return run(f"learned:{paths[0]}", None)
     seeds = [run(f"learned:{p}", f"learned:{p}") for p in paths]
     vals = np.array([s["episode_values"] for s in seeds], dtype=float)
     rewards = np.array([s["episode_rewards"] for s in seeds], dtype=float)

@@ -19,17 +19,19 @@ import httpx
 import pytest
 
 from rlsched.serve.bundle import PolicyBundle
+from rlsched.serve.connections import ServeLimits
 from rlsched.serve.grpc_server import GrpcServer
-from rlsched.serve.http import create_app
+from rlsched.serve.http import LOCAL_HOSTS, create_app
 from rlsched.serve.metrics import ServiceMetrics
 from rlsched.serve.registry import ModelRegistry
-from rlsched.serve.server import _listen
+from rlsched.serve.server import _listen, uvicorn_config
 from rlsched.serve.service import SchedulerService
 from rlsched.serve.store import ExperienceStore
 
 N = 4
 S = A = 2 * N + 2
 TOKEN = "s3cret-token"
+JH = {"Content-Type": "application/json"}  # write routes need it
 
 
 def make_registry(root: Path, versions: int = 2) -> ModelRegistry:
@@ -55,21 +57,26 @@ class Live:
             fn()
 
 
-def start_live(root: Path, token: str | None = None, host: str = "127.0.0.1") -> Live:
+def start_live(
+    root: Path,
+    token: str | None = None,
+    host: str = "127.0.0.1",
+    limits: ServeLimits | None = None,
+    allowed_hosts: tuple[str, ...] | None = LOCAL_HOSTS,
+) -> Live:
     reg = make_registry(root / "registry")
     store = ExperienceStore(root / "experiences.sqlite")
     svc = SchedulerService(registry=reg, store=store, token=token)
     metrics = ServiceMetrics(svc)
-    app = create_app(svc, metrics)
+    limits = limits or ServeLimits()
+    app = create_app(svc, metrics, allowed_hosts=allowed_hosts, body_timeout=limits.body_timeout)
 
     import uvicorn
 
     sock = _listen(host, 0)
     port = sock.getsockname()[1]
-    g = GrpcServer(svc, host, 0, metrics).start()
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="error", access_log=False, lifespan="off")
-    )
+    g = GrpcServer(svc, host, 0, metrics, limits=limits).start()
+    server = uvicorn.Server(uvicorn_config(app, limits, "error"))
     t = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     t.start()
     deadline = time.monotonic() + 10
@@ -128,7 +135,7 @@ class Proc:
     lines: list[str]
 
 
-def start_cli(args: list[str], timeout: float = 30.0) -> Proc:
+def start_cli(args: list[str], timeout: float = 30.0, env: dict[str, str] | None = None) -> Proc:
     """``rlsched serve ARGS --http-port 0 --grpc-port 0`` in a subprocess; waits for the
     two 'listening' lines and for /health."""
     proc = subprocess.Popen(
@@ -137,6 +144,7 @@ def start_cli(args: list[str], timeout: float = 30.0) -> Proc:
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        env=env,
     )  # fmt: skip
     assert proc.stdout is not None
     lines: list[str] = []

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
+import httpx
 import pytest
 
 from rlsched.serve.extender import (
@@ -256,3 +258,37 @@ def test_extender_bad_json(live: Live, body: bytes) -> None:
             f"/extender/{verb}", content=body, headers={"Content-Type": "application/json"}
         )
         assert r.status_code == 400 and r.json()["error"], (verb, r.text)
+
+
+def test_huge_request_is_validated_off_the_event_loop(live: Live) -> None:
+    """Issue #14 item 9: a 7.5 MiB prioritize request (180k containers) used to be validated
+    on the event loop for seconds, stalling every other client. Now: refused (more
+    containers than the cap) and parsed in a worker thread while /livez keeps answering."""
+    import threading
+    import time
+
+    big = {**POD, "spec": {**POD["spec"], "containers": [
+        {"resources": {"requests": {"cpu": "1m"}}} for _ in range(180_000)
+    ]}}  # fmt: skip
+    body = json.dumps(args(Pod=big)).encode()
+    assert 6 * 2**20 < len(body) < 8 * 2**20  # under the body limit
+    out: list[Any] = []
+
+    def send() -> None:
+        with httpx.Client(base_url=live.url, timeout=60) as c:
+            out.append(c.post("/extender/prioritize", content=body,
+                              headers={"Content-Type": "application/json"}))  # fmt: skip
+
+    t = threading.Thread(target=send)
+    t.start()
+    worst = 0.0
+    with httpx.Client(base_url=live.url, timeout=10) as c:
+        while t.is_alive():
+            t0 = time.perf_counter()
+            assert c.get("/livez").status_code == 200
+            worst = max(worst, time.perf_counter() - t0)
+            time.sleep(0.01)
+    t.join()
+    r = out[0]
+    assert r.status_code == 400 and "256" in r.json()["error"]
+    assert worst < 0.5, f"/livez took {worst:.2f} s while the big request was parsed"

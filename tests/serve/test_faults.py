@@ -18,7 +18,7 @@ from rlsched.serve.registry import ModelRegistry
 from rlsched.serve.service import SchedulerService
 from rlsched.serve.store import ExperienceStore
 
-from .conftest import A, Live, S, make_registry, start_cli
+from .conftest import JH, A, Live, S, make_registry, start_cli
 
 
 def test_swaps_under_concurrent_predicts(live: Live) -> None:
@@ -69,7 +69,7 @@ def test_swaps_under_concurrent_predicts(live: Live) -> None:
         with httpx.Client(base_url=live.url, timeout=10) as c:
             for i in range(30):
                 v = 2 if i % 2 == 0 else 1
-                r = c.post(f"/v1/models/{v}/activate")
+                r = c.post(f"/v1/models/{v}/activate", headers=JH)
                 assert r.status_code == 200 and r.json()["model_version"] == v
                 time.sleep(0.01)
     finally:
@@ -108,7 +108,7 @@ def test_kill9_during_updates_loses_no_acknowledged_experience(tmp_path) -> None
 
     threads = [threading.Thread(target=stream, args=(s,)) for s in range(2)]
     try:
-        r = httpx.post(proc.url + "/v1/models/2/activate", timeout=5)
+        r = httpx.post(proc.url + "/v1/models/2/activate", headers=JH, timeout=5)
         assert r.status_code == 200
         for t in threads:
             t.start()
@@ -138,22 +138,24 @@ def test_kill9_during_updates_loses_no_acknowledged_experience(tmp_path) -> None
     try:
         h = httpx.get(again.url + "/health", timeout=5).json()
         assert h["model_version"] == 3 and h["state_dim"] == S
-        with ExperienceStore(reg_dir / "experiences.sqlite") as st:
-            assert st.count() == stored
         r = httpx.post(
             again.url + "/update",
             json={"states": [[0.5] * S], "actions": [0], "rewards": [1.0], "dones": [True]},
             timeout=5,
         )
         assert r.status_code == 200
-        with ExperienceStore(reg_dir / "experiences.sqlite") as st:
-            assert st.count() == stored + 1
+        metrics = httpx.get(again.url + "/metrics", timeout=5).text
+        assert f'rlsched_experiences_in_store{{consumed="false"}} {stored + 1}.0' in metrics
     finally:
-        again.proc.terminate()
+        again.proc.terminate()  # SIGTERM: drains and closes the store
         try:
-            again.proc.wait(10)
-        except Exception:
-            again.proc.kill()
+            assert again.proc.wait(30) == 0
+        finally:
+            if again.proc.poll() is None:
+                again.proc.kill()
+    # a store belongs to one process: read it once the server is gone
+    with ExperienceStore(reg_dir / "experiences.sqlite") as st:
+        assert st.count() == stored + 1
 
 
 # ---------------------------------------------------------------------------- refusing to start
@@ -168,13 +170,22 @@ def _serve_main(monkeypatch, capsys, args: list[str]) -> tuple[int, str]:
 
 @pytest.mark.parametrize(
     ("dims", "words"),
-    [(["--state-dim", "14", "--action-dim", "16"], "2N+2"),  # the note's 2N state
+    [(["--state-dim", "12", "--action-dim", "16"], "2N+2"),
      (["--state-dim", "11", "--action-dim", "11"], "2N+2"),
      (["--state-dim", "10"], "--action-dim")],
 )  # fmt: skip
 def test_inconsistent_dims_refused(monkeypatch, capsys, tmp_path, dims, words) -> None:
     code, err = _serve_main(monkeypatch, capsys, [*dims, "--registry", str(tmp_path / "r")])
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and words in err
+
+
+def test_unwritable_store_is_one_line_naming_it(monkeypatch, capsys, tmp_path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    store = blocker / "experiences.sqlite"
+    args = ["--state-dim", "10", "--action-dim", "10", "--registry", str(tmp_path / "r")]
+    code, err = _serve_main(monkeypatch, capsys, [*args, "--store", str(store)])
+    assert code == 2 and err.count("\n") == 1 and str(store) in err, err
 
 
 def test_dims_differing_from_the_model_refused(monkeypatch, capsys, tmp_path) -> None:

@@ -161,3 +161,43 @@ def test_grpc_metrics(live: Live) -> None:
         'rlsched_requests_total{code="OK",endpoint="/scheduler.Scheduler/Predict",'
         'transport="grpc"}' in t
     )
+
+
+def test_update_idempotency_key(live: Live) -> None:
+    stub = pb_grpc.SchedulerV1Stub(live.channel)
+    req = pb.UpdateRequest(
+        states=[pb.StateVector(values=[0.5] * S)] * 2, actions=[0, 1], rewards=[1.0, 0.0],
+        dones=[False, True], idempotency_key="grpc-retry-1",
+    )  # fmt: skip
+    before = live.service.store.count()
+    a = stub.Update(req, timeout=5)
+    b = stub.Update(req, timeout=5)
+    assert (a.batch_id, a.stored) == (b.batch_id, b.stored) == (a.batch_id, 2)
+    assert live.service.store.count() == before + 2
+
+
+def test_undecodable_message_is_invalid_argument_and_counted(live: Live) -> None:
+    """Issue #14 item 12: bytes that are no StateRequest answer INVALID_ARGUMENT (not
+    INTERNAL) and are counted in the metrics."""
+    import re
+
+    key = 'rlsched_requests_total{code="INVALID_ARGUMENT",endpoint="/scheduler.Scheduler/Predict",'
+
+    def counted() -> float:
+        m = re.search(re.escape(key) + r'transport="grpc"\} (\S+)', live.http.get("/metrics").text)
+        return float(m.group(1)) if m else 0.0
+
+    before = counted()
+    raw = live.channel.unary_unary(
+        "/scheduler.Scheduler/Predict",
+        request_serializer=lambda b: b,
+        response_deserializer=lambda b: b,
+    )
+    for _ in range(3):
+        with pytest.raises(grpc.RpcError) as e:
+            raw(b"\x0a\xff\xff\xff\xff", timeout=5)  # field 1, length far beyond the data
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "not a valid scheduler.StateRequest" in e.value.details()
+    assert counted() == before + 3
+    ok = pb_grpc.SchedulerStub(live.channel).Predict(pb.StateRequest(state=[0.5] * S), timeout=5)
+    assert 0 <= ok.action < A

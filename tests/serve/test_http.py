@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import socket
+import time
 
 import httpx
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 
 from rlsched.serve.service import MAX_BODY_BYTES, MAX_EXPERIENCES
 
-from .conftest import TOKEN, A, Live, N, S, start_live
+from .conftest import JH, TOKEN, A, Live, N, S, start_live
 
 
 def go_body(obj: dict) -> bytes:
@@ -147,16 +148,16 @@ def test_models_activate_rollback(live: Live) -> None:
     assert [v["version"] for v in r.json()["versions"]] == [1, 2]
     start = live.service.model_version
     other = 2 if start == 1 else 1
-    r = live.http.post(f"/v1/models/{other}/activate")
+    r = live.http.post(f"/v1/models/{other}/activate", headers=JH)
     assert r.status_code == 200 and r.json() == {"status": "ok", "model_version": other}
     assert live.http.get("/health").json()["model_version"] == other
     assert live.service.registry.current_version() == other
     st = np.linspace(0, 1, S).tolist()
     want = int(live.service.registry.load(other).act(np.array(st)))
     assert live.http.post("/predict", json={"state": st}).json()["action"] == want
-    r = live.http.post("/v1/models/rollback")
+    r = live.http.post("/v1/models/rollback", headers=JH)
     assert r.status_code == 200 and r.json()["model_version"] == start
-    r = live.http.post("/v1/models/99/activate")
+    r = live.http.post("/v1/models/99/activate", headers=JH)
     assert r.status_code == 404 and "99" in r.json()["error"]
     assert live.service.model_version == start
 
@@ -200,6 +201,8 @@ BAD = [
     ("/update", b'{"states":[[NaN' + b",0.5" * (S - 1) + b']],"actions":[0],"rewards":[0],'
      b'"dones":[true]}', 400),
     ("/update", b'{"states":[[0.5' + b",0.5" * (S - 1) + b']],"actions":[0],"rewards":[NaN],'
+     b'"dones":[true]}', 400),
+    ("/update", b'{"states":[[0.5' + b",0.5" * (S - 1) + b']],"actions":[0],"rewards":[1e20],'
      b'"dones":[true]}', 400),
     ("/v1/predict_batch", b'{"states":[[0.5]]}', 400),
     ("/v1/score", b'{"pod":{"cpu_millicores":-1,"memory_bytes":1},"nodes":[]}', 400),
@@ -279,16 +282,16 @@ def test_token_guards_writes(live_token: Live) -> None:
                     {"Authorization": f"Basic {TOKEN}"}):  # fmt: skip
         r = lv.http.post("/update", json=upd, headers=headers)
         assert r.status_code == 401 and "error" in r.json(), headers
-        r = lv.http.post("/v1/models/2/activate", headers=headers)
+        r = lv.http.post("/v1/models/2/activate", headers={**headers, **JH})
         assert r.status_code == 401
-        r = lv.http.post("/v1/models/rollback", headers=headers)
+        r = lv.http.post("/v1/models/rollback", headers={**headers, **JH})
         assert r.status_code == 401
     assert lv.service.store.count() == before  # nothing changed
     assert lv.service.model_version == 1 and lv.service.registry.current_version() == 1
     # reads stay open (the plugin sends no token)
     assert lv.http.post("/predict", json={"state": [0.5] * S}).status_code == 200
     assert lv.http.get("/health").status_code == 200
-    auth = {"Authorization": f"Bearer {TOKEN}"}
+    auth = {"Authorization": f"Bearer {TOKEN}", **JH}
     r = lv.http.post("/update", json=upd, headers=auth)
     assert r.status_code == 200 and r.json()["stored"] == 3
     assert lv.service.store.count() == before + 3
@@ -340,5 +343,164 @@ def test_ipv6_loopback(tmp_path) -> None:
 
         stub = pb_grpc.SchedulerStub(lv.channel)
         assert 0 <= stub.Predict(pb.StateRequest(state=[0.5] * S), timeout=5).action < A
+    finally:
+        lv.stop()
+
+
+# ---------------------------------------------------------------------------- CSRF / rebinding
+def test_writes_need_json_and_an_allowed_host(live: Live) -> None:
+    """Issue #14 item 5: without a token, a browser's cross-site text/plain or form POST and
+    a DNS-rebound page (foreign Host) cannot write."""
+    svc = live.service
+    before, version = svc.store.count(), svc.model_version
+    other = 2 if version == 1 else 1
+    body = json.dumps(GOOD_UPD).encode()
+    r = live.http.post("/update", content=body, headers={"Content-Type": "text/plain"})
+    assert r.status_code == 415 and "application/json" in r.json()["error"]
+    r = live.http.post(
+        f"/v1/models/{other}/activate",
+        content=b"x=1",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert r.status_code == 415
+    r = post_raw(live, "/update", body, Host="attacker.example:5000")
+    assert r.status_code == 403 and "--allowed-host attacker.example" in r.json()["error"]
+    r = post_raw(live, "/v1/models/rollback", b"", Origin="http://attacker.example")
+    assert r.status_code == 403 and "Origin" in r.json()["error"]
+    assert svc.store.count() == before and svc.model_version == version
+    # the plugin's reads are not affected, and a same-host JSON write works
+    assert post_raw(live, "/predict", b'{"state":[' + GOOD.encode() + b"]}").status_code == 200
+    r = post_raw(live, "/update", body, Origin=live.url)
+    assert r.status_code == 200 and svc.store.count() > before
+
+
+# ---------------------------------------------------------------------------- store failures
+def test_store_failure_is_503_with_retry_after_and_serving_goes_on(tmp_path, caplog) -> None:
+    """Issue #14 item 7: a store deleted while running answers 503 + Retry-After (not an
+    acknowledged-then-lost 200), the log names the path, the answer does not; predictions
+    go on; nothing is counted as stored."""
+    lv = start_live(tmp_path)
+    try:
+        assert post_raw(lv, "/update", json.dumps(GOOD_UPD).encode()).status_code == 200
+        stored = lv.service.experiences_stored
+        for f in tmp_path.glob("experiences.sqlite*"):
+            f.unlink()
+        with caplog.at_level("ERROR", logger="rlsched.serve"):
+            r = post_raw(lv, "/update", json.dumps(GOOD_UPD).encode())
+        assert r.status_code == 503 and r.headers["retry-after"] == "5"
+        assert "unavailable" in r.json()["error"] and str(tmp_path) not in r.text
+        assert any(str(tmp_path / "experiences.sqlite") in m for m in caplog.messages)
+        assert lv.service.experiences_stored == stored
+        assert post_raw(lv, "/predict", b'{"state":[' + GOOD.encode() + b"]}").status_code == 200
+        assert lv.http.get("/metrics").status_code == 200
+    finally:
+        lv.stop()
+
+
+# ---------------------------------------------------------------------------- idempotency
+def test_retried_update_is_stored_once(live: Live) -> None:
+    """Issue #14 item 15: a client retrying an /update whose answer it never got."""
+    body = json.dumps(GOOD_UPD).encode()
+    key = {"Idempotency-Key": "plugin-7f3a-0001"}
+    before = live.service.store.count()
+    first = post_raw(live, "/update", body, **key)
+    again = post_raw(live, "/update", body, **key)
+    assert first.status_code == again.status_code == 200
+    assert again.json() == first.json()
+    n = len(GOOD_UPD["actions"])
+    assert live.service.store.count() == before + n
+    other = {**GOOD_UPD, "rewards": [r + 1 for r in GOOD_UPD["rewards"]]}
+    r = post_raw(
+        live, "/update", json.dumps(other).encode(), **{"Idempotency-Key": "plugin-7f3a-0001"}
+    )
+    assert r.status_code == 409 and "Idempotency-Key" in r.json()["error"]
+    r = post_raw(live, "/update", body, **{"Idempotency-Key": "has space"})
+    assert r.status_code == 400
+    assert post_raw(live, "/update", body).status_code == 200  # no key: stored again
+    assert live.service.store.count() == before + 2 * n
+
+
+# ---------------------------------------------------------------------------- strict parsing
+@pytest.mark.parametrize("v", ["01", "+1", "1.0", "1_0", "-1", "0", " 1", "1e0", "9" * 300,
+                               "9" * 4300])  # fmt: skip
+def test_versions_are_plain_decimal_integers(live: Live, v: str) -> None:
+    """Issue #14 items 10 and 14: no 500 for a 300-digit version, no 1_0 read as 10."""
+    before = live.service.model_version
+    r = live.http.post(f"/v1/models/{v}/activate", headers=JH)
+    assert r.status_code in (400, 404) and r.status_code != 500, r.text
+    assert "error" in r.json() and live.service.model_version == before
+
+
+def test_unknown_version_is_404_without_paths(live: Live) -> None:
+    r = live.http.post("/v1/models/123456789/activate", headers=JH)
+    assert r.status_code == 404 and "123456789" in r.json()["error"]
+    assert "/" not in r.json()["error"]
+
+
+@pytest.mark.parametrize("path", ["/predict", "/update", "/v1/predict_batch", "/v1/score",
+                                  "/extender/filter", "/extender/prioritize"])  # fmt: skip
+def test_one_strict_json_parser_everywhere(live: Live, path: str) -> None:
+    """BOM and UTF-16 are refused by every route alike, and a truncated body says why."""
+    for body in (b"\xef\xbb\xbf{}", "{}".encode("utf-16"), b"{"):
+        r = post_raw(live, path, body)
+        assert r.status_code == 400, (path, body, r.text)
+        err = r.json()["error"]
+        assert err.startswith("body is not valid JSON (UTF-8): "), err
+        assert "position )" not in err
+    r = post_raw(live, path, b"{")
+    assert "EOF while parsing" in r.json()["error"]
+
+
+# ---------------------------------------------------------------------------- no paths
+def test_unauthenticated_reads_show_no_paths(tmp_path) -> None:
+    from rlsched.serve.bundle import PolicyBundle
+
+    lv = start_live(tmp_path)
+    try:
+        src = tmp_path / "models" / "kube-run"
+        lv.service.registry.publish(
+            PolicyBundle.fresh(S, A, seed=5), note=f"source {src} sha256 abc123"
+        )
+        r = lv.http.get("/v1/models")
+        assert r.status_code == 200 and str(tmp_path) not in r.text
+        notes = [v["note"] for v in r.json()["versions"]]
+        assert "source kube-run sha256 abc123" in notes
+        for path in ("/health", "/readyz", "/livez", "/metrics", "/openapi.json"):
+            assert str(tmp_path) not in lv.http.get(path).text, path
+        r = post_raw(lv, "/v1/models/rollback", b"")
+        r = post_raw(lv, "/v1/models/rollback", b"")  # nothing left to roll back to
+        assert r.status_code == 409 and str(tmp_path) not in r.text
+    finally:
+        lv.stop()
+
+
+# ---------------------------------------------------------------------------- disconnects
+HALF_BODY = (
+    b"POST /update HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+    b'Content-Length: 1000\r\n\r\n{"states":'
+)
+
+
+def test_client_disconnect_mid_body_is_not_a_server_error(tmp_path, caplog) -> None:
+    """Issue #14 item 11: 30 clients that send half a body and hang up: no 500, no
+    traceback in the log, counted as 499 and not as errors; the server goes on."""
+    lv = start_live(tmp_path)
+    host, port = lv.url.rsplit("/", 1)[-1].rsplit(":", 1)
+    try:
+        with caplog.at_level("WARNING"):
+            for _ in range(30):
+                with socket.create_connection((host, int(port)), timeout=5) as s:
+                    s.sendall(HALF_BODY)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                t = lv.http.get("/metrics").text
+                if 'code="499",endpoint="unmatched",transport="http"} 30.0' in t:
+                    break
+                time.sleep(0.05)
+        assert 'rlsched_requests_total{code="499",endpoint="unmatched",transport="http"} 30.0' in t
+        assert 'code="499"' not in "".join(x for x in t.splitlines() if "errors_total" in x)
+        assert 'code="500"' not in t
+        assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+        assert lv.http.get("/readyz").status_code == 200
     finally:
         lv.stop()

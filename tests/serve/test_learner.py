@@ -114,36 +114,88 @@ def test_failed_gate_keeps_current_version(setup):
     assert reg.current_version() == 1
 
 
-def test_nan_rewards_are_refused(setup):
+def test_nan_reward_drops_only_that_experience(setup):
     reg, st = setup
     lr = OnlineLearner(reg, st, min_experiences=100)
     s, a, r, d = _experiences(200, seed=0)
     r[17] = np.nan
     st.append(s, a, r, d)
     rep = lr.run_once()
-    assert rep.status == "rejected" and "1 non-finite rewards" in rep.reason
-    assert reg.current_version() == 1 and st.count(consumed=False) == 0
+    assert rep.status == "published" and "dropped 1 invalid" in rep.reason, rep.reason
+    assert rep.experiences == 199
+    assert reg.current_version() == 2 and st.count(consumed=False) == 0
 
 
-def test_non_finite_loss_is_refused(setup):
+def test_poisoned_reward_does_not_cost_the_window(setup):
+    """Issue #14 item 4: one reward of 1e20 (in a store written before /update refused it)
+    used to overflow float32 and discard all 301 experiences without a version."""
+    reg, st = setup
+    lr = OnlineLearner(reg, st, min_experiences=256)
+    s, a, r, d = _experiences(301, seed=0)
+    r[150] = 1e20
+    st.append(s, a, r, d)
+    rep = lr.run_once()
+    assert rep.status == "published", rep.reason
+    assert rep.experiences == 300 and rep.version == 2
+    assert np.isfinite(list(rep.losses.values())).all()
+    assert st.count(consumed=False) == 0 and st.count(consumed=True) == 301
+
+
+def test_all_invalid_window_is_rejected(setup):
     reg, st = setup
     lr = OnlineLearner(reg, st, min_experiences=100)
     s, a, r, d = _experiences(200, seed=0)
-    r[:] = 1e300  # finite float64, but the float32 returns overflow to inf
+    r[:] = 1e300  # finite float64, but the float32 returns would overflow to inf
     st.append(s, a, r, d)
     rep = lr.run_once()
-    assert rep.status == "rejected" and "non-finite" in rep.reason, rep.reason
+    assert rep.status == "rejected" and "all 200 experiences are invalid" in rep.reason
     assert reg.current_version() == 1 and st.count(consumed=False) == 0
 
 
-def test_mismatched_experiences_are_refused(setup):
+def test_action_outside_the_model_is_dropped(setup):
     reg, st = setup
     lr = OnlineLearner(reg, st, min_experiences=10)
     s, a, r, d = _experiences(20, seed=0)
     a[3] = A + 5
     st.append(s, a, r, d)
     rep = lr.run_once()
-    assert rep.status == "rejected" and "outside 0..3" in rep.reason
+    assert rep.status == "published" and rep.experiences == 19, rep.reason
+
+
+def test_operator_rollback_while_training_wins(setup):
+    """Issue #14 item 3: the learner trained from v1; an operator activates v2 meanwhile
+    (here: while the gate runs). The update is discarded (compare-and-set), v2 stays, the
+    experiences stay for the next run, which publishes with parent v2."""
+    reg, st = setup
+    reg.publish(PolicyBundle.fresh(S, A, hidden=(16, 16), seed=1))  # v2, not active
+    calls = []
+
+    def operator_acts(candidate, current):
+        if not calls:
+            reg.activate(2)
+        calls.append(1)
+        return GateResult(True, "permissive")
+
+    lr = OnlineLearner(reg, st, gate=operator_acts, min_experiences=64, minibatch=64, epochs=1)
+    st.append(*_experiences(128, seed=0))
+    rep = lr.run_once()
+    assert rep.status == "discarded" and "no longer current (now v2)" in rep.reason
+    assert reg.current_version() == 2 and reg.versions() == [1, 2]
+    assert st.count(consumed=False) == 128
+    rep = lr.run_once()
+    assert rep.status == "published" and rep.from_version == 2
+    assert reg.info(rep.version)["parent"] == 2 and reg.current_version() == rep.version
+
+
+def test_learner_prunes_the_registry(setup):
+    reg, st = setup  # v1 published by the fixture, activated (pinned) below
+    reg.activate(1)
+    lr = OnlineLearner(reg, st, min_experiences=32, minibatch=32, epochs=1, keep_versions=2)
+    for k in range(5):
+        st.append(*_experiences(32, seed=k))
+        assert lr.run_once().status == "published"
+    # v2..v6 published by the learner; kept: the last 2 (v5, v6) and the pinned v1
+    assert reg.versions() == [1, 5, 6] and reg.current_version() == 6
 
 
 def test_no_active_version_skips(tmp_path):

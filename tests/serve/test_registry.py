@@ -131,3 +131,31 @@ def test_concurrent_publishers_get_distinct_versions(tmp_path):
     assert len(reg.history()) == 8
     for v in range(1, 15):
         reg.load(v)  # every version folder is complete
+
+
+def test_compare_and_set_publish(tmp_path):
+    from rlsched.serve.registry import StaleVersion
+
+    reg = ModelRegistry(tmp_path)
+    reg.publish(_bundle(0), activate=True)
+    reg.publish(_bundle(1))
+    reg.activate(2)
+    with pytest.raises(StaleVersion) as e:
+        reg.publish(_bundle(2), activate=True, parent=1, expect_current=1)
+    assert e.value.current == 2 and reg.versions() == [1, 2] and reg.current_version() == 2
+    v = reg.publish(_bundle(2), activate=True, parent=2, expect_current=2)
+    assert reg.info(v)["parent"] == 2 and reg.current_version() == v
+
+
+def test_prune_keeps_last_k_pinned_current_and_rollback_target(tmp_path):
+    reg = ModelRegistry(tmp_path)
+    reg.publish(_bundle(0), activate=True, pin=True)  # v1: an operator's
+    for s in range(1, 8):  # v2..v8: a learner's (activated, not pinned)
+        reg.publish(_bundle(s), activate=True)
+    reg.activate(3)  # an operator activates v3: pinned, current; rollback target v8
+    assert reg.prune(keep=2) == [2, 4, 5, 6]
+    assert reg.versions() == [1, 3, 7, 8]
+    assert reg.rollback() == 8  # pinned now; its rollback target is v7
+    assert reg.prune(keep=1) == [] and reg.versions() == [1, 3, 7, 8]
+    with pytest.raises(ValueError):
+        reg.prune(keep=0)

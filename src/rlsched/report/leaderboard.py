@@ -83,7 +83,7 @@ def paired_cells(report: dict[str, Any], r: dict[str, Any]) -> tuple[str, str]:
     if p is None:
         return ("reference", "-") if r["policy"] == report.get("reference") else ("-", "-")
     lo, hi = p["ci95"]
-    return f"{_fmt(p['mean_diff'])} [{_fmt(lo)}, {_fmt(hi)}]", p["verdict"]
+    return f"{p['mean_diff']:+.3g} [{lo:+.3g}, {hi:+.3g}]", p["verdict"]
 
 
 def _main_header(report: dict[str, Any]) -> list[str]:
@@ -124,7 +124,7 @@ def rich_table(report: dict[str, Any], title: str | None = None) -> Table:
     t.add_column("#", justify="right")
     t.add_column("policy", no_wrap=True)
     for h in _main_header(report):
-        t.add_column(h, justify="right")
+        t.add_column(h, justify="right", no_wrap=True)
     t.add_column("reward (mean ± std)", justify="right")
     for m in metrics:
         t.add_column(METRIC_LABELS.get(m, (m, True))[0], justify="right")

@@ -28,9 +28,10 @@ from typing import Annotated, Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, StringConstraints
 
-from rlsched.serve.service import InvalidInput, NodeCapacity, PodDemand, SchedulerService
+from rlsched.serve.service import MAX_NODES, InvalidInput, NodeCapacity, PodDemand, SchedulerService
 
 MAX_EXTENDER_PRIORITY = 10
+MAX_CONTAINERS = 256  # per pod (containers and initContainers each); beyond: 400
 USED_CPU_ANNOTATION = "rlsched.io/used-cpu"
 USED_MEMORY_ANNOTATION = "rlsched.io/used-memory"
 
@@ -119,8 +120,8 @@ class Container(_K8s):
 
 
 class PodSpec(_K8s):
-    containers: list[Container] | None = None
-    initContainers: list[Container] | None = None
+    containers: Annotated[list[Container], Field(max_length=MAX_CONTAINERS)] | None = None
+    initContainers: Annotated[list[Container], Field(max_length=MAX_CONTAINERS)] | None = None
     overhead: dict[str, Quantity] | None = None
     nodeName: str | None = None
 
@@ -147,7 +148,7 @@ class V1Node(_K8s):
 class V1NodeList(_K8s):
     """A v1.NodeList."""
 
-    items: list[V1Node] | None = None
+    items: Annotated[list[V1Node], Field(max_length=MAX_NODES)] | None = None
 
 
 class ExtenderArgs(BaseModel):
@@ -160,7 +161,7 @@ class ExtenderArgs(BaseModel):
     model_config = ConfigDict(extra="allow")
     Pod: V1Pod = Field(validation_alias=AliasChoices("Pod", "pod"))
     Nodes: V1NodeList = Field(validation_alias=AliasChoices("Nodes", "nodes"))
-    NodeNames: list[str] | None = Field(
+    NodeNames: Annotated[list[str], Field(max_length=MAX_NODES)] | None = Field(
         default=None, validation_alias=AliasChoices("NodeNames", "nodenames", "nodeNames")
     )
 

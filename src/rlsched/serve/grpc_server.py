@@ -16,19 +16,23 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
+from rlsched.serve.connections import ServeLimits
 from rlsched.serve.metrics import ServiceMetrics
 from rlsched.serve.proto import scheduler_pb2 as pb
 from rlsched.serve.proto import scheduler_pb2_grpc as pb_grpc
 from rlsched.serve.service import (
     MAX_BODY_BYTES,
+    InvalidInput,
     SchedulerService,
     ServiceError,
     node_array,
@@ -39,6 +43,58 @@ log = logging.getLogger("rlsched.serve")
 SERVICE_NAMES = ("scheduler.Scheduler", "scheduler.SchedulerV1")
 
 
+class ActiveCalls:
+    """In-flight calls of the servicers (for the drain), and when that number last changed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.count = 0
+        self.changed = time.monotonic()
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self.count += n
+            self.changed = time.monotonic()
+
+
+class _Undecodable:
+    """What the lenient deserializer hands the servicer for bytes that are no valid message."""
+
+    def __init__(self, message_name: str, error: str) -> None:
+        self.message_name = message_name
+        self.error = error
+
+
+def _lenient(cls: Any) -> Callable[[bytes], Any]:
+    """``cls.FromString``, but undecodable bytes reach the servicer (as :class:`_Undecodable`)
+    instead of failing inside gRPC as INTERNAL, unanswered by us and uncounted."""
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return cls.FromString(data)
+        except DecodeError as e:
+            return _Undecodable(cls.DESCRIPTOR.full_name, str(e))
+
+    return deserialize
+
+
+def _add_servicer(server: grpc.Server, servicer: Any, service_name: str) -> None:
+    """Register ``servicer`` for ``scheduler.<service_name>`` (as the generated
+    ``add_*_to_server`` does) with :func:`_lenient` request deserializers."""
+    desc = pb.DESCRIPTOR.services_by_name[service_name]
+    handlers = {
+        m.name: grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, m.name),
+            request_deserializer=_lenient(getattr(pb, m.input_type.name)),
+            response_serializer=getattr(pb, m.output_type.name).SerializeToString,
+        )
+        for m in desc.methods
+    }
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(desc.full_name, handlers),)
+    )
+
+
 def _rpc(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Map :class:`ServiceError` to its status code, anything else to INTERNAL; record metrics."""
 
@@ -47,7 +103,13 @@ def _rpc(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         def wrapper(self: _Base, request: Any, context: grpc.ServicerContext) -> Any:
             t0 = time.perf_counter()
             code = "OK"
+            self.active.add(1)
             try:
+                if isinstance(request, _Undecodable):
+                    raise InvalidInput(
+                        f"the request is not a valid {request.message_name} message "
+                        f"({request.error})"
+                    )
                 return fn(self, request, context)
             except ServiceError as e:
                 code = e.grpc_code
@@ -57,6 +119,7 @@ def _rpc(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
                 log.exception("gRPC %s failed", name)
                 context.abort(grpc.StatusCode.INTERNAL, f"internal error: {type(e).__name__}")
             finally:
+                self.active.add(-1)
                 m = self.metrics
                 if m is not None:
                     m.observe("grpc", name, code, time.perf_counter() - t0)
@@ -67,9 +130,15 @@ def _rpc(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
 
 
 class _Base:
-    def __init__(self, service: SchedulerService, metrics: ServiceMetrics | None) -> None:
+    def __init__(
+        self,
+        service: SchedulerService,
+        metrics: ServiceMetrics | None,
+        active: ActiveCalls | None = None,
+    ) -> None:
         self.service = service
         self.metrics = metrics
+        self.active = active or ActiveCalls()
 
 
 class SchedulerServicer(_Base, pb_grpc.SchedulerServicer):
@@ -119,6 +188,7 @@ class SchedulerV1Servicer(_Base, pb_grpc.SchedulerV1Servicer):
             list(request.actions),
             list(request.rewards),
             list(request.dones),
+            request.idempotency_key or None,
         )
         return pb.UpdateResponse(
             status=out["status"],
@@ -158,19 +228,26 @@ class GrpcServer:
         port: int = 50051,
         metrics: ServiceMetrics | None = None,
         max_workers: int = 8,
+        limits: ServeLimits | None = None,
     ) -> None:
         self.service = service
+        lim = limits or ServeLimits()
         self.server = grpc.server(
             ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rlsched-grpc"),
             options=[
                 ("grpc.max_receive_message_length", MAX_BODY_BYTES),
                 ("grpc.max_send_message_length", MAX_BODY_BYTES),
                 ("grpc.so_reuseport", 0),  # fail on a taken port instead of sharing it
+                # a connection that never completes its HTTP/2 handshake is dropped
+                ("grpc.server_handshake_timeout_ms", int(lim.header_timeout * 1000)),
+                ("grpc.max_connection_idle_ms", int(lim.grpc_max_connection_idle * 1000)),
             ],
+            maximum_concurrent_rpcs=lim.grpc_max_concurrent_rpcs,  # beyond: RESOURCE_EXHAUSTED
         )
-        pb_grpc.add_SchedulerServicer_to_server(SchedulerServicer(service, metrics), self.server)
-        pb_grpc.add_SchedulerV1Servicer_to_server(
-            SchedulerV1Servicer(service, metrics), self.server
+        self.active = ActiveCalls()
+        _add_servicer(self.server, SchedulerServicer(service, metrics, self.active), "Scheduler")
+        _add_servicer(
+            self.server, SchedulerV1Servicer(service, metrics, self.active), "SchedulerV1"
         )
         self.health = health.HealthServicer(experimental_non_blocking=True)
         health_pb2_grpc.add_HealthServicer_to_server(self.health, self.server)
@@ -189,8 +266,34 @@ class GrpcServer:
             self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
         return self
 
-    def stop(self, grace: float | None = 2.0) -> None:
+    def not_serving(self) -> None:
+        """Health NOT_SERVING for every service (a drain has started)."""
         self.health.enter_graceful_shutdown()
+
+    def drain(self, grace: float, quiet: float = 0.25) -> threading.Event:
+        """Start a drain: health NOT_SERVING now; once no call has been in flight for
+        ``quiet`` seconds (or ``grace`` is spent) stop accepting and give the calls still
+        running the rest of ``grace``. Returns an event set when the server has stopped.
+
+        Stopping at once would cancel calls that reached the server but were not yet picked
+        up by a worker thread (gRPC cancels those on shutdown)."""
+        self.not_serving()
+        done = threading.Event()
+
+        def run() -> None:
+            deadline = time.monotonic() + grace
+            while time.monotonic() < deadline:
+                if self.active.count == 0 and time.monotonic() - self.active.changed >= quiet:
+                    break
+                time.sleep(0.02)
+            self.server.stop(max(0.0, deadline - time.monotonic())).wait()
+            done.set()
+
+        threading.Thread(target=run, name="rlsched-grpc-drain", daemon=True).start()
+        return done
+
+    def stop(self, grace: float | None = 2.0) -> None:
+        self.not_serving()
         self.server.stop(grace).wait()
 
     def wait(self, timeout: float | None = None) -> bool:

@@ -6,12 +6,14 @@ the exact state length the served model takes. The hot endpoints return pre-seri
 ``Response`` objects (no ``jsonable_encoder`` round trip).
 """
 
+import asyncio
 import json
 import logging
 import time
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Request
+import anyio
+from fastapi import Depends, FastAPI, Header, Request
 from fastapi import Path as PathParam
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
@@ -25,9 +27,13 @@ from rlsched.serve.metrics import ServiceMetrics
 from rlsched.serve.service import (
     MAX_BODY_BYTES,
     MAX_NODES,
+    REWARD_LIMIT,
     STATE_LIMIT,
+    Forbidden,
     SchedulerService,
     ServiceError,
+    Unavailable,
+    UnsupportedMediaType,
     node_array,
 )
 
@@ -97,9 +103,11 @@ class ActivateResponse(BaseModel):
     model_version: int | None
 
 
-Finite = Annotated[float, Field(strict=True, allow_inf_nan=False)]
 StateValue = Annotated[
     float, Field(strict=True, allow_inf_nan=False, ge=-STATE_LIMIT, le=STATE_LIMIT)
+]
+Reward = Annotated[
+    float, Field(strict=True, allow_inf_nan=False, ge=-REWARD_LIMIT, le=REWARD_LIMIT)
 ]
 NonNegative = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
 
@@ -143,7 +151,7 @@ def _request_models(state_dim: int, action_dim: int) -> dict[str, type[BaseModel
 
         states: Annotated[list[State], Field(min_length=1)]
         actions: list[Action]
-        rewards: list[Finite]
+        rewards: list[Reward]
         dones: list[Annotated[bool, Field(strict=True)]]
 
     return {
@@ -160,23 +168,39 @@ def _json(obj: Any, status: int = 200) -> Response:
     )
 
 
-def _json_body(model: type[BaseModel]) -> tuple[Any, dict[str, Any]]:
+OFFLOAD_BYTES = 64 * 1024  # bodies larger than this are parsed in a worker thread
+
+
+def _json_body(
+    model: type[BaseModel], defs: dict[str, Any] | None = None
+) -> tuple[Any, dict[str, Any]]:
     """A dependency parsing the request body with pydantic's Rust JSON parser, and the
-    ``openapi_extra`` that documents it.
+    ``openapi_extra`` that documents it. Every route with a body uses it: one strict parser
+    (UTF-8 only, no BOM, no trailing data) and one error format.
 
     FastAPI's default (``json.loads`` then validation) costs about 4x more on a 1,000-number
-    state; the schema stays in the OpenAPI document for clients and fuzzers.
+    state; the schema stays in the OpenAPI document for clients and fuzzers. A body over
+    :data:`OFFLOAD_BYTES` is validated in a worker thread, so a 7 MiB extender request does
+    not stall the event loop (and every other client) for seconds.
     """
 
-    async def parse(request: Request) -> Any:
-        raw = await request.body()
+    def validate(raw: bytes) -> Any:
         try:
             return model.model_validate_json(raw)
         except ValidationError as e:
             errors = [{**err, "loc": ("body", *err["loc"])} for err in e.errors(include_url=False)]
             raise RequestValidationError(errors, body=raw) from None
 
-    schema = model.model_json_schema()
+    async def parse(request: Request) -> Any:
+        raw = await request.body()
+        if len(raw) > OFFLOAD_BYTES:
+            return await anyio.to_thread.run_sync(validate, raw)
+        return validate(raw)
+
+    # nested models are referenced from the OpenAPI components (``defs`` collects them)
+    schema = model.model_json_schema(ref_template="#/components/schemas/{model}")
+    if defs is not None:
+        defs.update(schema.pop("$defs", {}))
     extra = {"requestBody": {"required": True, "content": {JSON: {"schema": schema}}}}
     return Depends(parse), extra
 
@@ -194,7 +218,7 @@ def _validation_message(exc: RequestValidationError) -> str:
         msg = e.get("msg", "invalid")
         if e.get("type") == "json_invalid":
             err = (e.get("ctx") or {}).get("error", "")
-            parts.append(f"body is not valid JSON ({err} at position {where})".replace(" ()", ""))
+            parts.append(f"body is not valid JSON (UTF-8): {err or msg}")
             continue
         if e.get("type") == "missing" and not loc:
             msg = "request body is missing"
@@ -205,12 +229,21 @@ def _validation_message(exc: RequestValidationError) -> str:
 
 
 class _Edge:
-    """Pure ASGI middleware: body-size limit (413) and request metrics."""
+    """Pure ASGI middleware: reads a request's whole body before the app runs, within
+    ``body_timeout`` seconds (408) and ``limit`` bytes (413); a client that goes away meanwhile
+    is recorded as 499 (not a server error, no traceback); request metrics."""
 
-    def __init__(self, app: ASGIApp, metrics: ServiceMetrics | None, limit: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        metrics: ServiceMetrics | None,
+        limit: int,
+        body_timeout: float = 30.0,
+    ) -> None:
         self.app = app
         self.metrics = metrics
         self.limit = limit
+        self.body_timeout = body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -225,13 +258,20 @@ class _Edge:
             await send(message)
 
         try:
-            too_large = await self._check_size(scope, receive)
-            if too_large is not None:
-                receive = too_large[1]
-                if too_large[0]:
+            if scope.get("method") in ("POST", "PUT", "PATCH"):
+                outcome, receive = await self._read_body(scope, receive)
+                if outcome == "disconnected":
+                    status[0] = 499  # nginx's "client closed request"
+                    return
+                if outcome == "too_large":
                     await _error(413, f"request body is larger than {self.limit} bytes")(
                         scope, receive, send_wrapper
                     )
+                    return
+                if outcome == "timeout":
+                    resp = _error(408, f"request body not received within {self.body_timeout:g} s")
+                    resp.headers["connection"] = "close"
+                    await resp(scope, receive, send_wrapper)
                     return
             await self.app(scope, receive, send_wrapper)
         finally:
@@ -240,32 +280,33 @@ class _Edge:
                 endpoint = getattr(route, "path", None) or "unmatched"
                 self.metrics.observe("http", endpoint, status[0], time.perf_counter() - t0)
 
-    async def _check_size(self, scope: Scope, receive: Receive) -> tuple[bool, Receive] | None:
-        """None: fine as it is; (True, receive): too large; (False, receive): buffered body."""
-        length = None
+    async def _read_body(self, scope: Scope, receive: Receive) -> tuple[str, Receive]:
+        """("ok", replaying receive) | ("too_large" | "timeout" | "disconnected", receive)."""
         for k, v in scope.get("headers", ()):
             if k == b"content-length":
                 try:
-                    length = int(v)
+                    if int(v) > self.limit:  # refused before reading a byte
+                        return "too_large", receive
                 except ValueError:
-                    length = None
+                    pass
                 break
-        if length is not None:
-            return None if length <= self.limit else (True, receive)
-        if scope.get("method") not in ("POST", "PUT", "PATCH"):
-            return None
-        # no Content-Length (chunked): buffer up to the limit, then replay
-        chunks, size, more = [], 0, True
-        while more:
-            msg = await receive()
-            if msg["type"] != "http.request":
-                break
-            body = msg.get("body", b"")
-            size += len(body)
-            if size > self.limit:
-                return True, receive
-            chunks.append(body)
-            more = msg.get("more_body", False)
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async with asyncio.timeout(self.body_timeout):
+                more = True
+                while more:
+                    msg = await receive()
+                    if msg["type"] == "http.disconnect":
+                        return "disconnected", receive
+                    body = msg.get("body", b"")
+                    size += len(body)
+                    if size > self.limit:
+                        return "too_large", receive
+                    chunks.append(body)
+                    more = msg.get("more_body", False)
+        except TimeoutError:
+            return "timeout", receive
         data = b"".join(chunks)
         sent = [False]
 
@@ -275,12 +316,64 @@ class _Edge:
                 return {"type": "http.request", "body": data, "more_body": False}
             return await receive()
 
-        return False, replay
+        return "ok", replay
 
 
 # ---------------------------------------------------------------------------- the app
-def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None) -> FastAPI:
-    """The FastAPI app over ``service`` (``metrics``: shared with the gRPC server)."""
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1")
+
+
+def host_name(value: str) -> str:
+    """The host part of a ``Host`` header or an ``Origin`` URL, lower case, without port."""
+    v = value.strip().lower()
+    if "://" in v:
+        v = v.split("://", 1)[1].split("/", 1)[0]
+    if v.startswith("["):
+        return v[1:].split("]", 1)[0]
+    if v.count(":") == 1:
+        return v.split(":", 1)[0]
+    return v
+
+
+def write_guard(allowed_hosts: tuple[str, ...] | None) -> Any:
+    """A dependency for the write routes: ``Host`` (and ``Origin``, if sent) must name an
+    allowed host (403) and the request must say ``Content-Type: application/json`` (415).
+    A browser cannot send that content type cross-site without a CORS preflight (which this
+    server never grants), and a DNS-rebound page's ``Host`` is the attacker's name: both
+    checks hold with or without a token. ``allowed_hosts`` None or containing ``*``: any."""
+    allowed = None if allowed_hosts is None or "*" in allowed_hosts else set(allowed_hosts)
+
+    def guard(request: Request) -> None:
+        if allowed is not None:
+            host = host_name(request.headers.get("host", ""))
+            if host not in allowed:
+                raise Forbidden(
+                    f"Host {host!r} is not allowed to write; start the server with "
+                    f"--allowed-host {host or 'NAME'} if that is how clients reach it"
+                )
+            origin = request.headers.get("origin")
+            if origin is not None and host_name(origin) not in allowed:
+                raise Forbidden(f"cross-origin writes are refused (Origin {origin!r})")
+        ctype = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if ctype != JSON:
+            raise UnsupportedMediaType(
+                f"write endpoints need 'Content-Type: {JSON}' (got {ctype or 'none'!r})"
+            )
+
+    return guard
+
+
+def create_app(
+    service: SchedulerService,
+    metrics: ServiceMetrics | None = None,
+    *,
+    allowed_hosts: tuple[str, ...] | None = LOCAL_HOSTS,
+    body_timeout: float = 30.0,
+) -> FastAPI:
+    """The FastAPI app over ``service`` (``metrics``: shared with the gRPC server).
+
+    ``allowed_hosts``: the ``Host`` names write requests may carry (None: any);
+    ``body_timeout``: seconds a request body may take to arrive (408 after)."""
     metrics = metrics if metrics is not None else ServiceMetrics(service)
     models = _request_models(service.state_dim, service.action_dim)
     PredictRequest = models["PredictRequest"]
@@ -299,6 +392,7 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
         redoc_url=None,
     )
     app.state.service = service
+    defs: dict[str, Any] = {}  # request-body sub-schemas for the OpenAPI components
     app.state.metrics = metrics
     # the schema declares bearer auth only when this server has a token
     bearer = HTTPBearer(auto_error=False, description="The server's token (--token).")
@@ -309,10 +403,16 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
     ) -> None:
         service.check_token(request.headers.get("authorization"))
 
-    Auth = [Depends(require_token)] if service.token else []
+    Auth = [Depends(write_guard(allowed_hosts))]
+    if service.token:
+        Auth.append(Depends(require_token))
     bad = {400: {"model": ErrorResponse, "description": "Bad input"}}
     big = {413: {"model": ErrorResponse, "description": "Body or batch too large"}}
-    auth = {401: {"model": ErrorResponse, "description": "Missing or wrong bearer token"}}
+    auth = {
+        401: {"model": ErrorResponse, "description": "Missing or wrong bearer token"},
+        403: {"model": ErrorResponse, "description": "Host or Origin not allowed to write"},
+        415: {"model": ErrorResponse, "description": "Content-Type is not application/json"},
+    }
     mgmt = {
         404: {"model": ErrorResponse, "description": "No such version"},
         409: {"model": ErrorResponse, "description": "Not possible on this server"},
@@ -321,7 +421,10 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
     # -------------------------------------------------------------- error handlers
     @app.exception_handler(ServiceError)
     async def _service_error(request: Request, exc: ServiceError) -> Response:
-        return _error(exc.http_status, exc.message)
+        resp = _error(exc.http_status, exc.message)
+        if isinstance(exc, Unavailable) and exc.retry_after is not None:
+            resp.headers["retry-after"] = str(exc.retry_after)
+        return resp
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
@@ -351,7 +454,20 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
         """Liveness plus what is served."""
         return _json(service.health())
 
-    predict_body, predict_doc = _json_body(PredictRequest)
+    @app.get("/livez", tags=["ops"])
+    async def livez() -> Response:
+        """The process is alive (its event loop answers): a liveness probe."""
+        return _json({"status": "alive"})
+
+    @app.get("/readyz", tags=["ops"], responses={503: {"model": ErrorResponse}})
+    async def readyz() -> Response:
+        """A model is loaded and the server is not draining: a readiness probe (503 if not)."""
+        ok, why = service.readiness()
+        if not ok:
+            return _error(503, why)
+        return _json({"status": why, "model_version": service.model_version})
+
+    predict_body, predict_doc = _json_body(PredictRequest, defs)
 
     @app.post(
         "/predict",
@@ -365,35 +481,58 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
         a = service.predict(body.state)  # type: ignore[attr-defined]
         return Response(content=b'{"action":%d}' % a, media_type=JSON)
 
-    update_body, update_doc = _json_body(UpdateRequest)
+    update_body, update_doc = _json_body(UpdateRequest, defs)
 
     @app.post(
         "/update",
         response_model=UpdateResponse,
-        responses={**bad, **big, **auth, 503: {"model": ErrorResponse}},
+        responses={
+            **bad,
+            **big,
+            **auth,
+            409: {"model": ErrorResponse, "description": "Idempotency-Key reused"},
+            503: {"model": ErrorResponse, "description": "Store unavailable (Retry-After)"},
+        },
         dependencies=Auth,
         tags=["plugin"],
         openapi_extra=update_doc,
     )
-    def update(body: Any = update_body) -> Response:
-        """Store experiences durably (committed before the reply), then nudge the learner."""
+    def update(
+        body: Any = update_body,
+        idempotency_key: Annotated[str | None, Header(max_length=255)] = None,
+    ) -> Response:
+        """Store experiences durably (committed before the reply), then nudge the learner.
+        With an ``Idempotency-Key`` header, a repeat of a stored batch returns the first
+        answer without storing it again."""
         b: Any = body
-        return _json(service.update(b.states, b.actions, b.rewards, b.dones))
+        return _json(service.update(b.states, b.actions, b.rewards, b.dones, idempotency_key))
 
     # -------------------------------------------------------------- v1
+    # the heavier routes are plain ``def``: they run in the worker threads, not on the loop
+    batch_body, batch_doc = _json_body(PredictBatchRequest, defs)
+
     @app.post(
         "/v1/predict_batch",
         response_model=PredictBatchResponse,
         responses={**bad, **big},
         tags=["v1"],
+        openapi_extra=batch_doc,
     )
-    async def predict_batch(body: PredictBatchRequest) -> Response:  # type: ignore[valid-type]
+    def predict_batch(body: Any = batch_body) -> Response:
         """One action per state, one forward pass."""
-        actions, version = service.predict_batch_with_version(body.states)  # type: ignore[attr-defined]
+        actions, version = service.predict_batch_with_version(body.states)
         return _json({"actions": actions, "model_version": version})
 
-    @app.post("/v1/score", response_model=ScoreResponse, responses={**bad, **big}, tags=["v1"])
-    async def score(body: ScoreRequest) -> Response:
+    score_body, score_doc = _json_body(ScoreRequest, defs)
+
+    @app.post(
+        "/v1/score",
+        response_model=ScoreResponse,
+        responses={**bad, **big},
+        tags=["v1"],
+        openapi_extra=score_doc,
+    )
+    def score(body: Any = score_body) -> Response:
         """Scores of one pod on every node (one forward pass), masked where it does not fit."""
         nodes = body.nodes
         arr = node_array(nodes)
@@ -414,8 +553,10 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
         dependencies=Auth,
         tags=["v1"],
     )
-    def activate(version: Annotated[int, PathParam(ge=1)]) -> Response:
-        """Serve ``version`` (also the registry's current version)."""
+    def activate(
+        version: Annotated[str, PathParam(pattern=r"^[1-9][0-9]{0,8}$", max_length=9)],
+    ) -> Response:
+        """Serve ``version`` (a plain decimal integer; also the registry's current version)."""
         return _json(service.activate(version))
 
     @app.post(
@@ -430,13 +571,16 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
         return _json(service.rollback())
 
     # -------------------------------------------------------------- extender
+    ext_body, ext_doc = _json_body(ext.ExtenderArgs, defs)
+
     @app.post(
         "/extender/filter",
         response_model=ext.ExtenderFilterResult,
         responses={**bad, **big},
         tags=["extender"],
+        openapi_extra=ext_doc,
     )
-    async def extender_filter(args: ext.ExtenderArgs) -> Response:
+    def extender_filter(args: Any = ext_body) -> Response:
         """kube-scheduler extender filter: nodes the pod fits on; the rest in FailedNodes."""
         return _json(ext.filter_nodes(args).to_json())
 
@@ -445,8 +589,9 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
         response_model=list[ext.HostPriority],
         responses={**bad, **big},
         tags=["extender"],
+        openapi_extra=ext_doc,
     )
-    async def extender_prioritize(args: ext.ExtenderArgs) -> Response:
+    def extender_prioritize(args: Any = ext_body) -> Response:
         """kube-scheduler extender prioritize: 0..10 per node from the policy."""
         return _json([h.model_dump() for h in ext.prioritize(service, args)])
 
@@ -461,12 +606,12 @@ def create_app(service: SchedulerService, metrics: ServiceMetrics | None = None)
         """Prometheus text exposition."""
         return Response(content=metrics.render(), media_type=metrics.content_type)
 
-    _fix_openapi(app)
-    app.add_middleware(_Edge, metrics=metrics, limit=MAX_BODY_BYTES)
+    _fix_openapi(app, defs)
+    app.add_middleware(_Edge, metrics=metrics, limit=MAX_BODY_BYTES, body_timeout=body_timeout)
     return app
 
 
-def _fix_openapi(app: FastAPI) -> None:
+def _fix_openapi(app: FastAPI, defs: dict[str, Any]) -> None:
     """FastAPI documents validation errors as 422 ``HTTPValidationError``; this app answers
     400 ``{"error": ...}``: make the schema say so."""
 
@@ -489,6 +634,8 @@ def _fix_openapi(app: FastAPI) -> None:
                     )
         comps = schema.setdefault("components", {}).setdefault("schemas", {})
         comps.setdefault("ErrorResponse", ErrorResponse.model_json_schema())
+        for k, v in defs.items():
+            comps.setdefault(k, v)
         for k in ("HTTPValidationError", "ValidationError"):
             comps.pop(k, None)
         app.openapi_schema = schema

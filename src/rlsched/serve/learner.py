@@ -4,9 +4,12 @@
 
 1. takes the oldest unconsumed experiences from the :class:`ExperienceStore` (at least
    ``min_experiences``, else the report is ``"skipped"`` and nothing is consumed);
-2. refuses data it cannot learn from (report ``"rejected"``): a state width or action outside
-   the active model's, or non-finite states / rewards. NaN rewards are *refused*, not filtered:
-   dropping rows would splice unrelated steps into one trajectory;
+2. refuses data it cannot learn from: a state width other than the active model's rejects the
+   window (``"rejected"``); a single invalid experience (reward not finite or outside
+   +-:data:`~rlsched.serve.service.REWARD_LIMIT`, action outside the model's, state not finite
+   or beyond +-``STATE_LIMIT``) is dropped alone (marked consumed) and the step before it ends
+   its trajectory, so no unrelated steps are spliced together and the good experiences of the
+   window are still learned from;
 3. builds the active bundle's torch module and computes GAE advantages over the experiences in
    insertion order, treating ``dones`` as episode boundaries. The state after the last
    experience is not known (the plugin sends ``(s, a, r, done)`` only), so the last step
@@ -19,8 +22,12 @@
    x value MSE - ``ent_coef`` x entropy with Adam and gradient clipping; every loss must be
    finite, else ``"rejected"``;
 6. asks the gate ``gate(candidate, current)`` (default: none, i.e. finite losses suffice); if
-   it passes, publishes the candidate into the registry (activated) and calls
-   ``on_publish(version)``, else keeps the current version and reports why.
+   it passes, publishes the candidate into the registry (activated, parent = the version it
+   trained from) *only if that version is still current* (compare-and-set: an operator's
+   activate or rollback while it trained wins; the update is then ``"discarded"``, logged,
+   and its experiences stay for the next run) and calls ``on_publish(version)``; else keeps
+   the current version and reports why. With ``keep_versions`` the registry is then pruned
+   (:meth:`ModelRegistry.prune`).
 
 Experiences are marked consumed whenever they were looked at (published, rejected by the gate
 or refused as data): learning from the same off-policy data again and again would not help,
@@ -41,7 +48,8 @@ from typing import Any
 import numpy as np
 
 from rlsched.serve.bundle import PolicyBundle
-from rlsched.serve.registry import ModelRegistry
+from rlsched.serve.registry import ModelRegistry, StaleVersion
+from rlsched.serve.service import REWARD_LIMIT, STATE_LIMIT
 from rlsched.serve.store import ExperienceStore
 
 log = logging.getLogger(__name__)
@@ -62,7 +70,7 @@ Gate = Callable[[PolicyBundle, PolicyBundle], GateResult]
 
 @dataclass
 class UpdateReport:
-    status: str  # "published" | "rejected" | "skipped"
+    status: str  # "published" | "rejected" | "skipped" | "discarded"
     reason: str
     version: int | None = None
     experiences: int = 0
@@ -84,15 +92,17 @@ def evaluate_bundle(
     env_kwargs: dict[str, Any] | None = None,
 ) -> list[float]:
     """Episode rewards of ``bundle`` acting greedily (within ``env.action_masks()``) on
-    KubeScheduling-v0 with ``num_nodes = (state_dim - 2) // 2``, seeds ``seed, seed + 1, ...``."""
+    KubeScheduling-v0 with ``num_nodes = (action_dim - 2) // 2`` (a ``2N`` state policy gets
+    the observation without the pod's part), seeds ``seed, seed + 1, ...``."""
     from rlsched.evaluate import make_env
 
-    n = (bundle.state_dim - 2) // 2
-    if 2 * n + 2 != bundle.state_dim or bundle.action_dim != bundle.state_dim:
+    n = (bundle.action_dim - 2) // 2
+    if 2 * n + 2 != bundle.action_dim or bundle.state_dim not in (2 * n, 2 * n + 2):
         raise ValueError(
             f"bundle dims ({bundle.state_dim}, {bundle.action_dim}) are not KubeScheduling's "
-            "(2N + 2, 2N + 2)"
+            "(2N + 2 or 2N, 2N + 2)"
         )
+    width = bundle.state_dim  # a 2N policy sees the node fractions only
     kwargs = dict(env_kwargs or {})
     kwargs.pop("nodes", None)
     kwargs["num_nodes"] = n
@@ -104,7 +114,7 @@ def evaluate_bundle(
             obs, _ = env.reset(seed=seed + k)
             total, done = 0.0, False
             while not done:
-                a = int(bundle.act(obs, base.action_masks()))
+                a = int(bundle.act(obs[:width], base.action_masks()))
                 obs, r, term, trunc, _ = env.step(a)
                 total += float(r)
                 done = term or trunc
@@ -180,6 +190,7 @@ class OnlineLearner:
         on_publish: Callable[[int], None] | None = None,
         seed: int = 0,
         max_experiences: int = 100_000,
+        keep_versions: int | None = None,
     ) -> None:
         if min_experiences < 1 or epochs < 1 or minibatch < 1:
             raise ValueError("min_experiences, epochs and minibatch must be >= 1")
@@ -199,6 +210,7 @@ class OnlineLearner:
         self.max_grad_norm = float(max_grad_norm)
         self.on_publish = on_publish
         self.seed = int(seed)
+        self.keep_versions = keep_versions  # registry retention after each publish (None: off)
         self._run_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -208,7 +220,7 @@ class OnlineLearner:
         self._updates = 0
         self.last_report: UpdateReport | None = None
         self.last_error: str | None = None
-        self.counts = {"published": 0, "rejected": 0, "skipped": 0, "errors": 0}
+        self.counts = {"published": 0, "rejected": 0, "skipped": 0, "discarded": 0, "errors": 0}
 
     # ------------------------------------------------------------------ one update
     def run_once(self) -> UpdateReport:
@@ -248,14 +260,36 @@ class OnlineLearner:
                 f"experiences have {states.shape[1]} state features, the active model "
                 f"v{cur_version} expects {current.state_dim}"
             )
-        bad = (actions < 0) | (actions >= current.action_dim)
-        if bad.any():
-            return refuse(f"{int(bad.sum())} actions outside 0..{current.action_dim - 1}")
-        bad_r = ~np.isfinite(rewards)
-        if bad_r.any():
-            return refuse(f"{int(bad_r.sum())} non-finite rewards (NaN/inf); batch refused")
-        if not np.isfinite(states).all():
-            return refuse("non-finite values in states; batch refused")
+        # one bad experience must not cost the good ones: drop it alone, and end the
+        # trajectory of the step before it (no splicing of unrelated steps into one)
+        bad = (
+            (actions < 0)
+            | (actions >= current.action_dim)
+            | ~np.isfinite(rewards)
+            | (np.abs(np.nan_to_num(rewards, nan=np.inf)) > REWARD_LIMIT)
+            | ~np.isfinite(states).all(axis=1)
+            | (np.abs(np.nan_to_num(states, nan=np.inf)) > STATE_LIMIT).any(axis=1)
+        )
+        dropped = int(bad.sum())
+        if dropped:
+            if dropped == n:
+                return refuse(
+                    f"all {n} experiences are invalid (reward outside +-{REWARD_LIMIT:g} or "
+                    "not finite, action outside the model's, or state out of range)"
+                )
+            before = np.flatnonzero(bad) - 1
+            dones = dones.copy()
+            dones[before[before >= 0]] = True
+            self.store.mark_consumed(ids[bad])
+            log.warning(
+                "online learner: dropped %d invalid experiences of %d (reward outside "
+                "+-%g or not finite, action or state out of range)", dropped, n, REWARD_LIMIT,
+            )  # fmt: skip
+            keep = ~bad
+            ids, states, actions = ids[keep], states[keep], actions[keep]
+            rewards, dones = rewards[keep], dones[keep]
+            n = len(ids)
+        note = f"; dropped {dropped} invalid experiences" if dropped else ""
 
         candidate, losses = self._ppo(current, states, actions, rewards, dones, cur_version)
         if candidate is None:
@@ -277,16 +311,37 @@ class OnlineLearner:
                 "rejected", f"gate: {g.reason}; keeping v{cur_version}", None, n, losses,
                 gate_info, from_version=cur_version,
             )  # fmt: skip
-        version = self.registry.publish(
-            candidate,
-            metrics={"losses": losses, "gate": gate_info, "experiences": n},
-            note=f"online PPO update of v{cur_version} on {n} experiences",
-            activate=True,
-        )
+        try:  # compare-and-set: an operator's activate / rollback meanwhile wins
+            version = self.registry.publish(
+                candidate,
+                metrics={"losses": losses, "gate": gate_info, "experiences": n},
+                note=f"online PPO update of v{cur_version} on {n} experiences",
+                activate=True,
+                parent=cur_version,
+                expect_current=cur_version,
+            )
+        except StaleVersion as e:
+            log.warning(
+                "online learner: discarded its update of v%s: the current version is now %s "
+                "(changed while it trained); the experiences stay for the next run",
+                cur_version, e.current,
+            )  # fmt: skip
+            return UpdateReport(
+                "discarded", f"v{cur_version} is no longer current (now v{e.current}): update "
+                "discarded, experiences kept", None, n, losses, gate_info,
+                from_version=cur_version,
+            )  # fmt: skip
         self.store.mark_consumed(ids)
+        if self.keep_versions is not None:
+            try:
+                removed = self.registry.prune(self.keep_versions)
+                if removed:
+                    log.info("registry retention: removed versions %s", removed)
+            except OSError:
+                log.exception("registry retention failed")
         report = UpdateReport(
-            "published", f"v{version} from v{cur_version}: gate passed ({g.reason})", version,
-            n, losses, gate_info, from_version=cur_version,
+            "published", f"v{version} from v{cur_version}: gate passed ({g.reason}){note}",
+            version, n, losses, gate_info, from_version=cur_version,
         )  # fmt: skip
         if self.on_publish is not None:
             try:

@@ -1,12 +1,14 @@
 """Prometheus metrics of one :class:`~rlsched.serve.service.SchedulerService` (own registry).
 
 * ``rlsched_requests_total{transport,endpoint,code}``: requests answered (HTTP status or gRPC
-  code); ``rlsched_request_errors_total{...}`` the failed ones (HTTP >= 400, gRPC not OK);
+  code); ``rlsched_request_errors_total{...}`` the failed ones (HTTP >= 400, gRPC not OK; a client
+  that disconnected before its answer, HTTP 499 / gRPC CANCELLED, is counted in requests only);
 * ``rlsched_request_duration_seconds{transport,endpoint}``: latency (sub-millisecond buckets);
 * ``rlsched_model_version`` (-1: none), ``rlsched_model_swaps_total``;
 * ``rlsched_experiences_stored_total`` (acknowledged by this process),
   ``rlsched_experiences_in_store{consumed}`` (rows in the store, read at scrape time);
-* ``rlsched_learner_updates_total{result}``: accepted (published), rejected, skipped, error;
+* ``rlsched_learner_updates_total{result}``: accepted (published), rejected, skipped,
+  discarded (the served version changed while it trained), error;
   ``rlsched_learner_running``;
 * ``rlsched_uptime_seconds``.
 """
@@ -27,6 +29,9 @@ log = logging.getLogger("rlsched.serve")
 LATENCY_BUCKETS = (
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
 )  # fmt: skip
+
+# a client that went away (HTTP 499, gRPC CANCELLED) is not a failure of the service
+_NOT_FAILED = ("OK", "499", "CANCELLED")
 
 # learner.status() keys counted as accepted / rejected updates (first one present wins)
 _ACCEPTED_KEYS = ("published", "accepted")
@@ -83,6 +88,7 @@ class _ServiceCollector(Collector):
                 ("accepted", _ACCEPTED_KEYS),
                 ("rejected", _REJECTED_KEYS),
                 ("skipped", ("skipped",)),
+                ("discarded", ("discarded",)),
                 ("error", ("errors",)),
             ):
                 c.add_metric([label], _first_number(st, keys) or 0.0)
@@ -118,7 +124,7 @@ class ServiceMetrics:
         key = (transport, endpoint, str(code))
         ch = self._children.get(key)
         if ch is None:
-            failed = key[2] != "OK" and not (key[2].isdigit() and int(key[2]) < 400)
+            failed = key[2] not in _NOT_FAILED and not (key[2].isdigit() and int(key[2]) < 400)
             ch = (
                 self.requests.labels(*key),
                 self.latency.labels(transport, endpoint),

@@ -5,7 +5,8 @@ Layout::
     ROOT/versions/v0001/weights.npz    the bundle (PolicyBundle.save)
     ROOT/versions/v0001/bundle.json
     ROOT/versions/v0001/version.json   version, created, parent, metrics, note, versions, git
-    ROOT/current                       {"version": n, "history": [..., n]} (replaced atomically)
+    ROOT/current                       {"version": n, "history": [..., n], "pinned": [...]}
+                                       (replaced atomically)
     ROOT/.lock                         flock'd while publishing / activating
 
 A version folder is written completely in a temp folder inside ``ROOT`` and then renamed into
@@ -37,6 +38,18 @@ from rlsched.serve.bundle import PolicyBundle
 
 _VERSION_DIR = re.compile(r"^v(\d+)$")
 HISTORY_LIMIT = 1000
+
+
+class StaleVersion(Exception):
+    """A compare-and-set publish found another current version than the one it expected."""
+
+    def __init__(self, expected: int | None, current: int | None) -> None:
+        super().__init__(f"the current version is {current}, not {expected}")
+        self.expected = expected
+        self.current = current
+
+
+_UNSET: Any = object()
 
 try:
     import fcntl
@@ -94,12 +107,21 @@ class ModelRegistry:
         try:
             data = json.loads(self._pointer.read_text())
         except FileNotFoundError:
-            return {"version": None, "history": []}
-        return {"version": data.get("version"), "history": list(data.get("history", []))}
+            return {"version": None, "history": [], "pinned": []}
+        history = list(data.get("history", []))
+        # a pointer written before pins existed: every version it ever activated is pinned
+        pinned = list(data["pinned"]) if "pinned" in data else sorted(set(history))
+        return {"version": data.get("version"), "history": history, "pinned": pinned}
 
-    def _write_pointer(self, version: int, history: list[int]) -> None:
+    def _write_pointer(
+        self, version: int, history: list[int], pinned: list[int] | None = None
+    ) -> None:
         tmp = self.root / "current.tmp"
-        data = json.dumps({"version": version, "history": history[-HISTORY_LIMIT:]})
+        if pinned is None:
+            pinned = self._read_pointer()["pinned"]
+        data = json.dumps(
+            {"version": version, "history": history[-HISTORY_LIMIT:], "pinned": sorted(pinned)}
+        )
         with open(tmp, "w") as fh:
             fh.write(data)
             fh.flush()
@@ -122,8 +144,17 @@ class ModelRegistry:
         metrics: dict[str, Any] | None = None,
         note: str = "",
         activate: bool = False,
+        *,
+        parent: int | None = _UNSET,
+        expect_current: int | None = _UNSET,
+        pin: bool = False,
     ) -> int:
-        """Store ``bundle`` as the next version; returns its number."""
+        """Store ``bundle`` as the next version; returns its number.
+
+        ``parent``: the version it was derived from (default: the current one).
+        ``expect_current``: compare-and-set: publish only if the current version is still this
+        one, else raise :class:`StaleVersion` (nothing is written). ``pin``: keep it through
+        :meth:`prune` (operators' versions; ``activate``/``rollback`` pin theirs too)."""
         from rlsched.runtime import git_commit, versions
 
         tmp = Path(tempfile.mkdtemp(prefix=".publish-", dir=self.root))
@@ -144,8 +175,12 @@ class ModelRegistry:
                 "git_commit": git_commit(),
             }
             with self._locked():
+                ptr = self._read_pointer()
+                if expect_current is not _UNSET and ptr["version"] != expect_current:
+                    raise StaleVersion(expect_current, ptr["version"])
                 n = max(self.versions(), default=0) + 1
-                parent = self._read_pointer()["version"]
+                if parent is _UNSET:
+                    parent = ptr["version"]
                 while True:
                     info = {"version": n, "parent": parent, **record}
                     (tmp / "version.json").write_text(json.dumps(info, indent=2, default=str))
@@ -161,22 +196,30 @@ class ModelRegistry:
                         n += 1
                 _fsync_dir(self.versions_dir)
                 if activate:
-                    self._activate_locked(n)
+                    self._activate_locked(n, pin=pin)
+                elif pin:
+                    p = self._read_pointer()
+                    if p["version"] is not None:
+                        self._write_pointer(p["version"], p["history"], [*p["pinned"], n])
             return n
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
 
-    def _activate_locked(self, version: int) -> None:
+    def _activate_locked(self, version: int, pin: bool = True) -> None:
         self._check(version)
         ptr = self._read_pointer()
         history = ptr["history"]
         if not history or history[-1] != version:
             history.append(version)
-        self._write_pointer(version, history)
+        pinned = ptr["pinned"]
+        if pin and version not in pinned:
+            pinned.append(version)
+        self._write_pointer(version, history, pinned)
 
     def activate(self, version: int) -> None:
-        """Make ``version`` the current one (``KeyError`` if it does not exist)."""
+        """Make ``version`` the current one (``KeyError`` if it does not exist); it is pinned
+        (kept by :meth:`prune`)."""
         with self._locked():
             self._activate_locked(int(version))
 
@@ -191,8 +234,37 @@ class ModelRegistry:
             history.pop()
             prev = history[-1]
             self._check(prev)
-            self._write_pointer(prev, history)
+            pinned = self._read_pointer()["pinned"]
+            self._write_pointer(prev, history, sorted({*pinned, prev}))
             return prev
+
+    def prune(self, keep: int) -> list[int]:
+        """Delete old versions: keep the newest ``keep``, every pinned one (published or
+        activated by an operator), the current one and the rollback target (the previous
+        entry of the history). Returns the deleted versions."""
+        if keep < 1:
+            raise ValueError("keep must be >= 1")
+        removed: list[int] = []
+        with self._locked():
+            ptr = self._read_pointer()
+            versions = self.versions()
+            hist = ptr["history"]
+            protected = {*versions[-keep:], *ptr["pinned"], *hist[-2:]}
+            if ptr["version"] is not None:
+                protected.add(int(ptr["version"]))
+            for v in versions:
+                if v in protected:
+                    continue
+                trash = self.root / f".trash-v{v}-{os.getpid()}"
+                os.rename(self._dir(v), trash)  # gone for readers at once
+                shutil.rmtree(trash, ignore_errors=True)
+                removed.append(v)
+            if removed and ptr["version"] is not None:
+                gone = set(removed)
+                self._write_pointer(
+                    int(ptr["version"]), [h for h in hist if h not in gone], ptr["pinned"]
+                )
+        return removed
 
     def current_version(self) -> int | None:
         v = self._read_pointer()["version"]
@@ -200,6 +272,9 @@ class ModelRegistry:
 
     def history(self) -> list[int]:
         return self._read_pointer()["history"]
+
+    def pinned(self) -> list[int]:
+        return self._read_pointer()["pinned"]
 
     def path(self, version: int) -> Path:
         self._check(version)

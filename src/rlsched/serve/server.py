@@ -11,27 +11,35 @@ Model resolution (``--model``):
   it is, the registry's current version is kept when it *descends* from it (a restart resumes
   what the online learner published), otherwise that version is activated;
 * ``vN`` / ``N``: that version of the registry (``--registry``);
-* no ``--model`` but ``--state-dim S --action-dim A``: the registry's current version if it has
-  these dimensions, else a fresh untrained policy is published (as the plugin's own service
-  starts).
+* no ``--model``, no ``--registry``, ``--state-dim S --action-dim A``: a fresh untrained policy,
+  always (published into the default registry as a new version and activated, as the plugin's
+  own service starts);
+* no ``--model`` and ``--registry DIR``: the current version of DIR (checked against
+  ``--state-dim`` / ``--action-dim`` if given); a fresh policy if DIR has none yet.
 
-The served dimensions must fit the plugin's layout, state_dim = action_dim = 2N+2, and agree
-with ``--state-dim`` / ``--action-dim`` when those are given too; otherwise a one-line
-:class:`~rlsched.errors.ConfigError`.
+The served dimensions must fit one of the plugin's layouts (actions 2N+2, state 2N+2 or 2N)
+and agree with ``--state-dim`` / ``--action-dim`` when those are given too; otherwise a
+one-line :class:`~rlsched.errors.ConfigError`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
+import ipaddress
 import logging
+import math
 import re
 import socket
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rlsched.errors import ConfigError
+from rlsched.serve.connections import ServeLimits, guarded_protocol, raise_fd_limit
 from rlsched.serve.service import SchedulerService, plugin_num_nodes
 
 log = logging.getLogger("rlsched.serve")
@@ -54,6 +62,8 @@ class ServeConfig:
     min_experiences: int = 256
     gate: str = "kube"  # kube | none
     seed: int = 0
+    keep_versions: int = 20  # registry retention: the last K (+ every activated version)
+    store_retention_s: float = 24 * 3600.0  # consumed experiences older than this are pruned
 
 
 def _is_registry(p: Path) -> bool:
@@ -105,12 +115,15 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
     from rlsched.policies.learned import resolve_model_dir
     from rlsched.serve.bundle import PolicyBundle
     from rlsched.serve.registry import ModelRegistry
-    from rlsched.serve.store import ExperienceStore
+    from rlsched.serve.store import ExperienceStore, StoreUnavailable
 
     if (cfg.state_dim is None) != (cfg.action_dim is None) and cfg.model is None:
         raise ConfigError("give both --state-dim and --action-dim (or --model)")
-    if cfg.model is None and cfg.state_dim is None:
-        raise ConfigError("give --model DIR|VERSION, or --state-dim S --action-dim A")
+    if cfg.model is None and cfg.state_dim is None and cfg.registry is None:
+        raise ConfigError(
+            "give --model DIR|VERSION, --registry DIR (its current version), or "
+            "--state-dim S --action-dim A (a fresh policy)"
+        )
     if cfg.state_dim is not None and cfg.action_dim is not None:
         _check_dims(cfg, cfg.state_dim, cfg.action_dim, "the requested dimensions")
 
@@ -126,10 +139,19 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
     reg_root = reg_root or DEFAULT_REGISTRY
     registry = ModelRegistry(reg_root)
 
-    if model_path is None:  # fresh (or resume) by dimensions
-        assert cfg.state_dim is not None and cfg.action_dim is not None
-        cur = registry.current_version()
-        if cur is not None:
+    fresh = model_path is None and cfg.registry is None
+    cur = None if fresh else registry.current_version()
+    if model_path is None and (fresh or cur is None):  # a fresh policy, always a new version
+        if cfg.state_dim is None or cfg.action_dim is None:
+            raise ConfigError(
+                f"the registry at {reg_root} has no active version; give --state-dim and "
+                "--action-dim for a fresh policy"
+            )
+        b = PolicyBundle.fresh(cfg.state_dim, cfg.action_dim, seed=cfg.seed)
+        # not pinned: an untrained policy is reproducible from its seed
+        registry.publish(b, note=f"fresh policy (seed {cfg.seed})", activate=True)
+    elif model_path is None:  # --registry DIR: its current version
+        if cfg.state_dim is not None:
             b = registry.load(cur)
             if (b.state_dim, b.action_dim) != (cfg.state_dim, cfg.action_dim):
                 raise ConfigError(
@@ -137,9 +159,6 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
                     f"{b.state_dim} / action_dim {b.action_dim}, not {cfg.state_dim} / "
                     f"{cfg.action_dim}; use another --registry for another cluster size"
                 )
-        else:
-            b = PolicyBundle.fresh(cfg.state_dim, cfg.action_dim, seed=cfg.seed)
-            registry.publish(b, note=f"fresh policy (seed {cfg.seed})", activate=True)
     elif _is_registry(model_path):
         if registry.current_version() is None:
             raise ConfigError(f"the registry at {model_path} has no active version")
@@ -158,7 +177,7 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
         known = [v["version"] for v in registry.list() if v.get("note") == note]
         cur = registry.current_version()
         if not known:
-            registry.publish(b, note=note, activate=True)
+            registry.publish(b, note=note, activate=True, pin=True)
         elif cur is None or not _descends_from(registry, cur, known[-1]):
             registry.activate(known[-1])
     else:
@@ -176,15 +195,24 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
 
     cur = registry.current_version()
     assert cur is not None
+    removed = registry.prune(cfg.keep_versions)
+    if removed:
+        log.info("registry retention: removed versions %s", removed)
     b = registry.load(cur)
     _check_dims(cfg, b.state_dim, b.action_dim, f"model version {cur} in {reg_root}")
-    store = ExperienceStore(cfg.store or Path(reg_root) / STORE_NAME)
+    try:
+        store = ExperienceStore(cfg.store or Path(reg_root) / STORE_NAME)
+    except StoreUnavailable as e:
+        raise ConfigError(str(e)) from None
     service = SchedulerService(b, registry=registry, store=store, token=cfg.token)
+    service.store_retention_s = cfg.store_retention_s
     if cfg.learn:
         from rlsched.serve.learner import kube_gate
 
         gate = kube_gate() if cfg.gate == "kube" else None
-        service.attach_learner(gate=gate, min_experiences=cfg.min_experiences)
+        service.attach_learner(
+            gate=gate, min_experiences=cfg.min_experiences, keep_versions=cfg.keep_versions
+        )
     return service
 
 
@@ -219,6 +247,133 @@ def http_url(host: str, port: int) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+def is_loopback(host: str) -> bool:
+    """True if every address ``host`` resolves to is a loopback one."""
+    try:
+        infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        return False
+    addrs = {info[4][0] for info in infos}
+    return bool(addrs) and all(ipaddress.ip_address(a.split("%", 1)[0]).is_loopback for a in addrs)
+
+
+def check_exposure(host: str, token: str | None, insecure: bool) -> str | None:
+    """Refuse unsafe settings (``ConfigError``); returns a warning to print, if any.
+
+    An empty token is an error (not "auth off"); a non-loopback address without a token
+    needs ``--insecure``, and then every start warns."""
+    if token is not None and not token.strip():
+        raise ConfigError(
+            "the token (--token / RLSCHED_TOKEN) is empty; set a real one, or unset it to "
+            "serve on loopback without auth"
+        )
+    if token is None and not is_loopback(host):
+        if not insecure:
+            raise ConfigError(
+                f"--host {host} is not a loopback address and no token is set: anyone who "
+                "reaches it could store experiences and switch models. Set RLSCHED_TOKEN "
+                "(or --token), or pass --insecure to serve without auth anyway"
+            )
+        return (
+            f"WARNING: serving on {host} WITHOUT a token (--insecure): any client that "
+            "reaches this address can write (/update, activate, rollback)"
+        )
+    return None
+
+
+def default_allowed_hosts(
+    host: str, token: str | None, extra: tuple[str, ...] = ()
+) -> tuple[str, ...] | None:
+    """The Host names write requests may carry: localhost, the loopback addresses, the bound
+    address and ``extra`` (``--allowed-host``). On a wildcard address with a token and no
+    ``extra``: any (None), as the token is what guards writes there."""
+    from rlsched.serve.http import LOCAL_HOSTS
+
+    if "*" in extra:
+        return None
+    wildcard = host in ("0.0.0.0", "::", "")
+    if wildcard and token is not None and not extra:
+        return None
+    names = [*LOCAL_HOSTS, *(h.lower() for h in extra)]
+    if not wildcard:
+        names.append(host.strip("[]").lower())
+    return tuple(dict.fromkeys(names))
+
+
+class _DrainingServer:
+    """uvicorn's Server, but SIGTERM and SIGINT both start a drain (``on_drain``) and the
+    signal is not re-raised afterwards (uvicorn re-raises it, which killed the process before
+    gRPC and the store were closed). Connections the kernel had already queued on the
+    listening socket when the drain began are accepted and served too (closing the listener
+    would reset them although their requests were sent)."""
+
+    def __new__(cls, config: Any, on_drain: Callable[[], None], listener: socket.socket) -> Any:
+        import asyncio
+        import signal
+
+        import uvicorn
+
+        class Server(uvicorn.Server):
+            async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+                loop = asyncio.get_running_loop()
+                adopted = 0
+                listener.setblocking(False)
+                while True:  # (uvicorn closes the listener right after, in this loop turn)
+                    try:
+                        conn, _ = listener.accept()
+                    except OSError:  # BlockingIOError: the queue is empty
+                        break
+                    await loop.connect_accepted_socket(
+                        lambda: config.http_protocol_class(  # type: ignore[call-arg]
+                            config=config,
+                            server_state=self.server_state,
+                            app_state=self.lifespan.state,
+                            _loop=loop,
+                        ),
+                        conn,
+                    )
+                    adopted += 1
+                if adopted:
+                    await asyncio.sleep(0.2)  # let them deliver their request headers
+                await super().shutdown(sockets)
+
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                if threading.current_thread() is not threading.main_thread():
+                    yield
+                    return
+                sigs = (signal.SIGINT, signal.SIGTERM)
+                original = {sig: signal.signal(sig, self.handle_exit) for sig in sigs}
+                try:
+                    yield
+                finally:
+                    for sig, handler in original.items():
+                        signal.signal(sig, handler)
+
+            def handle_exit(self, sig: int, frame: Any) -> None:
+                on_drain()
+                super().handle_exit(sig, frame)
+
+        return Server(config)
+
+
+def uvicorn_config(app: Any, limits: ServeLimits, log_level: str = "warning") -> Any:
+    """uvicorn's own settings for ``limits`` plus the guarded protocol (header timeout,
+    connection cap)."""
+    import uvicorn
+
+    return uvicorn.Config(
+        app,
+        log_level=log_level,
+        access_log=False,
+        lifespan="off",
+        http=guarded_protocol(limits),
+        limit_concurrency=limits.max_connections,
+        timeout_keep_alive=max(1, math.ceil(limits.keep_alive)),
+        timeout_graceful_shutdown=max(1, math.ceil(limits.drain_grace)),
+    )
+
+
 def run(
     service: SchedulerService,
     host: str = "127.0.0.1",
@@ -228,28 +383,52 @@ def run(
     echo: Callable[[str], None] = print,
     log_level: str = "warning",
     learn_interval: float = 30.0,
+    limits: ServeLimits | None = None,
+    allowed_hosts: tuple[str, ...] | None = None,
 ) -> None:
-    """Serve until SIGINT/SIGTERM: uvicorn in this thread, gRPC in its own threads."""
-    import uvicorn
+    """Serve until SIGINT/SIGTERM, then drain: uvicorn in this thread, gRPC in its own
+    threads. The drain marks the service not ready (``/readyz`` 503, gRPC health
+    NOT_SERVING), stops accepting, gives in-flight HTTP and gRPC calls ``limits.drain_grace``
+    seconds, stops the learner and closes the store; the function then returns (exit 0)."""
 
     from rlsched.serve.grpc_server import GrpcServer, grpc_address
-    from rlsched.serve.http import create_app
+    from rlsched.serve.http import LOCAL_HOSTS, create_app
     from rlsched.serve.metrics import ServiceMetrics
 
+    limits = limits or ServeLimits()
+    fds = raise_fd_limit(limits.max_connections + 512)
+    if fds < limits.max_connections + 256:
+        log.warning(
+            "open-files limit %d is low for --max-connections %d; lowering it to %d",
+            fds, limits.max_connections, max(fds - 256, 16),
+        )  # fmt: skip
+        limits = dataclasses.replace(limits, max_connections=max(fds - 256, 16))
     metrics = ServiceMetrics(service)
-    app = create_app(service, metrics)
+    app = create_app(
+        service,
+        metrics,
+        allowed_hosts=LOCAL_HOSTS if allowed_hosts is None else allowed_hosts,
+        body_timeout=limits.body_timeout,
+    )
     sock = _listen(host, http_port)
     try:
-        grpc_srv = GrpcServer(service, host, grpc_port, metrics)
+        grpc_srv = GrpcServer(service, host, grpc_port, metrics, limits=limits)
     except OSError as e:
         sock.close()
         raise ConfigError(str(e)) from None
     grpc_srv.start()
     service.start(interval=learn_interval)
-    cfg = uvicorn.Config(
-        app, log_level=log_level, access_log=False, lifespan="off", timeout_graceful_shutdown=5
-    )
-    server = uvicorn.Server(cfg)
+    cfg = uvicorn_config(app, limits, log_level)
+    grpc_stopped: list[threading.Event] = []
+
+    def on_drain() -> None:
+        if service.draining:
+            return
+        service.draining = True
+        log.warning("drain: not ready; finishing in-flight calls (grace %gs)", limits.drain_grace)
+        grpc_stopped.append(grpc_srv.drain(limits.drain_grace))
+
+    server = _DrainingServer(cfg, on_drain, sock)
     http_port = sock.getsockname()[1]  # the real one when 0 was asked for
     url = http_url(host, http_port)
     h = service.health()
@@ -258,7 +437,10 @@ def run(
         f"{h['action_dim']}, N={h['num_nodes']} nodes)"
         + (f" from {service.registry.root}" if service.registry is not None else "")
     )
-    echo(f"HTTP  {url}  (/predict /update /health /v1/... /extender/... /metrics /docs)")
+    echo(
+        f"HTTP  {url}  (/predict /update /health /livez /readyz /v1/... /extender/... "
+        "/metrics /docs)"
+    )
     echo(
         f"gRPC  {grpc_address(host, grpc_srv.port)}  "
         "(scheduler.Scheduler, scheduler.SchedulerV1, health)"
@@ -270,6 +452,9 @@ def run(
     try:
         server.run(sockets=[sock])
     finally:
-        grpc_srv.stop(grace=2.0)
-        service.close()
+        on_drain()  # also when uvicorn stopped for another reason
+        for ev in grpc_stopped:
+            ev.wait(limits.drain_grace + 1.0)
+        service.close(timeout=max(limits.drain_grace, 1.0))  # a learner run may be mid-way
         sock.close()
+        log.warning("drained; exiting")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hmac
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -36,6 +37,10 @@ MAX_EXPERIENCES = 4096  # per /update call (the plugin sends at most 512)
 MAX_BATCH_STATES = 4096  # per /v1/predict_batch call
 MAX_NODES = 5000  # per /v1/score or extender call (the Kubernetes cluster-size limit)
 STATE_LIMIT = 1e6  # |state value| bound: keeps the policy's float32 forward pass finite
+REWARD_LIMIT = 1e6  # |reward| bound: returns and value losses stay finite in float32
+
+STORE_RETRY_AFTER_S = 5  # Retry-After of a 503 from a failing experience store
+_IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 # the plugin's state layout: node fractions, then the pod request scaled like this
 POD_CPU_SCALE = 100_000.0  # millicores
@@ -63,6 +68,16 @@ class Unauthorized(ServiceError):
     grpc_code = "UNAUTHENTICATED"
 
 
+class Forbidden(ServiceError):
+    http_status = 403
+    grpc_code = "PERMISSION_DENIED"
+
+
+class UnsupportedMediaType(ServiceError):
+    http_status = 415
+    grpc_code = "INVALID_ARGUMENT"
+
+
 class NotFound(ServiceError):
     http_status = 404
     grpc_code = "NOT_FOUND"
@@ -81,19 +96,30 @@ class TooLarge(ServiceError):
 class Unavailable(ServiceError):
     http_status = 503
     grpc_code = "UNAVAILABLE"
+    retry_after: int | None = None  # seconds, sent as ``Retry-After``
 
 
 # ---------------------------------------------------------------------------- layout helpers
 def plugin_num_nodes(state_dim: int, action_dim: int) -> int:
-    """N for the plugin's layout (state and actions both 2N+2); ``ValueError`` otherwise."""
-    if state_dim != action_dim or state_dim < 4 or state_dim % 2:
+    """N for one of the plugin's two layouts, ``ValueError`` otherwise.
+
+    Actions are always ``2N+2`` (bind 0..N-1, preempt N..2N-1, delay 2N, reject 2N+1). The
+    state is either ``2N+2`` (the plugin's code: 2 fractions per node, then the pod's cpu
+    and memory request) or ``2N`` (the service note: the node fractions only; the policy
+    then does not see the pod's request)."""
+    if action_dim < 4 or action_dim % 2 or state_dim not in (action_dim, action_dim - 2):
         raise ValueError(
             f"state_dim {state_dim} and action_dim {action_dim} do not fit the plugin's layout: "
-            "N nodes need state_dim = action_dim = 2N+2 (2 fractions per node + the pod's cpu "
-            "and memory; actions bind 0..N-1, preempt N..2N-1, delay 2N, reject 2N+1), "
-            "e.g. 16 and 16 for 7 nodes"
+            "N nodes need action_dim = 2N+2 (bind 0..N-1, preempt N..2N-1, delay 2N, reject "
+            "2N+1) and state_dim = 2N+2 (2 fractions per node + the pod's cpu and memory) or "
+            "2N (the node fractions only), e.g. 16 and 16, or 14 and 16, for 7 nodes"
         )
-    return (state_dim - 2) // 2
+    return (action_dim - 2) // 2
+
+
+def pod_in_state(state_dim: int, action_dim: int) -> bool:
+    """Whether the state ends with the pod's cpu and memory request (the 2N+2 layout)."""
+    return state_dim == action_dim
 
 
 def _state_matrix(states: Any, state_dim: int, what: str, limit: int) -> np.ndarray:
@@ -138,6 +164,31 @@ def _state_vector(state: Any, state_dim: int, what: str = "state") -> np.ndarray
     if np.abs(x).max() > STATE_LIMIT:
         raise InvalidInput(f"{what} has a value beyond +-{STATE_LIMIT:g}")
     return x
+
+
+MAX_VERSION = 10**9 - 1  # a version number has at most 9 digits
+_VERSION = re.compile(r"^[1-9][0-9]{0,8}$")
+_ABS_PATH = re.compile(r"(?<![\w.])/[^\s]+")
+
+
+def parse_version(v: Any) -> int:
+    """A model version: a positive int, or a plain decimal string of at most 9 digits."""
+    if isinstance(v, bool):
+        raise InvalidInput("a model version is a positive integer")
+    if isinstance(v, int):
+        if 1 <= v <= MAX_VERSION:
+            return v
+    elif isinstance(v, str) and _VERSION.match(v):
+        return int(v)
+    raise InvalidInput(
+        f"a model version is a plain decimal integer from 1 to {MAX_VERSION} (like 7; not 07, "
+        "+7, 7.0 or 7_0)"
+    )
+
+
+def public_text(text: str) -> str:
+    """``text`` with absolute file-system paths replaced by their last component."""
+    return _ABS_PATH.sub(lambda m: Path(m.group()).name or "/", text)
 
 
 def _finite_number(v: Any, what: str) -> float:
@@ -271,6 +322,10 @@ class SchedulerService:
         self.swaps = 0
         self.experiences_stored = 0  # by this process
         self.swap_listeners: list[Callable[[int | None], None]] = []
+        self.draining = False  # set when SIGTERM / SIGINT starts the drain
+        self.store_retention_s: float | None = None  # prune consumed experiences (start())
+        self._maintenance_stop = threading.Event()
+        self._maintenance: threading.Thread | None = None
 
     @classmethod
     def from_registry(
@@ -426,8 +481,9 @@ class SchedulerService:
         node_part[:n, 1] = fm
         x = np.empty((windows, m.bundle.state_dim), dtype=np.float64)
         x[:, : 2 * n_model] = node_part.reshape(windows, 2 * n_model)
-        x[:, -2] = min(pc / POD_CPU_SCALE, STATE_LIMIT)
-        x[:, -1] = min(pm / POD_MEM_SCALE, STATE_LIMIT)
+        if pod_in_state(m.bundle.state_dim, m.bundle.action_dim):  # else: 2N, no pod part
+            x[:, -2] = min(pc / POD_CPU_SCALE, STATE_LIMIT)
+            x[:, -1] = min(pm / POD_MEM_SCALE, STATE_LIMIT)
         np.clip(x, -STATE_LIMIT, STATE_LIMIT, out=x)  # absurd fractions stay finite
         bind = np.asarray(m.bundle.logits(x), dtype=np.float64)[:, :n_model].reshape(-1)[:n]
         scores = np.zeros(n, dtype=np.float64)
@@ -441,10 +497,24 @@ class SchedulerService:
         return ScoreResult(scores, fits, chosen, m.version, names)
 
     # ------------------------------------------------------------------ experiences
-    def update(self, states: Any, actions: Any, rewards: Any, dones: Any) -> dict[str, Any]:
-        """Validate a batch of experiences and store it durably before returning."""
+    def update(
+        self,
+        states: Any,
+        actions: Any,
+        rewards: Any,
+        dones: Any,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Validate a batch of experiences and store it durably before returning.
+
+        With ``idempotency_key``, a batch already stored under that key is not stored again:
+        the first answer is returned (a client retrying an answer it never got)."""
         if self.store is None:
             raise Unavailable("this server has no experience store")
+        if idempotency_key is not None and not _IDEMPOTENCY_KEY.match(idempotency_key):
+            raise InvalidInput(
+                "Idempotency-Key must be 1 to 255 printable ASCII characters without spaces"
+            )
         for name, v in (("actions", actions), ("rewards", rewards), ("dones", dones)):
             if not isinstance(v, (list, tuple, np.ndarray)):
                 raise InvalidInput(f"{name} must be a list")
@@ -464,21 +534,38 @@ class SchedulerService:
                 raise InvalidInput(f"actions[{i}] = {a} is outside 0..{self.action_dim - 1}")
             acts.append(int(a))
         rews = [_finite_number(r, f"rewards[{i}]") for i, r in enumerate(rewards)]
+        for i, r in enumerate(rews):
+            if abs(r) > REWARD_LIMIT:
+                raise InvalidInput(f"rewards[{i}] = {r:g} is outside +-{REWARD_LIMIT:g}")
         dns = []
         for i, d in enumerate(dones):
             if not isinstance(d, (bool, np.bool_)):
                 raise InvalidInput(f"dones[{i}] must be true or false")
             dns.append(bool(d))
+        from rlsched.serve.store import IdempotencyConflict, StoreUnavailable
+
         try:
-            batch_id = self.store.append(
+            res = self.store.append_batch(
                 x, np.asarray(acts, np.int64), np.asarray(rews), np.asarray(dns),
-                model_version=m.version,
+                model_version=m.version, idempotency_key=idempotency_key,
             )  # fmt: skip
+        except IdempotencyConflict as e:
+            raise Conflict(str(e)) from None
+        except StoreUnavailable as e:
+            # the log names the store's path; the client's answer does not
+            log.error("/update refused with 503: %s", e)
+            err = Unavailable("the experience store is unavailable; retry later")
+            err.retry_after = STORE_RETRY_AFTER_S
+            raise err from None
         except ValueError as e:
             raise InvalidInput(str(e)) from None
-        self.experiences_stored += b
-        self._nudge_learner()
-        return {"status": "ok", "stored": b, "batch_id": batch_id, "model_version": m.version}
+        if not res.repeated:
+            self.experiences_stored += b
+            self._nudge_learner()
+        return {
+            "status": "ok", "stored": res.n, "batch_id": res.batch_id,
+            "model_version": res.model_version,
+        }  # fmt: skip
 
     def _nudge_learner(self) -> None:
         if self.learner is None:
@@ -498,8 +585,9 @@ class SchedulerService:
         reg = self._need_registry()
         try:
             b = reg.load(version)
-        except KeyError as e:
-            raise NotFound(str(e.args[0]) if e.args else str(e)) from None
+        except KeyError:  # (the registry's message names its folder: not for clients)
+            known = ", ".join(str(v) for v in reg.versions()) or "none"
+            raise NotFound(f"model version {version} does not exist (known: {known})") from None
         if (b.state_dim, b.action_dim) != (self.state_dim, self.action_dim):
             raise Conflict(
                 f"model version {version} has state_dim {b.state_dim} / action_dim "
@@ -518,13 +606,18 @@ class SchedulerService:
         return new
 
     def list_models(self) -> dict[str, Any]:
+        """Versions as anyone may read them: no file-system paths (a note's source folder is
+        shown by its name only)."""
         versions = [] if self.registry is None else self.registry.list()
+        for v in versions:
+            v["note"] = public_text(v.get("note") or "")
         return {"active": self.model_version, "versions": versions}
 
-    def activate(self, version: int) -> dict[str, Any]:
+    def activate(self, version: int | str) -> dict[str, Any]:
+        """Serve ``version`` (an int, or a plain decimal string: ``7``, not ``07``, ``+7``,
+        ``7.0`` or ``7_0``)."""
         reg = self._need_registry()
-        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-            raise InvalidInput("version must be a positive integer")
+        version = parse_version(version)
         with self._swap_lock:
             b = self._load_checked(version)
             reg.activate(version)
@@ -536,12 +629,12 @@ class SchedulerService:
         with self._swap_lock:
             hist = reg.history()
             if len(hist) < 2:
-                raise Conflict(f"nothing to roll back to: the activation history is {hist}")
+                raise Conflict("nothing to roll back to: no earlier activation")
             b = self._load_checked(hist[-2])
             try:
                 v = reg.rollback()
-            except ValueError as e:
-                raise Conflict(str(e)) from None
+            except ValueError:
+                raise Conflict("nothing to roll back to: no earlier activation") from None
             self._swap(v, b if v == hist[-2] else None)
         return {"status": "ok", "model_version": self.model_version}
 
@@ -567,6 +660,14 @@ class SchedulerService:
             "uptime_s": round(self.uptime_s, 3),
         }
 
+    def readiness(self) -> tuple[bool, str]:
+        """(ready, why): ready while a model is loaded and the service is not draining."""
+        if self.draining:
+            return False, "draining: the server is shutting down"
+        if self._active is None or self._active.bundle is None:  # pragma: no cover
+            return False, "no model loaded"
+        return True, "ready"
+
     def learner_status(self) -> dict[str, Any] | None:
         if self.learner is None:
             return None
@@ -580,11 +681,36 @@ class SchedulerService:
     def start(self, interval: float = 5.0) -> None:
         if self.learner is not None:
             self.learner.start(interval=interval)
+        if self.store is not None and self.store_retention_s is not None:
+            self._maintenance = threading.Thread(
+                target=self._prune_loop, name="rlsched-store-prune", daemon=True
+            )
+            self._maintenance.start()
 
-    def close(self) -> None:
+    def prune_store(self) -> int:
+        """Delete consumed experiences (and idempotency keys) older than the retention."""
+        if self.store is None or self.store_retention_s is None:
+            return 0
+        n = self.store.prune(self.store_retention_s)
+        if n:
+            log.info("store retention: deleted %d consumed experiences", n)
+        return n
+
+    def _prune_loop(self) -> None:
+        assert self.store_retention_s is not None
+        every = min(3600.0, max(60.0, self.store_retention_s / 10))
+        while not self._maintenance_stop.wait(every):
+            try:
+                self.prune_store()
+            except Exception:
+                log.exception("store retention failed")
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop the learner (waiting up to ``timeout`` s for a run in progress), close the store."""
+        self._maintenance_stop.set()
         if self.learner is not None:
             try:
-                self.learner.stop()
+                self.learner.stop(timeout)
             except Exception:  # pragma: no cover
                 log.exception("stopping the learner failed")
         if self.store is not None:

@@ -4,6 +4,17 @@ SQLite in WAL mode with ``synchronous=FULL``: :meth:`ExperienceStore.append` wri
 in one transaction and returns only after the commit, so a batch whose id was acknowledged
 survives ``kill -9`` of the server (and, with FULL, a power cut).
 
+The store belongs to one process: ``locking_mode=EXCLUSIVE`` is set before WAL is, so SQLite
+keeps the WAL index in the process's memory and never maps a ``-shm`` file (a ``-shm`` the
+process cannot grow would kill it with SIGBUS); a second process opening the same file gets
+:class:`StoreUnavailable` within ``busy_timeout`` rather than sharing it. Every SQLite or
+file-system failure is raised as :class:`StoreUnavailable` naming the path; a store file
+deleted or replaced while the server runs is detected before a batch is acknowledged.
+
+Counters (experiences in the store, unconsumed, the next row id) are kept in a one-row table
+updated in the same transactions, so counting never scans the table; :meth:`prune` deletes
+consumed batches (and idempotency keys) older than a retention period.
+
 One row per batch (one ``/update`` call), its arrays stored as little blobs::
 
     batches(id, created, n, state_dim, model_version, first_row,
@@ -20,10 +31,16 @@ included): the store does not judge the data, the learner does.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -47,9 +64,63 @@ _SCHEMA = (
         remaining INTEGER NOT NULL
     )""",
     """CREATE INDEX IF NOT EXISTS progress_open ON progress(id) WHERE remaining > 0""",
+    """CREATE TABLE IF NOT EXISTS counters (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        rows INTEGER NOT NULL,
+        pending INTEGER NOT NULL,
+        next_row INTEGER NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS idempotency (
+        key TEXT PRIMARY KEY,
+        digest TEXT NOT NULL,
+        batch_id INTEGER NOT NULL,
+        n INTEGER NOT NULL,
+        model_version INTEGER,
+        created REAL NOT NULL
+    )""",
+    """CREATE INDEX IF NOT EXISTS batches_created ON batches(created)""",
 )
 
+BUSY_TIMEOUT_S = 2.0  # a lock held elsewhere: StoreUnavailable after this, not 30 s
+
+
+class StoreUnavailable(RuntimeError):
+    """The store cannot be used now (SQLite error, lock, missing or unwritable file); the
+    message names the path and says what happened."""
+
+
+class IdempotencyConflict(ValueError):
+    """An ``Idempotency-Key`` reused with a different batch."""
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What :meth:`ExperienceStore.append` stored (or had stored, for a repeated key)."""
+
+    batch_id: int
+    n: int
+    model_version: int | None
+    repeated: bool = False
+
+
 Arrays = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _store_errors(fn: F) -> F:
+    """SQLite and OS errors become :class:`StoreUnavailable` naming the store's path."""
+
+    @functools.wraps(fn)
+    def wrapper(self: ExperienceStore, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(self, *args, **kwargs)
+        except sqlite3.Error as e:
+            what = "locked by another process" if "locked" in str(e) else str(e)
+            raise StoreUnavailable(f"experience store {self.path}: {what}") from e
+        except OSError as e:
+            raise StoreUnavailable(f"experience store {self.path}: {e.strerror or e}") from e
+
+    return wrapper  # type: ignore[return-value]
 
 
 class ExperienceStore:
@@ -57,24 +128,50 @@ class ExperienceStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = sqlite3.connect(
-            str(self.path), check_same_thread=False, isolation_level=None, timeout=30.0
-        )
-        c = self._conn
-        c.execute("PRAGMA busy_timeout=30000")
-        c.execute("PRAGMA journal_mode=WAL")
-        c.execute("PRAGMA synchronous=FULL")
-        with self._tx() as c:
-            for stmt in _SCHEMA:
-                c.execute(stmt)
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(
+                str(self.path), check_same_thread=False, isolation_level=None,
+                timeout=BUSY_TIMEOUT_S,
+            )  # fmt: skip
+            c = self._conn
+            c.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            c.execute("PRAGMA locking_mode=EXCLUSIVE")  # before WAL: no -shm, no SIGBUS
+            mode = c.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise sqlite3.OperationalError(f"cannot switch to WAL (journal_mode {mode})")
+            c.execute("PRAGMA synchronous=FULL")
+            with self._tx() as c:
+                for stmt in _SCHEMA:
+                    c.execute(stmt)
+                if c.execute("SELECT 1 FROM counters").fetchone() is None:  # once per store
+                    rows, pending, nxt = c.execute(
+                        "SELECT COALESCE(SUM(b.n), 0), COALESCE(SUM(p.remaining), 0), "
+                        "COALESCE(MAX(b.first_row + b.n), 1) FROM batches b "
+                        "JOIN progress p ON p.id = b.id"
+                    ).fetchone()
+                    c.execute(
+                        "INSERT INTO counters(id, rows, pending, next_row) VALUES (1, ?, ?, ?)",
+                        (rows, pending, nxt),
+                    )
+            st = os.stat(self.path)
+            self._identity = (st.st_dev, st.st_ino)
+        except (sqlite3.Error, OSError) as e:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+            msg = getattr(e, "strerror", None) or str(e)
+            if "locked" in msg:
+                msg += " (another process has it open: a store belongs to one server)"
+            raise StoreUnavailable(f"cannot open the experience store {self.path}: {msg}") from e
 
     # ------------------------------------------------------------------ helpers
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            raise RuntimeError(f"experience store {self.path} is closed")
+            raise StoreUnavailable(f"experience store {self.path} is closed")
         return self._conn
 
     class _Tx:
@@ -101,7 +198,24 @@ class ExperienceStore:
     def _tx(self) -> ExperienceStore._Tx:
         return ExperienceStore._Tx(self)
 
+    def check_file(self) -> None:
+        """:class:`StoreUnavailable` if the database file was deleted or replaced since it
+        was opened (writes would go to an unlinked inode and be lost at exit)."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise StoreUnavailable(
+                f"experience store {self.path} was deleted while the server ran; restart "
+                "the server to create a new one"
+            ) from None
+        if (st.st_dev, st.st_ino) != self._identity:
+            raise StoreUnavailable(
+                f"experience store {self.path} was replaced while the server ran; restart "
+                "the server to use the new file"
+            )
+
     @property
+    @_store_errors
     def state_dim(self) -> int | None:
         with self._lock:
             row = self.conn.execute("SELECT value FROM meta WHERE key='state_dim'").fetchone()
@@ -120,8 +234,24 @@ class ExperienceStore:
 
         ``states`` is ``(B, S)`` (or ``(S,)`` for one experience), the others ``(B,)``.
         Raises ``ValueError`` on inconsistent lengths, an empty batch, negative or
-        non-integer actions, or a state width other than the one already in the store.
+        non-integer actions, or a state width other than the one already in the store;
+        :class:`StoreUnavailable` when the store cannot be written.
         """
+        return self.append_batch(states, actions, rewards, dones, model_version).batch_id
+
+    @_store_errors
+    def append_batch(
+        self,
+        states: np.ndarray,
+        actions: np.ndarray,
+        rewards: np.ndarray,
+        dones: np.ndarray,
+        model_version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> Appended:
+        """:meth:`append` with an optional idempotency key: a batch stored before under the
+        same key is not stored again; its first answer is returned (``repeated``), or
+        :class:`IdempotencyConflict` if the key came with a different batch."""
         s = np.asarray(states, dtype=np.float32)
         if s.ndim == 1:
             s = s[None]
@@ -151,7 +281,20 @@ class ExperienceStore:
             r.tobytes(),
             (d != 0).astype(np.uint8).tobytes(),
         )
+        digest = hashlib.sha256(b"".join(blobs)).hexdigest() if idempotency_key else ""
         with self._tx() as c:
+            if idempotency_key is not None:
+                seen = c.execute(
+                    "SELECT digest, batch_id, n, model_version FROM idempotency WHERE key = ?",
+                    (idempotency_key,),
+                ).fetchone()
+                if seen is not None:
+                    if seen[0] != digest:
+                        raise IdempotencyConflict(
+                            "this Idempotency-Key was used before with a different batch"
+                        )
+                    return Appended(int(seen[1]), int(seen[2]), seen[3], repeated=True)
+            self.check_file()  # never acknowledge into a deleted file
             row = c.execute("SELECT value FROM meta WHERE key='state_dim'").fetchone()
             if row is None:
                 c.execute("INSERT INTO meta(key, value) VALUES ('state_dim', ?)", (str(dim),))
@@ -160,10 +303,7 @@ class ExperienceStore:
                     f"states have {dim} features but this store holds {row[0]}-feature states "
                     f"({self.path}); use another store for another cluster size"
                 )
-            last = c.execute(
-                "SELECT first_row + n FROM batches ORDER BY id DESC LIMIT 1"
-            ).fetchone()
-            first = int(last[0]) if last else 1
+            first = int(c.execute("SELECT next_row FROM counters").fetchone()[0])
             cur = c.execute(
                 "INSERT INTO batches(created, n, state_dim, model_version, first_row, states, "
                 "actions, rewards, dones) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -173,23 +313,51 @@ class ExperienceStore:
             c.execute(
                 "INSERT INTO progress(id, consumed, remaining) VALUES (?,?,?)", (bid, bytes(b), b)
             )
-            return bid
+            c.execute(
+                "UPDATE counters SET rows = rows + ?, pending = pending + ?, next_row = ?",
+                (b, b, first + b),
+            )
+            if idempotency_key is not None:
+                c.execute(
+                    "INSERT INTO idempotency(key, digest, batch_id, n, model_version, created) "
+                    "VALUES (?,?,?,?,?,?)",
+                    (idempotency_key, digest, bid, b, model_version, time.time()),
+                )
+            return Appended(bid, b, model_version)
 
+    @_store_errors
     def count(self, consumed: bool | None = None) -> int:
-        """Experiences stored (``None``), consumed (``True``) or not yet consumed (``False``)."""
-        q = {
-            None: "SELECT COALESCE(SUM(n), 0) FROM batches",
-            True: "SELECT COALESCE(SUM(b.n - p.remaining), 0) FROM batches b JOIN progress p "
-            "ON p.id = b.id",
-            False: "SELECT COALESCE(SUM(remaining), 0) FROM progress",
-        }[consumed]
+        """Experiences in the store (``None``), consumed (``True``) or not yet consumed
+        (``False``); read from the counters, no scan. Pruned batches are no longer counted."""
         with self._lock:
-            return int(self.conn.execute(q).fetchone()[0])
+            rows, pending = self.conn.execute("SELECT rows, pending FROM counters").fetchone()
+        return {None: rows, True: rows - pending, False: pending}[consumed]
 
+    @_store_errors
+    def prune(self, older_than_s: float) -> int:
+        """Delete fully consumed batches and idempotency keys older than ``older_than_s``
+        seconds; returns the number of experiences deleted."""
+        cutoff = time.time() - older_than_s
+        with self._tx() as c:
+            gone = c.execute(
+                "SELECT b.id, b.n FROM batches b JOIN progress p ON p.id = b.id "
+                "WHERE p.remaining = 0 AND b.created < ?",
+                (cutoff,),
+            ).fetchall()
+            ids = [(bid,) for bid, _ in gone]
+            c.executemany("DELETE FROM progress WHERE id = ?", ids)
+            c.executemany("DELETE FROM batches WHERE id = ?", ids)
+            n = sum(int(k) for _, k in gone)
+            c.execute("UPDATE counters SET rows = rows - ?", (n,))
+            c.execute("DELETE FROM idempotency WHERE created < ?", (cutoff,))
+        return n
+
+    @_store_errors
     def batches(self) -> int:
         with self._lock:
             return int(self.conn.execute("SELECT COUNT(*) FROM batches").fetchone()[0])
 
+    @_store_errors
     def unconsumed(self, limit: int = 100_000) -> Arrays:
         """The oldest ``limit`` unconsumed experiences, in insertion order:
         ``(row_ids int64, states float32 (n, S), actions int64, rewards float64, dones bool,
@@ -238,6 +406,7 @@ class ExperienceStore:
             bids,
         )
 
+    @_store_errors
     def mark_consumed(self, row_ids: np.ndarray) -> None:
         """Mark these experiences consumed (ids not in the store are ignored)."""
         ids = np.unique(np.asarray(row_ids, dtype=np.int64).reshape(-1))
@@ -251,14 +420,19 @@ class ExperienceStore:
                 (int(ids[-1]), int(ids[0])),
             ).fetchall()
             updates = []
+            newly = 0
             for bid, first, n, cb in rows:
                 lo, hi = np.searchsorted(ids, [first, first + n])
                 if lo == hi:
                     continue
                 flags = np.frombuffer(cb, dtype=np.uint8).copy()
+                before = int(flags.sum())
                 flags[ids[lo:hi] - first] = 1
-                updates.append((flags.tobytes(), int(n - flags.sum()), bid))
+                after = int(flags.sum())
+                newly += after - before
+                updates.append((flags.tobytes(), int(n - after), bid))
             c.executemany("UPDATE progress SET consumed = ?, remaining = ? WHERE id = ?", updates)
+            c.execute("UPDATE counters SET pending = pending - ?", (newly,))
 
     def close(self) -> None:
         with self._lock:

@@ -20,8 +20,8 @@ class TrainConfig:
 
     env_id: str = "rlsched/ServerlessPlacement-v0"
     """Registered env id."""
-    dataset: str = "wfinstances:montage-58,epigenomics-41,1000genome-52"
-    """Registry name of the training workload."""
+    dataset: str | None = "wfinstances:montage-58,epigenomics-41,1000genome-52"
+    """Registry name of the training workload (None: the env's default dataset)."""
     eval_dataset: str | None = "wfcommons:epigenomics?tasks=60&seed=1&workflows=3"
     """Validation workload for periodic evaluation (the best model on it is kept); None = the
     training workload with other seeds. It must share no workflow, trace or generator seed

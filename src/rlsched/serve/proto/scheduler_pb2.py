@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0fscheduler.proto\x12\tscheduler\"\x1d\n\x0cStateRequest\x12\r\n\x05state\x18\x01 \x03(\x01\" \n\x0e\x41\x63tionResponse\x12\x0e\n\x06\x61\x63tion\x18\x01 \x01(\x05\"J\n\x0cPodResources\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x63pu_millicores\x18\x02 \x01(\x01\x12\x14\n\x0cmemory_bytes\x18\x03 \x01(\x01\"\x9b\x01\n\rNodeResources\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1b\n\x13\x63pu_used_millicores\x18\x02 \x01(\x01\x12\"\n\x1a\x63pu_allocatable_millicores\x18\x03 \x01(\x01\x12\x19\n\x11memory_used_bytes\x18\x04 \x01(\x01\x12 \n\x18memory_allocatable_bytes\x18\x05 \x01(\x01\"b\n\x11ScoreNodesRequest\x12$\n\x03pod\x18\x01 \x01(\x0b\x32\x17.scheduler.PodResources\x12\'\n\x05nodes\x18\x02 \x03(\x0b\x32\x18.scheduler.NodeResources\"6\n\tNodeScore\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0c\n\x04\x66its\x18\x03 \x01(\x08\"|\n\x12ScoreNodesResponse\x12$\n\x06scores\x18\x01 \x03(\x0b\x32\x14.scheduler.NodeScore\x12\x14\n\x0c\x63hosen_index\x18\x02 \x01(\x05\x12\x13\n\x0b\x63hosen_node\x18\x03 \x01(\t\x12\x15\n\rmodel_version\x18\x04 \x01(\x03\"\x1d\n\x0bStateVector\x12\x0e\n\x06values\x18\x01 \x03(\x01\"=\n\x13PredictBatchRequest\x12&\n\x06states\x18\x01 \x03(\x0b\x32\x16.scheduler.StateVector\">\n\x14PredictBatchResponse\x12\x0f\n\x07\x61\x63tions\x18\x01 \x03(\x05\x12\x15\n\rmodel_version\x18\x02 \x01(\x03\"h\n\rUpdateRequest\x12&\n\x06states\x18\x01 \x03(\x0b\x32\x16.scheduler.StateVector\x12\x0f\n\x07\x61\x63tions\x18\x02 \x03(\x05\x12\x0f\n\x07rewards\x18\x03 \x03(\x01\x12\r\n\x05\x64ones\x18\x04 \x03(\x08\"Y\n\x0eUpdateResponse\x12\x0e\n\x06status\x18\x01 \x01(\t\x12\x0e\n\x06stored\x18\x02 \x01(\x05\x12\x10\n\x08\x62\x61tch_id\x18\x03 \x01(\x03\x12\x15\n\rmodel_version\x18\x04 \x01(\x03\"\x12\n\x10ModelInfoRequest\"=\n\x0cModelVersion\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x0e\n\x06\x61\x63tive\x18\x02 \x01(\x08\x12\x0c\n\x04note\x18\x03 \x01(\t\"\xb2\x01\n\x11ModelInfoResponse\x12\x0f\n\x07service\x18\x01 \x01(\t\x12\x15\n\rmodel_version\x18\x02 \x01(\x03\x12\x11\n\tstate_dim\x18\x03 \x01(\x05\x12\x12\n\naction_dim\x18\x04 \x01(\x05\x12\x11\n\tnum_nodes\x18\x05 \x01(\x05\x12\x10\n\x08uptime_s\x18\x06 \x01(\x01\x12)\n\x08versions\x18\x07 \x03(\x0b\x32\x17.scheduler.ModelVersion2J\n\tScheduler\x12=\n\x07Predict\x12\x17.scheduler.StateRequest\x1a\x19.scheduler.ActionResponse2\xb0\x02\n\x0bSchedulerV1\x12I\n\nScoreNodes\x12\x1c.scheduler.ScoreNodesRequest\x1a\x1d.scheduler.ScoreNodesResponse\x12O\n\x0cPredictBatch\x12\x1e.scheduler.PredictBatchRequest\x1a\x1f.scheduler.PredictBatchResponse\x12=\n\x06Update\x12\x18.scheduler.UpdateRequest\x1a\x19.scheduler.UpdateResponse\x12\x46\n\tModelInfo\x12\x1b.scheduler.ModelInfoRequest\x1a\x1c.scheduler.ModelInfoResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x0fscheduler.proto\x12\tscheduler\"\x1d\n\x0cStateRequest\x12\r\n\x05state\x18\x01 \x03(\x01\" \n\x0e\x41\x63tionResponse\x12\x0e\n\x06\x61\x63tion\x18\x01 \x01(\x05\"J\n\x0cPodResources\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x16\n\x0e\x63pu_millicores\x18\x02 \x01(\x01\x12\x14\n\x0cmemory_bytes\x18\x03 \x01(\x01\"\x9b\x01\n\rNodeResources\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x1b\n\x13\x63pu_used_millicores\x18\x02 \x01(\x01\x12\"\n\x1a\x63pu_allocatable_millicores\x18\x03 \x01(\x01\x12\x19\n\x11memory_used_bytes\x18\x04 \x01(\x01\x12 \n\x18memory_allocatable_bytes\x18\x05 \x01(\x01\"b\n\x11ScoreNodesRequest\x12$\n\x03pod\x18\x01 \x01(\x0b\x32\x17.scheduler.PodResources\x12\'\n\x05nodes\x18\x02 \x03(\x0b\x32\x18.scheduler.NodeResources\"6\n\tNodeScore\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\r\n\x05score\x18\x02 \x01(\x01\x12\x0c\n\x04\x66its\x18\x03 \x01(\x08\"|\n\x12ScoreNodesResponse\x12$\n\x06scores\x18\x01 \x03(\x0b\x32\x14.scheduler.NodeScore\x12\x14\n\x0c\x63hosen_index\x18\x02 \x01(\x05\x12\x13\n\x0b\x63hosen_node\x18\x03 \x01(\t\x12\x15\n\rmodel_version\x18\x04 \x01(\x03\"\x1d\n\x0bStateVector\x12\x0e\n\x06values\x18\x01 \x03(\x01\"=\n\x13PredictBatchRequest\x12&\n\x06states\x18\x01 \x03(\x0b\x32\x16.scheduler.StateVector\">\n\x14PredictBatchResponse\x12\x0f\n\x07\x61\x63tions\x18\x01 \x03(\x05\x12\x15\n\rmodel_version\x18\x02 \x01(\x03\"\x81\x01\n\rUpdateRequest\x12&\n\x06states\x18\x01 \x03(\x0b\x32\x16.scheduler.StateVector\x12\x0f\n\x07\x61\x63tions\x18\x02 \x03(\x05\x12\x0f\n\x07rewards\x18\x03 \x03(\x01\x12\r\n\x05\x64ones\x18\x04 \x03(\x08\x12\x17\n\x0fidempotency_key\x18\x05 \x01(\t\"Y\n\x0eUpdateResponse\x12\x0e\n\x06status\x18\x01 \x01(\t\x12\x0e\n\x06stored\x18\x02 \x01(\x05\x12\x10\n\x08\x62\x61tch_id\x18\x03 \x01(\x03\x12\x15\n\rmodel_version\x18\x04 \x01(\x03\"\x12\n\x10ModelInfoRequest\"=\n\x0cModelVersion\x12\x0f\n\x07version\x18\x01 \x01(\x03\x12\x0e\n\x06\x61\x63tive\x18\x02 \x01(\x08\x12\x0c\n\x04note\x18\x03 \x01(\t\"\xb2\x01\n\x11ModelInfoResponse\x12\x0f\n\x07service\x18\x01 \x01(\t\x12\x15\n\rmodel_version\x18\x02 \x01(\x03\x12\x11\n\tstate_dim\x18\x03 \x01(\x05\x12\x12\n\naction_dim\x18\x04 \x01(\x05\x12\x11\n\tnum_nodes\x18\x05 \x01(\x05\x12\x10\n\x08uptime_s\x18\x06 \x01(\x01\x12)\n\x08versions\x18\x07 \x03(\x0b\x32\x17.scheduler.ModelVersion2J\n\tScheduler\x12=\n\x07Predict\x12\x17.scheduler.StateRequest\x1a\x19.scheduler.ActionResponse2\xb0\x02\n\x0bSchedulerV1\x12I\n\nScoreNodes\x12\x1c.scheduler.ScoreNodesRequest\x1a\x1d.scheduler.ScoreNodesResponse\x12O\n\x0cPredictBatch\x12\x1e.scheduler.PredictBatchRequest\x1a\x1f.scheduler.PredictBatchResponse\x12=\n\x06Update\x12\x18.scheduler.UpdateRequest\x1a\x19.scheduler.UpdateResponse\x12\x46\n\tModelInfo\x12\x1b.scheduler.ModelInfoRequest\x1a\x1c.scheduler.ModelInfoResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -51,18 +51,18 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PREDICTBATCHREQUEST']._serialized_end=703
   _globals['_PREDICTBATCHRESPONSE']._serialized_start=705
   _globals['_PREDICTBATCHRESPONSE']._serialized_end=767
-  _globals['_UPDATEREQUEST']._serialized_start=769
-  _globals['_UPDATEREQUEST']._serialized_end=873
-  _globals['_UPDATERESPONSE']._serialized_start=875
-  _globals['_UPDATERESPONSE']._serialized_end=964
-  _globals['_MODELINFOREQUEST']._serialized_start=966
-  _globals['_MODELINFOREQUEST']._serialized_end=984
-  _globals['_MODELVERSION']._serialized_start=986
-  _globals['_MODELVERSION']._serialized_end=1047
-  _globals['_MODELINFORESPONSE']._serialized_start=1050
-  _globals['_MODELINFORESPONSE']._serialized_end=1228
-  _globals['_SCHEDULER']._serialized_start=1230
-  _globals['_SCHEDULER']._serialized_end=1304
-  _globals['_SCHEDULERV1']._serialized_start=1307
-  _globals['_SCHEDULERV1']._serialized_end=1611
+  _globals['_UPDATEREQUEST']._serialized_start=770
+  _globals['_UPDATEREQUEST']._serialized_end=899
+  _globals['_UPDATERESPONSE']._serialized_start=901
+  _globals['_UPDATERESPONSE']._serialized_end=990
+  _globals['_MODELINFOREQUEST']._serialized_start=992
+  _globals['_MODELINFOREQUEST']._serialized_end=1010
+  _globals['_MODELVERSION']._serialized_start=1012
+  _globals['_MODELVERSION']._serialized_end=1073
+  _globals['_MODELINFORESPONSE']._serialized_start=1076
+  _globals['_MODELINFORESPONSE']._serialized_end=1254
+  _globals['_SCHEDULER']._serialized_start=1256
+  _globals['_SCHEDULER']._serialized_end=1330
+  _globals['_SCHEDULERV1']._serialized_start=1333
+  _globals['_SCHEDULERV1']._serialized_end=1637
 # @@protoc_insertion_point(module_scope)

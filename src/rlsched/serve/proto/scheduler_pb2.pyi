@@ -93,16 +93,18 @@ class PredictBatchResponse(_message.Message):
     def __init__(self, actions: _Optional[_Iterable[int]] = ..., model_version: _Optional[int] = ...) -> None: ...
 
 class UpdateRequest(_message.Message):
-    __slots__ = ("states", "actions", "rewards", "dones")
+    __slots__ = ("states", "actions", "rewards", "dones", "idempotency_key")
     STATES_FIELD_NUMBER: _ClassVar[int]
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     REWARDS_FIELD_NUMBER: _ClassVar[int]
     DONES_FIELD_NUMBER: _ClassVar[int]
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _ClassVar[int]
     states: _containers.RepeatedCompositeFieldContainer[StateVector]
     actions: _containers.RepeatedScalarFieldContainer[int]
     rewards: _containers.RepeatedScalarFieldContainer[float]
     dones: _containers.RepeatedScalarFieldContainer[bool]
-    def __init__(self, states: _Optional[_Iterable[_Union[StateVector, _Mapping]]] = ..., actions: _Optional[_Iterable[int]] = ..., rewards: _Optional[_Iterable[float]] = ..., dones: _Optional[_Iterable[bool]] = ...) -> None: ...
+    idempotency_key: str
+    def __init__(self, states: _Optional[_Iterable[_Union[StateVector, _Mapping]]] = ..., actions: _Optional[_Iterable[int]] = ..., rewards: _Optional[_Iterable[float]] = ..., dones: _Optional[_Iterable[bool]] = ..., idempotency_key: _Optional[str] = ...) -> None: ...
 
 class UpdateResponse(_message.Message):
     __slots__ = ("status", "stored", "batch_id", "model_version")
