@@ -128,15 +128,24 @@ def rich_table(report: dict[str, Any], title: str | None = None) -> Table:
     t.add_column("reward (mean ± std)", justify="right")
     for m in metrics:
         t.add_column(METRIC_LABELS.get(m, (m, True))[0], justify="right")
-    for k, r in enumerate(ranked(report), 1):
+    for k, r, sub in _rows_with_seeds(report):
         t.add_row(
-            str(k),
-            escape(r["policy"]),
+            str(k) if not sub else "",
+            escape(r["policy"] if not sub else f"  └ {r['policy']}"),
             *_main_cells(report, r),
             f"{r['mean_reward']:.3f} ± {r['std_reward']:.3f}",
             *(_fmt(r["metrics"].get(m, float("nan"))) for m in metrics),
         )
     return t
+
+
+def _rows_with_seeds(report: dict[str, Any]) -> list[tuple[int, dict[str, Any], bool]]:
+    """Ranked rows, each seed group followed by its per-seed rows (``sub`` = True)."""
+    out = []
+    for k, r in enumerate(ranked(report), 1):
+        out.append((k, r, False))
+        out += [(k, s, True) for s in r.get("seeds", [])]
+    return out
 
 
 def markdown_table(report: dict[str, Any]) -> str:
@@ -145,8 +154,9 @@ def markdown_table(report: dict[str, Any]) -> str:
         METRIC_LABELS.get(m, (m, True))[0] for m in metrics
     ]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    for k, r in enumerate(ranked(report), 1):
-        cells = [str(k), r["policy"], *_main_cells(report, r)]
+    for k, r, sub in _rows_with_seeds(report):
+        cells = [str(k) if not sub else "", r["policy"] if not sub else f"└ {r['policy']}",
+                 *_main_cells(report, r)]
         cells.append(f"{r['mean_reward']:.3f} ± {r['std_reward']:.3f}")
         cells += [_fmt(r["metrics"].get(m, float("nan"))) for m in metrics]
         rows.append("| " + " | ".join(cells) + " |")
