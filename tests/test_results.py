@@ -43,6 +43,11 @@ def test_learned_flags_and_budget_are_checked() -> None:
     assert res_mod.parse_learned(["VMPlacement=runs/x"]) == {
         "rlsched/VMPlacement-v0": ["learned:runs/x"]
     }
+    assert res_mod.parse_learned(["VMPlacement:fading-20=runs/x"]) == {
+        "rlsched/VMPlacement-v0:fading-20": ["learned:runs/x"]
+    }
+    with pytest.raises(ValueError, match="no preset"):
+        res_mod.parse_learned(["VMPlacement:nope=runs/x"])
     with pytest.raises(ValueError, match="not ENV=PATH"):
         res_mod.parse_learned(["runs/x"])
     with pytest.raises(ValueError, match="unknown env"):

@@ -604,7 +604,7 @@ def results_cmd(
         list[str] | None,
         typer.Option(
             help="ENV=PATH of a learned policy (repeatable; a * in PATH: several training seeds "
-            "of one policy, aggregated)."
+            "of one policy, aggregated); ENV:PRESET=PATH: in that preset's row only."
         ),
     ] = None,
     env: Annotated[

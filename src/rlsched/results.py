@@ -50,14 +50,26 @@ def env_key(name: str) -> str:
 
 def parse_learned(items: Sequence[str]) -> dict[str, list[str]]:
     """``ENV=PATH`` (repeatable) -> env id -> ``learned:PATH`` specs (a ``*`` in PATH names
-    several training seeds of one policy)."""
+    several training seeds of one policy). ``ENV:PRESET=PATH`` puts the policy in that preset's
+    row only (key ``ENV_ID:PRESET``): a model is judged on the preset it was trained for."""
+    from rlsched.scenarios import presets
+
     out: dict[str, list[str]] = {}
     for item in items:
         if "=" not in item:
             raise ValueError(f"--learned {item!r} is not ENV=PATH")
         env, path = item.split("=", 1)
         spec = path if path.startswith("learned:") else f"learned:{path}"
-        out.setdefault(env_key(env.strip()), []).append(spec)
+        name, _, preset = env.strip().partition(":")
+        key = env_key(name)
+        if preset:
+            if preset not in presets(key):
+                raise ValueError(
+                    f"--learned {item!r}: {key} has no preset {preset!r}; "
+                    f"one of {', '.join(presets(key))}"
+                )
+            key = f"{key}:{preset}"
+        out.setdefault(key, []).append(spec)
     return out
 
 
@@ -195,7 +207,8 @@ def run_results(
             if test is None:
                 console.print(f"[bold]{key}[/]: skipped (the preset names a training trace)")
                 continue
-            pols = _policies(env_id, budget, learned.get(env_id, []), kwargs, test)
+            mine = [*learned.get(env_id, []), *(learned.get(key, []) if preset else [])]
+            pols = _policies(env_id, budget, mine, kwargs, test)
             console.print(f"[bold]{key}[/] on {test}: {len(pols)} policies x {episodes} episodes")
             t = time.perf_counter()
             rep = compare(
