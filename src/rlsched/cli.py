@@ -592,6 +592,42 @@ def sweep(
     say(f"leaderboard: rlsched leaderboard {results}")
 
 
+zoo_app = typer.Typer(help="Pretrained policies shipped with rlsched.", no_args_is_help=True)
+app.add_typer(zoo_app, name="zoo")
+
+
+@zoo_app.command("list")
+def zoo_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Shipped policies (use as learned:zoo/NAME) with their held-out verdicts."""
+    import json
+
+    from rlsched.zoo import entries
+
+    rows = entries()
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return
+    t = Table(title="rlsched zoo")
+    for col in ("name", "env", "preset", "size", "validation verdict", "test verdict"):
+        t.add_column(col, overflow="fold")
+
+    def verdict(res: dict[str, Any] | None) -> str:
+        if not res or not res.get("paired"):
+            return "-"
+        p = res["paired"]
+        lo, hi = p["ci95"]
+        return f"{p['verdict']} vs {p['reference']} ({p['mean_diff']:+.3g} [{lo:+.3g}, {hi:+.3g}])"
+
+    for r in rows:
+        t.add_row(
+            r["path"], r["env"], str(r["preset"]), f"{r['size_bytes'] / 1024:,.0f} KiB",
+            verdict(r["validation"]), verdict(r["test"]),
+        )
+    console.print(t)
+
+
 @app.command("results")
 def results_cmd(
     out: Annotated[Path, typer.Option(help="Folder for results.md and results.json.")] = Path(

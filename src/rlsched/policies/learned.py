@@ -46,7 +46,10 @@ def algo_class(algo: str) -> Any:
 
 
 def resolve_model_dir(path: str | Path) -> Path:
-    p = Path(path)
+    """A model folder, a run folder (its ``model/``), or ``zoo/NAME`` (a shipped policy)."""
+    from rlsched.zoo import resolve
+
+    p = resolve(path)
     if (p / "meta.json").is_file():
         return p
     if (p / "model" / "meta.json").is_file():

@@ -1,0 +1,87 @@
+"""Build the zoo entry `serverless-edge-maskable-ppo` from the run that docs/results.md measured.
+
+The kept seed is the one best on validation (run.json / evaluations), never on test. Its card
+takes the validation verdict measured here (10 episodes of the validation set, seeds 10,000+)
+and the test verdict from docs/results/results_full.json (the full results run).
+
+    python docs/results/make_zoo.py
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from rlsched.evaluate import compare
+from rlsched.splits import SPLITS, TEST_SEED
+from rlsched.zoo import ZOO_DIR
+from rlsched.zoo.export import export_model, write_card
+
+ENV = "rlsched/ServerlessPlacement-v0"
+NAME = "serverless-edge-maskable-ppo"
+ROOT = Path(__file__).resolve().parents[2]
+RUNS = [ROOT / f"runs/results/serverless/seed{s}" for s in (0, 1, 2)]
+
+
+def best_validation(run: Path) -> float:
+    ev = np.load(run / "eval" / "evaluations.npz")
+    return float(ev["results"].mean(axis=1).max())
+
+
+def main() -> None:
+    vals = {run: best_validation(run) for run in RUNS}
+    run = max(vals, key=vals.get)
+    size = export_model(run, ZOO_DIR / NAME / "model")
+    split = SPLITS[ENV]
+    spec = f"learned:{ZOO_DIR / NAME / 'model'}"
+    val = compare(ENV, split.validation, ["all", spec], episodes=10, seed=10_000,
+                  env_kwargs=dict(split.env_kwargs))
+    vrow = next(r for r in val["results"] if r["policy"].startswith("learned:"))
+    full = json.loads((ROOT / "docs/results/results_full.json").read_text())
+    rep = next(r for r in full["reports"] if r["env"] == ENV)
+    group = next(r for r in rep["results"] if r.get("kind") == "learned")
+    rel = run.relative_to(ROOT)
+    trow = next(s for s in group["seeds"] if s["policy"].startswith(f"learned:{rel}/"))
+    cfg = (run / "config.yaml").read_text()
+    metrics = json.loads((run / "metrics.json").read_text())
+    card = {
+        "name": NAME,
+        "env": ENV,
+        "preset": "edge",
+        "env_kwargs": dict(split.env_kwargs),
+        "algo": "maskable_ppo",
+        "policy_net": "node",
+        "config": "configs/zoo/serverless-edge-maskable-ppo.yaml",
+        "seed": int(json.loads((run / "run.json").read_text())["seed"]),
+        "seeds_trained": [0, 1, 2],
+        "selected_by": "best validation reward of the three seeds (periodic evaluation)",
+        "training": {
+            "steps": metrics.get("steps") or metrics.get("total_steps"),
+            "dataset": split.train,
+            "validation_dataset": split.validation,
+            "best_validation_reward_per_seed": {r.name: v for r, v in vals.items()},
+        },
+        "size_bytes": size,
+        "validation": {
+            "dataset": val["dataset"], "episodes": 10, "seed": 10_000,
+            "reference": val["reference"], "mean_reward": vrow["mean_reward"],
+            "paired": vrow["paired"],
+        },
+        "test": {
+            "dataset": rep["dataset"], "episodes": rep["episodes"], "seed": TEST_SEED,
+            "reference": rep["reference"], "mean_reward": trow["mean_reward"],
+            "paired": trow["paired"],
+        },
+    }
+    write_card(NAME, card)
+    cfg_path = ROOT / card["config"]
+    cfg_path.parent.mkdir(parents=True, exist_ok=True)
+    cfg_path.write_text(
+        f"# The zoo's {NAME}: `rlsched train --config {card['config']} --seed {card['seed']}`\n"
+        + cfg
+    )
+    print(json.dumps({k: card[k] for k in ("seed", "size_bytes", "validation", "test")}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

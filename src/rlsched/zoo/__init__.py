@@ -1,0 +1,73 @@
+"""Pretrained policies shipped with the package: ``learned:zoo/NAME`` wherever ``learned:PATH``
+works (compare, evaluate, results, serve), ``rlsched zoo list`` to see them.
+
+Each entry is a folder ``rlsched/zoo/NAME/`` holding the model (``model/model.zip`` +
+``meta.json``, saved without optimizer state to stay small) and ``card.json``: the env and
+scenario preset it was trained and tested on, its config (``configs/zoo/NAME.yaml`` reproduces it
+from its seed), the training record, and its validation and test results with paired verdicts
+against the best heuristic measured there. An entry is shipped only where its test verdict was
+measured on held-out data (``rlsched.splits``); the card says which verdict it was, whatever it
+was.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rlsched.errors import PolicyError
+
+ZOO_DIR = Path(__file__).resolve().parent
+PREFIX = "zoo/"
+
+
+def names() -> list[str]:
+    return sorted(p.name for p in ZOO_DIR.iterdir() if (p / "card.json").is_file())
+
+
+def card(name: str) -> dict[str, Any]:
+    path = ZOO_DIR / name / "card.json"
+    if not path.is_file():
+        from rlsched.suggest import did_you_mean
+
+        raise PolicyError(
+            f"no zoo policy {name!r}{did_you_mean(name, names())}; "
+            f"shipped: {', '.join(names()) or 'none'}"
+        )
+    return dict(json.loads(path.read_text()))
+
+
+def model_dir(name: str) -> Path:
+    card(name)  # a clear error for an unknown name
+    return ZOO_DIR / name / "model"
+
+
+def resolve(path: str | Path) -> Path:
+    """``zoo/NAME`` -> the shipped model folder; any other path is returned as it is (a local
+    folder of that name wins, so a user's own ``zoo/`` directory still works)."""
+    p = Path(path)
+    s = str(path)
+    if s.startswith(PREFIX) and not p.exists():
+        return model_dir(s[len(PREFIX) :])
+    return p
+
+
+def entries() -> list[dict[str, Any]]:
+    """``[{"name", "env", "preset", "path", "size_bytes", "validation", "test"}]``."""
+    out = []
+    for n in names():
+        c = card(n)
+        d = ZOO_DIR / n / "model"
+        out.append(
+            {
+                "name": n,
+                "env": c["env"],
+                "preset": c.get("preset"),
+                "path": f"learned:{PREFIX}{n}",
+                "size_bytes": sum(f.stat().st_size for f in d.iterdir() if f.is_file()),
+                "validation": c.get("validation"),
+                "test": c.get("test"),
+            }
+        )
+    return out
