@@ -647,18 +647,21 @@ def results_cmd(
         list[str] | None, typer.Option(help="Only these envs (repeatable; default: all six).")
     ] = None,
     presets: Annotated[
-        str,
+        str | None,
         typer.Option(
             help="all (one row per env and scenario preset, docs/scenarios.md), default (one "
-            "row per env: its default preset) or NAME,NAME (only these presets)."
+            "row per env: its default preset) or NAME,NAME (only these presets). Unset: "
+            "default with --budget quick (under 10 minutes), all with --budget full."
         ),
-    ] = "all",
+    ] = None,
 ) -> None:
     """Every heuristic, the clairvoyant oracle and the given learned policies on each env's
     held-out test data, with paired verdicts against the best heuristic and each setting's
     spreads (is it informative?): one table."""
     from rlsched.results import parse_learned, run_results
 
+    if presets is None:
+        presets = "default" if budget == "quick" else "all"
     which: str | list[str] | None = (
         None if presets == "default" else "all" if presets == "all" else presets.split(",")
     )
