@@ -2,7 +2,7 @@
 
 The kept seed is the one best on validation (run.json / evaluations), never on test. Its card
 takes the validation verdict measured here (10 episodes of the validation set, seeds 10,000+)
-and the test verdict from docs/results/results_full.json (the full results run).
+and the test verdict from docs/results/results_presets.json (the full results run).
 
     python docs/results/make_zoo.py
 """
@@ -37,7 +37,7 @@ def main() -> None:
     val = compare(ENV, split.validation, ["all", spec], episodes=10, seed=10_000,
                   env_kwargs=dict(split.env_kwargs))
     vrow = next(r for r in val["results"] if r["policy"].startswith("learned:"))
-    full = json.loads((ROOT / "docs/results/results_full.json").read_text())
+    full = json.loads((ROOT / "docs/results/results_presets.json").read_text())
     rep = next(r for r in full["reports"] if r["env"] == ENV)
     group = next(r for r in rep["results"] if r.get("kind") == "learned")
     rel = run.relative_to(ROOT)
