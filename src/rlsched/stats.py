@@ -177,20 +177,14 @@ def paired_seeds(
     n_resamples: int = N_RESAMPLES,
 ) -> Paired:
     """Several training seeds of one policy (``values``: ``(seeds, episodes)``) against one
-    reference run: IQM of the differences with a stratified bootstrap interval; wins / ties /
-    losses count ``(seed, episode)`` pairs."""
+    reference run on the same episodes: :func:`paired_matrix` with the reference repeated."""
     a = np.asarray(values, dtype=float)
     b = np.asarray(reference_values, dtype=float)
     if a.ndim != 2 or a.shape[1] != b.size:
         raise ValueError(f"seed values {a.shape} do not match {b.size} reference episodes")
-    if b.size < MIN_EPISODES:
-        raise ValueError(f"a paired interval needs at least {MIN_EPISODES} episodes")
-    diff = a - b[None, :]
-    point, lo, hi = stratified_iqm_ci(diff, seed, n_resamples)
-    w, t, loss = _outcomes(diff.ravel(), float(np.abs(b).mean()), direction)
-    return Paired(
-        reference, metric, direction, int(diff.size), point, (lo, hi), w, t, loss,
-        verdict(lo, hi, direction), _pct(point, float(b.mean())), "iqm stratified bootstrap",
+    return paired_matrix(
+        a, np.broadcast_to(b, a.shape), direction=direction, reference=reference,
+        metric=metric, seed=seed, n_resamples=n_resamples,
     )
 
 
