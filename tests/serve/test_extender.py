@@ -280,6 +280,7 @@ def test_huge_request_is_validated_off_the_event_loop(live: Live) -> None:
                               headers={"Content-Type": "application/json"}))  # fmt: skip
 
     t = threading.Thread(target=send)
+    start = time.perf_counter()
     t.start()
     worst = 0.0
     with httpx.Client(base_url=live.url, timeout=10) as c:
@@ -289,6 +290,10 @@ def test_huge_request_is_validated_off_the_event_loop(live: Live) -> None:
             worst = max(worst, time.perf_counter() - t0)
             time.sleep(0.01)
     t.join()
+    total = time.perf_counter() - start
     r = out[0]
     assert r.status_code == 400 and "256" in r.json()["error"]
-    assert worst < 0.5, f"/livez took {worst:.2f} s while the big request was parsed"
+    # on the event loop, /livez would wait for the whole parse (about the request's duration);
+    # in a worker thread it waits only for GIL switches, well under half of it on a busy machine
+    bound = max(0.75, 0.5 * total)
+    assert worst < bound, f"/livez took {worst:.2f} s while the big request took {total:.2f} s"
