@@ -73,10 +73,9 @@ SPLITS: dict[str, EnvSplit] = {
             "synthetic:vm?seed=0",
             "synthetic:vm?seed=1",
             "synthetic:vm?seed=2",
-            env_kwargs={"num_servers": 20},
             episodes={"quick": 2, "full": 10},
             note="three traces of the Huawei-statistics generator (the real trace is "
-            "CC-BY-NC and not shipped), 20 servers",
+            "CC-BY-NC and not shipped); the server count comes from the scenario preset",
         ),
         EnvSplit(
             "rlsched/PodRebalancing-v0",
