@@ -200,7 +200,7 @@ def run_demo(
 def _paired(p: dict[str, Any] | None) -> Any:
     from rlsched.stats import Paired
 
-    return None if p is None else Paired(**{**p, "ci95": tuple(p["ci95"])})
+    return None if p is None else Paired.from_json(p)
 
 
 def verdict_summary(

@@ -28,7 +28,7 @@ from typing import Any
 from rich.console import Console
 
 from rlsched.evaluate import compare
-from rlsched.report.leaderboard import markdown_table, metric_label
+from rlsched.report.leaderboard import main_mean, markdown_table, metric_label
 from rlsched.splits import SPLITS, TEST_SEED
 
 BUDGETS = ("quick", "full")
@@ -141,12 +141,9 @@ def env_row(report: dict[str, Any]) -> dict[str, Any]:
     ref = rows[report["reference"]]
     sign = 1.0 if report["direction"] == "higher" else -1.0
 
-    def mean(r: dict[str, Any]) -> float:
-        v = r["episode_values"]
-        return sum(v) / len(v)
 
     heur = [r for r in report["results"] if r.get("kind") == "heuristic"]
-    simplest = min(heur, key=lambda r: sign * mean(r))  # the worst heuristic, for the spread
+    simplest = min(heur, key=lambda r: sign * main_mean(r))  # the worst heuristic, for the spread
     orc = rows.get("clairvoyant")
     learned = [r for r in report["results"] if r.get("kind") == "learned"]
     from rlsched.spread import spreads
@@ -160,18 +157,18 @@ def env_row(report: dict[str, Any]) -> dict[str, Any]:
         "episodes": report["episodes"],
         "main_metric": report["main_metric"],
         "direction": report["direction"],
-        "best_heuristic": {"policy": ref["policy"], "mean": mean(ref)},
+        "best_heuristic": {"policy": ref["policy"], "mean": main_mean(ref)},
         "worst_heuristic": {
             "policy": simplest["policy"],
-            "mean": mean(simplest),
+            "mean": main_mean(simplest),
             "paired": simplest.get("paired"),
         },
         "oracle": None
         if orc is None
-        else {"mean": mean(orc), "paired": orc.get("paired"), **orc.get("describe", {})},
+        else {"mean": main_mean(orc), "paired": orc.get("paired"), **orc.get("describe", {})},
         "learned": [
-            {"policy": r["policy"], "mean": mean(r), "paired": r.get("paired"),
-             "seeds": [{"policy": s["policy"], "mean": mean(s), "paired": s.get("paired")}
+            {"policy": r["policy"], "mean": main_mean(r), "paired": r.get("paired"),
+             "seeds": [{"policy": s["policy"], "mean": main_mean(s), "paired": s.get("paired")}
                        for s in r.get("seeds", [])]}
             for r in learned
         ],

@@ -13,16 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rlsched.report.leaderboard import main_mean
 from rlsched.scenarios import SIMPLEST, class_name
 from rlsched.stats import paired
 
 MIN_SPREAD_PCT = 3.0
 MIN_HEADROOM_PCT = 2.0
-
-
-def _mean(row: Mapping[str, Any]) -> float:
-    v = row["episode_values"]
-    return float(sum(v) / len(v))
 
 
 def gain_pct(p: Mapping[str, Any] | None, direction: str) -> float:
@@ -43,7 +39,7 @@ def spreads(report: Mapping[str, Any]) -> dict[str, Any]:
     sign = 1.0 if direction == "higher" else -1.0
     ref = rows.get(report.get("reference") or "")
     simple = [rows[n] for n in SIMPLEST.get(class_name(report["env"]), ()) if n in rows]
-    base = max(simple, key=lambda r: sign * _mean(r)) if simple else None
+    base = max(simple, key=lambda r: sign * main_mean(r)) if simple else None
     spread = None
     if ref is not None and base is not None and len(ref["episode_values"]) >= 2:
         p = paired(
@@ -62,7 +58,7 @@ def spreads(report: Mapping[str, Any]) -> dict[str, Any]:
         and headroom["verdict"] == "better" and headroom["gain_pct"] >= MIN_HEADROOM_PCT
     )
     return {
-        "baseline": None if base is None else {"policy": base["policy"], "mean": _mean(base)},
+        "baseline": None if base is None else {"policy": base["policy"], "mean": main_mean(base)},
         "spread": spread,
         "headroom": headroom,
         "informative": informative,

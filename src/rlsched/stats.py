@@ -53,6 +53,11 @@ class Paired:
     #: ``"paired bootstrap"`` (one seed) or ``"iqm stratified bootstrap"`` (several seeds)
     method: str = "paired bootstrap"
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Paired:
+        """The inverse of :meth:`to_json` (a compare report's ``"paired"``)."""
+        return cls(**{**data, "ci95": (float(data["ci95"][0]), float(data["ci95"][1]))})
+
     def to_json(self) -> dict[str, Any]:
         out = asdict(self)
         out["ci95"] = [float(self.ci95[0]), float(self.ci95[1])]

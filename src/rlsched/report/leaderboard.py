@@ -5,7 +5,7 @@ terminal, Markdown, CSV, JSON and, through :mod:`rlsched.report.html`, a self-co
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +58,8 @@ def _fmt(x: float) -> str:
     return f"{x:.4f}" if a < 10 else f"{x:.2f}" if a < 1000 else f"{x:.0f}"
 
 
-def _main_mean(r: dict[str, Any]) -> float:
+def main_mean(r: Mapping[str, Any]) -> float:
+    """Mean of a compare row's per-episode main-metric values (NaN ignored)."""
     v = [x for x in r.get("episode_values", []) if x == x]
     return sum(v) / len(v) if v else float("nan")
 
@@ -71,7 +72,7 @@ def ranked(report: dict[str, Any]) -> list[dict[str, Any]]:
     sign = -1.0 if report.get("direction", "higher") == "higher" else 1.0
 
     def key(r: dict[str, Any]) -> float:
-        m = _main_mean(r)
+        m = main_mean(r)
         return sign * m if m == m else math.inf
 
     return sorted(report["results"], key=key)
@@ -98,7 +99,7 @@ def _main_header(report: dict[str, Any]) -> list[str]:
 def _main_cells(report: dict[str, Any], r: dict[str, Any]) -> list[str]:
     if not report.get("main_metric"):
         return []
-    return [_fmt(_main_mean(r)), *paired_cells(report, r)]
+    return [_fmt(main_mean(r)), *paired_cells(report, r)]
 
 
 def verdict_lines(
@@ -113,8 +114,7 @@ def verdict_lines(
         p = r.get("paired")
         if p is None or r.get("kind") not in kinds:
             continue
-        q = Paired(**{**p, "ci95": tuple(p["ci95"])})
-        out.append(headline(r["policy"], q))
+        out.append(headline(r["policy"], Paired.from_json(p)))
     return out
 
 
