@@ -628,6 +628,35 @@ def zoo_list(
     console.print(t)
 
 
+@zoo_app.command("transfer")
+def zoo_transfer(
+    name: Annotated[str, typer.Argument(help="Zoo entry (rlsched zoo list).")],
+    sizes: Annotated[
+        str, typer.Option(help="Comma list of node counts besides the training size.")
+    ] = "20,100",
+    episodes: Annotated[int, typer.Option(help="Episodes per size (paired).")] = 10,
+    write: Annotated[
+        bool, typer.Option("--write", help="Store the result in the entry's card.json.")
+    ] = False,
+) -> None:
+    """A zoo placement policy on cluster sizes it was not trained on, paired with the best
+    heuristic at each size on its held-out test data; prints the Markdown table."""
+    from rlsched.zoo import card
+    from rlsched.zoo.export import write_card
+    from rlsched.zoo.transfer import markdown, transfer
+
+    try:
+        ns = [int(s) for s in sizes.split(",") if s.strip()]
+    except ValueError:
+        raise ValueError(f"--sizes {sizes!r}: a comma list of node counts, e.g. 20,100") from None
+    res = transfer(name, ns, episodes=episodes)
+    sys.stdout.write(markdown(name, res))
+    if write:
+        c = card(name)
+        c["transfer"] = res
+        write_card(name, c)
+
+
 @app.command("results")
 def results_cmd(
     out: Annotated[Path, typer.Option(help="Folder for results.md and results.json.")] = Path(

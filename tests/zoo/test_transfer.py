@@ -1,0 +1,53 @@
+"""A zoo placement policy on cluster sizes it was not trained on (``rlsched.zoo.transfer``)."""
+
+import pytest
+
+from rlsched.evaluate import make_env
+from rlsched.policies.registry import make_policy
+from rlsched.zoo import card
+from rlsched.zoo.transfer import markdown, trained_size, transfer
+
+NAME = "serverless-edge-maskable-ppo"
+
+
+def test_the_network_acts_on_node_counts_it_was_not_trained_on() -> None:
+    c = card(NAME)
+    assert trained_size(NAME) == 10
+    for n in (3, 20, 100):
+        env = make_env(c["env"], c["test"]["dataset"], num_nodes=n)
+        pol = make_policy(f"learned:zoo/{NAME}", env, seed=0)
+        obs, _ = env.reset(seed=0)
+        for _ in range(20):
+            mask = env.unwrapped.action_masks()
+            a = int(pol.act(obs, mask))
+            assert 0 <= a < n and mask[a]  # a valid node of this cluster, not of the trained one
+            obs, _, term, trunc, _ = env.step(a)
+            if term or trunc:
+                break
+
+
+def test_transfer_pairs_the_policy_with_the_best_heuristic_at_each_size() -> None:
+    res = transfer(NAME, [20, 10], episodes=2)
+    assert [r["size"] for r in res["rows"]] == [10, 20]  # training size first, no repeats
+    assert [r["trained"] for r in res["rows"]] == [True, False]
+    for r in res["rows"]:
+        p = r["paired"]
+        assert p["reference"] == r["reference"] and p["n"] == 2
+        assert p["mean_diff"] == pytest.approx(r["learned_mean"] - r["reference_mean"])
+    assert "| 20 | " in markdown(NAME, res)
+
+
+def test_transfer_refuses_what_it_cannot_measure() -> None:
+    with pytest.raises(ValueError, match="at least 2 episodes"):
+        transfer(NAME, [20], episodes=1)
+    with pytest.raises(ValueError, match="at least 2"):
+        transfer(NAME, [1], episodes=2)
+
+
+def test_the_shipped_card_records_its_transfer() -> None:
+    t = card(NAME).get("transfer")
+    assert t is not None, "run: rlsched zoo transfer serverless-edge-maskable-ppo --write"
+    assert {r["size"] for r in t["rows"]} >= {10, 20, 100}
+    for r in t["rows"]:
+        lo, hi = r["paired"]["ci95"]
+        assert lo <= r["paired"]["mean_diff"] <= hi
