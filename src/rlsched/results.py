@@ -146,6 +146,7 @@ def env_row(report: dict[str, Any]) -> dict[str, Any]:
     simplest = min(heur, key=lambda r: sign * main_mean(r))  # the worst heuristic, for the spread
     orc = rows.get("clairvoyant")
     learned = [r for r in report["results"] if r.get("kind") == "learned"]
+    from rlsched.agreement import reward_agreement
     from rlsched.spread import spreads
 
     return {
@@ -158,6 +159,7 @@ def env_row(report: dict[str, Any]) -> dict[str, Any]:
         "main_metric": report["main_metric"],
         "direction": report["direction"],
         "best_heuristic": {"policy": ref["policy"], "mean": main_mean(ref)},
+        "reward_agreement": reward_agreement(report),
         "worst_heuristic": {
             "policy": simplest["policy"],
             "mean": main_mean(simplest),
@@ -289,6 +291,34 @@ def summary_line(row: Mapping[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def agreement_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The table of :func:`rlsched.agreement.reward_agreement` per row (rows without it are
+    left out: reports of older runs)."""
+    lines = [
+        "Does the env's reward rank the heuristics as the main metric does? Kendall's tau "
+        "between the two orders (1: the same order), the best heuristic by each, and the pairs "
+        "they order oppositely (reward's choice first). Every verdict above is read on the main "
+        "metric (`rlsched.agreement`).",
+        "",
+        "| env | preset | main metric | tau | best by reward | best by main metric | "
+        "ordered oppositely |",
+        "|---|---|---|---:|---|---|---|",
+    ]
+    for r in rows:
+        a = r.get("reward_agreement")
+        if not a:
+            continue
+        opp = ", ".join(f"{x} > {y}" for x, y in a["discordant"][:4])
+        if len(a["discordant"]) > 4:
+            opp += f" (+{len(a['discordant']) - 4})"
+        lines.append(
+            f"| {r['env'].split('/', 1)[1]} | {r.get('preset') or '(default)'} | "
+            f"{metric_label(a['metric'])} | {a['tau']:.2f} | {a['best_by_reward']} | "
+            f"{a['best_by_metric']} | {opp or 'none'} |"
+        )
+    return lines
+
+
 def markdown(result: Mapping[str, Any]) -> str:
     rows = result["rows"]
     lines = [
@@ -341,6 +371,7 @@ def markdown(result: Mapping[str, Any]) -> str:
             f"{_f(orc['mean']) if orc else '-'} | "
             f"{head} | {'yes' if r.get('informative') else 'no'} |"
         )
+    lines += ["", *agreement_markdown(rows)]
     lines += ["", "Per env: the oracle's base heuristic, horizon and candidates; time taken.", ""]
     for r in rows:
         orc = r["oracle"] or {}
