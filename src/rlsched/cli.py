@@ -241,7 +241,7 @@ def compare(
     verdicts against the reference."""
     _check_episodes(episodes)
     from rlsched.evaluate import compare as run_compare
-    from rlsched.evaluate import gantt_hook
+    from rlsched.report.gantt import gantt_hook
 
     env, kwargs = checked_env(env, dataset, env_arg)
     written: list[Path] = []
@@ -288,9 +288,9 @@ def evaluate(
     """Evaluate one policy (a trained model by default) and print its metrics; with
     ``--reference`` also that policy, and the paired verdict against it."""
     _check_episodes(episodes)
+    from rlsched.agents.models import read_meta
     from rlsched.evaluate import compare as run_compare
     from rlsched.policies.heuristics import HEURISTICS
-    from rlsched.policies.learned import read_meta
 
     spec = model if model in HEURISTICS or model.startswith("learned:") else f"learned:{model}"
     kwargs = parse_env_args(env_arg)
@@ -348,7 +348,7 @@ def simulate(
 ) -> None:
     """Replay an LLM trace through the serving simulator with one autoscaling policy."""
     from rlsched.envs.args import check_env_kwargs
-    from rlsched.llm.runner import simulate as run_simulate
+    from rlsched.llm_runner import simulate as run_simulate
 
     env_kwargs = check_env_kwargs("rlsched/LLMAutoscaling-v0", parse_env_args(env_arg))
     if compat not in (None, "splitwise-sim"):
@@ -691,7 +691,8 @@ def leaderboard_cmd(
 ) -> None:
     """One table per env: mean and 95% CI per metric over seeds, and a score against a
     reference policy; writes CSV, Markdown, JSON and a self-contained HTML page."""
-    from rlsched.report.leaderboard import sweep_rich_table, write_sweep_leaderboard
+    from rlsched.report.leaderboard import sweep_rich_table
+    from rlsched.sweep.leaderboard import write_sweep_leaderboard
 
     tables, paths = write_sweep_leaderboard(results_dir, out, reference, all_trials)
     for t in tables:

@@ -42,3 +42,8 @@ class ConfigError(RlschedError):
 
 class PolicyError(RlschedError):
     """A policy name is unknown, or a policy does not fit the env it is asked to act in."""
+
+
+class MissingDependencyError(RlschedError):
+    """An optional dependency a command needs is not installed (the message names the
+    ``pip install`` command: see :func:`rlsched.optional.require`)."""

@@ -14,6 +14,7 @@ import gymnasium as gym
 import numpy as np
 
 from rlsched.envs.base import episode_value, main_metric_of
+from rlsched.envs.make import make_env
 from rlsched.policies.base import Policy
 from rlsched.policies.registry import expand_policies, make_policy
 from rlsched.stats import MIN_EPISODES, iqm, paired, paired_seeds
@@ -64,14 +65,6 @@ class PolicyResult:
             "metrics_std": self.metric_stds(),
             "episode_rewards": [float(x) for x in r],
         }
-
-
-def make_env(env_id: str, dataset: str | None = None, **kwargs: Any) -> gym.Env:
-    import rlsched  # noqa: F401  (registers the envs)
-
-    if dataset is not None:
-        kwargs["dataset"] = dataset
-    return gym.make(env_id, disable_env_checker=True, **kwargs)
 
 
 #: ``on_episode_end(policy_name, episode_index, env)``: called after each finished episode,
@@ -272,49 +265,6 @@ def safe_filename(name: str) -> str:
     """A policy name as a file stem: ``learned:runs/x/model`` -> ``learned_runs_x_model``."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
     return stem or "policy"
-
-
-def has_schedule_log(env: gym.Env) -> bool:
-    return callable(getattr(env.unwrapped, "schedule_log", None))
-
-
-def gantt_hook(
-    out_dir: str | Path,
-    episode: int = 0,
-    written: list[Path] | None = None,
-    notify: Callable[[str], None] | None = None,
-) -> EpisodeHook:
-    """An ``on_episode_end`` hook writing ``out_dir/<policy>.png``, the Gantt chart of episode
-    ``episode`` (the first by default) of each policy, from the env's ``schedule_log()``.
-    For an env without ``schedule_log`` nothing is drawn and ``notify`` (if given) is called
-    once with a one-line message. The paths written are appended to ``written`` if given."""
-    out = Path(out_dir)
-    told: list[bool] = []
-
-    def hook(policy_name: str, k: int, env: gym.Env) -> None:
-        if k != episode:
-            return
-        if not has_schedule_log(env):
-            if notify is not None and not told:
-                told.append(True)
-                env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
-                notify(f"Gantt charts are not available for {env_id} (no schedule_log); skipped")
-            return
-        from rlsched.report.gantt import gantt
-
-        base = env.unwrapped
-        servers = [s.name for s in base.servers] if hasattr(base, "servers") else None
-        path = gantt(
-            base.schedule_log(),
-            out / f"{safe_filename(policy_name)}.png",
-            title=f"{policy_name}: episode {k + 1}",
-            servers=servers,
-            pull_time=getattr(base, "pull_time", None),
-        )
-        if written is not None:
-            written.append(path)
-
-    return hook
 
 
 def ci95(std: float, n: int) -> float:

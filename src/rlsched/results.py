@@ -124,7 +124,7 @@ def _policies(
     env_kwargs: Mapping[str, Any] | None = None,
     test: str | None = None,
 ) -> list[str]:
-    from rlsched.evaluate import make_env
+    from rlsched.envs.make import make_env
     from rlsched.policies.registry import applicable_heuristics
 
     split = SPLITS[env_id]

@@ -8,9 +8,9 @@ import math
 import numpy as np
 import pytest
 
-from rlsched.errors import ConfigError
-from rlsched.llm.cluster import InstanceState
-from rlsched.llm.rl import (
+from rlsched.core.llm.cluster import InstanceState
+from rlsched.core.llm.simulator import LLMSimulator
+from rlsched.envs.llm_rl import (
     FEATURES,
     GLOBAL_FEATURES,
     POOL_FEATURES,
@@ -22,11 +22,11 @@ from rlsched.llm.rl import (
     feature_names,
     round_half_away,
 )
-from rlsched.llm.simulator import LLMSimulator
+from rlsched.errors import ConfigError
 
 from .helpers import requests, start_state
 
-LOGGER = "rlsched.llm.rl"
+LOGGER = "rlsched.envs.llm_rl"
 
 
 def _sim(prompt: int = 2, token: int = 2, reqs=None, **kw) -> LLMSimulator:

@@ -2,7 +2,7 @@
 
 A workflow is a DAG of :class:`OffloadTask` s; each task runs on one :class:`Server`. The timing
 model below is the one every part of the package uses (the ``WorkflowOffloading-v0`` env,
-:func:`simulate`, and the CP-SAT solver in :mod:`rlsched.policies.optimal`):
+:func:`simulate`, and the CP-SAT solver in :mod:`rlsched.core.optimal`):
 
 - **origin**: a workflow arrives at an edge server, its ``origin``, which holds its input and
   must receive its results.

@@ -27,11 +27,11 @@ from pathlib import Path
 
 import numpy as np
 
+from rlsched.core.llm.trace import AZURE_COLUMNS, SPLITWISE_COLUMNS, LLMRequests, transform
 from rlsched.data._util import abs_path, existing_file, float_param, int_param, shipped
 from rlsched.data.dataset import Dataset
-from rlsched.data.registry import register
+from rlsched.data.registry import load_dataset, register
 from rlsched.errors import DatasetError
-from rlsched.llm.trace import AZURE_COLUMNS, SPLITWISE_COLUMNS, LLMRequests, transform
 
 SHIPPED = {
     "code": "AzureLLMInferenceTrace_code.csv",
@@ -249,7 +249,7 @@ register(
     "azure-llm",
     load_azure_llm,
     "LLM inference requests (arrival, prompt tokens, output tokens) for the LLM serving "
-    "simulator (rlsched.llm): the shipped Azure LLM inference traces 2023, azure-llm:conv "
+    "simulator (rlsched.core.llm): the shipped Azure LLM inference traces 2023, azure-llm:conv "
     "(19,366 requests) and azure-llm:code (8,819), or a user's file in the Azure or Splitwise "
     "format (sniffed by header); ?rate_scale=2&poisson=1&seed=0&duration=600 scale the rate, "
     "re-draw Poisson arrivals, keep the first seconds",
@@ -263,3 +263,31 @@ register(
     params={"rate_scale": "1", "poisson": "0", "seed": "0", "duration": None},
     canonical_path=_canonical,
 )
+
+
+def load_requests(
+    name_or_path: str | Path,
+    rate_scale: float = 1.0,
+    poisson: bool = False,
+    seed: int = 0,
+    duration: float | None = None,
+) -> LLMRequests:
+    """Requests of a dataset name (``azure-llm:conv``, ``azure-llm:code``,
+    ``azure-llm:PATH?rate_scale=2``), of a bare ``code`` / ``conv``, or of a trace file path.
+
+    The keyword arguments are applied on top of the name's own parameters, in the loader's
+    order: Poisson resampling (seeded), then rate scaling, then the ``duration`` cut (seconds of
+    the scaled trace); the result starts at time 0.
+    """
+    s = str(name_or_path).strip()
+    p = Path(s).expanduser()
+    if ":" not in s or (p.is_file() and not s.lower().startswith("azure-llm:")):
+        s = f"azure-llm:{p.absolute() if p.is_file() else s}"
+    ds = load_dataset(s)
+    reqs = ds.trace
+    if not isinstance(reqs, LLMRequests):
+        raise DatasetError(
+            f"dataset {ds.name!r} holds {ds.kind}, not LLM requests (use azure-llm:...)",
+            source=s,
+        )
+    return transform(reqs, rate_scale=rate_scale, poisson=poisson, seed=seed, duration=duration)

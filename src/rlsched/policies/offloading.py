@@ -184,7 +184,7 @@ class MdpRolloutPolicy(MdpLookaheadPolicy):
 
 
 class OptimalPolicy(_EnvPolicy):
-    """Solve each workflow exactly (CP-SAT, :func:`rlsched.policies.optimal.solve`) on its
+    """Solve each workflow exactly (CP-SAT, :func:`rlsched.core.optimal.solve`) on its
     first decision and follow the plan; fall back to earliest finish where the plan's server
     is invalid. The plan ignores load left by earlier workflows (a static solve)."""
 
@@ -201,7 +201,7 @@ class OptimalPolicy(_EnvPolicy):
         self._plan = None
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
-        from rlsched.policies.optimal import solve
+        from rlsched.core.optimal import solve
 
         env = self.env
         key = (id(env._wf), env.current_workflow)
@@ -224,7 +224,7 @@ POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {
 }
 
 try:  # the exact solver needs ortools
-    import rlsched.policies.optimal  # noqa: F401
+    import rlsched.core.optimal  # noqa: F401
 
     POLICY_FACTORIES["optimal"] = OptimalPolicy
 except ImportError:  # pragma: no cover

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from rlsched.errors import PolicyError
+
 BUNDLE_FORMAT = "rlsched-bundle/1"
 
 Layers = list[tuple[np.ndarray, np.ndarray]]
@@ -221,14 +223,12 @@ class PolicyBundle:
         """Convert an ``rlsched train`` model folder (PPO / MaskablePPO, ``MlpPolicy``, a flat
         Box observation, Tanh activations) into a bundle; VecNormalize statistics are folded
         in as ``obs_mean`` / ``obs_var`` / ``obs_clip``."""
-        import pickle
-
+        # torch and SB3 only here: serving a bundle runs on numpy alone
         import torch
         from gymnasium import spaces
         from stable_baselines3.common.torch_layers import FlattenExtractor
 
-        from rlsched.errors import PolicyError
-        from rlsched.policies.learned import algo_class, read_meta, resolve_model_dir
+        from rlsched.agents.models import load_model, load_normalizer, read_meta, resolve_model_dir
 
         d = resolve_model_dir(model_dir)
         meta = read_meta(d)
@@ -238,7 +238,7 @@ class PolicyBundle:
                 f"{d}: algorithm {algo!r} is not an actor-critic; only ppo and maskable_ppo "
                 "models can be served as a PolicyBundle"
             )
-        model = algo_class(algo).load(d / "model.zip", device="cpu")
+        model = load_model(algo, d / "model.zip")
         policy = model.policy
         obs_space, act_space = model.observation_space, model.action_space
         if not isinstance(obs_space, spaces.Box) or len(obs_space.shape) != 1:
@@ -288,8 +288,7 @@ class PolicyBundle:
         clip, eps = 10.0, 1e-8
         vn = d / "vecnormalize.pkl"
         if vn.is_file():
-            with vn.open("rb") as fh:
-                norm = pickle.load(fh)
+            norm = load_normalizer(vn)
             if getattr(norm, "norm_obs", False):
                 rms = norm.obs_rms
                 if isinstance(rms, dict):

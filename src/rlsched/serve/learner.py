@@ -48,8 +48,8 @@ from typing import Any
 import numpy as np
 
 from rlsched.serve.bundle import PolicyBundle
+from rlsched.serve.limits import REWARD_LIMIT, STATE_LIMIT
 from rlsched.serve.registry import ModelRegistry, StaleVersion
-from rlsched.serve.service import REWARD_LIMIT, STATE_LIMIT
 from rlsched.serve.store import ExperienceStore
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ def evaluate_bundle(
     """Episode rewards of ``bundle`` acting greedily (within ``env.action_masks()``) on
     KubeScheduling-v0 with ``num_nodes = (action_dim - 2) // 2`` (a ``2N`` state policy gets
     the observation without the pod's part), seeds ``seed, seed + 1, ...``."""
-    from rlsched.evaluate import make_env
+    from rlsched.envs.make import make_env
 
     n = (bundle.action_dim - 2) // 2
     if 2 * n + 2 != bundle.action_dim or bundle.state_dim not in (2 * n, 2 * n + 2):

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from rlsched.errors import ConfigError
+from rlsched.optional import require
 from rlsched.serve.connections import ServeLimits, guarded_protocol, raise_fd_limit
 from rlsched.serve.service import SchedulerService, plugin_num_nodes
 
@@ -112,7 +113,7 @@ def _check_dims(cfg: ServeConfig, state_dim: int, action_dim: int, what: str) ->
 
 def build_service(cfg: ServeConfig) -> SchedulerService:
     """Resolve the model into a registry with an active version and build the service."""
-    from rlsched.policies.learned import resolve_model_dir
+    from rlsched.agents.models import resolve_model_dir
     from rlsched.serve.bundle import PolicyBundle
     from rlsched.serve.registry import ModelRegistry
     from rlsched.serve.store import ExperienceStore, StoreUnavailable
@@ -374,6 +375,26 @@ def uvicorn_config(app: Any, limits: ServeLimits, log_level: str = "warning") ->
     )
 
 
+#: The modules of the ``serve`` extra that the servers import.
+SERVE_STACK = (
+    "fastapi",
+    "uvicorn",
+    "httptools",
+    "anyio",
+    "grpc",
+    "grpc_health",
+    "google.protobuf",
+    "prometheus_client",
+)
+
+
+def require_serve_stack() -> None:
+    """:class:`~rlsched.errors.MissingDependencyError` naming ``pip install 'rlsched[serve]'``
+    when a module of :data:`SERVE_STACK` is missing."""
+    for module in SERVE_STACK:
+        require(module, extra="serve", what="`rlsched serve`")
+
+
 def run(
     service: SchedulerService,
     host: str = "127.0.0.1",
@@ -390,7 +411,8 @@ def run(
     threads. The drain marks the service not ready (``/readyz`` 503, gRPC health
     NOT_SERVING), stops accepting, gives in-flight HTTP and gRPC calls ``limits.drain_grace``
     seconds, stops the learner and closes the store; the function then returns (exit 0)."""
-
+    require_serve_stack()
+    # the web stack is the `serve` extra: imported here, after the check names what is missing
     from rlsched.serve.grpc_server import GrpcServer, grpc_address
     from rlsched.serve.http import LOCAL_HOSTS, create_app
     from rlsched.serve.metrics import ServiceMetrics

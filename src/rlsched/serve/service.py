@@ -26,6 +26,8 @@ from typing import Any
 import numpy as np
 
 from rlsched.serve.bundle import PolicyBundle
+from rlsched.serve.learner import OnlineLearner
+from rlsched.serve.limits import REWARD_LIMIT, STATE_LIMIT
 
 log = logging.getLogger("rlsched.serve")
 
@@ -36,8 +38,6 @@ MAX_BODY_BYTES = 8 * 1024 * 1024  # HTTP request bodies and gRPC messages
 MAX_EXPERIENCES = 4096  # per /update call (the plugin sends at most 512)
 MAX_BATCH_STATES = 4096  # per /v1/predict_batch call
 MAX_NODES = 5000  # per /v1/score or extender call (the Kubernetes cluster-size limit)
-STATE_LIMIT = 1e6  # |state value| bound: keeps the policy's float32 forward pass finite
-REWARD_LIMIT = 1e6  # |reward| bound: returns and value losses stay finite in float32
 
 STORE_RETRY_AFTER_S = 5  # Retry-After of a 503 from a failing experience store
 _IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
@@ -353,8 +353,6 @@ class SchedulerService:
     def attach_learner(self, **kwargs: Any) -> Any:
         """Create an :class:`OnlineLearner` over this registry and store whose publishes swap
         the served model (it is started by :meth:`start`)."""
-        from rlsched.serve.learner import OnlineLearner
-
         if self.registry is None or self.store is None:
             raise ValueError("the online learner needs a registry and an experience store")
         kwargs.setdefault("on_publish", lambda v: self.reload(v))

@@ -394,7 +394,7 @@ def _policy_list(v: Any, where: str) -> list[str]:
 def _algo_list(v: Any, where: str) -> list[AlgoSpec]:
     if not isinstance(v, list):
         raise ConfigError(f"{where}: a list of {{algo: NAME, ...TrainConfig fields}}")
-    from rlsched.policies.learned import ALGOS
+    from rlsched.agents.models import ALGOS
     from rlsched.train import TrainConfig
 
     names = {f.name for f in dataclasses.fields(TrainConfig)}

@@ -30,7 +30,7 @@ class TrainConfig:
     """Extra env constructor arguments (e.g. ``num_nodes``, ``reward``, ``beta``)."""
     algo: str = "maskable_ppo"
     """``maskable_ppo`` (sb3-contrib), ``ppo`` or ``dqn`` (Stable-Baselines3), or
-    ``masked_dqn`` (:mod:`rlsched.train.masked_dqn`: dueling double DQN that never picks a
+    ``masked_dqn`` (:mod:`rlsched.agents.masked_dqn`: dueling double DQN that never picks a
     masked action, with a piecewise-linear epsilon schedule)."""
     total_steps: int = 50_000
     """Env steps to train for (over all parallel envs)."""
@@ -60,7 +60,7 @@ class TrainConfig:
     clip_range: float = 0.2
     """PPO: policy ratio clip."""
     policy_net: str = "auto"
-    """``node``: one MLP shared by every node scores each node (``rlsched.train.networks``;
+    """``node``: one MLP shared by every node scores each node (``rlsched.agents.networks``;
     inputs symlog-scaled inside the network, works for any cluster size; needs a Dict
     observation with ``node_*`` keys); ``mlp``: SB3's MlpPolicy / MultiInputPolicy over the
     flattened observation; ``auto``: ``node`` where the observation allows it, else ``mlp``.
@@ -169,7 +169,7 @@ class TrainConfig:
         return cfg
 
     def validate(self, source: str = "config") -> None:
-        from rlsched.policies.learned import ALGOS
+        from rlsched.agents.models import ALGOS
 
         if self.algo not in ALGOS:
             raise ConfigError(f"{source}: algo {self.algo!r} is not one of {', '.join(ALGOS)}")

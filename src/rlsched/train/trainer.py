@@ -28,8 +28,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from rlsched.agents.models import MASKED_ALGOS, MODEL_FORMAT, algo_class
 from rlsched.errors import ConfigError
-from rlsched.policies.learned import MASKED_ALGOS, MODEL_FORMAT, algo_class
+from rlsched.optional import available, install_hint
 from rlsched.runtime import git_commit, set_torch_threads, versions
 from rlsched.train.config import TrainConfig
 
@@ -41,11 +42,23 @@ def float_box_keys(space: gym.Space) -> list[str] | None:
     return [k for k, s in space.spaces.items() if isinstance(s, spaces.Box)]
 
 
+def _tensorboard(cfg: TrainConfig) -> bool:
+    """``cfg.tensorboard``, and TensorBoard installed (else one warning names the extra)."""
+    if cfg.tensorboard and not available("tensorboard"):
+        warnings.warn(
+            "TensorBoard logs skipped: tensorboard is not installed: "
+            + install_hint("tensorboard"),
+            stacklevel=2,
+        )
+        return False
+    return cfg.tensorboard
+
+
 def _env_factory(cfg: TrainConfig, dataset: str | None, rank: int, monitor_dir: Path | None):
     def _make() -> gym.Env:
         from stable_baselines3.common.monitor import Monitor
 
-        from rlsched.evaluate import make_env
+        from rlsched.envs.make import make_env
 
         env = make_env(cfg.env_id, dataset, **cfg.env_kwargs)
         env.reset(seed=cfg.seed + rank)
@@ -152,7 +165,7 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
     elif cfg.algo == "masked_dqn":
         policy_kwargs = {"net_arch": list(cfg.net_arch)}
         if use_node_net:
-            from rlsched.train import networks
+            from rlsched.agents import networks
 
             policy_kwargs.update(
                 features_extractor_class=networks.NodeSetExtractor,
@@ -160,7 +173,7 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
                 node_scoring=True,
             )
     elif use_node_net:
-        from rlsched.train import networks
+        from rlsched.agents import networks
 
         policy = networks.MaskableNodePolicy if cfg.algo == "maskable_ppo" else networks.NodePolicy
         policy_kwargs = networks.node_policy_kwargs(cfg.node_hidden, list(cfg.net_arch))
@@ -175,7 +188,7 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
         "seed": cfg.seed,
         "device": "cpu",
         "verbose": 0,
-        "tensorboard_log": str(run / "tb") if cfg.tensorboard else None,
+        "tensorboard_log": str(run / "tb") if _tensorboard(cfg) else None,
     }
     if cfg.algo == "dqn":
         model = cls(

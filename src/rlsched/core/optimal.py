@@ -39,6 +39,7 @@ from rlsched.core.offloading import (
     ready_time,
     simulate,
 )
+from rlsched.optional import require
 
 __all__ = [
     "SolveResult",
@@ -209,7 +210,7 @@ def solve(
     seed: int = 0,
 ) -> SolveResult:
     """Minimum-makespan schedule of ``inst`` by CP-SAT (see the module docstring)."""
-    from ortools.sat.python import cp_model
+    cp_model = require("ortools.sat.python.cp_model", extra="solver", what="the CP-SAT solver")
 
     t0 = time.perf_counter()
     n, m = len(inst.tasks), len(inst.servers)

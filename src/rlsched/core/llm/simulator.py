@@ -37,7 +37,7 @@ rule). Decode-only iterations run back to back as one event until the first requ
 batch finishes, KV memory would run out, or new work that fits arrives (then the run stops at
 the next iteration boundary): this is what makes the simulator fast.
 
-**KV memory** (tokens; capacity = GPU memory - weights, see :mod:`rlsched.llm.cluster`): a
+**KV memory** (tokens; capacity = GPU memory - weights, see :mod:`rlsched.core.llm.cluster`): a
 prefill takes ``prompt + 1`` tokens on the prompt instance from its start until its KV has
 been shipped. Shipping starts only when the token instance can hold the KV with room for
 ``kv_headroom_iterations`` iterations of its batch's growth; until then the KV waits on the
@@ -73,8 +73,7 @@ from typing import Any
 
 import numpy as np
 
-from rlsched.errors import ConfigError
-from rlsched.llm.cluster import (
+from rlsched.core.llm.cluster import (
     GIB,
     TAGS,
     Instance,
@@ -84,10 +83,11 @@ from rlsched.llm.cluster import (
     get_model,
     get_sku,
 )
-from rlsched.llm.perf_model import COMPAT, PerfModel
-from rlsched.llm.scaling import ScalingManager, StartState
-from rlsched.llm.slo import METRICS, SLOConfig, slowdowns, unloaded_latencies
-from rlsched.llm.trace import LLMRequests, load_requests
+from rlsched.core.llm.perf_model import COMPAT, PerfModel
+from rlsched.core.llm.scaling import ScalingManager, StartState
+from rlsched.core.llm.slo import METRICS, SLOConfig, slowdowns, unloaded_latencies
+from rlsched.core.llm.trace import LLMRequests
+from rlsched.errors import ConfigError
 
 #: splitwise-sim's penalty for an iteration mixing prefills and decodes.
 MIXED_BATCH_FACTOR = 1.1
@@ -105,8 +105,8 @@ class LLMSimulator:
     """Discrete-event simulation of one LLM serving cluster over a request trace.
 
     Args:
-        requests: an :class:`LLMRequests` or a dataset name / path for
-            :func:`~rlsched.llm.trace.load_requests`.
+        requests: an :class:`LLMRequests` (a dataset name or a trace file:
+            :func:`rlsched.data.azure_llm.load_requests`).
         start_state: a :class:`StartState`, a YAML path, a dict, or ``None`` for the default.
         slo: slowdown limits (:class:`SLOConfig`).
         perf_model: a :class:`PerfModel`, a CSV path, or ``None`` for the shipped one.
@@ -121,7 +121,7 @@ class LLMSimulator:
 
     def __init__(
         self,
-        requests: LLMRequests | str | Path,
+        requests: LLMRequests,
         start_state: StartState | str | Path | Mapping[str, Any] | None = None,
         slo: SLOConfig | None = None,
         perf_model: PerfModel | str | Path | None = None,
@@ -140,7 +140,10 @@ class LLMSimulator:
         # splitwise-sim's TBT divides the decode time by every output token, rlsched's by o - 1
         self._tbt_div = 0 if compat == "splitwise-sim" else 1
         if not isinstance(requests, LLMRequests):
-            requests = load_requests(requests)
+            raise ConfigError(
+                f"requests must be LLMRequests, got {type(requests).__name__}: load a dataset "
+                "name or a trace file with rlsched.data.azure_llm.load_requests"
+            )
         self.requests = requests
         self.start_state = StartState.coerce(start_state)
         self.slo = slo or SLOConfig()
@@ -220,7 +223,7 @@ class LLMSimulator:
         for tag, pool in ss.pools.items():
             self._note_capacity(tag, self._capacity(get_sku(pool.server_sku), pool.parallelism))
             for _ in range(pool.num_instances):
-                self._create_instance(
+                self.create_instance(
                     tag, pool.instance, pool.parallelism, pool.server_sku, active=True
                 )
         self._unloaded = self._unloaded_reference()
@@ -352,7 +355,7 @@ class LLMSimulator:
         """Run summary. ``requests``: completed; ``dropped``: never servable + not finished by
         now (``dropped_unservable``, ``unfinished``); latency percentiles in seconds over the
         completed requests; SLO attainment and Splitwise's percentile checks (see
-        :mod:`rlsched.llm.slo`; dropped requests count as misses); ``gpu_hours``, ``cost``
+        :mod:`rlsched.core.llm.slo`; dropped requests count as misses); ``gpu_hours``, ``cost``
         (US$), ``energy_kwh`` from time 0 to ``duration`` (the clock now); scaling actions."""
         idx = self._done_idx
         lat = self._latencies(idx)
@@ -458,7 +461,7 @@ class LLMSimulator:
                 elif kind == _ACT:
                     self._activate(obj)
                 elif kind == _DRAIN:
-                    self.scaling_manager._drain_check()
+                    self.scaling_manager.on_drain_check()
                 else:
                     self._sample()
             else:
@@ -828,6 +831,8 @@ class LLMSimulator:
         self._drop_t.append(self.now)
 
     # ================================================================== cluster changes
+    # create_instance, set_state, schedule_activation and schedule_drain_check are the control
+    # interface (:class:`~rlsched.core.llm.scaling.ClusterControl`) the ScalingManager uses.
     def _capacity(self, sku: Any, parallelism: int) -> int:
         cap_bytes = parallelism * sku.gpu_memory_gib * GIB - self.model.weights_bytes
         return int(cap_bytes // self.model.kv_bytes_per_token) if cap_bytes > 0 else 0
@@ -835,7 +840,7 @@ class LLMSimulator:
     def _note_capacity(self, tag: str, cap: int) -> None:
         self._cap_by_tag[tag] = max(self._cap_by_tag.get(tag, 0), cap)
 
-    def _create_instance(
+    def create_instance(
         self,
         tag: str,
         config: InstanceConfig,
@@ -886,10 +891,10 @@ class LLMSimulator:
         self.instances.append(inst)
         self._note_capacity(tag, cap)
         if active:
-            self._set_state(inst, InstanceState.ACTIVE)
+            self.set_state(inst, InstanceState.ACTIVE)
         return inst
 
-    def _set_state(self, inst: Instance, state: InstanceState) -> None:
+    def set_state(self, inst: Instance, state: InstanceState) -> None:
         old = inst.state
         if old is state:
             return
@@ -905,15 +910,15 @@ class LLMSimulator:
             inst.server.removed = self.now
             self.instances.remove(inst)
 
-    def _schedule_activation(self, inst: Instance, t: float) -> None:
+    def schedule_activation(self, inst: Instance, t: float) -> None:
         self._push(t, _ACT, inst, None)
 
     def _activate(self, inst: Instance) -> None:
         if inst.state is InstanceState.SCALING_UP:
-            self._set_state(inst, InstanceState.ACTIVE)
-            self.scaling_manager._activated(inst)
+            self.set_state(inst, InstanceState.ACTIVE)
+            self.scaling_manager.on_activated(inst)
 
-    def _schedule_drain_check(self, t: float) -> None:
+    def schedule_drain_check(self, t: float) -> None:
         self._push(t, _DRAIN, None, None)
 
     # ================================================================== sampling, accounting

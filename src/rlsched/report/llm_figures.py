@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from rlsched.llm.slo import METRICS, slowdowns
+from rlsched.core.llm.slo import METRICS, slowdowns
 
 
 def attained_per_request(table: Mapping[str, np.ndarray], slo: Any) -> np.ndarray:
