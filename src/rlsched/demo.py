@@ -23,12 +23,20 @@ from typing import Any
 import numpy as np
 from rich.console import Console
 
+from rlsched.data import load_dataset
+from rlsched.evaluate import compare
+from rlsched.report.figures import comparison_bars, learning_curve
+from rlsched.report.leaderboard import markdown_table, rich_table
+from rlsched.runtime import git_commit, versions
 from rlsched.splits import TEST_SEED
 from rlsched.splits import WF_TEST as TEST
 from rlsched.splits import WF_TRAIN as TRAIN
 
 # generated from a training family's recipe: unseen workflows, and nothing of the test families
 from rlsched.splits import WF_VALIDATION as VALIDATION
+from rlsched.stats import Paired, headline
+from rlsched.train import TrainConfig, train
+from rlsched.train.progress import eta_text, planned_steps, read_progress
 
 ENV_ID = "rlsched/ServerlessPlacement-v0"
 VALIDATION_SEED = 10_000
@@ -39,8 +47,6 @@ LOG_EVERY = 30.0
 
 
 def _config(seed: int, steps: int) -> Any:
-    from rlsched.train import TrainConfig
-
     return TrainConfig(
         env_id=ENV_ID,
         dataset=TRAIN,
@@ -53,8 +59,6 @@ def _config(seed: int, steps: int) -> Any:
 
 
 def _train_seed(seed: int, steps: int, out: str) -> dict[str, Any]:
-    from rlsched.train import train
-
     res = train(_config(seed, steps), out, progress=False)
     return {
         "seed": seed,
@@ -68,8 +72,6 @@ def _train_seed(seed: int, steps: int, out: str) -> dict[str, Any]:
 
 def _training_progress(seed_dirs: list[Path], steps: int, seconds: float) -> str:
     """Env steps done over all seeds (from each run's ``progress.json``), rate and ETA."""
-    from rlsched.train.progress import eta_text, planned_steps, read_progress
-
     done = total = 0.0
     for s, d in enumerate(seed_dirs):
         rec = read_progress(d)
@@ -86,11 +88,6 @@ def run_demo(
     console: Console | None = None,
     workers: int | None = None,
 ) -> dict[str, Any]:
-    from rlsched.data import load_dataset
-    from rlsched.evaluate import compare
-    from rlsched.report.figures import comparison_bars, learning_curve
-    from rlsched.report.leaderboard import markdown_table, rich_table
-
     console = console or Console()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -198,8 +195,6 @@ def run_demo(
 
 
 def _paired(p: dict[str, Any] | None) -> Any:
-    from rlsched.stats import Paired
-
     return None if p is None else Paired.from_json(p)
 
 
@@ -208,8 +203,6 @@ def verdict_summary(
 ) -> list[str]:
     """The demo's verdict lines, generated from the paired intervals (never hand-phrased):
     the seeds together, each seed, and the kept model on its validation set."""
-    from rlsched.stats import headline
-
     lines = []
     p = _paired(agg.get("paired"))
     if p is None:
@@ -245,8 +238,6 @@ def _write_report(
     curve: str,
     bars: str,
 ) -> None:
-    from rlsched.runtime import git_commit, versions
-
     v = versions()
     per_seed = {s["policy"]: s for s in agg["seeds"]}
     seed_lines = []

@@ -13,7 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rlsched.envs.base import episode_value, main_metric_of
+from rlsched.envs.base import Direction, episode_value, main_metric_of
 from rlsched.envs.make import make_env
 from rlsched.policies.base import Policy
 from rlsched.policies.registry import expand_policies, make_policy
@@ -83,7 +83,7 @@ def evaluate(
     """Run ``episodes`` episodes with seeds ``seed, seed + 1, ...``; the same seeds for every
     policy, so each policy meets exactly the same workloads. ``on_episode_end`` (if given) is
     called as ``on_episode_end(policy_name or policy.name, k, env)`` after episode ``k``."""
-    base = env.unwrapped
+    base: Any = env.unwrapped  # an rlsched env: action_masks() and metrics()
     out: list[EpisodeResult] = []
     for k in range(episodes):
         obs, info = env.reset(seed=seed + k)
@@ -214,18 +214,18 @@ def _paired_row(
     ref_row: dict[str, Any],
     ref: str,
     metric: str,
-    direction: str,
+    direction: Direction,
     seed: int,
 ) -> dict[str, Any]:
     b = np.asarray(ref_row["episode_values"], dtype=float)
     if "seed_values" in row:
         p = paired_seeds(
-            np.asarray(row["seed_values"], dtype=float), b, direction=direction,  # type: ignore[arg-type]
+            np.asarray(row["seed_values"], dtype=float), b, direction=direction,
             reference=ref, metric=metric, seed=seed,
         )
     else:
         p = paired(
-            row["episode_values"], b, direction=direction,  # type: ignore[arg-type]
+            row["episode_values"], b, direction=direction,
             reference=ref, metric=metric, seed=seed,
         )
     return p.to_json()

@@ -27,9 +27,15 @@ from typing import Any
 
 from rich.console import Console
 
+from rlsched.data.registry import parse_name
+from rlsched.envs.make import make_env
 from rlsched.evaluate import compare
+from rlsched.policies.registry import applicable_heuristics
 from rlsched.report.leaderboard import main_mean, markdown_table, metric_label
+from rlsched.runtime import git_commit, versions
+from rlsched.scenarios import presets
 from rlsched.splits import SPLITS, TEST_SEED
+from rlsched.spread import spreads
 
 BUDGETS = ("quick", "full")
 #: Policies left out of the quick budget: an exact CP-SAT solve per workflow is minutes.
@@ -52,8 +58,6 @@ def parse_learned(items: Sequence[str]) -> dict[str, list[str]]:
     """``ENV=PATH`` (repeatable) -> env id -> ``learned:PATH`` specs (a ``*`` in PATH names
     several training seeds of one policy). ``ENV:PRESET=PATH`` puts the policy in that preset's
     row only (key ``ENV_ID:PRESET``): a model is judged on the preset it was trained for."""
-    from rlsched.scenarios import presets
-
     out: dict[str, list[str]] = {}
     for item in items:
         if "=" not in item:
@@ -79,7 +83,6 @@ def preset_kwargs(env_id: str, preset: str | None) -> dict[str, Any]:
     kw = dict(SPLITS[env_id].env_kwargs)
     if preset is None:
         return kw
-    from rlsched.scenarios import presets
 
     own = presets(env_id).get(preset, {})
     return {**{k: v for k, v in kw.items() if k not in own}, "scenario": preset}
@@ -89,9 +92,6 @@ def row_dataset(test: str, preset: str | None, env_id: str) -> str | None:
     """The test data of one row. A preset that names a dataset of the test set's family gets
     the test set's parameters on top (its seed: still held-out data, at the preset's load);
     one that names another trace (e.g. a training trace) has no test row: None."""
-    from rlsched.data.registry import parse_name
-    from rlsched.scenarios import presets
-
     ds = presets(env_id).get(preset or "", {}).get("dataset")
     if not isinstance(ds, str):
         return test
@@ -106,8 +106,6 @@ def row_dataset(test: str, preset: str | None, env_id: str) -> str | None:
 def row_presets(env_id: str, which: str | Sequence[str] | None) -> list[str | None]:
     """The presets to run for ``env_id``: None -> the bare env (its default preset), ``"all"``
     -> every preset of the env, else the named ones this env has."""
-    from rlsched.scenarios import presets
-
     if which is None:
         return [None]
     names = list(presets(env_id))
@@ -124,9 +122,6 @@ def _policies(
     env_kwargs: Mapping[str, Any] | None = None,
     test: str | None = None,
 ) -> list[str]:
-    from rlsched.envs.make import make_env
-    from rlsched.policies.registry import applicable_heuristics
-
     split = SPLITS[env_id]
     kwargs = dict(split.env_kwargs if env_kwargs is None else env_kwargs)
     env = make_env(env_id, test or split.test, **kwargs)
@@ -146,7 +141,6 @@ def env_row(report: dict[str, Any]) -> dict[str, Any]:
     simplest = min(heur, key=lambda r: sign * main_mean(r))  # the worst heuristic, for the spread
     orc = rows.get("clairvoyant")
     learned = [r for r in report["results"] if r.get("kind") == "learned"]
-    from rlsched.spread import spreads
 
     return {
         "env": report["env"],
@@ -219,7 +213,6 @@ def run_results(
             reports.append(rep)
             console.print(f"  {summary_line(row)} ({seconds[key]:.0f} s)", highlight=False)
     wall = time.perf_counter() - t0
-    from rlsched.runtime import git_commit, versions
 
     result = {
         "budget": budget,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 #: Argument a preset uses to set an env's own (native) scenario argument.
 NATIVE = "scenario"
@@ -162,7 +162,7 @@ def with_presets(init: F) -> F:
             self.preset = None
             init(self, *args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return cast(F, wrapper)
 
 
 def check_scenario(cls_name: str, scenario: str | None) -> None:

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
 from rlsched.data.dataset import Dataset
@@ -189,7 +190,7 @@ def clear_cache() -> None:
     _load_canonical.cache_clear()
 
 
-def list_datasets() -> list[dict[str, object]]:
+def list_datasets() -> list[dict[str, Any]]:
     """One entry per scheme: scheme, description, example names, license, parameters."""
     return [
         {

@@ -18,6 +18,7 @@ import logging
 import random
 from collections import Counter
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ RECIPES: dict[str, str] = {
 }
 
 
-def _recipe_class(recipe: str, source: str) -> type:
+def _recipe_class(recipe: str, source: str) -> Any:
     if recipe not in RECIPES:
         raise DatasetError(
             f"unknown wfcommons recipe {recipe!r}{did_you_mean(recipe, RECIPES)}; "

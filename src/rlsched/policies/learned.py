@@ -8,12 +8,14 @@ or a training run folder holding ``model/``.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecNormalize
 
 from rlsched.agents.models import (
     ALGOS,
@@ -27,7 +29,7 @@ from rlsched.agents.models import (
 )
 from rlsched.agents.networks import is_node_policy, node_logits, resized_space_error
 from rlsched.errors import PolicyError
-from rlsched.policies.base import Observation, Policy
+from rlsched.policies.base import Action, Observation, Policy
 from rlsched.runtime import set_torch_threads
 
 # the model folder's names, defined in rlsched.agents.models, are also read from here
@@ -58,7 +60,7 @@ class LearnedPolicy(Policy):
         self.meta = read_meta(self.dir)
         self.algo = self.meta["algo"]
         self.model = load_model(self.algo, self.dir / "model.zip")
-        self.normalizer = None
+        self.normalizer: VecNormalize | None = None
         vn = self.dir / "vecnormalize.pkl"
         if vn.is_file():
             self.normalizer = load_normalizer(vn)
@@ -108,16 +110,18 @@ class LearnedPolicy(Policy):
         if isinstance(observation, dict):
             obs = {k: np.asarray(v)[None] for k, v in observation.items()}
             out = self.normalizer.normalize_obs(obs)
+            assert isinstance(out, dict)
             return {k: v[0] for k, v in out.items()}
-        return self.normalizer.normalize_obs(np.asarray(observation)[None])[0]
+        return np.asarray(self.normalizer.normalize_obs(np.asarray(observation)[None]))[0]
 
-    def act(self, observation: Observation, mask: np.ndarray) -> int:
+    def act(self, observation: Observation, mask: np.ndarray) -> Action:
         obs = self._normalize(observation)
         if isinstance(self.model.action_space, spaces.Box):  # continuous: no mask applies
             action, _ = self.model.predict(obs, deterministic=True)
-            return np.asarray(action, dtype=np.float32)  # type: ignore[return-value]
+            return np.asarray(action, dtype=np.float32)
         mask = np.asarray(mask, dtype=bool)
         if getattr(self, "resized", False):  # another node count: the network, not predict()
+            assert isinstance(observation, Mapping)  # node-scoring models take Dict observations
             scores = node_logits(self.model.policy, observation)
             return int(np.argmax(np.where(mask, scores, -np.inf) if mask.any() else scores))
         if self.algo in MASKED_ALGOS:

@@ -252,7 +252,7 @@ class AutoscalePolicy(Policy):
     def deltas(self) -> Mapping[str, int]:
         return {}
 
-    def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
         env = self.env
         if self._episode != env.episode:
             self._episode = env.episode
@@ -269,7 +269,7 @@ class NoScalingPolicy(AutoscalePolicy):
 
     name = "none"
 
-    def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
         return np.zeros(len(self.env.pools), dtype=np.float32)
 
 
@@ -287,7 +287,7 @@ class RandomScalingPolicy(AutoscalePolicy):
         if seed is not None:
             self.rng = np.random.default_rng(seed)
 
-    def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:  # type: ignore[override]
+    def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
         return self.rng.uniform(-1.0, 1.0, len(self.env.pools)).astype(np.float32)
 
 

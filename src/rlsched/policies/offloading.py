@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from rlsched.core.optimal import solve
 from rlsched.policies.base import Observation, Policy
 
 
@@ -194,20 +195,18 @@ class OptimalPolicy(_EnvPolicy):
     def __init__(self, env: Any, seed: int | None = None, time_limit: float = 5.0) -> None:
         super().__init__(env, seed)
         self.time_limit = time_limit
-        self._plan: tuple[int, Any] | None = None
+        self._plan: tuple[tuple[int, int], np.ndarray] | None = None
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._plan = None
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
-        from rlsched.core.optimal import solve
-
         env = self.env
         key = (id(env._wf), env.current_workflow)
         if self._plan is None or self._plan[0] != key:
             res = solve(env.current_instance(), time_limit=self.time_limit)
-            self._plan = (key, np.asarray(res.schedule.server))
+            self._plan = (key, np.asarray(res.schedule.server))  # (key, server per task)
         s = int(self._plan[1][env.current_task])
         return s if mask[s] else _eft(env, mask)
 

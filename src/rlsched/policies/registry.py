@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from gymnasium import spaces
 
@@ -131,13 +131,13 @@ def make_clairvoyant(
     env: Any,
     base_name: str,
     seed: int | None = None,
-    horizon: int | str | None = "env",
+    horizon: int | Literal["env"] | None = "env",
     top_k: int | None = None,
 ) -> ClairvoyantPolicy:
     """The oracle over base heuristic ``base_name``; ``horizon="env"`` takes the env's
     ``oracle_horizon`` (None: to the episode's end), ``top_k`` the env's ``oracle_top_k``."""
     base_env = getattr(env, "unwrapped", env)
     base = make_policy(base_name, env, seed=seed)
-    h = getattr(base_env, "oracle_horizon", None) if horizon == "env" else horizon
+    h: int | None = getattr(base_env, "oracle_horizon", None) if horizon == "env" else horizon
     k = top_k if top_k is not None else getattr(base_env, "oracle_top_k", DEFAULT_TOP_K)
-    return ClairvoyantPolicy(base_env, base, base_name, seed, h, k)  # type: ignore[arg-type]
+    return ClairvoyantPolicy(base_env, base, base_name, seed, h, k)

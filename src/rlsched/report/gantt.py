@@ -250,7 +250,7 @@ def gantt_hook(
                 env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
                 notify(f"Gantt charts are not available for {env_id} (no schedule_log); skipped")
             return
-        base = env.unwrapped
+        base: Any = env.unwrapped  # an env with schedule_log()
         servers = [s.name for s in base.servers] if hasattr(base, "servers") else None
         path = gantt(
             base.schedule_log(),

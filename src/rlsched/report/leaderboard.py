@@ -366,7 +366,7 @@ def sweep_tables(
         if not ref:  # default: the best heuristic measured here
             ref = next((r["policy"] for r in rows if r["kind"] == "heuristic"), None)
         ref_row = next((r for r in rows if r["policy"] == ref), None) if ref else None
-        if ref_row is not None:
+        if ref_row is not None and ref:
             trials_of = {tuple(p["trial_id"] for p in prs): prs for prs in by_variant.values()}
             ref_trials = trials_of[tuple(ref_row["trials"])]
             for row in rows:
@@ -410,7 +410,7 @@ def _sweep_paired(
 ) -> dict[str, Any] | None:
     """A row's trials paired seed by seed with the reference's (the same seed meets the same
     episodes); None where the episodes do not line up or there are fewer than 2."""
-    from rlsched.stats import paired_matrix
+    from rlsched.stats import Direction, paired_matrix
 
     by_seed = {t["seed"]: t for t in ref_trials}
     a, b = [], []
@@ -423,8 +423,9 @@ def _sweep_paired(
         b.append(vb)
     if not a or len(a[0]) < 2 or direction not in ("higher", "lower"):
         return None
+    d: Direction = "higher" if direction == "higher" else "lower"
     return paired_matrix(
-        a, b, direction=direction, reference=ref, metric=metric  # type: ignore[arg-type]
+        a, b, direction=d, reference=ref, metric=metric
     ).to_json()
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from rlsched.errors import PolicyError
+from rlsched.runtime import versions
 
 BUNDLE_FORMAT = "rlsched-bundle/1"
 
@@ -338,12 +339,11 @@ class PolicyBundle:
 
     def save(self, directory: str | Path) -> None:
         """Write ``weights.npz`` and ``bundle.json`` into ``directory`` (created if needed)."""
-        from rlsched.runtime import versions
-
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         with (d / "weights.npz").open("wb") as fh:
-            np.savez(fh, **self.arrays())
+            arrays: dict[str, Any] = self.arrays()
+            np.savez(fh, **arrays)
         info = {**self.describe(), "versions": versions()}
         (d / "bundle.json").write_text(json.dumps(info, indent=2, default=_json_default))
 
@@ -389,7 +389,7 @@ class PolicyBundle:
         ``like`` (updated with ``meta``)."""
         import torch
 
-        def collect(seq: torch.nn.Module) -> Layers:
+        def collect(seq: torch.nn.Sequential) -> Layers:
             return [_linear_np(m) for m in seq if isinstance(m, torch.nn.Linear)]
 
         return like.with_weights(collect(module.pi), collect(module.vf), **meta)
@@ -437,6 +437,9 @@ def _actor_critic_class() -> type:
     class ActorCritic(nn.Module):
         """Torch twin of a :class:`PolicyBundle` (for the learner)."""
 
+        obs_mean: torch.Tensor  # buffers, registered when the bundle normalises
+        obs_inv_std: torch.Tensor
+
         def __init__(self, bundle: PolicyBundle) -> None:
             super().__init__()
             self.state_dim = bundle.state_dim
@@ -445,6 +448,7 @@ def _actor_critic_class() -> type:
             self.vf = seq(bundle.critic_layers)
             self.normalized = bundle.normalized
             if bundle.normalized:
+                assert bundle._mean is not None and bundle._inv_std is not None
                 self.register_buffer("obs_mean", torch.from_numpy(bundle._mean.copy()))
                 self.register_buffer("obs_inv_std", torch.from_numpy(bundle._inv_std.copy()))
             self.obs_clip = float(bundle._clip)

@@ -70,7 +70,7 @@ def guarded_protocol(limits: ServeLimits) -> type[asyncio.Protocol]:
     class GuardedProtocol(HttpToolsProtocol):
         _header_timer: asyncio.TimerHandle | None = None
 
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             if len(self.connections) > limits.max_connections:
                 transport.write(_503)

@@ -28,6 +28,8 @@ import numpy as np
 from rlsched.serve.bundle import PolicyBundle
 from rlsched.serve.learner import OnlineLearner
 from rlsched.serve.limits import REWARD_LIMIT, STATE_LIMIT
+from rlsched.serve.registry import ModelRegistry
+from rlsched.serve.store import ExperienceStore, IdempotencyConflict, StoreUnavailable
 
 log = logging.getLogger("rlsched.serve")
 
@@ -340,9 +342,6 @@ class SchedulerService:
         """A service over the registry at ``root`` (which must have an active version), an
         experience store at ``store`` (default ``ROOT/experiences.sqlite``) and, if asked, an
         online learner publishing into the registry."""
-        from rlsched.serve.registry import ModelRegistry
-        from rlsched.serve.store import ExperienceStore
-
         reg = ModelRegistry(root)
         st = ExperienceStore(store or Path(root) / "experiences.sqlite")
         svc = cls(registry=reg, store=st, token=token)
@@ -540,7 +539,6 @@ class SchedulerService:
             if not isinstance(d, (bool, np.bool_)):
                 raise InvalidInput(f"dones[{i}] must be true or false")
             dns.append(bool(d))
-        from rlsched.serve.store import IdempotencyConflict, StoreUnavailable
 
         try:
             res = self.store.append_batch(

@@ -52,12 +52,12 @@ class MaskedDQN(DQN):
     dueling policies. Envs without ``action_masks()`` work too (every action valid).
     """
 
-    policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {  # type: ignore[assignment]
+    policy_aliases: ClassVar[dict[str, type[BasePolicy]]] = {
         "MlpPolicy": DuelingDQNPolicy,
         "MultiInputPolicy": MultiInputDuelingDQNPolicy,
     }
-    q_net: DuelingQNetwork  # type: ignore[assignment]
-    q_net_target: DuelingQNetwork  # type: ignore[assignment]
+    q_net: DuelingQNetwork
+    q_net_target: DuelingQNetwork
 
     def __init__(
         self,
@@ -72,7 +72,7 @@ class MaskedDQN(DQN):
         self.epsilon_points = tuple(float(p) for p in epsilon_points)
         self.epsilon_values = tuple(float(v) for v in epsilon_values)
         EpsilonSchedule(self.epsilon_points, self.epsilon_values)  # fail early on a bad schedule
-        super().__init__(policy, env, *args, _init_setup_model=False, **kwargs)
+        super().__init__(policy, env, *args, **{**kwargs, "_init_setup_model": False})
         if _init_setup_model:
             self._setup_model()
             self.exploration_rate = self.exploration_schedule(1.0)
@@ -97,7 +97,8 @@ class MaskedDQN(DQN):
         assert self.env is not None
         if self._env_masks is None:
             self._env_masks = is_masking_supported(self.env)
-        n = int(self.action_space.n)  # type: ignore[attr-defined]
+        assert isinstance(self.action_space, spaces.Discrete)
+        n = int(self.action_space.n)
         if not self._env_masks:
             return np.ones((self.env.num_envs, n), dtype=bool)
         return _as_masks(get_action_masks(self.env), self.env.num_envs, n)
@@ -143,7 +144,8 @@ class MaskedDQN(DQN):
         self._update_learning_rate(self.policy.optimizer)
         losses = []
         for _ in range(gradient_steps):
-            data = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)  # type: ignore[union-attr]
+            assert self.replay_buffer is not None  # set up by _setup_model
+            data = self.replay_buffer.sample(batch_size, env=self._vec_normalize_env)
             discounts = data.discounts if data.discounts is not None else self.gamma
             next_masks = getattr(data, "next_action_masks", None)
             with th.no_grad():
@@ -173,7 +175,7 @@ class MaskedDQN(DQN):
         with th.no_grad():
             return self.q_net(obs_t).cpu().numpy()
 
-    def predict(  # type: ignore[override]
+    def predict(
         self,
         observation: np.ndarray | dict[str, np.ndarray],
         state: tuple[np.ndarray, ...] | None = None,
@@ -188,7 +190,7 @@ class MaskedDQN(DQN):
         masks = _as_masks(action_masks, q.shape[0], q.shape[1])
         actions = masked_argmax(q, masks)
         if not deterministic and self.exploration_rate > 0:
-            explore = np.random.random(q.shape[0]) < self.exploration_rate
+            explore = np.less(np.random.random(q.shape[0]), self.exploration_rate)
             if explore.any():
                 actions[explore] = random_valid_actions(masks[explore])
         if not vectorized:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import torch as th
@@ -89,11 +89,16 @@ class MaskedReplayBuffer(NextMaskStore, ReplayBuffer):
         dones = self.dones[batch_inds, env_inds] * (1 - self.timeouts[batch_inds, env_inds])
         return MaskedReplayBufferSamples(
             observations=self.to_torch(
-                self._normalize_obs(self.observations[batch_inds, env_inds, :], env)
+                cast(
+                    np.ndarray, self._normalize_obs(self.observations[batch_inds, env_inds, :], env)
+                )
             ),
             actions=self.to_torch(self.actions[batch_inds, env_inds, :]),
             next_observations=self.to_torch(
-                self._normalize_obs(self.next_observations[batch_inds, env_inds, :], env)
+                cast(
+                    np.ndarray,
+                    self._normalize_obs(self.next_observations[batch_inds, env_inds, :], env),
+                )
             ),
             dones=self.to_torch(dones.reshape(-1, 1)),
             rewards=self.to_torch(
@@ -129,7 +134,7 @@ class MaskedDictReplayBuffer(NextMaskStore, DictReplayBuffer):
         )
         self._init_masks(action_space)
 
-    def add(self, *args: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def add(self, *args: Any, **kwargs: Any) -> None:
         self._store_masks()
         super().add(*args, **kwargs)
 

@@ -119,11 +119,11 @@ class DuelingQNetwork(QNetwork):
                 )
             self.n_nodes, self.hidden = int(n_nodes), int(hidden)
             value_sizes = [3 * self.hidden, *arch]  # pooled (mean, max) and global embeddings
-            self.trunk = nn.Identity()
-            self.value_stream = nn.Sequential(
+            self.trunk: nn.Module = nn.Identity()
+            self.value_stream: nn.Module = nn.Sequential(
                 _mlp(value_sizes, activation_fn), nn.Linear(value_sizes[-1], 1)
             )
-            self.advantage_stream = nn.Sequential(  # one score per node, shared weights
+            self.advantage_stream: nn.Module = nn.Sequential(  # one score per node, shared weights
                 nn.Linear(self.hidden, self.hidden), activation_fn(), nn.Linear(self.hidden, 1)
             )
         else:

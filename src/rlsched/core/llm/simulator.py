@@ -975,7 +975,8 @@ class LLMSimulator:
         else:
             t1, v1 = self.now, self._cumulative()
         w = (t - t0) / (t1 - t0) if t1 > t0 else 0.0
-        return tuple(a + w * (b - a) for a, b in zip(v0, v1, strict=True))  # type: ignore[return-value]
+        (a0, a1, a2), (b0, b1, b2) = v0, v1
+        return (a0 + w * (b0 - a0), a1 + w * (b1 - a1), a2 + w * (b2 - a2))
 
     # ================================================================== latencies and SLO
     def _latencies(self, idx: list[int]) -> dict[str, np.ndarray]:
