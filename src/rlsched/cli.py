@@ -502,7 +502,9 @@ def serve(
     with a model registry, durable experiences and an optional online learner."""
     import logging
 
-    from rlsched.errors import ConfigError
+    from rlsched.optional import require_extra
+
+    require_extra("serve", what="`rlsched serve`")  # before the servers' own imports
     from rlsched.serve.connections import ServeLimits
     from rlsched.serve.server import (
         ServeConfig,
@@ -522,14 +524,11 @@ def serve(
     warning = check_exposure(host, token, insecure)
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    try:
-        limits = ServeLimits(
-            max_connections=max_connections, header_timeout=header_timeout,
-            body_timeout=body_timeout, keep_alive=keep_alive, drain_grace=drain_grace,
-            grpc_max_concurrent_rpcs=grpc_max_rpcs,
-        )  # fmt: skip
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
+    limits = ServeLimits(
+        max_connections=max_connections, header_timeout=header_timeout,
+        body_timeout=body_timeout, keep_alive=keep_alive, drain_grace=drain_grace,
+        grpc_max_concurrent_rpcs=grpc_max_rpcs,
+    )  # fmt: skip
     if keep_versions < 1 or not store_retention >= 0:
         raise ConfigError("--keep-versions must be >= 1 and --store-retention >= 0")
     cfg = ServeConfig(
@@ -705,7 +704,7 @@ def main() -> None:
     """Entry point: library errors become one line on stderr and exit status 2."""
     try:
         app()
-    except (RlschedError, ValueError, FileNotFoundError) as e:
+    except (RlschedError, FileNotFoundError) as e:
         # one unwrapped line (rich would wrap a long path), no traceback
         sys.stderr.write(f"error: {' '.join(str(e).split())}\n")
         sys.exit(2)

@@ -36,8 +36,8 @@ class DatasetError(RlschedError):
         super().__init__(f"{where}: {message}")
 
 
-class ConfigError(RlschedError):
-    """A configuration file or argument is invalid."""
+class ConfigError(RlschedError, ValueError):
+    """A configuration file or argument is invalid (a ValueError too: an invalid value)."""
 
 
 class PolicyError(RlschedError):

@@ -15,6 +15,7 @@ import numpy as np
 
 from rlsched.envs.base import Direction, episode_value, main_metric_of
 from rlsched.envs.make import make_env
+from rlsched.errors import ConfigError
 from rlsched.policies.base import Policy
 from rlsched.policies.registry import expand_policies, make_policy
 from rlsched.stats import MIN_EPISODES, iqm, paired, paired_seeds
@@ -126,7 +127,7 @@ def compare(
     With one episode there is no interval: no ``"paired"`` (the CLI refuses it).
     ``on_episode_end`` is passed to :func:`evaluate` (see :func:`gantt_hook`)."""
     if episodes < 1:
-        raise ValueError(f"--episodes {episodes}: at least 1 episode is needed")
+        raise ConfigError(f"--episodes {episodes}: at least 1 episode is needed")
     env = make_env(env_id, dataset, **(env_kwargs or {}))
     metric, direction = main_metric_of(env)
     names = expand_policies(policies if isinstance(policies, str) else ",".join(policies), env)
@@ -165,7 +166,7 @@ def compare(
     if ref is not None and episodes >= MIN_EPISODES:  # one episode gives no interval
         ref_row = next((r for r in results if r["policy"] == ref), None)
         if ref_row is None:
-            raise ValueError(
+            raise ConfigError(
                 f"--reference {ref!r} is not among the compared policies "
                 f"({', '.join(r['policy'] for r in results)})"
             )
@@ -238,7 +239,7 @@ def _seed_group(spec: str, run: Callable[[str, str | None], dict[str, Any]]) -> 
 
     paths = sorted(glob.glob(spec.split(":", 1)[1]))
     if not paths:
-        raise ValueError(f"{spec}: no model folder matches")
+        raise ConfigError(f"{spec}: no model folder matches")
     if len(paths) == 1:  # one seed: a plain paired row (a stratified bootstrap needs seeds)
         return run(f"learned:{paths[0]}", None)
     seeds = [run(f"learned:{p}", f"learned:{p}") for p in paths]

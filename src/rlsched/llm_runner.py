@@ -22,7 +22,7 @@ from typing import Any
 
 from rlsched.core.llm.scaling import StartState
 from rlsched.envs.llm_autoscaling import LLMAutoscalingEnv
-from rlsched.errors import PolicyError
+from rlsched.errors import ConfigError, PolicyError, RlschedError
 from rlsched.policies.llm import POLICY_FACTORIES
 from rlsched.policies.registry import make_policy
 from rlsched.report.llm_figures import autoscaling_figure
@@ -156,15 +156,20 @@ def simulate(
     progress bar (on ``console``); ``compat="splitwise-sim"`` reproduces splitwise-sim's
     performance-model readings and TBT (:mod:`rlsched.core.llm.simulator`)."""
     ss = start_state_for(start_state, prompt, token)
-    env = LLMAutoscalingEnv(
-        dataset=trace,
-        rate_scale=rate_scale,
-        episode_duration=duration,
-        episode_start=0.0,
-        decision_interval=decision_interval,
-        start_state=ss,
-        **{"compat": compat, **dict(env_kwargs or {})},
-    )
+    try:
+        env = LLMAutoscalingEnv(
+            dataset=trace,
+            rate_scale=rate_scale,
+            episode_duration=duration,
+            episode_start=0.0,
+            decision_interval=decision_interval,
+            start_state=ss,
+            **{"compat": compat, **dict(env_kwargs or {})},
+        )
+    except ValueError as e:  # the env's argument checks (ConfigError and DatasetError pass)
+        if isinstance(e, RlschedError):
+            raise
+        raise ConfigError(" ".join(str(e).split())) from None
     t0 = time.perf_counter()
     pol = make_runner_policy(policy, env, seed)
     obs, info = env.reset(seed=seed)

@@ -25,6 +25,25 @@ EXTRAS = {
 }
 
 
+#: extra -> the modules it installs that rlsched imports (checked by :func:`require_extra`)
+EXTRA_MODULES = {
+    "serve": (
+        "fastapi",
+        "uvicorn",
+        "httptools",
+        "anyio",
+        "grpc",
+        "grpc_health",
+        "google.protobuf",
+        "prometheus_client",
+    ),
+    "solver": ("ortools",),
+    "workflows": ("wfcommons",),
+    "ray": ("ray.tune",),
+    "tensorboard": ("tensorboard",),
+}
+
+
 def install_hint(extra: str) -> str:
     """The install command of ``extra``: ``pip install 'rlsched[extra]'``."""
     return f"pip install 'rlsched[{extra}]'"
@@ -52,3 +71,9 @@ def available(module: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+def require_extra(extra: str, what: str | None = None) -> None:
+    """:func:`require` every module of ``extra`` (:data:`EXTRA_MODULES`)."""
+    for module in EXTRA_MODULES[extra]:
+        require(module, extra, what)

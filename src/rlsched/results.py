@@ -29,6 +29,7 @@ from rich.console import Console
 
 from rlsched.data.registry import parse_name
 from rlsched.envs.make import make_env
+from rlsched.errors import ConfigError
 from rlsched.evaluate import compare
 from rlsched.policies.registry import applicable_heuristics
 from rlsched.report.leaderboard import main_mean, markdown_table, metric_label
@@ -51,7 +52,7 @@ def env_key(name: str) -> str:
         short = env_id.split("/", 1)[1]
         if name in (env_id, short, short.rsplit("-", 1)[0]):
             return env_id
-    raise ValueError(f"unknown env {name!r}; one of {', '.join(SPLITS)}")
+    raise ConfigError(f"unknown env {name!r}; one of {', '.join(SPLITS)}")
 
 
 def parse_learned(items: Sequence[str]) -> dict[str, list[str]]:
@@ -61,14 +62,14 @@ def parse_learned(items: Sequence[str]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for item in items:
         if "=" not in item:
-            raise ValueError(f"--learned {item!r} is not ENV=PATH")
+            raise ConfigError(f"--learned {item!r} is not ENV=PATH")
         env, path = item.split("=", 1)
         spec = path if path.startswith("learned:") else f"learned:{path}"
         name, _, preset = env.strip().partition(":")
         key = env_key(name)
         if preset:
             if preset not in presets(key):
-                raise ValueError(
+                raise ConfigError(
                     f"--learned {item!r}: {key} has no preset {preset!r}; "
                     f"one of {', '.join(presets(key))}"
                 )
@@ -180,7 +181,7 @@ def run_results(
     """Every heuristic, ``clairvoyant`` and the ``learned`` policies on each env's test set
     (module doc); ``presets``: see :func:`row_presets`."""
     if budget not in BUDGETS:
-        raise ValueError(f"--budget {budget!r} is not one of {', '.join(BUDGETS)}")
+        raise ConfigError(f"--budget {budget!r} is not one of {', '.join(BUDGETS)}")
     console = console or Console()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

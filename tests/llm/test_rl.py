@@ -14,10 +14,10 @@ from rlsched.envs.llm_rl import (
     FEATURES,
     GLOBAL_FEATURES,
     POOL_FEATURES,
-    RewardWeights,
     RLActionExecutor,
     RLRewardCalculator,
     RLStateCollector,
+    ScalingRewardWeights,
     feature_bounds,
     feature_names,
     round_half_away,
@@ -208,7 +208,7 @@ def test_reward_components_and_weights():
     # weights
     w = RLRewardCalculator({"slo": 1.0, "cost": 0.0, "switch": 0.0, "magnitude": 0.0}, 0.01)
     assert w.compute(_stats(0.7, 5.0), [5, -5]) == pytest.approx(0.7)
-    assert RewardWeights.coerce(None) == RewardWeights(2.0, 0.5, 0.1, 0.05)
+    assert ScalingRewardWeights.coerce(None) == ScalingRewardWeights(2.0, 0.5, 0.1, 0.05)
     with pytest.raises(ConfigError, match="unknown reward weight"):
         RLRewardCalculator({"latency": 1.0})
 

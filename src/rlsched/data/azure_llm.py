@@ -22,13 +22,19 @@ order: ``poisson=1`` re-draws arrivals as a Poisson process of the trace's mean 
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 
 from rlsched.core.llm.trace import AZURE_COLUMNS, SPLITWISE_COLUMNS, LLMRequests, transform
-from rlsched.data._util import abs_path, existing_file, float_param, int_param, shipped
+from rlsched.data._util import (
+    abs_path,
+    existing_file,
+    float_param,
+    int_param,
+    read_rows,
+    shipped,
+)
 from rlsched.data.dataset import Dataset
 from rlsched.data.registry import load_dataset, register
 from rlsched.errors import DatasetError
@@ -54,18 +60,7 @@ LLM_REQUEST_TYPE = 2
 
 
 def _read_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        rows: list[list[str]] = []
-        lines: list[int] = []
-        try:
-            for row in reader:
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue
-                rows.append(row)
-                lines.append(reader.line_num)
-        except csv.Error as e:
-            raise DatasetError(f"malformed CSV: {e}", source=path, line=reader.line_num) from None
+    rows, lines = read_rows(path)
     if not rows:
         raise DatasetError("empty file, expected a CSV header", source=path, line=1)
     header = [c.strip() for c in rows[0]]

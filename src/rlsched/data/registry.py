@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from rlsched.data.dataset import Dataset
-from rlsched.errors import DatasetError
+from rlsched.errors import ConfigError, DatasetError
 from rlsched.suggest import did_you_mean
 
 Loader = Callable[[str, dict[str, str]], Dataset]
@@ -68,7 +68,7 @@ def register(
 ) -> Callable[[Loader], Loader] | Loader:
     """Register ``loader`` for ``scheme``; without ``loader``, use as a decorator."""
     if not _SCHEME_RE.match(scheme):
-        raise ValueError(f"invalid scheme {scheme!r}")
+        raise ConfigError(f"invalid scheme {scheme!r}")
 
     def add(fn: Loader) -> Loader:
         _REGISTRY[scheme] = Scheme(

@@ -450,7 +450,7 @@ class RLStateCollector:
 
 # ============================================================================ reward
 @dataclass(frozen=True)
-class RewardWeights:
+class ScalingRewardWeights:
     """Weights of :class:`RLRewardCalculator` (defaults as in the issue: SLO 2.0, cost 0.5)."""
 
     slo: float = 2.0
@@ -461,16 +461,16 @@ class RewardWeights:
     """Per pool, times ``|delta| / action_scale_step`` (in [0, 1])."""
 
     @staticmethod
-    def coerce(value: RewardWeights | Mapping[str, float] | None) -> RewardWeights:
+    def coerce(value: ScalingRewardWeights | Mapping[str, float] | None) -> ScalingRewardWeights:
         if value is None:
-            return RewardWeights()
-        if isinstance(value, RewardWeights):
+            return ScalingRewardWeights()
+        if isinstance(value, ScalingRewardWeights):
             return value
-        known = set(RewardWeights.__dataclass_fields__)
+        known = set(ScalingRewardWeights.__dataclass_fields__)
         unknown = set(value) - known
         if unknown:
             raise ConfigError(f"unknown reward weight(s) {sorted(unknown)}; known: {sorted(known)}")
-        return RewardWeights(**{k: float(v) for k, v in value.items()})
+        return ScalingRewardWeights(**{k: float(v) for k, v in value.items()})
 
 
 class RLRewardCalculator:
@@ -498,7 +498,8 @@ class RLRewardCalculator:
       action_scale_step``, in ``[0, len(pools)]``: every scaling action costs a little, big
       ones more, so doing nothing is preferred when it is as good.
 
-    Default weights (:class:`RewardWeights`): SLO 2.0, cost 0.5, switch 0.1, magnitude 0.05. So
+    Default weights (:class:`ScalingRewardWeights`): SLO 2.0, cost 0.5, switch 0.1, magnitude
+    0.05. So
     keeping every request within its SLO at the reference cluster's cost earns 1.5 per
     interval; doubling the cluster is worth it when it lifts attainment by more than 0.25.
     :attr:`components` holds the last call's terms.
@@ -506,14 +507,14 @@ class RLRewardCalculator:
 
     def __init__(
         self,
-        weights: RewardWeights | Mapping[str, float] | None = None,
+        weights: ScalingRewardWeights | Mapping[str, float] | None = None,
         cost_reference: float = 1.0,
         action_scale_step: int = 5,
         pools: int = 2,
     ) -> None:
         if not cost_reference > 0:
             raise ConfigError("cost_reference must be > 0 (US$ per second)")
-        self.weights = RewardWeights.coerce(weights)
+        self.weights = ScalingRewardWeights.coerce(weights)
         self.cost_reference = float(cost_reference)
         self.action_scale_step = int(action_scale_step)
         self.n_pools = int(pools)

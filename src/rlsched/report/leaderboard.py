@@ -10,6 +10,9 @@ from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
+from scipy.stats import t as student_t
+
+from rlsched.stats import Direction, Paired, headline, paired_matrix
 
 #: How each metric is labelled, and whether lower is better.
 METRIC_LABELS: dict[str, tuple[str, bool]] = {
@@ -106,8 +109,6 @@ def verdict_lines(
 ) -> list[str]:
     """One generated sentence per learned policy and oracle: its verdict against the
     reference (every other row's verdict is in the table)."""
-    from rlsched.stats import Paired, headline
-
     out = []
     for r in ranked(report):
         p = r.get("paired")
@@ -227,45 +228,12 @@ def metric_direction(env_id: str, metric: str) -> str | None:
 
 
 def t_quantile(p: float, df: int) -> float:
-    """Quantile of Student's t distribution with integer ``df`` >= 1 (exact closed-form CDF,
-    inverted by bisection; no scipy needed)."""
+    """Quantile of Student's t distribution with ``df`` >= 1 degrees of freedom (scipy)."""
     if df < 1:
         raise ValueError("df must be >= 1")
-
-    def cdf(t: float) -> float:
-        theta = math.atan(t / math.sqrt(df))
-        c2 = math.cos(theta) ** 2
-        s = math.sin(theta)
-        if df % 2:  # odd: P(|T| < t) = (2/pi)(theta + sin cos (1 + 2/3 c2 + 2*4/(3*5) c2^2 ...))
-            term, acc = 1.0, 1.0 if df > 1 else 0.0
-            for k in range(1, (df - 1) // 2):
-                term *= c2 * (2 * k) / (2 * k + 1)
-                acc += term
-            a = 2 / math.pi * (theta + (s * math.cos(theta) * acc if df > 1 else 0.0))
-        else:  # even: P(|T| < t) = sin (1 + 1/2 c2 + 1*3/(2*4) c2^2 ...)
-            term, acc = 1.0, 1.0
-            for k in range(1, df // 2):
-                term *= c2 * (2 * k - 1) / (2 * k)
-                acc += term
-            a = s * acc
-        return 0.5 + 0.5 * a
-
     if not 0 < p < 1:
         raise ValueError("p must be in (0, 1)")
-    if p < 0.5:
-        return -t_quantile(1 - p, df)
-    lo, hi = 0.0, 1.0
-    while cdf(hi) < p:
-        hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if cdf(mid) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return (lo + hi) / 2
+    return float(student_t.ppf(p, df))
 
 
 def mean_ci95(values: Sequence[float]) -> dict[str, float]:
@@ -410,8 +378,6 @@ def _sweep_paired(
 ) -> dict[str, Any] | None:
     """A row's trials paired seed by seed with the reference's (the same seed meets the same
     episodes); None where the episodes do not line up or there are fewer than 2."""
-    from rlsched.stats import Direction, paired_matrix
-
     by_seed = {t["seed"]: t for t in ref_trials}
     a, b = [], []
     for t in trials:

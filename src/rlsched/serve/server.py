@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from rlsched.errors import ConfigError
-from rlsched.optional import require
+from rlsched.optional import require_extra
 from rlsched.serve.bundle import PolicyBundle
 from rlsched.serve.connections import ServeLimits, guarded_protocol, raise_fd_limit
 from rlsched.serve.learner import kube_gate
@@ -375,24 +375,10 @@ def uvicorn_config(app: Any, limits: ServeLimits, log_level: str = "warning") ->
     )
 
 
-#: The modules of the ``serve`` extra that the servers import.
-SERVE_STACK = (
-    "fastapi",
-    "uvicorn",
-    "httptools",
-    "anyio",
-    "grpc",
-    "grpc_health",
-    "google.protobuf",
-    "prometheus_client",
-)
-
-
 def require_serve_stack() -> None:
     """:class:`~rlsched.errors.MissingDependencyError` naming ``pip install 'rlsched[serve]'``
-    when a module of :data:`SERVE_STACK` is missing."""
-    for module in SERVE_STACK:
-        require(module, extra="serve", what="`rlsched serve`")
+    when a module of the ``serve`` extra is missing."""
+    require_extra("serve", what="`rlsched serve`")
 
 
 def run(

@@ -89,7 +89,7 @@ def sample_dim(value: dict[str, Any], rng: np.random.Generator) -> Any:
         return float(math.exp(rng.uniform(math.log(arg[0]), math.log(arg[1]))))
     if kind == "randint":
         return int(rng.integers(arg[0], arg[1]))
-    raise ValueError(f"not a random dimension: {value}")
+    raise ConfigError(f"not a random dimension: {value}")
 
 
 def _rng(*parts: Any) -> np.random.Generator:
