@@ -15,13 +15,11 @@ import numpy as np
 
 from rlsched.core.llm.cluster import (
     Instance,
-    InstanceConfig,
-    InstanceState,
     ModelSpec,
     Server,
 )
 from rlsched.core.llm.perf_model import PerfModel
-from rlsched.core.llm.scaling import ScalingManager, StartState
+from rlsched.core.llm.scaling import ClusterControl, ScalingManager, StartState
 from rlsched.core.llm.slo import SLOConfig
 from rlsched.core.llm.trace import LLMRequests
 
@@ -37,10 +35,11 @@ IterationHook = Callable[[Instance, int, int, int, int, float], None]
 called whenever an instance starts a run of iterations (for tests and tracing)."""
 
 
-class SimulatorState:
+class SimulatorState(ClusterControl):
     """The attributes :class:`~rlsched.core.llm.simulator.LLMSimulator` sets in
     ``__init__`` and (for type checkers only) its methods: the parts call each other
-    through ``self``."""
+    through ``self``. The simulator implements :class:`~rlsched.core.llm.scaling.ClusterControl`
+    (its four cluster changes are declared there)."""
 
     compat: str | None
     _tbt_div: int
@@ -167,23 +166,7 @@ class SimulatorState:
 
         def _note_capacity(self, tag: str, cap: int) -> None: ...
 
-        def create_instance(
-            self,
-            tag: str,
-            config: InstanceConfig,
-            parallelism: int,
-            server_sku: str,
-            *,
-            active: bool,
-        ) -> Instance: ...
-
-        def set_state(self, inst: Instance, state: InstanceState) -> None: ...
-
-        def schedule_activation(self, inst: Instance, t: float) -> None: ...
-
         def _activate(self, inst: Instance) -> None: ...
-
-        def schedule_drain_check(self, t: float) -> None: ...
 
         def _quiescent(self) -> bool: ...
 
