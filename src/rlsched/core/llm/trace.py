@@ -25,6 +25,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from rlsched.core.columns import coerce_columns
+
 #: Column names of Splitwise's trace format, in order (the format :meth:`write_csv` writes).
 SPLITWISE_COLUMNS = (
     "request_id",
@@ -62,14 +64,7 @@ class LLMRequests:
             "output_tokens": np.int64,
             "request_id": np.int64,
         }
-        n = None
-        for name, dtype in cols.items():
-            arr = np.ascontiguousarray(np.asarray(getattr(self, name)).reshape(-1), dtype=dtype)
-            object.__setattr__(self, name, arr)
-            if n is None:
-                n = len(arr)
-            elif len(arr) != n:
-                raise ValueError(f"column {name!r} has {len(arr)} entries, arrival has {n}")
+        n = coerce_columns(self, cols)
         if n and np.any(np.diff(self.arrival) < 0):
             order = np.argsort(self.arrival, kind="stable")
             for name in cols:
