@@ -38,15 +38,21 @@ browser:
 	  || { tail -n 5 $$log; echo "chromium: apt-get failed: the HTML page test will skip"; }; \
 	rm -f $$log
 
+# the layer contract (lint-imports, [tool.importlinter] in pyproject.toml) and mypy
+# ([tool.mypy]; incremental with .mypy_cache) run beside ruff, before the tests
 test: $(STAMP) browser
 	$(VENV)/bin/ruff check --output-format concise src tests benchmarks
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 	$(PY) -m pytest -q
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check --output-format concise src tests benchmarks
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) runs .pytest_cache .ruff_cache .mypy_cache .import_linter_cache .grimp_cache

@@ -1,6 +1,6 @@
 """CP-SAT solve time and proven optimality by workflow size, on one core.
 
-Random layered DAGs (:func:`rlsched.policies.optimal.random_instance`: 3 edge servers + a
+Random layered DAGs (:func:`rlsched.core.optimal.random_instance`: 3 edge servers + a
 cloud, image pulls, binding edge capacities) of 5, 10, 15, 20 and 25 tasks, several seeds each.
 Per instance: CP-SAT wall time, status, makespan, best bound, the HEFT-like warm start's
 makespan and :func:`lower_bound`.
@@ -15,7 +15,7 @@ import argparse
 import statistics
 
 from common import machine, pin_one_core, write_json
-from rlsched.policies.optimal import lower_bound, random_instance, solve
+from rlsched.core.optimal import lower_bound, random_instance, solve
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Speed of the LLM serving simulator (rlsched.llm) on the Azure LLM traces, on one core.
+"""Speed of the LLM serving simulator (rlsched.core.llm) on the Azure LLM traces, on one core.
 
 Goals (LLM autoscaling issue): the full shipped conv trace (19,366 requests, one hour) at 1x rate
 in a few seconds at most; and at least 20,000 simulated requests per CPU-second on the conv and
@@ -19,9 +19,9 @@ import argparse
 import time
 
 from common import machine, pin_one_core, write_json
-from rlsched.llm.scaling import StartState
-from rlsched.llm.simulator import LLMSimulator
-from rlsched.llm.trace import load_requests
+from rlsched.core.llm.scaling import StartState
+from rlsched.core.llm.simulator import LLMSimulator
+from rlsched.data.azure_llm import load_requests
 
 #: (label, trace, rate_scale, duration s or None, (prompt, token) instances or None)
 SCENARIOS = [

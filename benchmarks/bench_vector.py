@@ -138,7 +138,7 @@ def training(steps: int) -> list[dict[str, Any]]:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from rlsched.train import networks
+    from rlsched.agents import networks
 
     cfg = TrainConfig()
 

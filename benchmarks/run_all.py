@@ -142,7 +142,7 @@ def cpsat_section(cp: dict) -> list[str]:
         "## CP-SAT solve time by DAG size (`optimal` policy's exact solver)",
         "",
         f"`benchmarks/bench_cpsat.py`: random layered DAGs "
-        f"(`rlsched.policies.optimal.random_instance`: 3 edge servers + a cloud, image pulls, "
+        f"(`rlsched.core.optimal.random_instance`: 3 edge servers + a cloud, image pulls, "
         f"binding edge capacities), {seeds} seeds per size, {cp['workers']} CP-SAT worker(s) "
         f"(pinned to one core), time limit {cp['time_limit']:g} s per instance. Wall time "
         f"includes building the model. Machine speed at the time: {m['python_loop_1e6_ms']} ms "
@@ -234,7 +234,7 @@ def llm_section(ll: dict) -> list[str]:
     m = ll["machine"]
     out = [
         "",
-        "## LLM serving simulator speed (rlsched.llm, Azure LLM traces, one core)",
+        "## LLM serving simulator speed (rlsched.core.llm, Azure LLM traces, one core)",
         "",
         f"`benchmarks/bench_llm_sim.py`: `LLMSimulator` with the {ll['start_state']} start "
         f"state, built and run to completion (every request completed or dropped); trace "

@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
-from rlsched.evaluate import evaluate, gantt_hook, make_env, safe_filename
+from rlsched.evaluate import evaluate, make_env, safe_filename
 from rlsched.policies import make_policy
+from rlsched.report.gantt import gantt_hook
 
 
 def test_safe_filename() -> None:

@@ -15,7 +15,7 @@ import numpy as np
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.zoo import ZOO_DIR
-from rlsched.zoo.export import export_model, write_card
+from rlsched.agents.export import export_model, write_card
 
 ENV = "rlsched/ServerlessPlacement-v0"
 NAME = "serverless-edge-maskable-ppo"

@@ -241,7 +241,7 @@ def compare(
     verdicts against the reference."""
     _check_episodes(episodes)
     from rlsched.evaluate import compare as run_compare
-    from rlsched.evaluate import gantt_hook
+    from rlsched.report.gantt import gantt_hook
 
     env, kwargs = checked_env(env, dataset, env_arg)
     written: list[Path] = []
@@ -288,9 +288,9 @@ def evaluate(
     """Evaluate one policy (a trained model by default) and print its metrics; with
     ``--reference`` also that policy, and the paired verdict against it."""
     _check_episodes(episodes)
+    from rlsched.agents.models import read_meta
     from rlsched.evaluate import compare as run_compare
     from rlsched.policies.heuristics import HEURISTICS
-    from rlsched.policies.learned import read_meta
 
     spec = model if model in HEURISTICS or model.startswith("learned:") else f"learned:{model}"
     kwargs = parse_env_args(env_arg)
@@ -348,7 +348,7 @@ def simulate(
 ) -> None:
     """Replay an LLM trace through the serving simulator with one autoscaling policy."""
     from rlsched.envs.args import check_env_kwargs
-    from rlsched.llm.runner import simulate as run_simulate
+    from rlsched.llm_runner import simulate as run_simulate
 
     env_kwargs = check_env_kwargs("rlsched/LLMAutoscaling-v0", parse_env_args(env_arg))
     if compat not in (None, "splitwise-sim"):
@@ -502,7 +502,9 @@ def serve(
     with a model registry, durable experiences and an optional online learner."""
     import logging
 
-    from rlsched.errors import ConfigError
+    from rlsched.optional import require_extra
+
+    require_extra("serve", what="`rlsched serve`")  # before the servers' own imports
     from rlsched.serve.connections import ServeLimits
     from rlsched.serve.server import (
         ServeConfig,
@@ -522,14 +524,11 @@ def serve(
     warning = check_exposure(host, token, insecure)
     if warning:
         print(warning, file=sys.stderr, flush=True)
-    try:
-        limits = ServeLimits(
-            max_connections=max_connections, header_timeout=header_timeout,
-            body_timeout=body_timeout, keep_alive=keep_alive, drain_grace=drain_grace,
-            grpc_max_concurrent_rpcs=grpc_max_rpcs,
-        )  # fmt: skip
-    except ValueError as e:
-        raise ConfigError(str(e)) from None
+    limits = ServeLimits(
+        max_connections=max_connections, header_timeout=header_timeout,
+        body_timeout=body_timeout, keep_alive=keep_alive, drain_grace=drain_grace,
+        grpc_max_concurrent_rpcs=grpc_max_rpcs,
+    )  # fmt: skip
     if keep_versions < 1 or not store_retention >= 0:
         raise ConfigError("--keep-versions must be >= 1 and --store-retention >= 0")
     cfg = ServeConfig(
@@ -641,9 +640,9 @@ def zoo_transfer(
 ) -> None:
     """A zoo placement policy on cluster sizes it was not trained on, paired with the best
     heuristic at each size on its held-out test data; prints the Markdown table."""
+    from rlsched.agents.export import write_card
+    from rlsched.transfer import markdown, transfer
     from rlsched.zoo import card
-    from rlsched.zoo.export import write_card
-    from rlsched.zoo.transfer import markdown, transfer
 
     try:
         ns = [int(s) for s in sizes.split(",") if s.strip()]
@@ -720,7 +719,8 @@ def leaderboard_cmd(
 ) -> None:
     """One table per env: mean and 95% CI per metric over seeds, and a score against a
     reference policy; writes CSV, Markdown, JSON and a self-contained HTML page."""
-    from rlsched.report.leaderboard import sweep_rich_table, write_sweep_leaderboard
+    from rlsched.report.leaderboard import sweep_rich_table
+    from rlsched.sweep.leaderboard import write_sweep_leaderboard
 
     tables, paths = write_sweep_leaderboard(results_dir, out, reference, all_trials)
     for t in tables:
@@ -733,7 +733,7 @@ def main() -> None:
     """Entry point: library errors become one line on stderr and exit status 2."""
     try:
         app()
-    except (RlschedError, ValueError, FileNotFoundError) as e:
+    except (RlschedError, FileNotFoundError) as e:
         # one unwrapped line (rich would wrap a long path), no traceback
         sys.stderr.write(f"error: {' '.join(str(e).split())}\n")
         sys.exit(2)

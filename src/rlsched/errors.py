@@ -36,9 +36,14 @@ class DatasetError(RlschedError):
         super().__init__(f"{where}: {message}")
 
 
-class ConfigError(RlschedError):
-    """A configuration file or argument is invalid."""
+class ConfigError(RlschedError, ValueError):
+    """A configuration file or argument is invalid (a ValueError too: an invalid value)."""
 
 
 class PolicyError(RlschedError):
     """A policy name is unknown, or a policy does not fit the env it is asked to act in."""
+
+
+class MissingDependencyError(RlschedError):
+    """An optional dependency a command needs is not installed (the message names the
+    ``pip install`` command: see :func:`rlsched.optional.require`)."""

@@ -13,7 +13,9 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from rlsched.envs.base import episode_value, main_metric_of
+from rlsched.envs.base import Direction, episode_value, main_metric_of
+from rlsched.envs.make import make_env
+from rlsched.errors import ConfigError
 from rlsched.policies.base import Policy
 from rlsched.policies.registry import expand_policies, make_policy
 from rlsched.stats import MIN_EPISODES, iqm, paired, paired_seeds
@@ -66,14 +68,6 @@ class PolicyResult:
         }
 
 
-def make_env(env_id: str, dataset: str | None = None, **kwargs: Any) -> gym.Env:
-    import rlsched  # noqa: F401  (registers the envs)
-
-    if dataset is not None:
-        kwargs["dataset"] = dataset
-    return gym.make(env_id, disable_env_checker=True, **kwargs)
-
-
 #: ``on_episode_end(policy_name, episode_index, env)``: called after each finished episode,
 #: before the next reset (the env still holds that episode's schedule).
 EpisodeHook = Callable[[str, int, gym.Env], None]
@@ -90,7 +84,7 @@ def evaluate(
     """Run ``episodes`` episodes with seeds ``seed, seed + 1, ...``; the same seeds for every
     policy, so each policy meets exactly the same workloads. ``on_episode_end`` (if given) is
     called as ``on_episode_end(policy_name or policy.name, k, env)`` after episode ``k``."""
-    base = env.unwrapped
+    base: Any = env.unwrapped  # an rlsched env: action_masks() and metrics()
     out: list[EpisodeResult] = []
     for k in range(episodes):
         obs, info = env.reset(seed=seed + k)
@@ -133,7 +127,7 @@ def compare(
     With one episode there is no interval: no ``"paired"`` (the CLI refuses it).
     ``on_episode_end`` is passed to :func:`evaluate` (see :func:`gantt_hook`)."""
     if episodes < 1:
-        raise ValueError(f"--episodes {episodes}: at least 1 episode is needed")
+        raise ConfigError(f"--episodes {episodes}: at least 1 episode is needed")
     env = make_env(env_id, dataset, **(env_kwargs or {}))
     metric, direction = main_metric_of(env)
     names = expand_policies(policies if isinstance(policies, str) else ",".join(policies), env)
@@ -172,7 +166,7 @@ def compare(
     if ref is not None and episodes >= MIN_EPISODES:  # one episode gives no interval
         ref_row = next((r for r in results if r["policy"] == ref), None)
         if ref_row is None:
-            raise ValueError(
+            raise ConfigError(
                 f"--reference {ref!r} is not among the compared policies "
                 f"({', '.join(r['policy'] for r in results)})"
             )
@@ -221,18 +215,18 @@ def _paired_row(
     ref_row: dict[str, Any],
     ref: str,
     metric: str,
-    direction: str,
+    direction: Direction,
     seed: int,
 ) -> dict[str, Any]:
     b = np.asarray(ref_row["episode_values"], dtype=float)
     if "seed_values" in row:
         p = paired_seeds(
-            np.asarray(row["seed_values"], dtype=float), b, direction=direction,  # type: ignore[arg-type]
+            np.asarray(row["seed_values"], dtype=float), b, direction=direction,
             reference=ref, metric=metric, seed=seed,
         )
     else:
         p = paired(
-            row["episode_values"], b, direction=direction,  # type: ignore[arg-type]
+            row["episode_values"], b, direction=direction,
             reference=ref, metric=metric, seed=seed,
         )
     return p.to_json()
@@ -245,7 +239,7 @@ def _seed_group(spec: str, run: Callable[[str, str | None], dict[str, Any]]) -> 
 
     paths = sorted(glob.glob(spec.split(":", 1)[1]))
     if not paths:
-        raise ValueError(f"{spec}: no model folder matches")
+        raise ConfigError(f"{spec}: no model folder matches")
     if len(paths) == 1:  # one seed: a plain paired row (a stratified bootstrap needs seeds)
         return run(f"learned:{paths[0]}", None)
     seeds = [run(f"learned:{p}", f"learned:{p}") for p in paths]
@@ -272,49 +266,6 @@ def safe_filename(name: str) -> str:
     """A policy name as a file stem: ``learned:runs/x/model`` -> ``learned_runs_x_model``."""
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._")
     return stem or "policy"
-
-
-def has_schedule_log(env: gym.Env) -> bool:
-    return callable(getattr(env.unwrapped, "schedule_log", None))
-
-
-def gantt_hook(
-    out_dir: str | Path,
-    episode: int = 0,
-    written: list[Path] | None = None,
-    notify: Callable[[str], None] | None = None,
-) -> EpisodeHook:
-    """An ``on_episode_end`` hook writing ``out_dir/<policy>.png``, the Gantt chart of episode
-    ``episode`` (the first by default) of each policy, from the env's ``schedule_log()``.
-    For an env without ``schedule_log`` nothing is drawn and ``notify`` (if given) is called
-    once with a one-line message. The paths written are appended to ``written`` if given."""
-    out = Path(out_dir)
-    told: list[bool] = []
-
-    def hook(policy_name: str, k: int, env: gym.Env) -> None:
-        if k != episode:
-            return
-        if not has_schedule_log(env):
-            if notify is not None and not told:
-                told.append(True)
-                env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
-                notify(f"Gantt charts are not available for {env_id} (no schedule_log); skipped")
-            return
-        from rlsched.report.gantt import gantt
-
-        base = env.unwrapped
-        servers = [s.name for s in base.servers] if hasattr(base, "servers") else None
-        path = gantt(
-            base.schedule_log(),
-            out / f"{safe_filename(policy_name)}.png",
-            title=f"{policy_name}: episode {k + 1}",
-            servers=servers,
-            pull_time=getattr(base, "pull_time", None),
-        )
-        if written is not None:
-            written.append(path)
-
-    return hook
 
 
 def ci95(std: float, n: int) -> float:

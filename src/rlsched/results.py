@@ -27,9 +27,17 @@ from typing import Any
 
 from rich.console import Console
 
+from rlsched.agreement import reward_agreement
+from rlsched.data.registry import parse_name
+from rlsched.envs.make import make_env
+from rlsched.errors import ConfigError
 from rlsched.evaluate import compare
+from rlsched.policies.registry import applicable_heuristics
 from rlsched.report.leaderboard import main_mean, markdown_table, metric_label
+from rlsched.runtime import git_commit, versions
+from rlsched.scenarios import presets
 from rlsched.splits import SPLITS, TEST_SEED
+from rlsched.spread import spreads
 
 BUDGETS = ("quick", "full")
 #: Policies left out of the quick budget: an exact CP-SAT solve per workflow is minutes.
@@ -45,26 +53,24 @@ def env_key(name: str) -> str:
         short = env_id.split("/", 1)[1]
         if name in (env_id, short, short.rsplit("-", 1)[0]):
             return env_id
-    raise ValueError(f"unknown env {name!r}; one of {', '.join(SPLITS)}")
+    raise ConfigError(f"unknown env {name!r}; one of {', '.join(SPLITS)}")
 
 
 def parse_learned(items: Sequence[str]) -> dict[str, list[str]]:
     """``ENV=PATH`` (repeatable) -> env id -> ``learned:PATH`` specs (a ``*`` in PATH names
     several training seeds of one policy). ``ENV:PRESET=PATH`` puts the policy in that preset's
     row only (key ``ENV_ID:PRESET``): a model is judged on the preset it was trained for."""
-    from rlsched.scenarios import presets
-
     out: dict[str, list[str]] = {}
     for item in items:
         if "=" not in item:
-            raise ValueError(f"--learned {item!r} is not ENV=PATH")
+            raise ConfigError(f"--learned {item!r} is not ENV=PATH")
         env, path = item.split("=", 1)
         spec = path if path.startswith("learned:") else f"learned:{path}"
         name, _, preset = env.strip().partition(":")
         key = env_key(name)
         if preset:
             if preset not in presets(key):
-                raise ValueError(
+                raise ConfigError(
                     f"--learned {item!r}: {key} has no preset {preset!r}; "
                     f"one of {', '.join(presets(key))}"
                 )
@@ -79,7 +85,6 @@ def preset_kwargs(env_id: str, preset: str | None) -> dict[str, Any]:
     kw = dict(SPLITS[env_id].env_kwargs)
     if preset is None:
         return kw
-    from rlsched.scenarios import presets
 
     own = presets(env_id).get(preset, {})
     return {**{k: v for k, v in kw.items() if k not in own}, "scenario": preset}
@@ -89,9 +94,6 @@ def row_dataset(test: str, preset: str | None, env_id: str) -> str | None:
     """The test data of one row. A preset that names a dataset of the test set's family gets
     the test set's parameters on top (its seed: still held-out data, at the preset's load);
     one that names another trace (e.g. a training trace) has no test row: None."""
-    from rlsched.data.registry import parse_name
-    from rlsched.scenarios import presets
-
     ds = presets(env_id).get(preset or "", {}).get("dataset")
     if not isinstance(ds, str):
         return test
@@ -106,8 +108,6 @@ def row_dataset(test: str, preset: str | None, env_id: str) -> str | None:
 def row_presets(env_id: str, which: str | Sequence[str] | None) -> list[str | None]:
     """The presets to run for ``env_id``: None -> the bare env (its default preset), ``"all"``
     -> every preset of the env, else the named ones this env has."""
-    from rlsched.scenarios import presets
-
     if which is None:
         return [None]
     names = list(presets(env_id))
@@ -124,9 +124,6 @@ def _policies(
     env_kwargs: Mapping[str, Any] | None = None,
     test: str | None = None,
 ) -> list[str]:
-    from rlsched.evaluate import make_env
-    from rlsched.policies.registry import applicable_heuristics
-
     split = SPLITS[env_id]
     kwargs = dict(split.env_kwargs if env_kwargs is None else env_kwargs)
     env = make_env(env_id, test or split.test, **kwargs)
@@ -146,8 +143,6 @@ def env_row(report: dict[str, Any]) -> dict[str, Any]:
     simplest = min(heur, key=lambda r: sign * main_mean(r))  # the worst heuristic, for the spread
     orc = rows.get("clairvoyant")
     learned = [r for r in report["results"] if r.get("kind") == "learned"]
-    from rlsched.agreement import reward_agreement
-    from rlsched.spread import spreads
 
     return {
         "env": report["env"],
@@ -188,7 +183,7 @@ def run_results(
     """Every heuristic, ``clairvoyant`` and the ``learned`` policies on each env's test set
     (module doc); ``presets``: see :func:`row_presets`."""
     if budget not in BUDGETS:
-        raise ValueError(f"--budget {budget!r} is not one of {', '.join(BUDGETS)}")
+        raise ConfigError(f"--budget {budget!r} is not one of {', '.join(BUDGETS)}")
     console = console or Console()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -221,7 +216,6 @@ def run_results(
             reports.append(rep)
             console.print(f"  {summary_line(row)} ({seconds[key]:.0f} s)", highlight=False)
     wall = time.perf_counter() - t0
-    from rlsched.runtime import git_commit, versions
 
     result = {
         "budget": budget,

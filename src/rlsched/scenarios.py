@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
+
+from rlsched.errors import ConfigError
 
 #: Argument a preset uses to set an env's own (native) scenario argument.
 NATIVE = "scenario"
@@ -116,7 +118,7 @@ def class_name(env: str) -> str:
         return short
     if short in _SHORT:
         return _SHORT[short]
-    raise ValueError(f"unknown env {env!r}; one of {', '.join(_SHORT)}")
+    raise ConfigError(f"unknown env {env!r}; one of {', '.join(_SHORT)}")
 
 
 def presets(env: str) -> dict[str, dict[str, Any]]:
@@ -162,7 +164,7 @@ def with_presets(init: F) -> F:
             self.preset = None
             init(self, *args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return cast(F, wrapper)
 
 
 def check_scenario(cls_name: str, scenario: str | None) -> None:
@@ -170,4 +172,4 @@ def check_scenario(cls_name: str, scenario: str | None) -> None:
     preset reaches the constructor as None: :func:`with_presets` resolved it)."""
     if scenario is not None:
         names = sorted(PRESETS.get(cls_name, {}))
-        raise ValueError(f"scenario must be one of {names}, got {scenario!r}")
+        raise ConfigError(f"scenario must be one of {names}, got {scenario!r}")

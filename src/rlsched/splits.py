@@ -23,6 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rlsched.data.registry import parse_name
+from rlsched.data.wfformat import WFINSTANCES
 from rlsched.errors import ConfigError
 
 #: Seed of the first test episode (every later test episode adds 1).
@@ -106,12 +108,8 @@ def split_of(env_id: str) -> EnvSplit:
 
 def units(name: str) -> set[tuple[str, ...]]:
     """What a dataset name draws on: workflows, traces or generator seeds (module docstring)."""
-    from rlsched.data.registry import parse_name
-
     scheme, path, params = parse_name(name)
     if scheme == "wfinstances":
-        from rlsched.data.wfformat import WFINSTANCES
-
         names = list(WFINSTANCES) if path == "all" else path.split(",")
         return {("wfinstances", n.strip()) for n in names if n.strip()}
     if scheme == "wfcommons" or scheme.startswith("synthetic"):
@@ -127,7 +125,7 @@ def overlap(a: str, b: str) -> set[tuple[str, ...]]:
     return units(a) & units(b)
 
 
-def check_validation(env_id: str, validation: str, source: str = "config") -> None:
+def check_validation(env_id: str, validation: str | None, source: str = "config") -> None:
     """Refuse a validation set that shares data with ``env_id``'s test set."""
     split = SPLITS.get(env_id)
     if split is None or not validation or not isinstance(validation, str):

@@ -116,8 +116,8 @@ def bootstrap_mean_ci(
 
 
 def paired(
-    values: Sequence[float],
-    reference_values: Sequence[float],
+    values: Sequence[float] | np.ndarray,
+    reference_values: Sequence[float] | np.ndarray,
     *,
     direction: Direction,
     reference: str = "",
@@ -173,7 +173,7 @@ def stratified_iqm_ci(
 
 def paired_seeds(
     values: np.ndarray,
-    reference_values: Sequence[float],
+    reference_values: Sequence[float] | np.ndarray,
     *,
     direction: Direction,
     reference: str = "",
@@ -194,8 +194,8 @@ def paired_seeds(
 
 
 def paired_matrix(
-    values: np.ndarray,
-    reference_values: np.ndarray,
+    values: np.ndarray | Sequence[Sequence[float]],
+    reference_values: np.ndarray | Sequence[Sequence[float]],
     *,
     direction: Direction,
     reference: str = "",

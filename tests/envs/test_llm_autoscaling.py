@@ -12,11 +12,11 @@ from gymnasium.utils.env_checker import check_env as gym_check_env
 from stable_baselines3.common.env_checker import check_env as sb3_check_env
 
 import rlsched  # noqa: F401
+from rlsched.core.llm.trace import LLMRequests
 from rlsched.envs import ENV_IDS
 from rlsched.envs.llm_autoscaling import LLMAutoscalingEnv
-from rlsched.llm.baselines import BASELINES
-from rlsched.llm.rl import FEATURES
-from rlsched.llm.trace import LLMRequests
+from rlsched.envs.llm_rl import FEATURES
+from rlsched.policies.llm import BASELINES
 
 ENV_ID = "rlsched/LLMAutoscaling-v0"
 

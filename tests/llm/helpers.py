@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rlsched.llm.cluster import InstanceConfig
-from rlsched.llm.scaling import StartState
-from rlsched.llm.trace import LLMRequests
+from rlsched.core.llm.cluster import InstanceConfig
+from rlsched.core.llm.scaling import StartState
+from rlsched.core.llm.trace import LLMRequests
 
 
 def start_state(

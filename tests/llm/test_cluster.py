@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from rlsched.core.llm.cluster import GIB, SKUS, InstanceConfig, ModelSpec, get_model, get_sku
+from rlsched.core.llm.simulator import LLMSimulator
 from rlsched.errors import ConfigError
-from rlsched.llm.cluster import GIB, SKUS, InstanceConfig, ModelSpec, get_model, get_sku
-from rlsched.llm.simulator import LLMSimulator
 
 from .helpers import requests, start_state
 

@@ -9,8 +9,8 @@ from importlib.resources import files
 import numpy as np
 import pytest
 
+from rlsched.core.llm.perf_model import PerfModel
 from rlsched.errors import ConfigError, DatasetError
-from rlsched.llm.perf_model import PerfModel
 
 CSV = str(files("rlsched.datasets").joinpath("llm", "splitwise_perf_model.csv"))
 

@@ -8,25 +8,25 @@ import math
 import numpy as np
 import pytest
 
-from rlsched.errors import ConfigError
-from rlsched.llm.cluster import InstanceState
-from rlsched.llm.rl import (
+from rlsched.core.llm.cluster import InstanceState
+from rlsched.core.llm.simulator import LLMSimulator
+from rlsched.envs.llm_rl import (
     FEATURES,
     GLOBAL_FEATURES,
     POOL_FEATURES,
-    RewardWeights,
     RLActionExecutor,
     RLRewardCalculator,
     RLStateCollector,
+    ScalingRewardWeights,
     feature_bounds,
     feature_names,
     round_half_away,
 )
-from rlsched.llm.simulator import LLMSimulator
+from rlsched.errors import ConfigError
 
 from .helpers import requests, start_state
 
-LOGGER = "rlsched.llm.rl"
+LOGGER = "rlsched.envs.llm_rl"
 
 
 def _sim(prompt: int = 2, token: int = 2, reqs=None, **kw) -> LLMSimulator:
@@ -208,7 +208,7 @@ def test_reward_components_and_weights():
     # weights
     w = RLRewardCalculator({"slo": 1.0, "cost": 0.0, "switch": 0.0, "magnitude": 0.0}, 0.01)
     assert w.compute(_stats(0.7, 5.0), [5, -5]) == pytest.approx(0.7)
-    assert RewardWeights.coerce(None) == RewardWeights(2.0, 0.5, 0.1, 0.05)
+    assert ScalingRewardWeights.coerce(None) == ScalingRewardWeights(2.0, 0.5, 0.1, 0.05)
     with pytest.raises(ConfigError, match="unknown reward weight"):
         RLRewardCalculator({"latency": 1.0})
 

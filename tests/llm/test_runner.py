@@ -11,9 +11,9 @@ import yaml
 from typer.testing import CliRunner
 
 from rlsched.cli import app
+from rlsched.core.llm.scaling import StartState
 from rlsched.errors import PolicyError
-from rlsched.llm.runner import METRIC_KEYS, simulate
-from rlsched.llm.scaling import StartState
+from rlsched.llm_runner import METRIC_KEYS, simulate
 
 runner = CliRunner()
 PNG = b"\x89PNG\r\n\x1a\n"

@@ -6,14 +6,14 @@ import logging
 
 import pytest
 
+from rlsched.core.llm.cluster import InstanceConfig, InstanceState
+from rlsched.core.llm.scaling import StartState
+from rlsched.core.llm.simulator import LLMSimulator
 from rlsched.errors import ConfigError
-from rlsched.llm.cluster import InstanceConfig, InstanceState
-from rlsched.llm.scaling import StartState
-from rlsched.llm.simulator import LLMSimulator
 
 from .helpers import requests, start_state
 
-LOGGER = "rlsched.llm.scaling"
+LOGGER = "rlsched.core.llm.scaling"
 
 
 def test_default_start_state_is_shipped():

@@ -8,10 +8,11 @@ import math
 import numpy as np
 import pytest
 
-from rlsched.llm.cluster import GIB, InstanceConfig, get_model
-from rlsched.llm.perf_model import PerfModel
-from rlsched.llm.simulator import MIXED_BATCH_FACTOR, LLMSimulator
-from rlsched.llm.trace import LLMRequests, load_requests
+from rlsched.core.llm.cluster import GIB, InstanceConfig, get_model
+from rlsched.core.llm.perf_model import PerfModel
+from rlsched.core.llm.simulator import MIXED_BATCH_FACTOR, LLMSimulator
+from rlsched.core.llm.trace import LLMRequests
+from rlsched.data.azure_llm import load_requests
 
 from .helpers import requests, start_state
 

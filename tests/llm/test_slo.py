@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rlsched.core.llm.slo import SLOConfig, slowdowns, unloaded_latencies
 from rlsched.errors import ConfigError
-from rlsched.llm.slo import SLOConfig, slowdowns, unloaded_latencies
 
 
 def sd(ttft, tbt=None, e2e=None):

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlsched.llm.runner import start_state_for
-from rlsched.llm.simulator import LLMSimulator
-from rlsched.llm.trace import load_requests
+from rlsched.core.llm.simulator import LLMSimulator
+from rlsched.data.azure_llm import load_requests
+from rlsched.llm_runner import start_state_for
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "fidelity" / "splitwise-sim"
 SLICES = ("300", "900")

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rlsched.core.llm.trace import LLMRequests
 from rlsched.data import load_dataset, resolve
-from rlsched.data.azure_llm import read_llm_trace
+from rlsched.data.azure_llm import load_requests, read_llm_trace
 from rlsched.errors import DatasetError
-from rlsched.llm.trace import LLMRequests, load_requests
 
 AZURE = """TIMESTAMP,ContextTokens,GeneratedTokens
 2023-11-16 18:15:46.6805900,374,44

@@ -57,7 +57,7 @@ def test_heft_with_rank_order_is_exact_heft() -> None:
     the schedule equals the reference HEFT (:func:`greedy_assignment`) of the static instance."""
     pytest.importorskip("ortools")
     from rlsched.core.offloading import simulate
-    from rlsched.policies.optimal import greedy_assignment
+    from rlsched.core.optimal import greedy_assignment
 
     env = gym.make(
         "rlsched/WorkflowOffloading-v0",

@@ -8,7 +8,7 @@ import pytest
 from matplotlib.image import imread
 
 from rlsched.core.offloading import patent_example, simulate
-from rlsched.policies.optimal import random_instance, solve
+from rlsched.core.optimal import random_instance, solve
 from rlsched.report.gantt import gantt, gantt_figure, gantt_from_schedule, schedule_rows
 
 

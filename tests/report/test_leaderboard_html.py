@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from rlsched.report.leaderboard import write_sweep_leaderboard
+from rlsched.sweep.leaderboard import write_sweep_leaderboard
 from rlsched.sweep.trial import RESULT, RESULT_FORMAT, write_json_atomic
 
 CHROMIUM = "/usr/bin/chromium"

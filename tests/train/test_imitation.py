@@ -73,7 +73,7 @@ def test_pretrain_makes_the_network_copy_the_teacher() -> None:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
-    from rlsched.train import networks
+    from rlsched.agents import networks
 
     torch.manual_seed(0)
     model = MaskablePPO(

@@ -16,10 +16,7 @@ from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.vec_env import DummyVecEnv
 from typer.testing import CliRunner
 
-from rlsched.cli import app
-from rlsched.evaluate import make_env
-from rlsched.policies import make_policy
-from rlsched.train.masked_dqn import (
+from rlsched.agents.masked_dqn import (
     DuelingQNetwork,
     EpsilonSchedule,
     MaskedDictReplayBuffer,
@@ -28,6 +25,9 @@ from rlsched.train.masked_dqn import (
     masked_double_dqn_target,
     piecewise_linear,
 )
+from rlsched.cli import app
+from rlsched.evaluate import make_env
+from rlsched.policies import make_policy
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 POINTS, VALUES = (0.0, 0.25, 0.9, 1.0), (0.9, 0.5, 0.2, 0.2)
@@ -240,7 +240,7 @@ def test_dueling_head_shape_and_aggregation() -> None:
 
 
 def test_node_scoring_dueling_head_on_dict_observations() -> None:
-    from rlsched.train.networks import NodeSetExtractor
+    from rlsched.agents.networks import NodeSetExtractor
 
     env = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", episode_length=20)
     model = MaskedDQN(

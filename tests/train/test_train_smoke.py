@@ -87,7 +87,7 @@ def test_node_model_trained_at_10_nodes_acts_validly_at_other_sizes(
     (ep,) = evaluate(pol, env, episodes=1, seed=4)
     assert ep.length == 50 and ep.metrics["invalid_actions"] == 0
     # the network scores nodes, not slots: reordering the nodes reorders their scores
-    from rlsched.train.networks import node_logits
+    from rlsched.agents.networks import node_logits
 
     obs, _ = env.reset(seed=4)
     for _ in range(5):
@@ -100,7 +100,7 @@ def test_node_model_trained_at_10_nodes_acts_validly_at_other_sizes(
 
 
 def test_node_model_acts_like_predict_at_its_own_size(run_dir: Path) -> None:
-    from rlsched.train.networks import node_logits
+    from rlsched.agents.networks import node_logits
 
     env = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", episode_length=50)
     pol = make_policy(f"learned:{run_dir}", env)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 
+import numpy as np
+
 
 def children_of(parents: Sequence[Sequence[int]]) -> list[list[int]]:
     """Direct successors of each node, from each node's direct predecessors."""
@@ -16,7 +18,7 @@ def children_of(parents: Sequence[Sequence[int]]) -> list[list[int]]:
 
 
 def topological_order(
-    parents: Sequence[Sequence[int]], priority: Sequence[float] | None = None
+    parents: Sequence[Sequence[int]], priority: Sequence[float] | np.ndarray | None = None
 ) -> list[int]:
     """Kahn's algorithm: every node after its parents; among ready nodes the highest
     ``priority`` first (ties, or no priority: the lowest index).

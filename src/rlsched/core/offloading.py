@@ -2,7 +2,7 @@
 
 A workflow is a DAG of :class:`OffloadTask` s; each task runs on one :class:`Server`. The timing
 model below is the one every part of the package uses (the ``WorkflowOffloading-v0`` env,
-:func:`simulate`, and the CP-SAT solver in :mod:`rlsched.policies.optimal`):
+:func:`simulate`, and the CP-SAT solver in :mod:`rlsched.core.optimal`):
 
 - **origin**: a workflow arrives at an edge server, its ``origin``, which holds its input and
   must receive its results.
@@ -38,6 +38,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -146,7 +147,7 @@ class OffloadInstance:
             object.__setattr__(self, "_pset", cached)
         return cached
 
-    def completion_time(self, server: Sequence[int], finish) -> float:
+    def completion_time(self, server: Sequence[int] | np.ndarray, finish: Any) -> float:
         """Absolute time every sink's output is back at the origin."""
         return max(
             (float(finish[t]) + self.output_time(t, int(server[t])) for t in self.sinks()),
@@ -253,7 +254,7 @@ class ServerState:
         """``(start, finish, pulled)`` of a task ready at ``ready``; changes nothing."""
         avail = self.image_ready(image)
         pulled = avail is None
-        lower = ready if pulled else max(ready, avail)  # type: ignore[type-var]
+        lower = ready if avail is None else max(ready, avail)
         run = dur + (pull_time if pulled else 0.0)
         start = self.earliest_fit(float(lower), run, cpu, mem)
         return start, start + run, pulled
@@ -285,7 +286,9 @@ class ServerState:
         self.intervals = [iv for iv in self.intervals if iv[1] > now]
 
 
-def ready_time(inst: OffloadInstance, t: int, s: int, server: Sequence[int], finish) -> float:
+def ready_time(
+    inst: OffloadInstance, t: int, s: int, server: Sequence[int] | np.ndarray, finish: Any
+) -> float:
     """When task ``t``'s inputs are all on server ``s`` (parents placed in ``server``); a
     source task's input comes from the origin (:meth:`OffloadInstance.input_time`)."""
     parents = inst.tasks[t].parents

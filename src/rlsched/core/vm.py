@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from rlsched.core.columns import coerce_columns
 from rlsched.errors import DatasetError
 
 CREATE, DELETE = 0, 1
@@ -51,14 +52,7 @@ class VMRequests:
             "time": np.float64,
             "type": np.int8,
         }
-        n = None
-        for name, dtype in cols.items():
-            arr = np.ascontiguousarray(np.asarray(getattr(self, name)).reshape(-1), dtype=dtype)
-            object.__setattr__(self, name, arr)
-            if n is None:
-                n = len(arr)
-            elif len(arr) != n:
-                raise ValueError(f"column {name!r} has {len(arr)} entries, vmid has {n}")
+        coerce_columns(self, cols)
 
     # ------------------------------------------------------------------ construction
     @staticmethod

@@ -31,7 +31,7 @@ arrival_time   workflow submit time + the task's earliest start, i.e. the longes
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -201,7 +201,7 @@ class FunctionInstances:
 
     @staticmethod
     def from_columns(
-        cols: dict[str, Sequence[float] | np.ndarray],
+        cols: Mapping[str, Sequence[float] | np.ndarray],
         *,
         type_names: tuple[str, ...] = (),
         n: int | None = None,

@@ -88,6 +88,24 @@ def req_float(
     return x
 
 
+def read_rows(path: Path) -> tuple[list[list[str]], list[int]]:
+    """Every non-blank row of a CSV file and its 1-based line number (for files read whole;
+    :class:`CsvTable` streams a file with a required header)."""
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh)
+        rows: list[list[str]] = []
+        lines: list[int] = []
+        try:
+            for row in reader:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                rows.append(row)
+                lines.append(reader.line_num)
+        except csv.Error as e:
+            raise DatasetError(f"malformed CSV: {e}", source=path, line=reader.line_num) from None
+    return rows, lines
+
+
 class CsvTable:
     """A CSV file with a header, read row by row with 1-based file line numbers.
 

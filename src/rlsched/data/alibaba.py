@@ -175,7 +175,7 @@ def split_part(wfs: list[Workflow], part: str | None, name: str) -> list[Workflo
             f"part {part!r} is not one of all, {', '.join(PARTS)}", source=name, field="part"
         )
     lo, hi = PARTS[part]
-    order = sorted(wfs, key=lambda w: w.submit_time)
+    order = sorted(wfs, key=lambda w: w.submit_time or 0.0)
     n = len(order)
     return order[round(lo * n) : round(hi * n)]
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -120,7 +121,7 @@ def read_azure2019(
             field=minute_cols[0] if minute_cols else "1",
         )
     m = len(minute_cols) if minutes is None else min(minutes, len(minute_cols))
-    rows = []
+    rows: list[Any] = []
     for line, row in table.rows():
         if functions is not None and len(rows) >= functions:
             break
@@ -236,9 +237,8 @@ def load_azure2019(path: str, params: dict[str, str]) -> Dataset:
                 source=source,
                 field="day",
             )
-        files: tuple[Path, Path, Path | None] = tuple(  # type: ignore[assignment]
-            shipped("functions", f) for f in EXAMPLE_2019
-        )
+        inv_f, dur_f, mem_f = (shipped("functions", f) for f in EXAMPLE_2019)
+        files: tuple[Path, Path, Path | None] = (inv_f, dur_f, mem_f)
         license = LICENSE_2019
     else:
         d = Path(path)

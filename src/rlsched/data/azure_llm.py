@@ -22,16 +22,22 @@ order: ``poisson=1`` re-draws arrivals as a Poisson process of the trace's mean 
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 
-from rlsched.data._util import abs_path, existing_file, float_param, int_param, shipped
+from rlsched.core.llm.trace import AZURE_COLUMNS, SPLITWISE_COLUMNS, LLMRequests, transform
+from rlsched.data._util import (
+    abs_path,
+    existing_file,
+    float_param,
+    int_param,
+    read_rows,
+    shipped,
+)
 from rlsched.data.dataset import Dataset
-from rlsched.data.registry import register
+from rlsched.data.registry import load_dataset, register
 from rlsched.errors import DatasetError
-from rlsched.llm.trace import AZURE_COLUMNS, SPLITWISE_COLUMNS, LLMRequests, transform
 
 SHIPPED = {
     "code": "AzureLLMInferenceTrace_code.csv",
@@ -54,18 +60,7 @@ LLM_REQUEST_TYPE = 2
 
 
 def _read_rows(path: Path) -> tuple[list[str], list[list[str]], list[int]]:
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        rows: list[list[str]] = []
-        lines: list[int] = []
-        try:
-            for row in reader:
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue
-                rows.append(row)
-                lines.append(reader.line_num)
-        except csv.Error as e:
-            raise DatasetError(f"malformed CSV: {e}", source=path, line=reader.line_num) from None
+    rows, lines = read_rows(path)
     if not rows:
         raise DatasetError("empty file, expected a CSV header", source=path, line=1)
     header = [c.strip() for c in rows[0]]
@@ -249,7 +244,7 @@ register(
     "azure-llm",
     load_azure_llm,
     "LLM inference requests (arrival, prompt tokens, output tokens) for the LLM serving "
-    "simulator (rlsched.llm): the shipped Azure LLM inference traces 2023, azure-llm:conv "
+    "simulator (rlsched.core.llm): the shipped Azure LLM inference traces 2023, azure-llm:conv "
     "(19,366 requests) and azure-llm:code (8,819), or a user's file in the Azure or Splitwise "
     "format (sniffed by header); ?rate_scale=2&poisson=1&seed=0&duration=600 scale the rate, "
     "re-draw Poisson arrivals, keep the first seconds",
@@ -263,3 +258,31 @@ register(
     params={"rate_scale": "1", "poisson": "0", "seed": "0", "duration": None},
     canonical_path=_canonical,
 )
+
+
+def load_requests(
+    name_or_path: str | Path,
+    rate_scale: float = 1.0,
+    poisson: bool = False,
+    seed: int = 0,
+    duration: float | None = None,
+) -> LLMRequests:
+    """Requests of a dataset name (``azure-llm:conv``, ``azure-llm:code``,
+    ``azure-llm:PATH?rate_scale=2``), of a bare ``code`` / ``conv``, or of a trace file path.
+
+    The keyword arguments are applied on top of the name's own parameters, in the loader's
+    order: Poisson resampling (seeded), then rate scaling, then the ``duration`` cut (seconds of
+    the scaled trace); the result starts at time 0.
+    """
+    s = str(name_or_path).strip()
+    p = Path(s).expanduser()
+    if ":" not in s or (p.is_file() and not s.lower().startswith("azure-llm:")):
+        s = f"azure-llm:{p.absolute() if p.is_file() else s}"
+    ds = load_dataset(s)
+    reqs = ds.trace
+    if not isinstance(reqs, LLMRequests):
+        raise DatasetError(
+            f"dataset {ds.name!r} holds {ds.kind}, not LLM requests (use azure-llm:...)",
+            source=s,
+        )
+    return transform(reqs, rate_scale=rate_scale, poisson=poisson, seed=seed, duration=duration)

@@ -16,13 +16,12 @@ created before the trace started) and is ignored at replay.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import numpy as np
 
 from rlsched.core.vm import COLUMNS, VMRequests
-from rlsched.data._util import abs_path, existing_file, req_float
+from rlsched.data._util import abs_path, existing_file, read_rows, req_float
 from rlsched.data.dataset import Dataset
 from rlsched.data.registry import register
 from rlsched.errors import DatasetError
@@ -77,18 +76,7 @@ def _to_array(path: Path, cells: list[str], lines: list[int], field: str) -> np.
 def read_huawei_vm(path: str | Path) -> VMRequests:
     """Parse and validate one VM request file (see the module docstring)."""
     p = existing_file(path, "VM request file")
-    with p.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.reader(fh)
-        rows: list[list[str]] = []
-        lines: list[int] = []
-        try:
-            for row in reader:
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    continue
-                rows.append(row)
-                lines.append(reader.line_num)
-        except csv.Error as e:
-            raise DatasetError(f"malformed CSV: {e}", source=p, line=reader.line_num) from None
+    rows, lines = read_rows(p)
     if not rows:
         raise DatasetError(f"empty file, expected rows of {','.join(COLUMNS)}", source=p, line=1)
     if _header_or_data(rows[0], p):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from rlsched.data import alibaba, azure_functions, wfformat
+from rlsched.data import alibaba, azure_functions, huawei_vm, wfformat
 from rlsched.data._util import abs_path, existing_file
 from rlsched.data.dataset import Dataset
 from rlsched.data.registry import register
@@ -68,8 +68,6 @@ def load_file(path: str, params: dict[str, str]) -> Dataset:
     if kind == "azure2021":
         return azure_functions.load_azure2021_file(p)
     if kind == "huawei-vm":
-        from rlsched.data import huawei_vm
-
         return huawei_vm.load_huawei_vm(str(p), params)
     if kind == "cloudsimpy":
         return alibaba.load_cloudsimpy_path(p, name, params, "")

@@ -16,10 +16,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
 from rlsched.data.dataset import Dataset
-from rlsched.errors import DatasetError
+from rlsched.errors import ConfigError, DatasetError
 from rlsched.suggest import did_you_mean
 
 Loader = Callable[[str, dict[str, str]], Dataset]
@@ -67,7 +68,7 @@ def register(
 ) -> Callable[[Loader], Loader] | Loader:
     """Register ``loader`` for ``scheme``; without ``loader``, use as a decorator."""
     if not _SCHEME_RE.match(scheme):
-        raise ValueError(f"invalid scheme {scheme!r}")
+        raise ConfigError(f"invalid scheme {scheme!r}")
 
     def add(fn: Loader) -> Loader:
         _REGISTRY[scheme] = Scheme(
@@ -189,7 +190,7 @@ def clear_cache() -> None:
     _load_canonical.cache_clear()
 
 
-def list_datasets() -> list[dict[str, object]]:
+def list_datasets() -> list[dict[str, Any]]:
     """One entry per scheme: scheme, description, example names, license, parameters."""
     return [
         {

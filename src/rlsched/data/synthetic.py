@@ -9,6 +9,8 @@ CPU and memory scale, so types differ the way real functions do; everything come
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from rlsched.core.workload import Task, Workflow
@@ -52,7 +54,7 @@ def layered_dag(rng: np.random.Generator, n: int) -> list[tuple[int, ...]]:
         earlier = np.flatnonzero(layer < layer[i])
         first = int(rng.choice(prev))
         k = int(rng.integers(0, min(2, len(earlier) - 1) + 1))
-        extra = rng.choice(earlier[earlier != first], size=k, replace=False) if k else []
+        extra: Any = rng.choice(earlier[earlier != first], size=k, replace=False) if k else []
         parents.append(tuple(sorted({first, *map(int, extra)})))
     return parents
 

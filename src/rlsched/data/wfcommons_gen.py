@@ -13,12 +13,12 @@ below the smallest one (e.g. bwa needs ``tasks >= 106``).
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import random
 from collections import Counter
 from functools import cache
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from rlsched.data.dataset import Dataset
 from rlsched.data.registry import register
 from rlsched.data.wfformat import dataset_from_parts, parse_wfformat_counts
 from rlsched.errors import DatasetError
+from rlsched.optional import require
 from rlsched.suggest import did_you_mean
 
 #: ``wfcommons:<recipe>`` -> class name in :mod:`wfcommons.wfchef.recipes` (wfcommons 1.6).
@@ -46,17 +47,14 @@ RECIPES: dict[str, str] = {
 }
 
 
-def _recipe_class(recipe: str, source: str) -> type:
+def _recipe_class(recipe: str, source: str) -> Any:
     if recipe not in RECIPES:
         raise DatasetError(
             f"unknown wfcommons recipe {recipe!r}{did_you_mean(recipe, RECIPES)}; "
             f"available: {', '.join(RECIPES)}",
             source=source,
         )
-    try:
-        mod = importlib.import_module("wfcommons.wfchef.recipes")
-    except ImportError as e:  # pragma: no cover - wfcommons is a dependency
-        raise DatasetError(f"the wfcommons package is not importable: {e}", source=source) from e
+    mod = require("wfcommons.wfchef.recipes", extra="workflows", what=f"the {source} generator")
     cls = getattr(mod, RECIPES[recipe], None)
     if cls is None:  # pragma: no cover - depends on the installed wfcommons
         raise DatasetError(f"installed wfcommons has no {RECIPES[recipe]}", source=source)
@@ -94,7 +92,8 @@ def generate(
             source=source,
             field="tasks",
         )
-    from wfcommons.wfgen import WorkflowGenerator
+    wfgen = require("wfcommons.wfgen", extra="workflows", what=f"the {source} generator")
+    WorkflowGenerator = wfgen.WorkflowGenerator
 
     py_state, np_state = random.getstate(), np.random.get_state()
     log = logging.getLogger("wfcommons")
@@ -123,7 +122,7 @@ def load_wfcommons(path: str, params: dict[str, str]) -> Dataset:
     n = int_param(params, "workflows", source, minimum=1, default=1)
     assert tasks is not None and seed is not None and n is not None
     parts = generate(path, tasks, seed, n)
-    import wfcommons
+    wfcommons = require("wfcommons", extra="workflows")
 
     ds = dataset_from_parts(
         source,

@@ -155,15 +155,15 @@ def parse_wfformat_counts(
                     f"task {ids[i]!r}: '{key}' must be a list", source=src, field=fld
                 )
             for other in rel:
-                k = index.get(other) if isinstance(other, str) else None
-                if k is None:
+                found = index.get(other) if isinstance(other, str) else None
+                if found is None:
                     what = "parent" if is_parent else "child"
                     raise DatasetError(
                         f"task {ids[i]!r}: unknown {what} {other!r}", source=src, field=fld
                     )
-                if k == i:
+                if found == i:
                     raise DatasetError(f"task {ids[i]!r} depends on itself", source=src, field=fld)
-                p, c = (k, i) if is_parent else (i, k)
+                p, c = (found, i) if is_parent else (i, found)
                 if p not in parents[c]:
                     parents[c].append(p)
 

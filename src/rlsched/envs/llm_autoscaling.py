@@ -11,8 +11,14 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from rlsched.core.llm.scaling import StartState
+from rlsched.core.llm.simulator import LLMSimulator
+from rlsched.core.llm.sizing import mean_rates, pool_throughputs, sizes_for_rates
+from rlsched.core.llm.slo import SLOConfig
+from rlsched.core.llm.trace import LLMRequests
+from rlsched.data.azure_llm import load_requests
 from rlsched.envs.base import SnapshotMixin
-from rlsched.llm.rl import (
+from rlsched.envs.llm_rl import (
     DEFAULT_POOLS,
     RLActionExecutor,
     RLRewardCalculator,
@@ -20,9 +26,6 @@ from rlsched.llm.rl import (
     feature_bounds,
     feature_names,
 )
-from rlsched.llm.scaling import StartState
-from rlsched.llm.slo import SLOConfig
-from rlsched.llm.trace import LLMRequests, load_requests
 from rlsched.scenarios import check_scenario, with_presets
 
 #: Keys of ``info["metrics"]`` taken from :meth:`LLMSimulator.results`.
@@ -66,7 +69,7 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     ## Description
 
     A disaggregated (Splitwise-style) LLM serving cluster, simulated by
-    :class:`~rlsched.llm.simulator.LLMSimulator` over a real request trace (the Azure LLM
+    :class:`~rlsched.core.llm.simulator.LLMSimulator` over a real request trace (the Azure LLM
     inference trace 2023: ``azure-llm:conv`` or ``azure-llm:code``): prompt instances prefill,
     token instances decode, each instance a whole 8-GPU server billed from creation to removal.
     Every ``decision_interval`` seconds of simulated time (2 s) the agent scales each pool
@@ -75,9 +78,9 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     SLOs (slowdowns against an unloaded run, Splitwise's limits) at the lowest server cost.
 
     The pieces follow the design note on the RL autoscaling manager (see
-    ``docs/llm_autoscaling.md``): :class:`~rlsched.llm.rl.RLActionExecutor` acts through the
-    scaling manager, :class:`~rlsched.llm.rl.RLStateCollector` observes the ACTIVE instances,
-    :class:`~rlsched.llm.rl.RLRewardCalculator` rewards.
+    ``docs/llm_autoscaling.md``): :class:`~rlsched.envs.llm_rl.RLActionExecutor` acts through the
+    scaling manager, :class:`~rlsched.envs.llm_rl.RLStateCollector` observes the ACTIVE instances,
+    :class:`~rlsched.envs.llm_rl.RLRewardCalculator` rewards.
 
     ## Action Space
 
@@ -93,20 +96,20 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     ## Observation Space
 
     ``Box(low, high, (len(FEATURES),), float32)``, the collector's vector, names in
-    :attr:`feature_names` (for the default pools :data:`rlsched.llm.rl.FEATURES`): per pool
+    :attr:`feature_names` (for the default pools :data:`rlsched.envs.llm_rl.FEATURES`): per pool
     the active / scaling-up / draining counts, utilisation, KV use, committed memory, prefill
     backlog, queue, running batch and demand in instances' worth; cluster-wide the arrival
     rates, token mix, router queue, last interval's SLO attainment and P90 slowdowns over their
     limits, drop rate; and the previous action. Every entry is documented and normalised in
-    :class:`~rlsched.llm.rl.RLStateCollector`.
+    :class:`~rlsched.envs.llm_rl.RLStateCollector`.
 
     ## Rewards
 
-    Per interval (:class:`~rlsched.llm.rl.RLRewardCalculator`): ``2.0 x SLO attainment of the
+    Per interval (:class:`~rlsched.envs.llm_rl.RLRewardCalculator`): ``2.0 x SLO attainment of the
     requests completed in it - 0.5 x server cost / the reference cluster's cost - 0.1 x
     direction reversals - 0.05 x sum |delta| / action_scale_step`` (weights:
     ``reward_weights``). The reference cluster (``cost_reference``): ``"sized"`` (default) is
-    the cluster the sizing rule (:func:`rlsched.llm.baselines.sizes_for_rates`) gives for the
+    the cluster the sizing rule (:func:`rlsched.policies.llm.sizes_for_rates`) gives for the
     episode's mean demand, so the cost term weighs the same at every rate scale (1.0 = as
     expensive as a static cluster sized for the average load; the start state's cluster when it
     has a mixed pool); ``"start"`` the start state's cluster; a number, that many US$ per hour.
@@ -114,7 +117,7 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     ## Starting State
 
     The start state's cluster (``start_state``: a YAML path, a dict or a
-    :class:`~rlsched.llm.scaling.StartState`; default 2 prompt DGX-H100 + 2 token DGX-A100
+    :class:`~rlsched.core.llm.scaling.StartState`; default 2 prompt DGX-H100 + 2 token DGX-A100
     instances of llama2-70b, TP 8), idle, at time 0 of the episode's window. The trace is
     ``dataset`` with arrival times divided by ``rate_scale`` (a number, or ``[lo, hi]``: drawn
     uniformly per episode from the reset seed); the window is ``episode_duration`` s (600)
@@ -139,18 +142,18 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
 
     ## Arguments
 
-    ``dataset`` (``"azure-llm:conv"``; any :func:`~rlsched.llm.trace.load_requests` name or an
-    :class:`~rlsched.llm.trace.LLMRequests`), ``rate_scale`` (1.0), ``poisson`` (False:
+    ``dataset`` (``"azure-llm:conv"``; any :func:`~rlsched.data.azure_llm.load_requests` name or an
+    :class:`~rlsched.core.llm.trace.LLMRequests`), ``rate_scale`` (1.0), ``poisson`` (False:
     re-draw arrivals as a Poisson process of the same mean rate, seeded by the reset seed),
     ``episode_duration`` (600 s), ``episode_start`` (None), ``decision_interval`` (2 s),
     ``pools`` (``("prompt", "token")``), ``start_state`` (None: the default), ``slo`` (an
-    :class:`~rlsched.llm.slo.SLOConfig` or a dict of its fields), ``action_scale_step`` (5),
+    :class:`~rlsched.core.llm.slo.SLOConfig` or a dict of its fields), ``action_scale_step`` (5),
     ``min_instances_per_pool`` (1), ``max_total_instances`` (100), ``scale_up_delay`` (10 s),
     ``drain_check_interval`` (1 s), ``reward_weights`` (dict: ``slo``, ``cost``, ``switch``,
     ``magnitude``), ``cost_reference`` (``"sized"``), ``history`` (30 s: the collector's longer
     window), ``drain_at_end`` (True), ``compat`` (None | ``"splitwise-sim"``: the simulator
     reproduces splitwise-sim's performance-model readings and TBT, see
-    :mod:`rlsched.llm.simulator`), ``scenario`` (None: the default preset; a preset name of
+    :mod:`rlsched.core.llm.simulator`), ``scenario`` (None: the default preset; a preset name of
     :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over the preset's),
     ``render_mode`` (None | ``"ansi"``).
 
@@ -280,7 +283,7 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     @property
     def throughput(self) -> dict[str, Any]:
         """Per pool, one instance's throughput by the sizing rule
-        (:func:`rlsched.llm.baselines.pool_throughput`)."""
+        (:func:`rlsched.policies.llm.pool_throughput`)."""
         return self.collector.throughput
 
     def action_masks(self) -> np.ndarray:
@@ -303,19 +306,11 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
         d = np.asarray(deltas, dtype=np.float64).reshape(-1)
         return np.clip(d / self.action_scale_step, -1.0, 1.0).astype(np.float32)
 
-    def policy_factories(self) -> dict[str, Any]:
-        """Policies made for this env, by name: ``name -> callable(env, seed) -> Policy``."""
-        from rlsched.llm.baselines import POLICY_FACTORIES
-
-        return dict(POLICY_FACTORIES)
-
     # ------------------------------------------------------------------ gymnasium API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
-        from rlsched.llm.simulator import LLMSimulator
-
         rng = self.np_random
         lo, hi = self.rate_scale_range
         self.rate_scale = float(rng.uniform(lo, hi)) if hi > lo else lo
@@ -413,8 +408,6 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
         ref = self.cost_reference
         tags = tuple(self.start_state.pools)
         if ref == "sized" and set(tags) <= {"prompt", "token"}:
-            from rlsched.llm.baselines import mean_rates, pool_throughputs, sizes_for_rates
-
             sim = self.sim
             tps = pool_throughputs(window, sim.start_state, sim.perf_model, sim.slo, tags)
             least = max(1, self.sim_kwargs["min_instances_per_pool"])

@@ -109,7 +109,7 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
       features (:data:`ACTION_FEATURES`: requests, violations and traffic, cpu demand mean and
       peak, node violation rates, cpu load mean / peak before and after the move, the target's
       reserved fraction after it, capacity, pod count). The ``node_`` prefix makes the action
-      axis the "node" axis of :mod:`rlsched.train.networks`, so one small MLP scores every
+      axis the "node" axis of :mod:`rlsched.agents.networks`, so one small MLP scores every
       (pod, target) pair (Decima-style), whatever the cluster size. Rows of impossible moves
       are zero and masked.
 
@@ -558,11 +558,6 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
             lines.append(f"moved {pod}: {src} -> {dst}")
         return "\n".join(lines)
 
-    def policy_factories(self) -> dict[str, Any]:
-        """Policies made for this env, by name: ``name -> callable(env, seed) -> Policy``."""
-        from rlsched.policies.pods import POLICY_FACTORIES
-
-        return dict(POLICY_FACTORIES)
 
 
 def _workload(dataset: str | Any) -> tuple[PodWorkload, str]:

@@ -97,7 +97,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
       can learn index-order rules such as ``first_fit``.
 
     ``node_*`` keys have one row per action (per NUMA), as the node-scoring network of
-    :mod:`rlsched.train.networks` needs. After the last request of the trace the request keys
+    :mod:`rlsched.agents.networks` needs. After the last request of the trace the request keys
     are zeros.
 
     ## Rewards
@@ -587,8 +587,3 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
             lines.append(f"{s:<7d} {S[0, a]:>6g}/{S[1, a]:<10g} {S[0, b]:>6g}/{S[1, b]:<10g}")
         return "\n".join(lines)
 
-    def policy_factories(self) -> dict[str, Any]:
-        """Policies made for this env, by name: ``name -> callable(env, seed) -> Policy``."""
-        from rlsched.policies.vm import POLICY_FACTORIES
-
-        return dict(POLICY_FACTORIES)

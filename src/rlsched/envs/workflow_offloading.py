@@ -17,6 +17,7 @@ from rlsched.core.offloading import (
     patent_example,
     ready_time,
 )
+from rlsched.core.optimal import solve
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
 from rlsched.envs.base import SnapshotMixin
@@ -123,7 +124,7 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
     ## Observation Space
 
     A ``Dict``; ``node_*`` keys have one row per server (fixed size across DAG sizes, so the
-    node-scoring network of :mod:`rlsched.train.networks` applies). Times are in ``time_unit``.
+    node-scoring network of :mod:`rlsched.agents.networks` applies). Times are in ``time_unit``.
 
     - ``node_free (N, 2)``: free cpu / memory fraction on the server when the task is ready.
     - ``node_speed (N,)``, ``node_is_cloud (N,)``, ``node_origin (N,)`` (the workflow's origin).
@@ -711,12 +712,10 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
     def isolated_optimum(self, w: int) -> float:
         """The optimal makespan of workflow ``w`` alone on empty servers (its static instance,
         unbounded image cache, no other workflow): CP-SAT
-        (:func:`rlsched.policies.optimal.solve`, ``optimal_time_limit`` s; the best schedule
+        (:func:`rlsched.core.optimal.solve`, ``optimal_time_limit`` s; the best schedule
         found when optimality is not proven in time). Cached per workflow template and origin."""
         key = (self._picks[w], self._origin[w])
         if key not in self._opt_cache:
-            from rlsched.policies.optimal import solve
-
             inst = self._static(self._picks[w], 0.0, self._origin[w])
             res = solve(inst, time_limit=self.optimal_time_limit)
             self._opt_cache[key] = float(min(res.makespan, res.sim_makespan))
@@ -758,8 +757,3 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
             lines.append(f"next: {task.name} image={task.image} work={task.work:.2f}")
         return "\n".join(lines)
 
-    def policy_factories(self) -> dict[str, Any]:
-        """Policies made for this env, by name: ``name -> callable(env, seed) -> Policy``."""
-        from rlsched.policies.offloading import POLICY_FACTORIES
-
-        return dict(POLICY_FACTORIES)

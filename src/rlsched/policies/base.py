@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 
 Observation = Mapping[str, np.ndarray] | np.ndarray
+#: An action index (Discrete action spaces) or an array (Box spaces, e.g. LLMAutoscaling's).
+Action = int | np.ndarray
 
 
 class Policy(ABC):
@@ -28,7 +30,7 @@ class Policy(ABC):
         """Start a new episode; the default keeps no state."""
 
     @abstractmethod
-    def act(self, observation: Observation, mask: np.ndarray) -> int:
+    def act(self, observation: Observation, mask: np.ndarray) -> Action:
         """The action to take."""
 
     def describe(self) -> dict[str, Any]:

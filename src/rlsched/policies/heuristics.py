@@ -8,6 +8,7 @@ the best valid one. Ties go to a seeded random choice among the best, as kube-sc
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -232,7 +233,7 @@ def sample_view(
     return fn(observation)
 
 
-def zero_observation(space: object) -> object:
+def zero_observation(space: object) -> Any:
     """An observation of ``space`` with every entry 0 (Box, Discrete, MultiDiscrete, Dict)."""
     from gymnasium import spaces
 

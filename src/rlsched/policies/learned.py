@@ -8,62 +8,40 @@ or a training run folder holding ``model/``.
 
 from __future__ import annotations
 
-import json
-import pickle
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
+from gymnasium import spaces
+from stable_baselines3.common.vec_env import VecNormalize
 
+from rlsched.agents.models import (
+    ALGOS,
+    MASKED_ALGOS,
+    MODEL_FORMAT,
+    algo_class,
+    load_model,
+    load_normalizer,
+    read_meta,
+    resolve_model_dir,
+)
+from rlsched.agents.networks import is_node_policy, node_logits, resized_space_error
 from rlsched.errors import PolicyError
-from rlsched.policies.base import Observation, Policy
+from rlsched.policies.base import Action, Observation, Policy
+from rlsched.runtime import set_torch_threads
 
-MODEL_FORMAT = "rlsched-model/1"
-
-ALGOS = ("maskable_ppo", "ppo", "dqn", "masked_dqn")
-#: Algorithms whose ``predict`` takes ``action_masks=`` and never returns a masked action.
-MASKED_ALGOS = ("maskable_ppo", "masked_dqn")
-
-
-def algo_class(algo: str) -> Any:
-    if algo == "maskable_ppo":
-        from sb3_contrib import MaskablePPO
-
-        return MaskablePPO
-    if algo == "ppo":
-        from stable_baselines3 import PPO
-
-        return PPO
-    if algo == "dqn":
-        from stable_baselines3 import DQN
-
-        return DQN
-    if algo == "masked_dqn":
-        from rlsched.train.masked_dqn import MaskedDQN
-
-        return MaskedDQN
-    raise PolicyError(f"unknown algorithm {algo!r}; choose one of {', '.join(ALGOS)}")
-
-
-def resolve_model_dir(path: str | Path) -> Path:
-    """A model folder, a run folder (its ``model/``), or ``zoo/NAME`` (a shipped policy)."""
-    from rlsched.zoo import resolve
-
-    p = resolve(path)
-    if (p / "meta.json").is_file():
-        return p
-    if (p / "model" / "meta.json").is_file():
-        return p / "model"
-    raise PolicyError(f"{p}: no trained model here (expected meta.json in it or in {p}/model)")
-
-
-def read_meta(path: str | Path) -> dict[str, Any]:
-    d = resolve_model_dir(path)
-    meta = json.loads((d / "meta.json").read_text())
-    if meta.get("format") != MODEL_FORMAT:
-        raise PolicyError(f"{d}/meta.json: format {meta.get('format')!r}, expected {MODEL_FORMAT}")
-    return meta
-
+# the model folder's names, defined in rlsched.agents.models, are also read from here
+__all__ = [
+    "ALGOS",
+    "MASKED_ALGOS",
+    "MODEL_FORMAT",
+    "LearnedPolicy",
+    "algo_class",
+    "read_meta",
+    "resolve_model_dir",
+]
 
 class LearnedPolicy(Policy):
     """Acts greedily with a trained SB3 model, always within the action mask.
@@ -77,18 +55,15 @@ class LearnedPolicy(Policy):
     category = "learned"
 
     def __init__(self, path: str | Path) -> None:
-        from rlsched.runtime import set_torch_threads
-
         set_torch_threads()
         self.dir = resolve_model_dir(path)
         self.meta = read_meta(self.dir)
         self.algo = self.meta["algo"]
-        self.model = algo_class(self.algo).load(self.dir / "model.zip", device="cpu")
-        self.normalizer = None
+        self.model = load_model(self.algo, self.dir / "model.zip")
+        self.normalizer: VecNormalize | None = None
         vn = self.dir / "vecnormalize.pkl"
         if vn.is_file():
-            with vn.open("rb") as fh:
-                self.normalizer = pickle.load(fh)
+            self.normalizer = load_normalizer(vn)
         self.name = f"learned:{path}"
         self.resized = False  # set by check_env: acting on another node count than trained
 
@@ -103,15 +78,11 @@ class LearnedPolicy(Policy):
     def check_env(self, env: Any) -> None:
         """Refuse an env whose spaces differ from the ones the model was trained on, except
         the node count for a node-scoring network (it scores each node with shared weights,
-        so it acts on any cluster size: :mod:`rlsched.train.networks`)."""
+        so it acts on any cluster size: :mod:`rlsched.agents.networks`)."""
         model_space = self.model.observation_space
         self.resized = False
         if env.observation_space == model_space and env.action_space == self.model.action_space:
             return
-        from gymnasium import spaces
-
-        from rlsched.train.networks import is_node_policy, resized_space_error
-
         if not is_node_policy(self.model.policy):
             raise PolicyError(
                 f"{self.dir}: this {self.algo} model is not a node-scoring network, so it acts "
@@ -139,21 +110,18 @@ class LearnedPolicy(Policy):
         if isinstance(observation, dict):
             obs = {k: np.asarray(v)[None] for k, v in observation.items()}
             out = self.normalizer.normalize_obs(obs)
+            assert isinstance(out, dict)
             return {k: v[0] for k, v in out.items()}
-        return self.normalizer.normalize_obs(np.asarray(observation)[None])[0]
+        return np.asarray(self.normalizer.normalize_obs(np.asarray(observation)[None]))[0]
 
-    def act(self, observation: Observation, mask: np.ndarray) -> int:
-        import torch
-        from gymnasium import spaces
-
+    def act(self, observation: Observation, mask: np.ndarray) -> Action:
         obs = self._normalize(observation)
         if isinstance(self.model.action_space, spaces.Box):  # continuous: no mask applies
             action, _ = self.model.predict(obs, deterministic=True)
-            return np.asarray(action, dtype=np.float32)  # type: ignore[return-value]
+            return np.asarray(action, dtype=np.float32)
         mask = np.asarray(mask, dtype=bool)
         if getattr(self, "resized", False):  # another node count: the network, not predict()
-            from rlsched.train.networks import node_logits
-
+            assert isinstance(observation, Mapping)  # node-scoring models take Dict observations
             scores = node_logits(self.model.policy, observation)
             return int(np.argmax(np.where(mask, scores, -np.inf) if mask.any() else scores))
         if self.algo in MASKED_ALGOS:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from rlsched.core.optimal import solve
 from rlsched.policies.base import Observation, Policy
 
 
@@ -184,7 +185,7 @@ class MdpRolloutPolicy(MdpLookaheadPolicy):
 
 
 class OptimalPolicy(_EnvPolicy):
-    """Solve each workflow exactly (CP-SAT, :func:`rlsched.policies.optimal.solve`) on its
+    """Solve each workflow exactly (CP-SAT, :func:`rlsched.core.optimal.solve`) on its
     first decision and follow the plan; fall back to earliest finish where the plan's server
     is invalid. The plan ignores load left by earlier workflows (a static solve)."""
 
@@ -194,20 +195,18 @@ class OptimalPolicy(_EnvPolicy):
     def __init__(self, env: Any, seed: int | None = None, time_limit: float = 5.0) -> None:
         super().__init__(env, seed)
         self.time_limit = time_limit
-        self._plan: tuple[int, Any] | None = None
+        self._plan: tuple[tuple[int, int], np.ndarray] | None = None
 
     def reset(self, seed: int | None = None) -> None:
         super().reset(seed)
         self._plan = None
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
-        from rlsched.policies.optimal import solve
-
         env = self.env
         key = (id(env._wf), env.current_workflow)
         if self._plan is None or self._plan[0] != key:
             res = solve(env.current_instance(), time_limit=self.time_limit)
-            self._plan = (key, np.asarray(res.schedule.server))
+            self._plan = (key, np.asarray(res.schedule.server))  # (key, server per task)
         s = int(self._plan[1][env.current_task])
         return s if mask[s] else _eft(env, mask)
 
@@ -224,7 +223,7 @@ POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {
 }
 
 try:  # the exact solver needs ortools
-    import rlsched.policies.optimal  # noqa: F401
+    import rlsched.core.optimal  # noqa: F401
 
     POLICY_FACTORIES["optimal"] = OptimalPolicy
 except ImportError:  # pragma: no cover

@@ -179,21 +179,3 @@ class ClairvoyantPolicy(Policy):
         if value != value:  # NaN (nothing measured yet): rank by reward alone
             value = -np.inf if self._sign > 0 else np.inf
         return _Trajectory(actions, rewards, (self._sign * value, total), done)
-
-
-def make_clairvoyant(
-    env: Any,
-    base_name: str,
-    seed: int | None = None,
-    horizon: int | str | None = "env",
-    top_k: int | None = None,
-) -> ClairvoyantPolicy:
-    """The oracle over base heuristic ``base_name``; ``horizon="env"`` takes the env's
-    ``oracle_horizon`` (None: to the episode's end), ``top_k`` the env's ``oracle_top_k``."""
-    from rlsched.policies.registry import make_policy
-
-    base_env = getattr(env, "unwrapped", env)
-    base = make_policy(base_name, env, seed=seed)
-    h = getattr(base_env, "oracle_horizon", None) if horizon == "env" else horizon
-    k = top_k if top_k is not None else getattr(base_env, "oracle_top_k", DEFAULT_TOP_K)
-    return ClairvoyantPolicy(base_env, base, base_name, seed, h, k)  # type: ignore[arg-type]

@@ -2,19 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
+from gymnasium import spaces
+
+from rlsched.envs import ENV_IDS
+from rlsched.envs.args import env_class
 from rlsched.errors import PolicyError
+from rlsched.policies import llm, offloading, pods, vm
 from rlsched.policies.base import Policy
 from rlsched.policies.heuristics import HEURISTICS, applicable, make_heuristic, sample_view, view_of
+from rlsched.policies.learned import LearnedPolicy
+from rlsched.policies.oracle import DEFAULT_TOP_K, ClairvoyantPolicy
+from rlsched.suggest import did_you_mean
+
+#: Each env's own policies (``name -> factory(env, seed) -> Policy``), by env id.
+ENV_POLICY_FACTORIES: dict[str, Mapping[str, Callable[..., Policy]]] = {
+    "rlsched/WorkflowOffloading-v0": offloading.POLICY_FACTORIES,
+    "rlsched/VMPlacement-v0": vm.POLICY_FACTORIES,
+    "rlsched/PodRebalancing-v0": pods.POLICY_FACTORIES,
+    "rlsched/LLMAutoscaling-v0": llm.POLICY_FACTORIES,
+}
+
+
+def env_id_of(env: Any) -> str | None:
+    """The registered id of ``env`` (its spec's, else the one whose class it is)."""
+    spec = getattr(env, "spec", None) or getattr(getattr(env, "unwrapped", env), "spec", None)
+    if spec is not None and spec.id in ENV_IDS:
+        return str(spec.id)
+    cls = type(getattr(env, "unwrapped", env))
+    return next((i for i in ENV_IDS if env_class(i) is cls), None)
 
 
 def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     """Build the policy ``spec`` (a heuristic name, ``learned:PATH``, or ``clairvoyant`` /
     ``clairvoyant:BASE``: the oracle over the env's default or the named base heuristic)."""
     if spec == "clairvoyant" or spec.startswith("clairvoyant:"):
-        from rlsched.policies.oracle import make_clairvoyant
-
         base_env = getattr(env, "unwrapped", env)
         base = spec.split(":", 1)[1] if ":" in spec else getattr(base_env, "oracle_base", None)
         if not base:
@@ -23,8 +48,6 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
             raise PolicyError(f"clairvoyant needs a heuristic as its base, not {base!r}")
         return make_clairvoyant(env, base, seed=seed)
     if spec.startswith("learned:"):
-        from rlsched.policies.learned import LearnedPolicy
-
         pol = LearnedPolicy(spec.split(":", 1)[1])
         pol.check_env(getattr(env, "unwrapped", env))
         return pol
@@ -32,8 +55,6 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     if spec in factories:
         return factories[spec](getattr(env, "unwrapped", env), seed)
     if spec not in HEURISTICS:
-        from rlsched.suggest import did_you_mean
-
         known = [*factories, *HEURISTICS]
         raise PolicyError(
             f"unknown policy {spec!r}{did_you_mean(spec, known)}; "
@@ -48,15 +69,12 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
 
 
 def env_policy_factories(env: Any) -> dict[str, Any]:
-    """Policies an env provides itself (``env.unwrapped.policy_factories()``), by name."""
-    fn = getattr(getattr(env, "unwrapped", env), "policy_factories", None)
-    return dict(fn()) if callable(fn) else {}
+    """The policies made for ``env``'s id (:data:`ENV_POLICY_FACTORIES`), by name."""
+    return dict(ENV_POLICY_FACTORIES.get(env_id_of(env) or "", {}))
 
 
 def _discrete(env: Any) -> bool:
     """The generic heuristics return one action index: they apply to Discrete action spaces."""
-    from gymnasium import spaces
-
     space = getattr(env, "action_space", None)
     return space is None or isinstance(space, spaces.Discrete)
 
@@ -90,11 +108,6 @@ def policy_catalogue() -> list[tuple[str, str, str]]:
     """``(name, envs, rule)`` for every policy name: the generic heuristics (envs with a node
     view), each env's own policies, and ``learned:PATH``; ``rule`` is the whole first
     paragraph of the policy's docstring."""
-    import inspect
-
-    from rlsched.envs import ENV_IDS
-    from rlsched.envs.args import env_class
-
     def rule(obj: Any) -> str:
         doc = inspect.getdoc(obj) or ""
         return " ".join(doc.split("\n\n")[0].split())
@@ -105,12 +118,26 @@ def policy_catalogue() -> list[tuple[str, str, str]]:
     classes = {env_id: env_class(env_id) for env_id in ENV_IDS}
     node_envs = ", ".join(short(e) for e, c in classes.items() if hasattr(c, "node_view"))
     rows = [(name, node_envs, rule(cls)) for name, (cls, _) in HEURISTICS.items()]
-    for env_id, c in classes.items():
-        fn = getattr(c, "policy_factories", None)
-        # the factories never use the instance: read them without building an env
-        for name, factory in (fn(None) if callable(fn) else {}).items():
+    for env_id in classes:
+        for name, factory in ENV_POLICY_FACTORIES.get(env_id, {}).items():
             rows.append((name, short(env_id), rule(factory)))
     rows.append(
         ("learned:PATH", "any", "a model trained by `rlsched train` (model or run folder)")
     )
     return rows
+
+
+def make_clairvoyant(
+    env: Any,
+    base_name: str,
+    seed: int | None = None,
+    horizon: int | Literal["env"] | None = "env",
+    top_k: int | None = None,
+) -> ClairvoyantPolicy:
+    """The oracle over base heuristic ``base_name``; ``horizon="env"`` takes the env's
+    ``oracle_horizon`` (None: to the episode's end), ``top_k`` the env's ``oracle_top_k``."""
+    base_env = getattr(env, "unwrapped", env)
+    base = make_policy(base_name, env, seed=seed)
+    h: int | None = getattr(base_env, "oracle_horizon", None) if horizon == "env" else horizon
+    k = top_k if top_k is not None else getattr(base_env, "oracle_top_k", DEFAULT_TOP_K)
+    return ClairvoyantPolicy(base_env, base, base_name, seed, h, k)

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from rlsched.policies.base import Observation, Policy
+from rlsched.policies.heuristics import RandomPolicy
 
 
 def left_after(observation: Observation) -> np.ndarray:
@@ -74,23 +75,11 @@ class WorstFitPolicy(_ScoreFit):
     sign = -1.0
 
 
-class RandomFitPolicy(Policy):
+class RandomFitPolicy(RandomPolicy):
     """Uniform over the valid actions (seeded; ``reset(seed)`` replays)."""
 
-    name = "random"
-
     def __init__(self, env: Any = None, seed: int | None = None) -> None:
-        self.rng = np.random.default_rng(seed)
-
-    def reset(self, seed: int | None = None) -> None:
-        if seed is not None:
-            self.rng = np.random.default_rng(seed)
-
-    def act(self, observation: Observation, mask: np.ndarray) -> int:
-        valid = np.flatnonzero(mask)
-        if len(valid) == 0:
-            return 0
-        return int(valid[self.rng.integers(len(valid))])
+        super().__init__(seed)
 
 
 POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {

@@ -16,7 +16,7 @@ import numpy as np
 from rlsched.report.leaderboard import METRIC_LABELS, leaderboard_metrics, ranked
 
 
-def save_figure(fig: Any, out: str | Path, dpi: int = 120) -> Path:
+def save_figure(fig: Any, out: str | Path, dpi: float = 120) -> Path:
     """Write ``fig`` as a PNG (creating the folder) and free it; returns the path."""
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)

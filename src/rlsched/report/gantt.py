@@ -11,18 +11,20 @@ Bars carry matplotlib ``gid`` s (``"task"``, ``"pull"``, ``"transfer"``) so test
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import matplotlib
 
 matplotlib.use("Agg")
+import gymnasium as gym
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
 from rlsched.core.offloading import OffloadInstance, Schedule
+from rlsched.evaluate import EpisodeHook, safe_filename
 from rlsched.report.figures import save_figure
 
 __all__ = ["gantt", "gantt_figure", "gantt_from_schedule", "schedule_rows"]
@@ -220,3 +222,44 @@ def gantt_figure(
     ax.set_title(f"{title}  (makespan {mk:.3f} s)" if title else f"makespan {mk:.3f} s")
     fig.tight_layout()
     return fig
+
+
+def has_schedule_log(env: gym.Env) -> bool:
+    return callable(getattr(env.unwrapped, "schedule_log", None))
+
+
+def gantt_hook(
+    out_dir: str | Path,
+    episode: int = 0,
+    written: list[Path] | None = None,
+    notify: Callable[[str], None] | None = None,
+) -> EpisodeHook:
+    """An ``on_episode_end`` hook writing ``out_dir/<policy>.png``, the Gantt chart of episode
+    ``episode`` (the first by default) of each policy, from the env's ``schedule_log()``.
+    For an env without ``schedule_log`` nothing is drawn and ``notify`` (if given) is called
+    once with a one-line message. The paths written are appended to ``written`` if given."""
+    out = Path(out_dir)
+    told: list[bool] = []
+
+    def hook(policy_name: str, k: int, env: gym.Env) -> None:
+        if k != episode:
+            return
+        if not has_schedule_log(env):
+            if notify is not None and not told:
+                told.append(True)
+                env_id = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+                notify(f"Gantt charts are not available for {env_id} (no schedule_log); skipped")
+            return
+        base: Any = env.unwrapped  # an env with schedule_log()
+        servers = [s.name for s in base.servers] if hasattr(base, "servers") else None
+        path = gantt(
+            base.schedule_log(),
+            out / f"{safe_filename(policy_name)}.png",
+            title=f"{policy_name}: episode {k + 1}",
+            servers=servers,
+            pull_time=getattr(base, "pull_time", None),
+        )
+        if written is not None:
+            written.append(path)
+
+    return hook

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
+from scipy.stats import t as student_t
+
+from rlsched.stats import Direction, Paired, headline, paired_matrix
 
 #: How each metric is labelled, and whether lower is better.
 METRIC_LABELS: dict[str, tuple[str, bool]] = {
@@ -107,8 +109,6 @@ def verdict_lines(
 ) -> list[str]:
     """One generated sentence per learned policy and oracle: its verdict against the
     reference (every other row's verdict is in the table)."""
-    from rlsched.stats import Paired, headline
-
     out = []
     for r in ranked(report):
         p = r.get("paired")
@@ -228,45 +228,12 @@ def metric_direction(env_id: str, metric: str) -> str | None:
 
 
 def t_quantile(p: float, df: int) -> float:
-    """Quantile of Student's t distribution with integer ``df`` >= 1 (exact closed-form CDF,
-    inverted by bisection; no scipy needed)."""
+    """Quantile of Student's t distribution with ``df`` >= 1 degrees of freedom (scipy)."""
     if df < 1:
         raise ValueError("df must be >= 1")
-
-    def cdf(t: float) -> float:
-        theta = math.atan(t / math.sqrt(df))
-        c2 = math.cos(theta) ** 2
-        s = math.sin(theta)
-        if df % 2:  # odd: P(|T| < t) = (2/pi)(theta + sin cos (1 + 2/3 c2 + 2*4/(3*5) c2^2 ...))
-            term, acc = 1.0, 1.0 if df > 1 else 0.0
-            for k in range(1, (df - 1) // 2):
-                term *= c2 * (2 * k) / (2 * k + 1)
-                acc += term
-            a = 2 / math.pi * (theta + (s * math.cos(theta) * acc if df > 1 else 0.0))
-        else:  # even: P(|T| < t) = sin (1 + 1/2 c2 + 1*3/(2*4) c2^2 ...)
-            term, acc = 1.0, 1.0
-            for k in range(1, df // 2):
-                term *= c2 * (2 * k - 1) / (2 * k)
-                acc += term
-            a = s * acc
-        return 0.5 + 0.5 * a
-
     if not 0 < p < 1:
         raise ValueError("p must be in (0, 1)")
-    if p < 0.5:
-        return -t_quantile(1 - p, df)
-    lo, hi = 0.0, 1.0
-    while cdf(hi) < p:
-        hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if cdf(mid) < p:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return (lo + hi) / 2
+    return float(student_t.ppf(p, df))
 
 
 def mean_ci95(values: Sequence[float]) -> dict[str, float]:
@@ -283,32 +250,6 @@ def mean_ci95(values: Sequence[float]) -> dict[str, float]:
     std = math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (n - 1))
     half = t_quantile(0.975, n - 1) * std / math.sqrt(n)
     return {"n": n, "mean": mean, "std": std, "ci95": half, "low": mean - half, "high": mean + half}
-
-
-def load_sweep_results(results_dir: str | Path, all_trials: bool = False) -> list[dict[str, Any]]:
-    """Finished trials' ``result.json`` under ``results_dir/trials/``, by trial id: those of the
-    latest sweep run (listed in ``trials.json``), or every one with ``all_trials`` (or when
-    there is no ``trials.json``)."""
-    import json
-
-    from rlsched.sweep.trial import read_result
-
-    root = Path(results_dir)
-    wanted: set[str] | None = None
-    if not all_trials and (root / "trials.json").is_file():
-        try:
-            wanted = {t["id"] for t in json.loads((root / "trials.json").read_text())}
-        except (OSError, ValueError, KeyError, TypeError):
-            wanted = None
-    out = []
-    folders = sorted(p for p in (root / "trials").glob("*") if p.is_dir())
-    for folder in folders:
-        if wanted is not None and folder.name not in wanted:
-            continue
-        r = read_result(folder)
-        if r is not None:
-            out.append(r)
-    return out
 
 
 def _variant(result: dict[str, Any]) -> str:
@@ -393,7 +334,7 @@ def sweep_tables(
         if not ref:  # default: the best heuristic measured here
             ref = next((r["policy"] for r in rows if r["kind"] == "heuristic"), None)
         ref_row = next((r for r in rows if r["policy"] == ref), None) if ref else None
-        if ref_row is not None:
+        if ref_row is not None and ref:
             trials_of = {tuple(p["trial_id"] for p in prs): prs for prs in by_variant.values()}
             ref_trials = trials_of[tuple(ref_row["trials"])]
             for row in rows:
@@ -437,8 +378,6 @@ def _sweep_paired(
 ) -> dict[str, Any] | None:
     """A row's trials paired seed by seed with the reference's (the same seed meets the same
     episodes); None where the episodes do not line up or there are fewer than 2."""
-    from rlsched.stats import paired_matrix
-
     by_seed = {t["seed"]: t for t in ref_trials}
     a, b = [], []
     for t in trials:
@@ -450,8 +389,9 @@ def _sweep_paired(
         b.append(vb)
     if not a or len(a[0]) < 2 or direction not in ("higher", "lower"):
         return None
+    d: Direction = "higher" if direction == "higher" else "lower"
     return paired_matrix(
-        a, b, direction=direction, reference=ref, metric=metric  # type: ignore[arg-type]
+        a, b, direction=d, reference=ref, metric=metric
     ).to_json()
 
 
@@ -595,56 +535,3 @@ def sweep_rich_table(table: dict[str, Any]) -> Table:
     for row in table["rows"]:
         t.add_row(*(escape(c) for c in sweep_row_cells(table, row)))  # labels may hold [...]
     return t
-
-
-def write_sweep_leaderboard(
-    results_dir: str | Path,
-    out_dir: str | Path | None = None,
-    reference: str | dict[str, str] | None = None,
-    all_trials: bool = False,
-) -> tuple[list[dict[str, Any]], dict[str, Path]]:
-    """Read ``results_dir``'s finished trials (see :func:`load_sweep_results`) and write
-    ``leaderboard.{csv,md,html,json}`` to ``out_dir`` (default ``results_dir/leaderboard``).
-    ``reference`` None: the sweep config's (``results_dir/sweep.yaml``). Returns the tables and
-    the paths written."""
-    import json
-
-    from rlsched.errors import ConfigError
-    from rlsched.report.html import sweep_html
-
-    root = Path(results_dir)
-    results = load_sweep_results(root, all_trials=all_trials)
-    if not results:
-        raise ConfigError(f"{root}: no finished trials (trials/*/result.json)")
-    if reference is None:
-        reference = sweep_references(root)
-    tables = sweep_tables(results, reference)
-    out = Path(out_dir) if out_dir is not None else root / "leaderboard"
-    out.mkdir(parents=True, exist_ok=True)
-    title = f"Leaderboard: {root.resolve().name}"
-    paths = {
-        "csv": out / "leaderboard.csv",
-        "md": out / "leaderboard.md",
-        "html": out / "leaderboard.html",
-        "json": out / "leaderboard.json",
-    }
-    paths["csv"].write_text(sweep_csv(tables))
-    paths["md"].write_text(sweep_markdown(tables, title))
-    paths["html"].write_text(sweep_html(tables, title))
-    paths["json"].write_text(
-        json.dumps(_json_safe({"sample_unit": SAMPLE_UNIT, "tables": tables}), indent=2)
-    )
-    return tables, paths
-
-
-def sweep_references(results_dir: str | Path) -> dict[str, str]:
-    """Env id -> reference policy from ``results_dir/sweep.yaml`` (empty if none)."""
-    from rlsched.sweep.config import SweepConfig
-
-    f = Path(results_dir) / "sweep.yaml"
-    if not f.is_file():
-        return {}
-    try:
-        return SweepConfig.from_yaml(f).references()
-    except Exception:  # an old or hand-edited config: no reference rather than no leaderboard
-        return {}

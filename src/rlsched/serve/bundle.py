@@ -23,6 +23,9 @@ from typing import Any
 
 import numpy as np
 
+from rlsched.errors import PolicyError
+from rlsched.runtime import versions
+
 BUNDLE_FORMAT = "rlsched-bundle/1"
 
 Layers = list[tuple[np.ndarray, np.ndarray]]
@@ -221,14 +224,12 @@ class PolicyBundle:
         """Convert an ``rlsched train`` model folder (PPO / MaskablePPO, ``MlpPolicy``, a flat
         Box observation, Tanh activations) into a bundle; VecNormalize statistics are folded
         in as ``obs_mean`` / ``obs_var`` / ``obs_clip``."""
-        import pickle
-
+        # torch and SB3 only here: serving a bundle runs on numpy alone
         import torch
         from gymnasium import spaces
         from stable_baselines3.common.torch_layers import FlattenExtractor
 
-        from rlsched.errors import PolicyError
-        from rlsched.policies.learned import algo_class, read_meta, resolve_model_dir
+        from rlsched.agents.models import load_model, load_normalizer, read_meta, resolve_model_dir
 
         d = resolve_model_dir(model_dir)
         meta = read_meta(d)
@@ -238,7 +239,7 @@ class PolicyBundle:
                 f"{d}: algorithm {algo!r} is not an actor-critic; only ppo and maskable_ppo "
                 "models can be served as a PolicyBundle"
             )
-        model = algo_class(algo).load(d / "model.zip", device="cpu")
+        model = load_model(algo, d / "model.zip")
         policy = model.policy
         obs_space, act_space = model.observation_space, model.action_space
         if not isinstance(obs_space, spaces.Box) or len(obs_space.shape) != 1:
@@ -288,8 +289,7 @@ class PolicyBundle:
         clip, eps = 10.0, 1e-8
         vn = d / "vecnormalize.pkl"
         if vn.is_file():
-            with vn.open("rb") as fh:
-                norm = pickle.load(fh)
+            norm = load_normalizer(vn)
             if getattr(norm, "norm_obs", False):
                 rms = norm.obs_rms
                 if isinstance(rms, dict):
@@ -339,12 +339,11 @@ class PolicyBundle:
 
     def save(self, directory: str | Path) -> None:
         """Write ``weights.npz`` and ``bundle.json`` into ``directory`` (created if needed)."""
-        from rlsched.runtime import versions
-
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         with (d / "weights.npz").open("wb") as fh:
-            np.savez(fh, **self.arrays())
+            arrays: dict[str, Any] = self.arrays()
+            np.savez(fh, **arrays)
         info = {**self.describe(), "versions": versions()}
         (d / "bundle.json").write_text(json.dumps(info, indent=2, default=_json_default))
 
@@ -390,7 +389,7 @@ class PolicyBundle:
         ``like`` (updated with ``meta``)."""
         import torch
 
-        def collect(seq: torch.nn.Module) -> Layers:
+        def collect(seq: torch.nn.Sequential) -> Layers:
             return [_linear_np(m) for m in seq if isinstance(m, torch.nn.Linear)]
 
         return like.with_weights(collect(module.pi), collect(module.vf), **meta)
@@ -438,6 +437,9 @@ def _actor_critic_class() -> type:
     class ActorCritic(nn.Module):
         """Torch twin of a :class:`PolicyBundle` (for the learner)."""
 
+        obs_mean: torch.Tensor  # buffers, registered when the bundle normalises
+        obs_inv_std: torch.Tensor
+
         def __init__(self, bundle: PolicyBundle) -> None:
             super().__init__()
             self.state_dim = bundle.state_dim
@@ -446,6 +448,7 @@ def _actor_critic_class() -> type:
             self.vf = seq(bundle.critic_layers)
             self.normalized = bundle.normalized
             if bundle.normalized:
+                assert bundle._mean is not None and bundle._inv_std is not None
                 self.register_buffer("obs_mean", torch.from_numpy(bundle._mean.copy()))
                 self.register_buffer("obs_inv_std", torch.from_numpy(bundle._inv_std.copy()))
             self.obs_clip = float(bundle._clip)

@@ -26,6 +26,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from rlsched.errors import ConfigError
+
 log = logging.getLogger("rlsched.serve")
 
 
@@ -44,12 +46,12 @@ class ServeLimits:
     def __post_init__(self) -> None:
         for name in ("max_connections", "grpc_max_concurrent_rpcs"):
             if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1")
+                raise ConfigError(f"{name} must be >= 1")
         for name in ("header_timeout", "body_timeout", "keep_alive", "grpc_max_connection_idle"):
             if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0 seconds")
+                raise ConfigError(f"{name} must be > 0 seconds")
         if self.drain_grace < 0:
-            raise ValueError("drain_grace must be >= 0 seconds")
+            raise ConfigError("drain_grace must be >= 0 seconds")
 
 
 def _canned(status: bytes) -> bytes:
@@ -70,7 +72,7 @@ def guarded_protocol(limits: ServeLimits) -> type[asyncio.Protocol]:
     class GuardedProtocol(HttpToolsProtocol):
         _header_timer: asyncio.TimerHandle | None = None
 
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             if len(self.connections) > limits.max_connections:
                 transport.write(_503)

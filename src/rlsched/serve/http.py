@@ -406,14 +406,16 @@ def create_app(
     Auth = [Depends(write_guard(allowed_hosts))]
     if service.token:
         Auth.append(Depends(require_token))
-    bad = {400: {"model": ErrorResponse, "description": "Bad input"}}
-    big = {413: {"model": ErrorResponse, "description": "Body or batch too large"}}
-    auth = {
+    # FastAPI's `responses`: status code -> OpenAPI response
+    Responses = dict[int | str, dict[str, Any]]
+    bad: Responses = {400: {"model": ErrorResponse, "description": "Bad input"}}
+    big: Responses = {413: {"model": ErrorResponse, "description": "Body or batch too large"}}
+    auth: Responses = {
         401: {"model": ErrorResponse, "description": "Missing or wrong bearer token"},
         403: {"model": ErrorResponse, "description": "Host or Origin not allowed to write"},
         415: {"model": ErrorResponse, "description": "Content-Type is not application/json"},
     }
-    mgmt = {
+    mgmt: Responses = {
         404: {"model": ErrorResponse, "description": "No such version"},
         409: {"model": ErrorResponse, "description": "Not possible on this server"},
     }
@@ -478,7 +480,7 @@ def create_app(
     )
     async def predict(body: Any = predict_body) -> Response:
         """The greedy action for one state (the plugin calls this per candidate node)."""
-        a = service.predict(body.state)  # type: ignore[attr-defined]
+        a = service.predict(body.state)
         return Response(content=b'{"action":%d}' % a, media_type=JSON)
 
     update_body, update_doc = _json_body(UpdateRequest, defs)

@@ -47,9 +47,11 @@ from typing import Any
 
 import numpy as np
 
+from rlsched.envs.make import make_env
+from rlsched.runtime import set_torch_threads
 from rlsched.serve.bundle import PolicyBundle
+from rlsched.serve.limits import REWARD_LIMIT, STATE_LIMIT
 from rlsched.serve.registry import ModelRegistry, StaleVersion
-from rlsched.serve.service import REWARD_LIMIT, STATE_LIMIT
 from rlsched.serve.store import ExperienceStore
 
 log = logging.getLogger(__name__)
@@ -94,8 +96,6 @@ def evaluate_bundle(
     """Episode rewards of ``bundle`` acting greedily (within ``env.action_masks()``) on
     KubeScheduling-v0 with ``num_nodes = (action_dim - 2) // 2`` (a ``2N`` state policy gets
     the observation without the pod's part), seeds ``seed, seed + 1, ...``."""
-    from rlsched.evaluate import make_env
-
     n = (bundle.action_dim - 2) // 2
     if 2 * n + 2 != bundle.action_dim or bundle.state_dim not in (2 * n, 2 * n + 2):
         raise ValueError(
@@ -108,7 +108,7 @@ def evaluate_bundle(
     kwargs["num_nodes"] = n
     env = make_env(KUBE_ENV_ID, dataset, **kwargs)
     try:
-        base = env.unwrapped
+        base: Any = env.unwrapped  # KubeSchedulingEnv: action_masks()
         out = []
         for k in range(episodes):
             obs, _ = env.reset(seed=seed + k)
@@ -362,7 +362,6 @@ class OnlineLearner:
     ) -> tuple[PolicyBundle | None, dict[str, Any]]:
         import torch
 
-        from rlsched.runtime import set_torch_threads
 
         set_torch_threads()
         torch.manual_seed(self.seed + self._updates)

@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rlsched.runtime import git_commit, versions
 from rlsched.serve.bundle import PolicyBundle
 
 _VERSION_DIR = re.compile(r"^v(\d+)$")
@@ -155,8 +156,6 @@ class ModelRegistry:
         ``expect_current``: compare-and-set: publish only if the current version is still this
         one, else raise :class:`StaleVersion` (nothing is written). ``pin``: keep it through
         :meth:`prune` (operators' versions; ``activate``/``rollback`` pin theirs too)."""
-        from rlsched.runtime import git_commit, versions
-
         tmp = Path(tempfile.mkdtemp(prefix=".publish-", dir=self.root))
         try:
             bundle.save(tmp)

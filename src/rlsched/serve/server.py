@@ -39,8 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from rlsched.errors import ConfigError
+from rlsched.optional import require_extra
+from rlsched.serve.bundle import PolicyBundle
 from rlsched.serve.connections import ServeLimits, guarded_protocol, raise_fd_limit
+from rlsched.serve.learner import kube_gate
+from rlsched.serve.registry import ModelRegistry
 from rlsched.serve.service import SchedulerService, plugin_num_nodes
+from rlsched.serve.store import ExperienceStore, StoreUnavailable
 
 log = logging.getLogger("rlsched.serve")
 
@@ -112,11 +117,7 @@ def _check_dims(cfg: ServeConfig, state_dim: int, action_dim: int, what: str) ->
 
 def build_service(cfg: ServeConfig) -> SchedulerService:
     """Resolve the model into a registry with an active version and build the service."""
-    from rlsched.policies.learned import resolve_model_dir
-    from rlsched.serve.bundle import PolicyBundle
-    from rlsched.serve.registry import ModelRegistry
-    from rlsched.serve.store import ExperienceStore, StoreUnavailable
-
+    from rlsched.agents.models import resolve_model_dir
     if (cfg.state_dim is None) != (cfg.action_dim is None) and cfg.model is None:
         raise ConfigError("give both --state-dim and --action-dim (or --model)")
     if cfg.model is None and cfg.state_dim is None and cfg.registry is None:
@@ -207,8 +208,6 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
     service = SchedulerService(b, registry=registry, store=store, token=cfg.token)
     service.store_retention_s = cfg.store_retention_s
     if cfg.learn:
-        from rlsched.serve.learner import kube_gate
-
         gate = kube_gate() if cfg.gate == "kube" else None
         service.attach_learner(
             gate=gate, min_experiences=cfg.min_experiences, keep_versions=cfg.keep_versions
@@ -254,7 +253,9 @@ def is_loopback(host: str) -> bool:
     except socket.gaierror:
         return False
     addrs = {info[4][0] for info in infos}
-    return bool(addrs) and all(ipaddress.ip_address(a.split("%", 1)[0]).is_loopback for a in addrs)
+    return bool(addrs) and all(
+        ipaddress.ip_address(str(a).split("%", 1)[0]).is_loopback for a in addrs
+    )
 
 
 def check_exposure(host: str, token: str | None, insecure: bool) -> str | None:
@@ -324,7 +325,7 @@ class _DrainingServer:
                     except OSError:  # BlockingIOError: the queue is empty
                         break
                     await loop.connect_accepted_socket(
-                        lambda: config.http_protocol_class(  # type: ignore[call-arg]
+                        lambda: config.http_protocol_class(
                             config=config,
                             server_state=self.server_state,
                             app_state=self.lifespan.state,
@@ -374,6 +375,12 @@ def uvicorn_config(app: Any, limits: ServeLimits, log_level: str = "warning") ->
     )
 
 
+def require_serve_stack() -> None:
+    """:class:`~rlsched.errors.MissingDependencyError` naming ``pip install 'rlsched[serve]'``
+    when a module of the ``serve`` extra is missing."""
+    require_extra("serve", what="`rlsched serve`")
+
+
 def run(
     service: SchedulerService,
     host: str = "127.0.0.1",
@@ -390,7 +397,8 @@ def run(
     threads. The drain marks the service not ready (``/readyz`` 503, gRPC health
     NOT_SERVING), stops accepting, gives in-flight HTTP and gRPC calls ``limits.drain_grace``
     seconds, stops the learner and closes the store; the function then returns (exit 0)."""
-
+    require_serve_stack()
+    # the web stack is the `serve` extra: imported here, after the check names what is missing
     from rlsched.serve.grpc_server import GrpcServer, grpc_address
     from rlsched.serve.http import LOCAL_HOSTS, create_app
     from rlsched.serve.metrics import ServiceMetrics

@@ -26,6 +26,10 @@ from typing import Any
 import numpy as np
 
 from rlsched.serve.bundle import PolicyBundle
+from rlsched.serve.learner import OnlineLearner
+from rlsched.serve.limits import REWARD_LIMIT, STATE_LIMIT
+from rlsched.serve.registry import ModelRegistry
+from rlsched.serve.store import ExperienceStore, IdempotencyConflict, StoreUnavailable
 
 log = logging.getLogger("rlsched.serve")
 
@@ -36,8 +40,6 @@ MAX_BODY_BYTES = 8 * 1024 * 1024  # HTTP request bodies and gRPC messages
 MAX_EXPERIENCES = 4096  # per /update call (the plugin sends at most 512)
 MAX_BATCH_STATES = 4096  # per /v1/predict_batch call
 MAX_NODES = 5000  # per /v1/score or extender call (the Kubernetes cluster-size limit)
-STATE_LIMIT = 1e6  # |state value| bound: keeps the policy's float32 forward pass finite
-REWARD_LIMIT = 1e6  # |reward| bound: returns and value losses stay finite in float32
 
 STORE_RETRY_AFTER_S = 5  # Retry-After of a 503 from a failing experience store
 _IDEMPOTENCY_KEY = re.compile(r"^[\x21-\x7e]{1,255}$")
@@ -340,9 +342,6 @@ class SchedulerService:
         """A service over the registry at ``root`` (which must have an active version), an
         experience store at ``store`` (default ``ROOT/experiences.sqlite``) and, if asked, an
         online learner publishing into the registry."""
-        from rlsched.serve.registry import ModelRegistry
-        from rlsched.serve.store import ExperienceStore
-
         reg = ModelRegistry(root)
         st = ExperienceStore(store or Path(root) / "experiences.sqlite")
         svc = cls(registry=reg, store=st, token=token)
@@ -353,8 +352,6 @@ class SchedulerService:
     def attach_learner(self, **kwargs: Any) -> Any:
         """Create an :class:`OnlineLearner` over this registry and store whose publishes swap
         the served model (it is started by :meth:`start`)."""
-        from rlsched.serve.learner import OnlineLearner
-
         if self.registry is None or self.store is None:
             raise ValueError("the online learner needs a registry and an experience store")
         kwargs.setdefault("on_publish", lambda v: self.reload(v))
@@ -542,7 +539,6 @@ class SchedulerService:
             if not isinstance(d, (bool, np.bool_)):
                 raise InvalidInput(f"dones[{i}] must be true or false")
             dns.append(bool(d))
-        from rlsched.serve.store import IdempotencyConflict, StoreUnavailable
 
         try:
             res = self.store.append_batch(

@@ -40,7 +40,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -120,7 +120,7 @@ def _store_errors(fn: F) -> F:
         except OSError as e:
             raise StoreUnavailable(f"experience store {self.path}: {e.strerror or e}") from e
 
-    return wrapper  # type: ignore[return-value]
+    return cast(F, wrapper)
 
 
 class ExperienceStore:

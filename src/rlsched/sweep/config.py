@@ -21,7 +21,10 @@ from typing import Any
 import numpy as np
 import yaml
 
+from rlsched.agents.models import ALGOS
+from rlsched.envs import ENV_IDS
 from rlsched.errors import ConfigError
+from rlsched.train import TrainConfig
 
 #: Bump when the meaning of a trial config changes: every trial id changes with it.
 TRIAL_FORMAT = 1
@@ -86,7 +89,7 @@ def sample_dim(value: dict[str, Any], rng: np.random.Generator) -> Any:
         return float(math.exp(rng.uniform(math.log(arg[0]), math.log(arg[1]))))
     if kind == "randint":
         return int(rng.integers(arg[0], arg[1]))
-    raise ValueError(f"not a random dimension: {value}")
+    raise ConfigError(f"not a random dimension: {value}")
 
 
 def _rng(*parts: Any) -> np.random.Generator:
@@ -360,8 +363,6 @@ class SweepConfig:
 
 def train_config(config: dict[str, Any], where: str = "trial") -> Any:
     """The TrainConfig a learned trial trains with (validated)."""
-    from rlsched.train import TrainConfig
-
     fields = {
         **config["train"],
         "env_id": config["env"],
@@ -394,9 +395,6 @@ def _policy_list(v: Any, where: str) -> list[str]:
 def _algo_list(v: Any, where: str) -> list[AlgoSpec]:
     if not isinstance(v, list):
         raise ConfigError(f"{where}: a list of {{algo: NAME, ...TrainConfig fields}}")
-    from rlsched.policies.learned import ALGOS
-    from rlsched.train import TrainConfig
-
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     out = []
     labels: set[str] = set()
@@ -426,8 +424,6 @@ def _algo_list(v: Any, where: str) -> list[AlgoSpec]:
 
 
 def _env_spec(e: Any, where: str) -> EnvSpec:
-    from rlsched.envs import ENV_IDS
-
     if isinstance(e, str):
         e = {"id": e}
     if not isinstance(e, dict) or "id" not in e:

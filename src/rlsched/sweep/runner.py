@@ -19,25 +19,27 @@ from typing import Any
 
 import yaml
 
-from rlsched.errors import ConfigError, RlschedError
+from rlsched.envs.make import make_env
+from rlsched.errors import ConfigError, MissingDependencyError, RlschedError
+from rlsched.optional import install_hint, require
+from rlsched.policies.registry import expand_policies, make_policy
 from rlsched.sweep.config import SweepConfig, Trial, _slug
-from rlsched.sweep.trial import RESULT, is_finished, read_result, run_trial, trial_dir
+from rlsched.sweep.trial import (
+    RESULT,
+    is_finished,
+    read_result,
+    run_trial,
+    trial_dir,
+    write_json_atomic,
+)
 
-INSTALL_HINT = "pip install 'rlsched[ray]'"
-
-
-class MissingDependencyError(RlschedError):
-    """An optional dependency a command needs is not installed."""
+INSTALL_HINT = install_hint("ray")
+__all__ = ["INSTALL_HINT", "MissingDependencyError", "SweepOutcome", "require_ray", "run_sweep"]
 
 
 def require_ray() -> None:
     """Raise :class:`MissingDependencyError` with the install command if Ray Tune is missing."""
-    try:
-        import ray.tune  # noqa: F401  (imports ray too)
-    except ImportError as e:
-        raise MissingDependencyError(
-            f"`rlsched sweep` needs Ray Tune, which is not installed: {INSTALL_HINT}"
-        ) from e
+    require("ray.tune", extra="ray", what="`rlsched sweep`")
 
 
 @dataclass
@@ -60,9 +62,6 @@ class SweepOutcome:
 def resolve_policies(sweep: SweepConfig) -> dict[int, list[str]]:
     """Each env entry's policy names with ``all`` expanded, every name checked against the env
     (built once per entry) so that a typo fails before any trial starts."""
-    from rlsched.evaluate import make_env
-    from rlsched.policies.registry import expand_policies, make_policy
-
     out: dict[int, list[str]] = {}
     for i, e in enumerate(sweep.envs):
         specs = sweep.env_policies(e)
@@ -218,7 +217,7 @@ def run_sweep(
         )
         grid = tuner.fit()
         errors: dict[str, str] = {}
-        for r in grid:
+        for r in (grid[i] for i in range(len(grid))):  # a ResultGrid: indexed, sized
             tid = (r.config or {}).get("trial", {}).get("id")
             if tid is None:
                 continue
@@ -271,7 +270,6 @@ def _mirror_result(results_dir: Path, trial_id: str, result_json: str) -> None:
     if read_result(folder) is not None:
         return
     folder.mkdir(parents=True, exist_ok=True)
-    from rlsched.sweep.trial import write_json_atomic
 
     write_json_atomic(folder / RESULT, json.loads(result_json))
 

@@ -25,7 +25,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+from rlsched.evaluate import compare, write_json
+from rlsched.runtime import git_commit, set_torch_threads, versions
 from rlsched.sweep.config import Trial, train_config
+from rlsched.train import train
 
 RESULT = "result.json"
 RESULT_FORMAT = "rlsched-trial-result/1"
@@ -97,9 +100,6 @@ def run_trial(
     interrupted or failed attempt) is cleared and the trial runs from scratch, so the result
     depends only on the config: re-running a trial on the same machine gives the same metrics.
     """
-    from rlsched.evaluate import compare, write_json
-    from rlsched.runtime import git_commit, set_torch_threads, versions
-
     t = _trial(trial)
     cfg = t.config
     folder = trial_dir(results_dir, t.id)
@@ -137,8 +137,6 @@ def run_trial(
         set_torch_threads(1)
         train_info: dict[str, Any] | None = None
         if t.learned:
-            from rlsched.train import train
-
             tc = train_config(cfg, where=f"trial {t.id}")
             res = train(tc, folder / "train", progress=False)
             spec = f"learned:{folder / 'train' / 'model'}"

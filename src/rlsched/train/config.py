@@ -11,7 +11,12 @@ from typing import Any
 
 import yaml
 
+from rlsched.agents.models import ALGOS
+from rlsched.envs.args import type_name
 from rlsched.errors import ConfigError
+from rlsched.splits import check_validation
+from rlsched.suggest import did_you_mean
+from rlsched.vector import BATCHED_ENV_IDS
 
 
 @dataclass
@@ -30,7 +35,7 @@ class TrainConfig:
     """Extra env constructor arguments (e.g. ``num_nodes``, ``reward``, ``beta``)."""
     algo: str = "maskable_ppo"
     """``maskable_ppo`` (sb3-contrib), ``ppo`` or ``dqn`` (Stable-Baselines3), or
-    ``masked_dqn`` (:mod:`rlsched.train.masked_dqn`: dueling double DQN that never picks a
+    ``masked_dqn`` (:mod:`rlsched.agents.masked_dqn`: dueling double DQN that never picks a
     masked action, with a piecewise-linear epsilon schedule)."""
     total_steps: int = 50_000
     """Env steps to train for (over all parallel envs)."""
@@ -60,7 +65,7 @@ class TrainConfig:
     clip_range: float = 0.2
     """PPO: policy ratio clip."""
     policy_net: str = "auto"
-    """``node``: one MLP shared by every node scores each node (``rlsched.train.networks``;
+    """``node``: one MLP shared by every node scores each node (``rlsched.agents.networks``;
     inputs symlog-scaled inside the network, works for any cluster size; needs a Dict
     observation with ``node_*`` keys); ``mlp``: SB3's MlpPolicy / MultiInputPolicy over the
     flattened observation; ``auto``: ``node`` where the observation allows it, else ``mlp``.
@@ -143,9 +148,6 @@ class TrainConfig:
         line, when ``lines`` has it, is named in the error)."""
         from pydantic import TypeAdapter, ValidationError
 
-        from rlsched.envs.args import type_name
-        from rlsched.suggest import did_you_mean
-
         names = [f.name for f in dataclasses.fields(cls)]
         lines = lines or {}
         for key in data:
@@ -169,8 +171,6 @@ class TrainConfig:
         return cfg
 
     def validate(self, source: str = "config") -> None:
-        from rlsched.policies.learned import ALGOS
-
         if self.algo not in ALGOS:
             raise ConfigError(f"{source}: algo {self.algo!r} is not one of {', '.join(ALGOS)}")
         for name in ("total_steps", "n_envs", "n_steps", "batch_size", "eval_episodes"):
@@ -198,14 +198,11 @@ class TrainConfig:
             raise ConfigError(f"{source}: imitation_episodes must be >= 1, epochs >= 0")
         if self.vec_env not in ("dummy", "batched"):
             raise ConfigError(f"{source}: vec_env must be 'dummy' or 'batched'")
-        if self.vec_env == "batched":
-            from rlsched.vector import BATCHED_ENV_IDS
-
-            if self.env_id not in BATCHED_ENV_IDS:
-                raise ConfigError(
-                    f"{source}: vec_env 'batched' is not available for {self.env_id}; "
-                    f"batched envs: {', '.join(BATCHED_ENV_IDS)}"
-                )
+        if self.vec_env == "batched" and self.env_id not in BATCHED_ENV_IDS:
+            raise ConfigError(
+                f"{source}: vec_env 'batched' is not available for {self.env_id}; "
+                f"batched envs: {', '.join(BATCHED_ENV_IDS)}"
+            )
         if self.policy_net not in ("auto", "node", "mlp"):
             raise ConfigError(f"{source}: policy_net must be 'auto', 'node' or 'mlp'")
         if not 0 <= self.gae_lambda <= 1:
@@ -217,7 +214,6 @@ class TrainConfig:
             raise ConfigError(f"{source}: ent_coef and eval_freq must be >= 0")
         if not 0 < self.gamma <= 1:
             raise ConfigError(f"{source}: gamma must be in (0, 1]")
-        from rlsched.splits import check_validation
 
         check_validation(self.env_id, self.eval_dataset or self.dataset, source)
 

@@ -27,6 +27,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from rlsched.policies.registry import make_policy
+
 
 @dataclass
 class Demonstrations:
@@ -63,6 +65,12 @@ class Demonstrations:
         )
 
 
+
+def _unwrapped(env: gym.Env) -> Any:
+    """The rlsched env under the wrappers (it has ``action_masks()``)."""
+    return env.unwrapped
+
+
 def collect(
     make_env: Callable[[], gym.Env],
     teacher: str,
@@ -75,8 +83,6 @@ def collect(
     """Run ``teacher`` for ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) and record
     its decisions. With ``behaviour(obs, mask) -> action`` (DAgger), that policy acts and the
     teacher only labels the states it reaches; returns are then the behaviour's."""
-    from rlsched.policies.registry import make_policy
-
     env = make_env()
     pol = make_policy(teacher, env, seed=seed)
     obs_l: list[Any] = []
@@ -91,7 +97,7 @@ def collect(
         rewards: list[float] = []
         done = False
         while not done:
-            mask = np.asarray(env.unwrapped.action_masks(), dtype=bool)
+            mask = np.asarray(_unwrapped(env).action_masks(), dtype=np.bool_)
             a = int(pol.act(obs, mask))
             obs_l.append(obs)
             masks.append(mask)

@@ -16,7 +16,6 @@ Run folder layout::
 from __future__ import annotations
 
 import json
-import pickle
 import shutil
 import time
 import warnings
@@ -27,11 +26,26 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
+from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
+from sb3_contrib.common.maskable.evaluation import evaluate_policy
+from stable_baselines3.common.callbacks import BaseCallback, EvalCallback
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.utils import set_random_seed
+from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
+from rlsched.agents import networks
+from rlsched.agents.models import MASKED_ALGOS, MODEL_FORMAT, algo_class
+from rlsched.envs.make import make_env
 from rlsched.errors import ConfigError
-from rlsched.policies.learned import MASKED_ALGOS, MODEL_FORMAT, algo_class
+from rlsched.optional import available, install_hint
 from rlsched.runtime import git_commit, set_torch_threads, versions
+from rlsched.train import imitation
 from rlsched.train.config import TrainConfig
+from rlsched.train.progress import TrainProgress, planned_steps
+from rlsched.vector import make_sb3_vec_env
+
+#: Offsets of the evaluation env's and the imitation teacher's seeds from the training seed.
+EVAL_SEED, TEACHER_SEED = 10_000, 20_000
 
 
 def float_box_keys(space: gym.Space) -> list[str] | None:
@@ -41,21 +55,41 @@ def float_box_keys(space: gym.Space) -> list[str] | None:
     return [k for k, s in space.spaces.items() if isinstance(s, spaces.Box)]
 
 
-def _env_factory(cfg: TrainConfig, dataset: str | None, rank: int, monitor_dir: Path | None):
-    def _make() -> gym.Env:
-        from stable_baselines3.common.monitor import Monitor
+def _tensorboard(cfg: TrainConfig) -> bool:
+    """``cfg.tensorboard``, and TensorBoard installed (else one warning names the extra)."""
+    if cfg.tensorboard and not available("tensorboard"):
+        warnings.warn(
+            "TensorBoard logs skipped: tensorboard is not installed: "
+            + install_hint("tensorboard"),
+            stacklevel=2,
+        )
+        return False
+    return cfg.tensorboard
 
-        from rlsched.evaluate import make_env
 
-        env = make_env(cfg.env_id, dataset, **cfg.env_kwargs)
-        env.reset(seed=cfg.seed + rank)
-        env.action_space.seed(cfg.seed + rank)
-        if monitor_dir is not None:
-            monitor_dir.mkdir(parents=True, exist_ok=True)
-            return Monitor(env, str(monitor_dir / f"{rank}"), info_keywords=())
-        return Monitor(env)
+def _vec_env(
+    cfg: TrainConfig, dataset: str | None, n_envs: int, seed: int, monitor_dir: Path | None
+) -> DummyVecEnv:
+    """``n_envs`` single envs in SB3's DummyVecEnv, each in a Monitor (CSV ``monitor_dir/RANK``
+    when given); sub-env ``r``'s action space and first reset are seeded with ``seed + r``."""
+    vec = make_vec_env(
+        lambda: make_env(cfg.env_id, dataset, **cfg.env_kwargs),
+        n_envs=n_envs,
+        seed=seed,
+        monitor_dir=None if monitor_dir is None else str(monitor_dir),
+        monitor_kwargs={"info_keywords": ()},
+        vec_env_cls=DummyVecEnv,
+    )
+    assert isinstance(vec, DummyVecEnv)
+    return vec
 
-    return _make
+
+def _teacher_env(cfg: TrainConfig) -> gym.Env:
+    """The single env the imitation teacher plays in (seeded apart from training and
+    evaluation)."""
+    env = _vec_env(cfg, cfg.dataset, 1, cfg.seed + TEACHER_SEED, None).envs[0]
+    env.reset(seed=cfg.seed + TEACHER_SEED)
+    return env
 
 
 @dataclass
@@ -72,13 +106,7 @@ def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, n
     dest.mkdir(parents=True, exist_ok=True)
     model.save(dest / "model.zip")
     if normalizer is not None:
-        with (dest / "vecnormalize.pkl").open("wb") as fh:
-            venv = normalizer.venv
-            normalizer.venv = None  # pickle the statistics only, as VecNormalize.save does
-            try:
-                pickle.dump(normalizer, fh)
-            finally:
-                normalizer.venv = venv
+        normalizer.save(dest / "vecnormalize.pkl")  # the statistics (the env is not pickled)
     meta = {
         "format": MODEL_FORMAT,
         "name": name,
@@ -97,12 +125,6 @@ def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, n
 
 def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResult:
     """Train ``cfg.algo`` on ``cfg.env_id`` and write the run folder ``out``."""
-    from stable_baselines3.common.callbacks import BaseCallback, EvalCallback
-    from stable_baselines3.common.utils import set_random_seed
-    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
-
-    import rlsched  # noqa: F401
-
     cfg.validate()
     set_torch_threads(cfg.torch_threads)
     run = Path(out)
@@ -111,17 +133,12 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
     set_random_seed(cfg.seed)
 
     if cfg.vec_env == "batched":
-        from rlsched.vector import make_sb3_vec_env
-
         # all n_envs in one array-stepped env; sub-env r meets the episodes env r would
         venv: Any = make_sb3_vec_env(
             cfg.env_id, cfg.n_envs, cfg.dataset, monitor_dir=run / "monitor", **cfg.env_kwargs
         )
     else:
-        venv = DummyVecEnv(
-            [_env_factory(cfg, cfg.dataset, r, run / "monitor") for r in range(cfg.n_envs)]
-        )
-    venv.seed(cfg.seed)
+        venv = _vec_env(cfg, cfg.dataset, cfg.n_envs, cfg.seed, run / "monitor")
     keys = float_box_keys(venv.observation_space)
     obs_space = venv.observation_space
     has_nodes = isinstance(obs_space, spaces.Dict) and any(
@@ -152,16 +169,12 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
     elif cfg.algo == "masked_dqn":
         policy_kwargs = {"net_arch": list(cfg.net_arch)}
         if use_node_net:
-            from rlsched.train import networks
-
             policy_kwargs.update(
                 features_extractor_class=networks.NodeSetExtractor,
                 features_extractor_kwargs={"hidden": cfg.node_hidden},
                 node_scoring=True,
             )
     elif use_node_net:
-        from rlsched.train import networks
-
         policy = networks.MaskableNodePolicy if cfg.algo == "maskable_ppo" else networks.NodePolicy
         policy_kwargs = networks.node_policy_kwargs(cfg.node_hidden, list(cfg.net_arch))
     else:
@@ -175,7 +188,7 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
         "seed": cfg.seed,
         "device": "cpu",
         "verbose": 0,
-        "tensorboard_log": str(run / "tb") if cfg.tensorboard else None,
+        "tensorboard_log": str(run / "tb") if _tensorboard(cfg) else None,
     }
     if cfg.algo == "dqn":
         model = cls(
@@ -240,15 +253,15 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
             _save_model_dir(self.model, normalizer, cfg, run / "model", "best")
             return True
 
-    from rlsched.train.progress import TrainProgress, planned_steps
-
     metrics_cb = EpisodeMetrics()
     callbacks: list[Any] = [metrics_cb, TrainProgress(planned_steps(cfg), progress, run)]
-    eval_cb = None
+    eval_cb: EvalCallback | None = None
     if cfg.eval_freq > 0:
-        eval_venv: Any = DummyVecEnv(
-            [_env_factory(cfg, cfg.eval_dataset or cfg.dataset, 10_000, None)]
+        eval_venv: Any = _vec_env(
+            cfg, cfg.eval_dataset or cfg.dataset, 1, cfg.seed + EVAL_SEED, None
         )
+        # the first reset takes the seed; each evaluation then continues the env's own stream
+        eval_venv.reset()
         if normalizer is not None:
             eval_venv = VecNormalize(
                 eval_venv, training=False, norm_obs=True, norm_reward=False, norm_obs_keys=keys
@@ -262,8 +275,6 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
             "verbose": 0,
         }
         if cfg.algo in MASKED_ALGOS:
-            from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
-
             eval_cb = MaskableEvalCallback(eval_venv, **eval_kwargs)
         else:
             eval_cb = EvalCallback(eval_venv, **eval_kwargs)
@@ -315,17 +326,15 @@ def _warm_start(
 ) -> dict[str, Any]:
     """Behaviour-clone ``cfg.imitation_policy`` into ``model`` (teacher episodes seeded apart
     from training and evaluation); evaluate the result as the first candidate best model."""
-    from rlsched.train import imitation
-
     if normalizer is not None:
         raise ConfigError("imitation_policy works with the node network or normalize_obs: false")
     t0 = time.perf_counter()
     demos = imitation.collect(
-        _env_factory(cfg, cfg.dataset, 20_000, None),
+        lambda: _teacher_env(cfg),
         cfg.imitation_policy or "",
         cfg.imitation_episodes,
         cfg.gamma,
-        seed=cfg.seed + 20_000,
+        seed=cfg.seed + TEACHER_SEED,
         progress=progress,
     )
     stats: dict[str, Any] = imitation.pretrain(
@@ -346,7 +355,7 @@ def _warm_start(
             return int(action)
 
         demos = demos + imitation.collect(
-            _env_factory(cfg, cfg.dataset, 20_000, None),
+            lambda: _teacher_env(cfg),
             cfg.imitation_policy or "",
             cfg.imitation_episodes,
             cfg.gamma,
@@ -368,8 +377,6 @@ def _warm_start(
         stats = {**rounds[-1], "first_fit": stats, "dagger_rounds": len(rounds)}
     stats.update(policy=cfg.imitation_policy, seconds=time.perf_counter() - t0)
     if eval_cb is not None:
-        from sb3_contrib.common.maskable.evaluation import evaluate_policy
-
         rewards, _ = evaluate_policy(
             model,
             eval_cb.eval_env,

@@ -40,7 +40,7 @@ def make_vector_env(
         raise KeyError(f"{env_id} has no batched vector env; batched: {', '.join(BATCHED_ENV_IDS)}")
     if dataset is not None:
         env_kwargs["dataset"] = dataset
-    return BATCHED_ENVS[env_id](num_envs, **env_kwargs)  # type: ignore[no-any-return]
+    return BATCHED_ENVS[env_id](num_envs, **env_kwargs)
 
 
 def make_sb3_vec_env(

@@ -126,7 +126,7 @@ class SB3VecEnv(VecEnv):
     # ------------------------------------------------------------------ per-env access
     def action_masks(self) -> np.ndarray:
         """``(num_envs, n)`` bool masks of the current observations."""
-        return self.venv.action_masks()  # type: ignore[attr-defined,no-any-return]
+        return self.venv.action_masks()  # type: ignore[attr-defined]
 
     def _index_list(self, indices: VecEnvIndices) -> list[int]:
         return list(self._get_indices(indices))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rlsched.errors import PolicyError
+from rlsched.suggest import did_you_mean
 
 ZOO_DIR = Path(__file__).resolve().parent
 PREFIX = "zoo/"
@@ -29,8 +30,6 @@ def names() -> list[str]:
 def card(name: str) -> dict[str, Any]:
     path = ZOO_DIR / name / "card.json"
     if not path.is_file():
-        from rlsched.suggest import did_you_mean
-
         raise PolicyError(
             f"no zoo policy {name!r}{did_you_mean(name, names())}; "
             f"shipped: {', '.join(names()) or 'none'}"

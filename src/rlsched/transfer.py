@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rlsched.evaluate import compare, make_env
+from rlsched.envs.make import make_env
+from rlsched.evaluate import compare
 from rlsched.policies.registry import applicable_heuristics, make_policy
 from rlsched.report.leaderboard import main_mean
 from rlsched.splits import TEST_SEED

@@ -5,8 +5,7 @@ request, sorted by arrival, times in seconds from the first arrival. The data la
 (:mod:`rlsched.data.azure_llm`) parses the Azure LLM inference trace
 (``TIMESTAMP,ContextTokens,GeneratedTokens``) and Splitwise's trace format
 (``request_id,request_type,application_id,arrival_timestamp,batch_size,prompt_size,token_size``)
-into it; this module must not import :mod:`rlsched.data` at import time (the data layer imports
-it), so :func:`load_requests` imports the registry when called.
+into it (:func:`rlsched.data.azure_llm.load_requests` loads a dataset name or a file).
 
 Transforms return new traces and never touch the arrays of the one they start from (datasets are
 cached and shared):
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
+
+from rlsched.core.columns import coerce_columns
 
 #: Column names of Splitwise's trace format, in order (the format :meth:`write_csv` writes).
 SPLITWISE_COLUMNS = (
@@ -63,14 +64,7 @@ class LLMRequests:
             "output_tokens": np.int64,
             "request_id": np.int64,
         }
-        n = None
-        for name, dtype in cols.items():
-            arr = np.ascontiguousarray(np.asarray(getattr(self, name)).reshape(-1), dtype=dtype)
-            object.__setattr__(self, name, arr)
-            if n is None:
-                n = len(arr)
-            elif len(arr) != n:
-                raise ValueError(f"column {name!r} has {len(arr)} entries, arrival has {n}")
+        n = coerce_columns(self, cols)
         if n and np.any(np.diff(self.arrival) < 0):
             order = np.argsort(self.arrival, kind="stable")
             for name in cols:
@@ -198,37 +192,6 @@ class LLMRequests:
             }
         )
         return out
-
-
-def load_requests(
-    name_or_path: str | Path,
-    rate_scale: float = 1.0,
-    poisson: bool = False,
-    seed: int = 0,
-    duration: float | None = None,
-) -> LLMRequests:
-    """Requests of a dataset name (``azure-llm:conv``, ``azure-llm:code``,
-    ``azure-llm:PATH?rate_scale=2``), of a bare ``code`` / ``conv``, or of a trace file path.
-
-    The keyword arguments are applied on top of the name's own parameters, in the loader's
-    order: Poisson resampling (seeded), then rate scaling, then the ``duration`` cut (seconds of
-    the scaled trace); the result starts at time 0.
-    """
-    from rlsched.data import load_dataset
-    from rlsched.errors import DatasetError
-
-    s = str(name_or_path).strip()
-    p = Path(s).expanduser()
-    if ":" not in s or (p.is_file() and not s.lower().startswith("azure-llm:")):
-        s = f"azure-llm:{p.absolute() if p.is_file() else s}"
-    ds = load_dataset(s)
-    reqs = ds.trace
-    if not isinstance(reqs, LLMRequests):
-        raise DatasetError(
-            f"dataset {ds.name!r} holds {ds.kind}, not LLM requests (use azure-llm:...)",
-            source=s,
-        )
-    return transform(reqs, rate_scale=rate_scale, poisson=poisson, seed=seed, duration=duration)
 
 
 def transform(

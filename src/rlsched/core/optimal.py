@@ -27,6 +27,7 @@ import math
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from rlsched.core.offloading import (
     ready_time,
     simulate,
 )
+from rlsched.optional import require
 
 __all__ = [
     "SolveResult",
@@ -209,7 +211,7 @@ def solve(
     seed: int = 0,
 ) -> SolveResult:
     """Minimum-makespan schedule of ``inst`` by CP-SAT (see the module docstring)."""
-    from ortools.sat.python import cp_model
+    cp_model = require("ortools.sat.python.cp_model", extra="solver", what="the CP-SAT solver")
 
     t0 = time.perf_counter()
     n, m = len(inst.tasks), len(inst.servers)
@@ -218,7 +220,7 @@ def solve(
     for t in range(n):
         if not hosts[t]:
             raise ValueError(f"task {t} ({tasks[t].name}) fits on no server")
-    children = [[] for _ in range(n)]
+    children: list[list[int]] = [[] for _ in range(n)]
     for c in range(n):
         for p in tasks[c].parents:
             children[p].append(c)
@@ -249,7 +251,7 @@ def solve(
     x = {(t, s): md.NewBoolVar(f"x_{t}_{s}") for t in range(n) for s in hosts[t]}
     start = [md.NewIntVar(0, horizon, f"start_{t}") for t in range(n)]
     end = [md.NewIntVar(0, horizon, f"end_{t}") for t in range(n)]
-    first: dict[tuple[int, int], cp_model.IntVar] = {}
+    first: dict[tuple[int, int], Any] = {}  # cp_model.IntVar
     for t in range(n):
         md.AddExactlyOne(x[t, s] for s in hosts[t])
         for s in hosts[t]:
@@ -379,7 +381,7 @@ def topological_orders(inst: OffloadInstance) -> Iterator[list[int]]:
     """Every topological order of the DAG (exponentially many: tiny DAGs only)."""
     n = len(inst.tasks)
     indeg = [len(t.parents) for t in inst.tasks]
-    children = [[] for _ in range(n)]
+    children: list[list[int]] = [[] for _ in range(n)]
     for c, t in enumerate(inst.tasks):
         for p in t.parents:
             children[p].append(c)

@@ -1,7 +1,7 @@
 """The RL side of LLM autoscaling: act through the scaling manager, observe, reward.
 
 Three pieces after the design note "RL 扩缩容管理器集成" (RL autoscaling manager integration),
-with the simulator (:class:`~rlsched.llm.simulator.LLMSimulator`) in the role of the note's
+with the simulator (:class:`~rlsched.core.llm.simulator.LLMSimulator`) in the role of the note's
 ``application`` (it holds the ``scaling_manager`` and the start state):
 
 - :class:`RLActionExecutor` turns an action in ``[-1, 1]`` per pool into instance deltas and
@@ -11,13 +11,13 @@ with the simulator (:class:`~rlsched.llm.simulator.LLMSimulator`) in the role of
   scaling-up and draining counts;
 - :class:`RLRewardCalculator` weighs SLO attainment, cost and a switch penalty.
 
-The decision loop (``rlsched/LLMAutoscaling-v0`` and :mod:`rlsched.llm.runner`) is, every
+The decision loop (``rlsched/LLMAutoscaling-v0`` and :mod:`rlsched.llm_runner`) is, every
 ``decision_interval`` seconds of simulated time: collect the state, let the policy act, execute
 the action, advance the simulator, compute the reward over the interval that just passed.
 
-Log lines go to the ``rlsched.llm.rl`` logger at INFO (``[Action] ...`` for what was done,
+Log lines go to the ``rlsched.envs.llm_rl`` logger at INFO (``[Action] ...`` for what was done,
 ``[Action Blocked] ...`` for what the limits refused); the scaling manager logs its own lines to
-``rlsched.llm.scaling``. Nothing here raises on a blocked action.
+``rlsched.core.llm.scaling``. Nothing here raises on a blocked action.
 """
 
 from __future__ import annotations
@@ -26,17 +26,16 @@ import logging
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
+from rlsched.core.llm.cluster import Instance, InstanceConfig
+from rlsched.core.llm.simulator import LLMSimulator
+from rlsched.core.llm.sizing import BusyTracker, cluster_cost_per_s, pool_throughputs
 from rlsched.errors import ConfigError
-from rlsched.llm.cluster import Instance, InstanceConfig
 
-if TYPE_CHECKING:
-    from rlsched.llm.simulator import LLMSimulator
-
-log = logging.getLogger("rlsched.llm.rl")
+log = logging.getLogger("rlsched.envs.llm_rl")
 
 DEFAULT_POOLS = ("prompt", "token")
 
@@ -64,7 +63,8 @@ class ScalingOutcome:
 
 
 class RLActionExecutor:
-    """Carries out an action through the simulator's :class:`~rlsched.llm.scaling.ScalingManager`.
+    """Carries out an action through the simulator's
+    :class:`~rlsched.core.llm.scaling.ScalingManager`.
 
     Action -> delta: for pool ``k``, ``delta_k = round_half_away(clip(a_k, -1, 1) x
     action_scale_step)``; so with the default step 5, ``|a| < 0.1`` does nothing, ``a = 0.3``
@@ -269,36 +269,6 @@ def feature_bounds(pools: Sequence[str] = DEFAULT_POOLS) -> tuple[np.ndarray, np
     return np.asarray(lo, np.float32), np.asarray(hi, np.float32)
 
 
-class BusyTracker:
-    """Busy fraction of instances between consecutive calls (per instance id)."""
-
-    def __init__(self) -> None:
-        self._last: dict[int, tuple[float, float, float]] = {}
-
-    def reset(self) -> None:
-        self._last.clear()
-
-    def utilization(self, instances: Sequence[Instance], now: float) -> list[float]:
-        """For each instance, the fraction of the time since the previous call (or since it
-        became active, whichever is later) it spent iterating. A call at the same time as the
-        previous one repeats its values (0 for an instance that has just become active)."""
-        out = []
-        for inst in instances:
-            busy = inst.busy_seconds(now)
-            start = inst.activated if inst.activated is not None else inst.created
-            prev = self._last.get(inst.id)
-            # no work before activation: busy time is 0 then
-            t0, b0, u0 = (start, 0.0, 0.0) if prev is None or prev[0] < start else prev
-            span = now - t0
-            if span > 0:
-                u = min(1.0, max(0.0, (busy - b0) / span))
-                self._last[inst.id] = (now, busy, u)
-            else:
-                u = u0
-            out.append(u)
-        return out
-
-
 class RLStateCollector:
     """A fixed-size float32 vector of the cluster, from **ACTIVE** instances only.
 
@@ -324,7 +294,7 @@ class RLStateCollector:
       ``count_scale``: prompt-token arrival rate / one prompt instance's prefill throughput
       (prompt pool), output-token arrival rate / one token instance's decode throughput at the
       SLO batch (token pool), the sum for a mixed pool; throughputs from
-      :func:`rlsched.llm.baselines.pool_throughput` (the static sizing rule). Comparing
+      :func:`rlsched.policies.llm.pool_throughput` (the static sizing rule). Comparing
       ``t_demand`` with ``t_active`` tells how loaded a pool will be.
 
     Cluster-wide (:data:`GLOBAL_FEATURES`):
@@ -336,7 +306,7 @@ class RLStateCollector:
       the previous collection when none arrived);
     - ``router_queue``: ``log1p`` of the requests waiting in the router for an active instance;
     - last interval's SLO statistics over the requests completed in it
-      (:meth:`~rlsched.llm.simulator.LLMSimulator.window_stats`): ``slo_attainment`` (fraction
+      (:meth:`~rlsched.core.llm.simulator.LLMSimulator.window_stats`): ``slo_attainment`` (fraction
       within the limits at ``SLOConfig.attainment_level``, dropped ones missing),
       ``ttft_slowdown_p90``, ``tbt_slowdown_p90``, ``e2e_slowdown_p90`` (P90 slowdown divided
       by its limit at the attainment level: 1 = at the limit, clipped to [0, 100]); when no
@@ -365,8 +335,6 @@ class RLStateCollector:
         self.history = float(history)
         self.count_scale = float(count_scale)
         self.rate_norm = float(rate_norm)
-        from rlsched.llm.baselines import pool_throughputs
-
         self.throughput = pool_throughputs(
             sim.requests, sim.start_state, sim.perf_model, sim.slo, self.pools
         )
@@ -482,7 +450,7 @@ class RLStateCollector:
 
 # ============================================================================ reward
 @dataclass(frozen=True)
-class RewardWeights:
+class ScalingRewardWeights:
     """Weights of :class:`RLRewardCalculator` (defaults as in the issue: SLO 2.0, cost 0.5)."""
 
     slo: float = 2.0
@@ -493,16 +461,16 @@ class RewardWeights:
     """Per pool, times ``|delta| / action_scale_step`` (in [0, 1])."""
 
     @staticmethod
-    def coerce(value: RewardWeights | Mapping[str, float] | None) -> RewardWeights:
+    def coerce(value: ScalingRewardWeights | Mapping[str, float] | None) -> ScalingRewardWeights:
         if value is None:
-            return RewardWeights()
-        if isinstance(value, RewardWeights):
+            return ScalingRewardWeights()
+        if isinstance(value, ScalingRewardWeights):
             return value
-        known = set(RewardWeights.__dataclass_fields__)
+        known = set(ScalingRewardWeights.__dataclass_fields__)
         unknown = set(value) - known
         if unknown:
             raise ConfigError(f"unknown reward weight(s) {sorted(unknown)}; known: {sorted(known)}")
-        return RewardWeights(**{k: float(v) for k, v in value.items()})
+        return ScalingRewardWeights(**{k: float(v) for k, v in value.items()})
 
 
 class RLRewardCalculator:
@@ -520,7 +488,7 @@ class RLRewardCalculator:
       billed per second) divided by ``cost_reference x interval``, ``cost_reference`` being a
       reference cluster's US$ per second: 1.0 = spending what the reference cluster costs, 2.0
       = twice that. The env's default reference is the cluster the sizing rule
-      (:func:`rlsched.llm.baselines.sizes_for_rates`) gives for the episode's *mean* demand,
+      (:func:`rlsched.core.llm.sizing.sizes_for_rates`) gives for the episode's *mean* demand,
       so the cost term means the same at every rate scale; :meth:`cost_rate` gives the start
       state's or any other cluster's.
     - ``switches`` (switch penalty, direction): the number of pools whose requested delta is
@@ -530,7 +498,8 @@ class RLRewardCalculator:
       action_scale_step``, in ``[0, len(pools)]``: every scaling action costs a little, big
       ones more, so doing nothing is preferred when it is as good.
 
-    Default weights (:class:`RewardWeights`): SLO 2.0, cost 0.5, switch 0.1, magnitude 0.05. So
+    Default weights (:class:`ScalingRewardWeights`): SLO 2.0, cost 0.5, switch 0.1, magnitude
+    0.05. So
     keeping every request within its SLO at the reference cluster's cost earns 1.5 per
     interval; doubling the cluster is worth it when it lifts attainment by more than 0.25.
     :attr:`components` holds the last call's terms.
@@ -538,14 +507,14 @@ class RLRewardCalculator:
 
     def __init__(
         self,
-        weights: RewardWeights | Mapping[str, float] | None = None,
+        weights: ScalingRewardWeights | Mapping[str, float] | None = None,
         cost_reference: float = 1.0,
         action_scale_step: int = 5,
         pools: int = 2,
     ) -> None:
         if not cost_reference > 0:
             raise ConfigError("cost_reference must be > 0 (US$ per second)")
-        self.weights = RewardWeights.coerce(weights)
+        self.weights = ScalingRewardWeights.coerce(weights)
         self.cost_reference = float(cost_reference)
         self.action_scale_step = int(action_scale_step)
         self.n_pools = int(pools)
@@ -555,8 +524,6 @@ class RLRewardCalculator:
     def cost_rate(start_state: Any, sizes: Mapping[str, int] | None = None) -> float:
         """US$ per second of a cluster of ``sizes[tag]`` servers per pool (default: the start
         state's; one server per pool when that is empty)."""
-        from rlsched.llm.baselines import cluster_cost_per_s
-
         if sizes is None:
             sizes = {t: p.num_instances for t, p in start_state.pools.items()}
             if not any(sizes.values()):

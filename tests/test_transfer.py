@@ -1,11 +1,11 @@
-"""A zoo placement policy on cluster sizes it was not trained on (``rlsched.zoo.transfer``)."""
+"""A zoo placement policy on cluster sizes it was not trained on (``rlsched.transfer``)."""
 
 import pytest
 
 from rlsched.evaluate import make_env
 from rlsched.policies.registry import make_policy
+from rlsched.transfer import markdown, trained_size, transfer
 from rlsched.zoo import card
-from rlsched.zoo.transfer import markdown, trained_size, transfer
 
 NAME = "serverless-edge-maskable-ppo"
 

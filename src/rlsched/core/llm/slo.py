@@ -27,7 +27,9 @@ A request of one output token has no inter-token time: its TBT is 0 and its TBT 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -106,7 +108,7 @@ class SLOConfig:
 def unloaded_latencies(
     prompt_tokens: np.ndarray,
     output_tokens: np.ndarray,
-    prompt_time: callable,
+    prompt_time: Callable[[np.ndarray], Any],
     token_time_1: float,
     kv_transfer_s_per_token: float,
     kv_latency_s: float,

@@ -13,6 +13,7 @@ scale enter without running statistics (no VecNormalize needed, nothing to drift
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -21,6 +22,7 @@ import torch
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 from stable_baselines3.common.policies import MultiInputActorCriticPolicy
+from stable_baselines3.common.preprocessing import preprocess_obs
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
@@ -46,7 +48,9 @@ class NodeSetExtractor(BaseFeaturesExtractor):
         glob_keys = sorted(k for k in observation_space.spaces if not k.startswith("node_"))
         if not node_keys:
             raise ValueError("NodeSetExtractor needs observation keys starting with 'node_'")
-        n_nodes = int(observation_space.spaces[node_keys[0]].shape[0])
+        first_shape = observation_space.spaces[node_keys[0]].shape
+        assert first_shape is not None  # a Box: Dict spaces of Boxes only
+        n_nodes = int(first_shape[0])
         d_node = sum(_width(observation_space.spaces[k], True) for k in node_keys)
         d_glob = sum(_width(observation_space.spaces[k], False) for k in glob_keys)
         super().__init__(observation_space, features_dim=n_nodes * hidden + 3 * hidden)
@@ -152,10 +156,9 @@ def resized_space_error(model_space: spaces.Dict, env_space: gym.Space) -> str |
     return None
 
 
-def node_logits(policy: Any, observation: dict[str, np.ndarray]) -> np.ndarray:
+def node_logits(policy: Any, observation: Mapping[str, np.ndarray]) -> np.ndarray:
     """The node policy's action logits for one observation of any node count (SB3's
     ``predict`` checks shapes against the training space; the network itself does not)."""
-    from stable_baselines3.common.preprocessing import preprocess_obs
 
     obs = {k: torch.as_tensor(np.asarray(v))[None] for k, v in observation.items()}
     with torch.no_grad():

@@ -13,7 +13,7 @@ from rlsched.core.offloading import (
     patent_example,
     simulate,
 )
-from rlsched.policies.optimal import (
+from rlsched.core.optimal import (
     brute_force,
     critical_path,
     greedy_assignment,

@@ -2,11 +2,12 @@
 
 :func:`simulate` replays a trace (whole, or its first ``duration`` seconds) through
 ``rlsched/LLMAutoscaling-v0`` with one policy deciding every ``decision_interval`` s: a baseline
-of :mod:`rlsched.llm.baselines` (``static_peak``, ``hpa``, ``threshold``, ``random``), ``none``
+of :mod:`rlsched.policies.llm` (``static_peak``, ``hpa``, ``threshold``, ``random``), ``none``
 (the start state as given, never scaled) or ``learned:PATH`` (a model trained with ``rlsched
 train``; its observation and action spaces must match). At the end the simulator runs on
 until every request has completed, then the result holds the simulator's metrics and the
-run's configuration (:func:`result_json`); :func:`rlsched.llm.figures.autoscaling_figure` draws
+run's configuration (:func:`result_json`);
+:func:`rlsched.report.llm_figures.autoscaling_figure` draws
 its timeline.
 """
 
@@ -19,8 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rlsched.errors import PolicyError
-from rlsched.llm.scaling import StartState
+from rlsched.core.llm.scaling import StartState
+from rlsched.envs.llm_autoscaling import LLMAutoscalingEnv
+from rlsched.errors import ConfigError, PolicyError, RlschedError
+from rlsched.policies.llm import POLICY_FACTORIES
+from rlsched.policies.registry import make_policy
+from rlsched.report.llm_figures import autoscaling_figure
 from rlsched.suggest import did_you_mean
 
 #: Keys of the result besides the metrics.
@@ -78,8 +83,6 @@ class SimulationRun:
         return p
 
     def figure(self, path: str | Path, title: str | None = None) -> Path:
-        from rlsched.llm.figures import autoscaling_figure
-
         cfg = self.result["config"]
         title = title or (
             f"{cfg['trace']} x{cfg['rate_scale']:g}, policy {cfg['policy']}: "
@@ -126,9 +129,6 @@ def start_state_for(
 
 def make_runner_policy(spec: str, env: Any, seed: int = 0) -> Any:
     """A baseline name, ``none`` or ``learned:PATH`` -> a policy for ``env``."""
-    from rlsched.llm.baselines import POLICY_FACTORIES
-    from rlsched.policies.registry import make_policy
-
     if not spec.startswith("learned:") and spec not in POLICY_FACTORIES:
         raise PolicyError(
             f"unknown policy {spec!r}{did_you_mean(spec, POLICY_FACTORIES)}; "
@@ -154,19 +154,22 @@ def simulate(
 ) -> SimulationRun:
     """Run ``policy`` over ``trace`` (see the module docstring); ``progress`` shows a rich
     progress bar (on ``console``); ``compat="splitwise-sim"`` reproduces splitwise-sim's
-    performance-model readings and TBT (:mod:`rlsched.llm.simulator`)."""
-    from rlsched.envs.llm_autoscaling import LLMAutoscalingEnv
-
+    performance-model readings and TBT (:mod:`rlsched.core.llm.simulator`)."""
     ss = start_state_for(start_state, prompt, token)
-    env = LLMAutoscalingEnv(
-        dataset=trace,
-        rate_scale=rate_scale,
-        episode_duration=duration,
-        episode_start=0.0,
-        decision_interval=decision_interval,
-        start_state=ss,
-        **{"compat": compat, **dict(env_kwargs or {})},
-    )
+    try:
+        env = LLMAutoscalingEnv(
+            dataset=trace,
+            rate_scale=rate_scale,
+            episode_duration=duration,
+            episode_start=0.0,
+            decision_interval=decision_interval,
+            start_state=ss,
+            **{"compat": compat, **dict(env_kwargs or {})},
+        )
+    except ValueError as e:  # the env's argument checks (ConfigError and DatasetError pass)
+        if isinstance(e, RlschedError):
+            raise
+        raise ConfigError(" ".join(str(e).split())) from None
     t0 = time.perf_counter()
     pol = make_runner_policy(policy, env, seed)
     obs, info = env.reset(seed=seed)

@@ -37,7 +37,7 @@ rule). Decode-only iterations run back to back as one event until the first requ
 batch finishes, KV memory would run out, or new work that fits arrives (then the run stops at
 the next iteration boundary): this is what makes the simulator fast.
 
-**KV memory** (tokens; capacity = GPU memory - weights, see :mod:`rlsched.llm.cluster`): a
+**KV memory** (tokens; capacity = GPU memory - weights, see :mod:`rlsched.core.llm.cluster`): a
 prefill takes ``prompt + 1`` tokens on the prompt instance from its start until its KV has
 been shipped. Shipping starts only when the token instance can hold the KV with room for
 ``kv_headroom_iterations`` iterations of its batch's growth; until then the KV waits on the
@@ -59,6 +59,12 @@ gaps after the first token). A :class:`PerfModel` object passed in is used as gi
 Servers are billed (GPU-hours, US$) from creation to removal; energy is ``idle power x alive
 time + (peak - idle) x time iterating`` per server. ``timeline`` holds a sample every
 ``sample_interval`` seconds.
+
+The class is written in parts, along the sections of the model: :mod:`~rlsched.core.llm.routing`
+(arrivals, routing), :mod:`~rlsched.core.llm.engine` (the instance engine),
+:mod:`~rlsched.core.llm.accounting` (samples, accounting, latencies and SLO); this module holds
+the constructor, the public API, the event loop and the cluster changes (the
+:class:`~rlsched.core.llm.scaling.ClusterControl` interface the scaling manager uses).
 """
 
 from __future__ import annotations
@@ -66,15 +72,15 @@ from __future__ import annotations
 import bisect
 import math
 from collections import deque
-from collections.abc import Callable, Mapping
-from heapq import heapify, heappop, heappush
+from collections.abc import Mapping
+from heapq import heappop, heappush
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from rlsched.errors import ConfigError
-from rlsched.llm.cluster import (
+from rlsched.core.llm.accounting import Accounting
+from rlsched.core.llm.cluster import (
     GIB,
     TAGS,
     Instance,
@@ -84,29 +90,32 @@ from rlsched.llm.cluster import (
     get_model,
     get_sku,
 )
-from rlsched.llm.perf_model import COMPAT, PerfModel
-from rlsched.llm.scaling import ScalingManager, StartState
-from rlsched.llm.slo import METRICS, SLOConfig, slowdowns, unloaded_latencies
-from rlsched.llm.trace import LLMRequests, load_requests
+from rlsched.core.llm.engine import InstanceEngine
+from rlsched.core.llm.perf_model import COMPAT, PerfModel
+from rlsched.core.llm.routing import Routing
+from rlsched.core.llm.scaling import ScalingManager, StartState
+from rlsched.core.llm.slo import METRICS, SLOConfig, slowdowns
+from rlsched.core.llm.state import (
+    _ACT,
+    _DRAIN,
+    _INF,
+    _ITER,
+    _KV,
+    _SAMPLE,
+    MIXED_BATCH_FACTOR,
+    IterationHook,
+)
+from rlsched.core.llm.trace import LLMRequests
+from rlsched.errors import ConfigError
 
-#: splitwise-sim's penalty for an iteration mixing prefills and decodes.
-MIXED_BATCH_FACTOR = 1.1
+__all__ = ["MIXED_BATCH_FACTOR", "IterationHook", "LLMSimulator"]
 
-_ITER, _KV, _ACT, _DRAIN, _SAMPLE = 0, 1, 2, 3, 4
-_INF = math.inf
-_PENDING, _DONE, _DROPPED = 0, 1, 2
-
-IterationHook = Callable[[Instance, int, int, int, int, float], None]
-"""``hook(instance, n_prefills, prefill_tokens, n_decodes, iterations, iteration_seconds)``,
-called whenever an instance starts a run of iterations (for tests and tracing)."""
-
-
-class LLMSimulator:
+class LLMSimulator(Routing, InstanceEngine, Accounting):
     """Discrete-event simulation of one LLM serving cluster over a request trace.
 
     Args:
-        requests: an :class:`LLMRequests` or a dataset name / path for
-            :func:`~rlsched.llm.trace.load_requests`.
+        requests: an :class:`LLMRequests` (a dataset name or a trace file:
+            :func:`rlsched.data.azure_llm.load_requests`).
         start_state: a :class:`StartState`, a YAML path, a dict, or ``None`` for the default.
         slo: slowdown limits (:class:`SLOConfig`).
         perf_model: a :class:`PerfModel`, a CSV path, or ``None`` for the shipped one.
@@ -121,7 +130,7 @@ class LLMSimulator:
 
     def __init__(
         self,
-        requests: LLMRequests | str | Path,
+        requests: LLMRequests,
         start_state: StartState | str | Path | Mapping[str, Any] | None = None,
         slo: SLOConfig | None = None,
         perf_model: PerfModel | str | Path | None = None,
@@ -140,7 +149,10 @@ class LLMSimulator:
         # splitwise-sim's TBT divides the decode time by every output token, rlsched's by o - 1
         self._tbt_div = 0 if compat == "splitwise-sim" else 1
         if not isinstance(requests, LLMRequests):
-            requests = load_requests(requests)
+            raise ConfigError(
+                f"requests must be LLMRequests, got {type(requests).__name__}: load a dataset "
+                "name or a trace file with rlsched.data.azure_llm.load_requests"
+            )
         self.requests = requests
         self.start_state = StartState.coerce(start_state)
         self.slo = slo or SLOConfig()
@@ -220,7 +232,7 @@ class LLMSimulator:
         for tag, pool in ss.pools.items():
             self._note_capacity(tag, self._capacity(get_sku(pool.server_sku), pool.parallelism))
             for _ in range(pool.num_instances):
-                self._create_instance(
+                self.create_instance(
                     tag, pool.instance, pool.parallelism, pool.server_sku, active=True
                 )
         self._unloaded = self._unloaded_reference()
@@ -352,7 +364,7 @@ class LLMSimulator:
         """Run summary. ``requests``: completed; ``dropped``: never servable + not finished by
         now (``dropped_unservable``, ``unfinished``); latency percentiles in seconds over the
         completed requests; SLO attainment and Splitwise's percentile checks (see
-        :mod:`rlsched.llm.slo`; dropped requests count as misses); ``gpu_hours``, ``cost``
+        :mod:`rlsched.core.llm.slo`; dropped requests count as misses); ``gpu_hours``, ``cost``
         (US$), ``energy_kwh`` from time 0 to ``duration`` (the clock now); scaling actions."""
         idx = self._done_idx
         lat = self._latencies(idx)
@@ -458,7 +470,7 @@ class LLMSimulator:
                 elif kind == _ACT:
                     self._activate(obj)
                 elif kind == _DRAIN:
-                    self.scaling_manager._drain_check()
+                    self.scaling_manager.on_drain_check()
                 else:
                     self._sample()
             else:
@@ -471,363 +483,9 @@ class LLMSimulator:
         self.events += count
         return count
 
-    # ================================================================== routing
-    def _arrive(self, i: int) -> None:
-        route = self._route(i)
-        if route is None:
-            if self._servable(i):
-                self._router_queue.append(i)
-            else:
-                self._unservable += 1
-                self._drop(i)
-            return
-        self._assign(i, route[0], route[1])
-
-    def _route(self, i: int) -> tuple[Instance, Instance | None] | None:
-        p = self._P[i]
-        o = self._O[i]
-        act = self._active
-        mixed = act["mixed"]
-        pi = _least_pending(act["prompt"], p, 1)
-        if mixed and (pi is None or self._long_queue(pi, p)):
-            mi = _least_pending(mixed, p, o)
-            if mi is not None and (pi is None or not self._long_queue(mi, p)):
-                pi = mi
-        if pi is None:
-            return None
-        if o == 1:
-            return pi, None
-        if pi.tag == "mixed":
-            return pi, pi
-        ti = _least_memory(act["token"], p, o)
-        if mixed and (ti is None or ti.sched_memory_tokens + p + o >= ti.kv_capacity):
-            mi = _least_memory(mixed, p, o)
-            if mi is not None and (ti is None or mi.sched_memory_tokens + p + o < mi.kv_capacity):
-                ti = mi
-        if ti is None:
-            return None
-        return pi, ti
-
-    def _long_queue(self, inst: Instance, p: int) -> bool:
-        return bool(inst.prefill_queue) and inst.sched_pending_tokens + p > self._max_pending
-
-    def _servable(self, i: int) -> bool:
-        """Some instance (existing or of a start-state pool) could ever hold the request."""
-        p, o = self._P[i], self._O[i]
-        caps = self._cap_by_tag
-
-        def prefill_ok(tag: str) -> bool:
-            return p + 1 <= caps.get(tag, 0)
-
-        def decode_ok(tag: str) -> bool:
-            return o == 1 or _fits_decode(caps.get(tag, 0), self._headroom(tag), p, o)
-
-        if prefill_ok("mixed") and decode_ok("mixed"):
-            return True
-        return prefill_ok("prompt") and (decode_ok("token") or decode_ok("mixed"))
-
-    def _headroom(self, tag: str) -> int:
-        pool = self.start_state.pools.get(tag)
-        return (pool.instance if pool else InstanceConfig()).kv_headroom_iterations
-
-    def _assign(self, i: int, pi: Instance, ti: Instance | None) -> None:
-        p = self._P[i]
-        self._pinst[i] = pi
-        self._tinst[i] = ti
-        pi.sched_pending_tokens += p
-        if ti is None:
-            pi.sched_memory_tokens += p + 1
-        elif ti is pi:
-            pi.sched_memory_tokens += p + self._O[i]
-        else:
-            pi.sched_memory_tokens += p + 1
-            ti.sched_memory_tokens += p + self._O[i]
-        pi.prefill_queue.append(i)
-        if pi._run_start < 0.0:
-            self._start(pi)
-        elif pi.tag == "mixed" and not pi._run_prefills:
-            self._pause(pi)
-
-    def _dispatch_router_queue(self) -> None:
-        q = self._router_queue
-        if not q:
-            return
-        keep: deque[int] = deque()
-        while q:
-            i = q.popleft()
-            route = self._route(i)
-            if route is None:
-                keep.append(i)
-            else:
-                self._assign(i, route[0], route[1])
-        self._router_queue = keep
-
-    # ================================================================== instance engine
-    def _start(self, inst: Instance) -> None:
-        """Form the next batch of an idle instance and schedule its end."""
-        cfg = inst.config
-        max_bs = cfg.max_batch_size
-        max_bt = cfg.max_batch_tokens
-        cap = inst.kv_capacity
-        pre: list[int] = []
-        pre_tokens = 0
-        q = inst.prefill_queue
-        running = inst.running
-        if q:
-            # on a mixed instance, decodes preempted max_preemptions times keep their slots
-            reserve = self._reserved_slots(inst) if inst.tag == "mixed" else 0
-            P = self._P
-            used = inst.kv_used
-            while q and len(pre) < max_bs - reserve:
-                r = q[0]
-                p = P[r]
-                if pre and pre_tokens + p > max_bt:
-                    break
-                if used + p + 1 > cap:
-                    break
-                q.popleft()
-                pre.append(r)
-                pre_tokens += p
-                used += p + 1
-            inst.kv_used = used
-        if inst.tag != "prompt":
-            if pre:
-                # decodes fill the slots and tokens the prefills leave; those at their
-                # preemption limit stay even beyond the token budget (never beyond the slots)
-                room_n = max_bs - len(pre)
-                room = max(0, min(room_n, max_bt - pre_tokens))
-                while len(running) > room and self._slot_preempt(inst):
-                    pass
-            else:
-                room_n = room = min(max_bs, max_bt)
-            if inst._pend_heap:
-                self._admit(inst, room, room_n)
-            while running and cap - inst.kv_used < len(running):
-                self._mem_preempt(inst)
-            while not running and not pre and inst._pend_heap:
-                self._evict_pending(inst)  # residents fill memory, none can grow: swap one out
-                self._admit(inst, room, room_n)
-        b = len(running)
-        if not pre and not b:
-            if inst.kv_wait:
-                self._try_transfers(inst)
-            return
-        if pre:
-            k = 1
-            if b:
-                dt = inst.prompt_time(pre_tokens + b) * MIXED_BATCH_FACTOR
-            else:
-                dt = inst.prompt_time(pre_tokens)
-        else:
-            heap = inst._dec_heap
-            while running.get(heap[0][2]) != heap[0][1]:
-                heappop(heap)
-            k = heap[0][0] - inst.iter_count
-            kmem = (cap - inst.kv_used) // b
-            if kmem < k:
-                k = kmem
-            dt = inst.token_time(b)
-        now = self.now
-        inst._run_start = now
-        inst._run_dt = dt
-        inst._run_k = k
-        inst._run_b = b
-        inst._run_prefills = pre
-        inst._version += 1
-        self._seq += 1
-        heappush(self._heap, (now + k * dt, self._seq, _ITER, inst, inst._version))
-        if self.on_iteration is not None:
-            self.on_iteration(inst, len(pre), pre_tokens, b, k, dt)
-
-    def _pause(self, inst: Instance) -> None:
-        """End a run of decode iterations at the next iteration boundary."""
-        if inst._run_k <= 1 or inst._run_prefills:
-            return
-        n_done = int((self.now - inst._run_start) / inst._run_dt)
-        new_k = n_done + 1
-        if new_k >= inst._run_k:
-            return
-        inst._run_k = new_k
-        inst._version += 1
-        t = inst._run_start + new_k * inst._run_dt
-        self._push(t if t > self.now else self.now, _ITER, inst, inst._version)
-
-    def _admit(self, inst: Instance, room: int, limit_room: int) -> None:
-        """Move decodes with resident KV into the running batch while slots (``room``; up to
-        ``limit_room`` for decodes at their preemption limit) and memory last."""
-        pend = inst._pend_heap
-        running = inst.running
-        cap = inst.kv_capacity
-        out_tok = self._O
-        gen0 = self._gen0
-        base = self._base
-        heap = inst._dec_heap
-        while (
-            pend
-            and (len(running) < room or (pend[0][0] == 0 and len(running) < limit_room))
-            and cap - inst.kv_used >= len(running) + 1
-        ):
-            r = heappop(pend)[2]
-            b0 = inst.iter_count - gen0[r]
-            base[r] = b0
-            inst._seq += 1
-            running[r] = inst._seq
-            heappush(heap, (b0 + out_tok[r] - 1, inst._seq, r))
-
-    def _pend_entry(self, inst: Instance, r: int) -> tuple[int, float, int]:
-        prio = 0 if self._npre[r] >= inst.config.max_preemptions else 1
-        return (prio, self._arr[r], r)
-
-    def _reserved_slots(self, inst: Instance) -> int:
-        """Decodes at their preemption limit (running or waiting) on a mixed instance."""
-        limit = inst.config.max_preemptions
-        npre = self._npre
-        n = sum(1 for r in inst.running if npre[r] >= limit)
-        n += sum(1 for e in inst._pend_heap if e[0] == 0)
-        return min(n, inst.config.max_batch_size, inst.config.max_batch_tokens)
-
-    def _slot_preempt(self, inst: Instance) -> bool:
-        """Take the most recently admitted decode below its preemption limit out of the batch
-        (its KV stays resident); False when every running decode is at the limit."""
-        limit = inst.config.max_preemptions
-        r = next((x for x in reversed(inst.running) if self._npre[x] < limit), None)
-        if r is None:
-            return False
-        del inst.running[r]
-        self._gen0[r] = inst.iter_count - self._base[r]
-        self._npre[r] += 1
-        inst.preemptions += 1
-        heappush(inst._pend_heap, self._pend_entry(inst, r))
-        return True
-
-    def _swap_out(self, inst: Instance, r: int, ctx: int) -> None:
-        inst.kv_used -= ctx
-        self._npre[r] += 1
-        inst.preemptions += 1
-        inst.kv_wait.appendleft((r, ctx, None))
-
-    def _evict_pending(self, inst: Instance) -> None:
-        """Swap out the latest-arriving decode waiting for a slot (lowest priority first)."""
-        pend = inst._pend_heap
-        e = max(pend)
-        pend.remove(e)
-        heapify(pend)
-        r = e[2]
-        self._swap_out(inst, r, self._P[r] + 1 + self._gen0[r])
-
-    def _mem_preempt(self, inst: Instance) -> None:
-        """Free KV for the next iteration: a waiting decode first, else a running one."""
-        if inst._pend_heap:
-            self._evict_pending(inst)
-            return
-        running = inst.running
-        limit = inst.config.max_preemptions
-        victim = None
-        for r in reversed(running):
-            if self._npre[r] < limit:
-                victim = r
-                break
-        if victim is None:
-            victim = next(reversed(running))
-        del running[victim]
-        g = inst.iter_count - self._base[victim]
-        self._gen0[victim] = g
-        self._swap_out(inst, victim, self._P[victim] + 1 + g)
-
-    def _try_transfers(self, inst: Instance) -> None:
-        """Start KV transfers / swap-ins into ``inst`` FCFS while memory allows."""
-        w = inst.kv_wait
-        headroom = inst.config.kv_headroom_iterations
-        cap = inst.kv_capacity
-        while w:
-            r, n, src = w[0]
-            if inst.kv_used + n + headroom * (len(inst.running) + 1) > cap:
-                break
-            w.popleft()
-            inst.kv_used += n
-            dur = n * self._kv_spt + self._lat if src is not None else n * self._swap_spt
-            self._seq += 1
-            heappush(self._heap, (self.now + dur, self._seq, _KV, r, (inst, src)))
-
-    def _iter_done(self, inst: Instance) -> None:
-        now = self.now
-        inst.busy_time += now - inst._run_start
-        k = inst._run_k
-        b = inst._run_b
-        pre = inst._run_prefills
-        inst._run_start = -1.0
-        inst._run_prefills = []
-        P = self._P
-        out_tok = self._O
-        freed = False
-        if b:
-            inst.iter_count += k
-            inst.kv_used += b * k
-            inst.decode_iterations += k
-            ic = inst.iter_count
-            heap = inst._dec_heap
-            running = inst.running
-            while heap and heap[0][0] <= ic:
-                _, s, r = heappop(heap)
-                if running.get(r) != s:
-                    continue
-                del running[r]
-                tot = P[r] + out_tok[r]
-                inst.kv_used -= tot
-                inst.sched_memory_tokens -= tot
-                self._complete(r)
-                freed = True
-        if pre:
-            inst.prefill_iterations += 1
-            first = self._first
-            for r in pre:
-                first[r] = now
-                p = P[r]
-                inst.sched_pending_tokens -= p
-                if out_tok[r] == 1:
-                    inst.kv_used -= p + 1
-                    inst.sched_memory_tokens -= p + 1
-                    self._complete(r)
-                    continue
-                t = self._tinst[r]
-                if t is inst:
-                    self._gen0[r] = 0
-                    heappush(inst._pend_heap, self._pend_entry(inst, r))
-                else:
-                    t.kv_wait.append((r, p + 1, inst))
-                    self._try_transfers(t)
-        if freed and inst.kv_wait:
-            self._try_transfers(inst)
-        self._start(inst)
-
-    def _kv_done(self, r: int, inst: Instance, src: Instance | None) -> None:
-        """KV of request ``r`` landed on ``inst`` (from prompt instance ``src`` or from host)."""
-        if src is not None:
-            n = self._P[r] + 1
-            src.kv_used -= n
-            src.sched_memory_tokens -= n
-            if src._run_start < 0.0 and src.prefill_queue:
-                self._start(src)
-        heappush(inst._pend_heap, self._pend_entry(inst, r))
-        if inst._run_start < 0.0:
-            self._start(inst)
-        elif not inst._run_prefills and len(inst.running) < min(
-            inst.config.max_batch_size, inst.config.max_batch_tokens
-        ):
-            self._pause(inst)
-
-    def _complete(self, r: int) -> None:
-        self._finish[r] = self.now
-        self._status[r] = _DONE
-        self._done_idx.append(r)
-        self._done_t.append(self.now)
-
-    def _drop(self, r: int) -> None:
-        self._status[r] = _DROPPED
-        self._drop_idx.append(r)
-        self._drop_t.append(self.now)
-
     # ================================================================== cluster changes
+    # create_instance, set_state, schedule_activation and schedule_drain_check are the control
+    # interface (:class:`~rlsched.core.llm.scaling.ClusterControl`) the ScalingManager uses.
     def _capacity(self, sku: Any, parallelism: int) -> int:
         cap_bytes = parallelism * sku.gpu_memory_gib * GIB - self.model.weights_bytes
         return int(cap_bytes // self.model.kv_bytes_per_token) if cap_bytes > 0 else 0
@@ -835,7 +493,7 @@ class LLMSimulator:
     def _note_capacity(self, tag: str, cap: int) -> None:
         self._cap_by_tag[tag] = max(self._cap_by_tag.get(tag, 0), cap)
 
-    def _create_instance(
+    def create_instance(
         self,
         tag: str,
         config: InstanceConfig,
@@ -886,10 +544,10 @@ class LLMSimulator:
         self.instances.append(inst)
         self._note_capacity(tag, cap)
         if active:
-            self._set_state(inst, InstanceState.ACTIVE)
+            self.set_state(inst, InstanceState.ACTIVE)
         return inst
 
-    def _set_state(self, inst: Instance, state: InstanceState) -> None:
+    def set_state(self, inst: Instance, state: InstanceState) -> None:
         old = inst.state
         if old is state:
             return
@@ -905,140 +563,13 @@ class LLMSimulator:
             inst.server.removed = self.now
             self.instances.remove(inst)
 
-    def _schedule_activation(self, inst: Instance, t: float) -> None:
+    def schedule_activation(self, inst: Instance, t: float) -> None:
         self._push(t, _ACT, inst, None)
 
     def _activate(self, inst: Instance) -> None:
         if inst.state is InstanceState.SCALING_UP:
-            self._set_state(inst, InstanceState.ACTIVE)
-            self.scaling_manager._activated(inst)
+            self.set_state(inst, InstanceState.ACTIVE)
+            self.scaling_manager.on_activated(inst)
 
-    def _schedule_drain_check(self, t: float) -> None:
+    def schedule_drain_check(self, t: float) -> None:
         self._push(t, _DRAIN, None, None)
-
-    # ================================================================== sampling, accounting
-    def _quiescent(self) -> bool:
-        return self.done and all(i.state is InstanceState.ACTIVE for i in self.instances)
-
-    def _arm_sampling(self) -> None:
-        if self.sample_interval > 0 and not self._sampling and not self._quiescent():
-            k = math.floor(self.now / self.sample_interval) + 1
-            self._sampling = True
-            self._push(k * self.sample_interval, _SAMPLE, None, None)
-
-    def _sample(self) -> None:
-        self.timeline.append(self.snapshot())
-        self._checkpoint()
-        if self._quiescent():
-            self._sampling = False
-        else:
-            self._sampling = True
-            self._push(self.now + self.sample_interval, _SAMPLE, None, None)
-
-    def _cumulative(self) -> tuple[float, float, float]:
-        """GPU-hours, US$ and kWh from time 0 to now."""
-        now = self.now
-        gpu_s = cost = joules = 0.0
-        for s in self.all_servers:
-            alive = s.alive_seconds(now)
-            sku = s.sku
-            gpu_s += sku.gpus * alive
-            cost += sku.cost_per_hour * alive / 3600.0
-            busy = s.instance.busy_seconds(now) if s.instance is not None else 0.0
-            joules += sku.idle_power_w * alive + (sku.peak_power_w - sku.idle_power_w) * busy
-        return gpu_s / 3600.0, cost, joules / 3.6e6
-
-    def _checkpoint(self) -> None:
-        v = self._cumulative()
-        if self._ck_t and self._ck_t[-1] == self.now:
-            self._ck_v[-1] = v
-        elif self.now > self._ck_t[-1]:
-            self._ck_t.append(self.now)
-            self._ck_v.append(v)
-
-    def _cumulative_at(self, t: float) -> tuple[float, float, float]:
-        if t >= self.now:
-            return self._cumulative()
-        if t <= 0.0:
-            return (0.0, 0.0, 0.0)
-        j = bisect.bisect_left(self._ck_t, t)
-        if j < len(self._ck_t) and self._ck_t[j] == t:
-            return self._ck_v[j]
-        t0, v0 = self._ck_t[j - 1], self._ck_v[j - 1]
-        if j < len(self._ck_t):
-            t1, v1 = self._ck_t[j], self._ck_v[j]
-        else:
-            t1, v1 = self.now, self._cumulative()
-        w = (t - t0) / (t1 - t0) if t1 > t0 else 0.0
-        return tuple(a + w * (b - a) for a, b in zip(v0, v1, strict=True))  # type: ignore[return-value]
-
-    # ================================================================== latencies and SLO
-    def _latencies(self, idx: list[int]) -> dict[str, np.ndarray]:
-        if not idx:
-            z = np.zeros(0)
-            return {"ttft": z, "tbt": z.copy(), "e2e": z.copy()}
-        arr = np.fromiter((self._arr[r] for r in idx), float, len(idx))
-        first = np.fromiter((self._first[r] for r in idx), float, len(idx))
-        fin = np.fromiter((self._finish[r] for r in idx), float, len(idx))
-        o = np.fromiter((self._O[r] for r in idx), float, len(idx))
-        ttft = first - arr
-        e2e = fin - arr
-        tbt = np.where(o > 1, (e2e - ttft) / np.maximum(o - self._tbt_div, 1), 0.0)
-        return {"ttft": ttft, "tbt": tbt, "e2e": e2e}
-
-    def _unloaded_reference(self) -> dict[str, np.ndarray]:
-        """Per-request latencies alone on an idle instance of the start state's pools."""
-        ss = self.start_state
-        ptag = "prompt" if "prompt" in ss.pools else "mixed"
-        ttag = "token" if "token" in ss.pools else "mixed"
-        pp, tp_ = ss.pool(ptag), ss.pool(ttag)
-        m = self.model.name
-        pcurve = self.perf_model.prompt_curve(m, get_sku(pp.server_sku).hardware, pp.parallelism)
-        tcurve = self.perf_model.token_curve(m, get_sku(tp_.server_sku).hardware, tp_.parallelism)
-        return unloaded_latencies(
-            self.requests.prompt_tokens,
-            self.requests.output_tokens,
-            pcurve,
-            float(tcurve(1)),
-            self._kv_spt,
-            self._lat,
-            disaggregated=ptag != ttag,
-        )
-
-
-def _fits_decode(cap: int, headroom: int, p: int, o: int) -> bool:
-    """A decode of a ``p``-token prompt and ``o`` outputs can run alone on ``cap`` tokens: its
-    KV lands with ``headroom`` tokens to spare and its final context fits."""
-    return p + o <= cap and p + 1 + headroom <= cap
-
-
-def _least_pending(insts: list[Instance], p: int, o: int) -> Instance | None:
-    """Fewest pending prompt tokens among the instances that can prefill ``p`` tokens (and,
-    for ``o`` > 1 on a mixed instance, decode the request too)."""
-    best = None
-    key = None
-    for x in insts:
-        cap = x.kv_capacity
-        if p + 1 > cap or (
-            o > 1
-            and x.tag == "mixed"
-            and not _fits_decode(cap, x.config.kv_headroom_iterations, p, o)
-        ):
-            continue
-        k = (x.sched_pending_tokens, x.tiebreak)
-        if key is None or k < key:
-            best, key = x, k
-    return best
-
-
-def _least_memory(insts: list[Instance], p: int, o: int) -> Instance | None:
-    """Least committed KV among the instances that can decode the request."""
-    best = None
-    key = None
-    for x in insts:
-        if not _fits_decode(x.kv_capacity, x.config.kv_headroom_iterations, p, o):
-            continue
-        k = (x.sched_memory_tokens, x.tiebreak)
-        if key is None or k < key:
-            best, key = x, k
-    return best

@@ -8,17 +8,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from rlsched.agents.models import load_model, read_meta, resolve_model_dir
 from rlsched.zoo import ZOO_DIR
 
 
 def export_model(run_dir: str | Path, dest: str | Path) -> int:
     """Save the run's model to ``dest`` (``model.zip`` + ``meta.json``) with a fresh optimizer,
     so the file holds the weights only (acting never reads the optimizer). Returns its size."""
-    from rlsched.policies.learned import algo_class, read_meta, resolve_model_dir
-
     src = resolve_model_dir(run_dir)
     meta = read_meta(src)
-    model = algo_class(meta["algo"]).load(src / "model.zip", device="cpu")
+    model = load_model(meta["algo"], src / "model.zip")
     opt = model.policy.optimizer
     model.policy.optimizer = type(opt)(model.policy.parameters(), **opt.defaults)
     out = Path(dest)

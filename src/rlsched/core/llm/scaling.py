@@ -4,7 +4,7 @@
 pool tag (``prompt``, ``token``, optionally ``mixed``) the number of instances, the server SKU,
 the tensor parallelism and the instance's batching limits; plus cluster-wide settings (model,
 KV link). It is read from YAML (:meth:`StartState.from_yaml`); the shipped default is
-``rlsched/llm/start_states/default.yaml``. splitwise-sim's start-state files (top-level
+``rlsched/core/llm/start_states/default.yaml``. splitwise-sim's start-state files (top-level
 ``prompt:`` / ``token:`` with ``num_instances``, ``instance_names``, ``tensor_parallelism``,
 ``max_batch_size``, ...) are read too.
 
@@ -22,7 +22,7 @@ KV link). It is read from YAML (:meth:`StartState.from_yaml`); the shipped defau
   its server; it never had work).
 
 Blocked actions never raise; they log an ``[Action Blocked]`` line and count in
-``blocked_actions``. Log lines go to the ``rlsched.llm.scaling`` logger at INFO.
+``blocked_actions``. Log lines go to the ``rlsched.core.llm.scaling`` logger at INFO.
 """
 
 from __future__ import annotations
@@ -32,10 +32,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from rlsched.errors import ConfigError
-from rlsched.llm.cluster import (
+from rlsched.core.llm.cluster import (
     TAGS,
     Instance,
     InstanceConfig,
@@ -44,11 +43,9 @@ from rlsched.llm.cluster import (
     get_model,
     get_sku,
 )
+from rlsched.errors import ConfigError
 
-if TYPE_CHECKING:
-    from rlsched.llm.simulator import LLMSimulator
-
-log = logging.getLogger("rlsched.llm.scaling")
+log = logging.getLogger("rlsched.core.llm.scaling")
 
 
 @dataclass(frozen=True)
@@ -174,7 +171,7 @@ class StartState:
     def default() -> StartState:
         """The shipped ``start_states/default.yaml``."""
         return StartState.from_yaml(
-            Path(str(files("rlsched.llm").joinpath("start_states", "default.yaml")))
+            Path(str(files("rlsched.core.llm").joinpath("start_states", "default.yaml")))
         )
 
     @staticmethod
@@ -258,12 +255,48 @@ def _from_splitwise(d: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class ClusterControl(Protocol):
+    """What the :class:`ScalingManager` reads and calls on the simulator (implemented by
+    :class:`~rlsched.core.llm.simulator.LLMSimulator`): the clock, the start state, the
+    instances and servers, and four changes to the cluster."""
+
+    now: float
+    start_state: StartState
+    instances: list[Instance]
+    all_servers: list[Server]
+
+    def create_instance(
+        self,
+        tag: str,
+        config: InstanceConfig,
+        parallelism: int,
+        server_sku: str,
+        *,
+        active: bool,
+    ) -> Instance:
+        """A new server with one instance of pool ``tag`` (ACTIVE when ``active``, else
+        SCALING_UP until an activation is scheduled and due)."""
+        ...
+
+    def set_state(self, inst: Instance, state: InstanceState) -> None:
+        """Move ``inst`` to ``state`` (routing, removal and bookkeeping follow)."""
+        ...
+
+    def schedule_activation(self, inst: Instance, t: float) -> None:
+        """Make ``inst`` ACTIVE at time ``t`` (then :meth:`ScalingManager.on_activated`)."""
+        ...
+
+    def schedule_drain_check(self, t: float) -> None:
+        """Call :meth:`ScalingManager.on_drain_check` at time ``t``."""
+        ...
+
+
 class ScalingManager:
     """Adds and removes servers with one instance each (see the module docstring)."""
 
     def __init__(
         self,
-        sim: LLMSimulator,
+        sim: ClusterControl,
         scale_up_delay: float = 10.0,
         drain_check_interval: float = 1.0,
         min_instances_per_pool: int = 1,
@@ -371,10 +404,10 @@ class ScalingManager:
             self._blocked(f"Max cluster size reached ({self.max_total_instances})")
             return None
         sku = server_sku if server_sku is not None else self._default_sku(tag)
-        inst = self.sim._create_instance(tag, instance_cfg, parallelism, sku, active=False)
+        inst = self.sim.create_instance(tag, instance_cfg, parallelism, sku, active=False)
         self.scale_up_actions += 1
         log.info("[ScalingManager] Full scale-up: server %d + instance %d", inst.server.id, inst.id)
-        self.sim._schedule_activation(inst, self.sim.now + self.scale_up_delay)
+        self.sim.schedule_activation(inst, self.sim.now + self.scale_up_delay)
         return inst.server, inst
 
     def scale_up(self, tag: str, server_sku: str | None = None) -> tuple[Server, Instance] | None:
@@ -404,11 +437,11 @@ class ScalingManager:
             self._blocked(f"Cannot remove {instance.tag}, min limit reached")
             return False
         self.scale_down_actions += 1
-        self.sim._set_state(instance, InstanceState.DRAINING)
+        self.sim.set_state(instance, InstanceState.DRAINING)
         log.info("[ScalingManager] Instance %d draining started at %.2f", instance.id, self.sim.now)
         if not self._drain_check_pending:
             self._drain_check_pending = True
-            self.sim._schedule_drain_check(self.sim.now + self.drain_check_interval)
+            self.sim.schedule_drain_check(self.sim.now + self.drain_check_interval)
         return True
 
     def scale_down(self, tag: str) -> bool:
@@ -426,10 +459,10 @@ class ScalingManager:
             return pools[tag].server_sku
         return next(iter(pools.values())).server_sku
 
-    def _activated(self, inst: Instance) -> None:
+    def on_activated(self, inst: Instance) -> None:
         log.info("[ScalingManager] Instance %d scaled up at %.2f", inst.id, self.sim.now)
 
-    def _drain_check(self) -> None:
+    def on_drain_check(self) -> None:
         """Remove draining instances without work; re-arm while some remain draining."""
         self._drain_check_pending = False
         draining = [i for i in self.sim.instances if i.state is InstanceState.DRAINING]
@@ -439,10 +472,10 @@ class ScalingManager:
                 self._remove(inst)
         if any(i.state is InstanceState.DRAINING for i in self.sim.instances):
             self._drain_check_pending = True
-            self.sim._schedule_drain_check(self.sim.now + self.drain_check_interval)
+            self.sim.schedule_drain_check(self.sim.now + self.drain_check_interval)
 
     def _remove(self, inst: Instance) -> None:
-        self.sim._set_state(inst, InstanceState.REMOVED)
+        self.sim.set_state(inst, InstanceState.REMOVED)
         log.info(
             "[ScalingManager] Auto scale-down server %d after instance removal", inst.server.id
         )

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from rlsched.llm.slo import METRICS, slowdowns
+from rlsched.core.llm.slo import METRICS, slowdowns
+from rlsched.report.figures import save_figure
 
 
 def attained_per_request(table: Mapping[str, np.ndarray], slo: Any) -> np.ndarray:
@@ -52,7 +53,6 @@ def autoscaling_figure(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from rlsched.report.figures import save_figure
 
     fig, axes = plt.subplots(3, 1, figsize=(10, 8.5), sharex=True)
     t = np.array([h["time"] for h in history], dtype=float) / 60.0
