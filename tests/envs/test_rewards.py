@@ -1,6 +1,11 @@
 import pytest
 
-from rlsched.envs.rewards import PlacementOutcome, RewardWeights, latency_cost, slo_cost
+from rlsched.envs.serverless_model import (
+    PlacementOutcome,
+    RewardWeights,
+    latency_cost,
+    slo_cost,
+)
 
 
 def test_latency_cost_is_the_design_note_formula() -> None:
