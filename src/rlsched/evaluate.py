@@ -182,7 +182,7 @@ def compare(
             r["paired"] = _paired_row(r, ref_row, ref, metric, direction, paired_seed)
             for s in r.get("seeds", []):
                 s["paired"] = _paired_row(s, ref_row, ref, metric, direction, paired_seed)
-    ds = getattr(env.unwrapped, "dataset_name", dataset)
+    ds = env.unwrapped.dataset_name
     return {
         "env": env_id,
         "dataset": ds,

@@ -187,7 +187,7 @@ def test_hand_trace_recovering() -> None:
     assert term and r == 1.0 and env.current_request is None  # the trace's end
     assert info["metrics"]["placed"] == 3 and info["metrics"]["alive"] == 2
     np.testing.assert_array_equal(obs["request"], [0, 0, 0])
-    np.testing.assert_array_equal(env.action_masks(), [False, False])
+    np.testing.assert_array_equal(env.action_masks(), [True, True])  # the contract, after the end
     with pytest.raises(RuntimeError):
         env.step(0)
 

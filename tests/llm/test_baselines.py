@@ -27,7 +27,7 @@ from rlsched.llm.baselines import (
 from rlsched.llm.perf_model import PerfModel
 from rlsched.llm.scaling import StartState
 from rlsched.llm.slo import SLOConfig
-from rlsched.policies.registry import make_policy
+from rlsched.policies.registry import env_policy_factories, make_policy
 
 from .helpers import requests
 
@@ -162,7 +162,7 @@ def _episode(env, name, seed=0):
 
 def test_every_baseline_runs_an_episode():
     env = _env()
-    assert set(env.unwrapped.policy_factories()) == set(BASELINES)
+    assert set(env_policy_factories(env)) == set(BASELINES)
     for name in BASELINES:
         actions, info = _episode(env, name)
         assert info["metrics"]["requests"] > 0, name

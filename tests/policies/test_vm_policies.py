@@ -8,7 +8,7 @@ import pytest
 
 import rlsched  # noqa: F401
 from rlsched.evaluate import compare
-from rlsched.policies.registry import expand_policies, make_policy
+from rlsched.policies.registry import env_policy_factories, expand_policies, make_policy
 from rlsched.policies.vm import (
     POLICY_FACTORIES,
     BestFitPolicy,
@@ -78,7 +78,7 @@ def test_random_is_uniform_over_valid_and_seeded() -> None:
 
 def test_registry_wiring() -> None:
     env = gym.make("rlsched/VMPlacement-v0", dataset=SMALL, disable_env_checker=True)
-    assert list(env.unwrapped.policy_factories()) == list(POLICY_FACTORIES)
+    assert list(env_policy_factories(env)) == list(POLICY_FACTORIES)
     names = expand_policies("all", env)
     assert names[:4] == ["first_fit", "best_fit", "worst_fit", "random"]
     # generic node heuristics need a NodeView the env does not offer: only round_robin joins

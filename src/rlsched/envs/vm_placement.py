@@ -6,12 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from rlsched.core.vm import CREATE, DELETE, VMRequests
-from rlsched.envs.base import SnapshotMixin
+from rlsched.envs.base import Metric, RlschedEnv, load_named
 from rlsched.scenarios import PRESETS, with_presets
 
 
@@ -35,7 +34,7 @@ def _round_to(x: np.ndarray | float, q: float) -> np.ndarray:
     return np.round(np.asarray(x, dtype=np.float64) / q) * q
 
 
-class VMPlacementEnv(SnapshotMixin, gym.Env):
+class VMPlacementEnv(RlschedEnv):
     """
     ## Description
 
@@ -106,7 +105,8 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     VM's cpu / ``numa_cpu``; ``"fragmentation"``: ``1 - (F_after - F_before)``, where ``F`` is
     the cluster's fragmentation (see :meth:`fragmentation`) just before and just after the
     placement (the deletions replayed afterwards do not count). An invalid action (outside the
-    mask) earns 0.
+    mask) ends the episode with reward ``-invalid_action_penalty`` (default 0, VMAgent's rule:
+    the episode's remaining placements are forfeited; the rule of :mod:`rlsched.envs.base`).
 
     ## Starting State
 
@@ -120,12 +120,14 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     ## Episode End
 
     Terminated when the next request fits nowhere (VMAgent's end), when the trace has no more
-    creations, or on an invalid action (reward 0, ``info["invalid_action"] = True``).
+    creations, or on an invalid action (``info["invalid_action"] = True``). After the end
+    :meth:`action_masks` is all True (the rule of :mod:`rlsched.envs.base`).
     Truncated after ``max_steps`` placements (None: never). The last step's
     ``info["metrics"]``: ``placed`` (VMs placed this episode), ``cpu_util`` and ``mem_util``
     (allocated / cluster capacity at the end), ``fragmentation``, ``invalid_actions``,
     ``alive`` (VMs of this episode still placed). ``reset`` returns ``info["start"]`` (the
-    event index drawn) and ``info["vmid"]`` (the first request's VM).
+    event index drawn) and ``info["vmid"]`` (the first request's VM). ``info["time"]`` is the
+    trace time, in seconds, of the request the decision places (reset: of the first request).
 
     ## Arguments
 
@@ -137,7 +139,8 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     (None: the scenario's), ``double_by`` (``"cpu"`` | ``"cpu_or_mem"``),
     ``double_mem_threshold`` (None: see above), ``numa_cpu`` (40), ``numa_mem`` (90),
     ``start`` (None), ``start_range`` ((0, 1)), ``reward`` (``"count"``), ``max_steps``
-    (None), ``frag_cores`` (16, see :meth:`fragmentation`), ``compat`` (None |
+    (None), ``frag_cores`` (16, see :meth:`fragmentation`), ``invalid_action_penalty`` (0),
+    ``compat`` (None |
     ``"vmagent"``, see the description), ``render_mode`` (``"ansi"``).
     Demands and capacities are rounded to multiples of 1/1024 core or GB, which keeps the
     float64 accounting exact.
@@ -147,23 +150,22 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     #: Per-dataset arrays, never written during an episode: snapshots share them.
     snapshot_static = (
         "_trace", "_event", "_vmid", "_c", "_m", "_dbl", "_need4", "_feat", "_req",
         "_del_tgt", "_del_ptr",
     )
-    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
-    #: rollout horizon in decisions (None: to the episode's end).
     oracle_base = "best_fit"
-    oracle_horizon: ClassVar[int | None] = None
     #: 2N actions: the oracle tries the base's, the first valid and 6 others per decision
     oracle_top_k = 8
-    main_metric = "placed"
-    main_metric_direction = "higher"
-
-    #: Metrics (keys of ``info["metrics"]``) a leaderboard shows, in order.
-    leaderboard_metrics = ("placed", "cpu_util", "mem_util", "fragmentation", "invalid_actions")
+    METRICS: ClassVar[dict[str, Metric]] = {
+        "placed": Metric("placed", "VMs", higher_is_better=True, leaderboard=True, main=True),
+        "cpu_util": Metric("cpu_util", "fraction", higher_is_better=True, leaderboard=True),
+        "mem_util": Metric("mem_util", "fraction", higher_is_better=True, leaderboard=True),
+        "fragmentation": Metric("fragmentation", "", higher_is_better=False, leaderboard=True),
+        "invalid_actions": Metric("invalid", "actions", higher_is_better=False, leaderboard=True),
+        "alive": Metric("alive", "VMs"),
+    }
 
     @with_presets
     def __init__(
@@ -181,6 +183,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         reward: str = "count",
         max_steps: int | None = None,
         frag_cores: float = 16.0,
+        invalid_action_penalty: float = 0.0,
         compat: str | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -209,8 +212,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
             raise ValueError("start_range must be (lo, hi) with 0 <= lo < hi <= 1")
         if max_steps is not None and max_steps < 1:
             raise ValueError("max_steps must be >= 1 or None")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self._set_render_mode(render_mode)
         self.num_servers = N = int(num_servers)
         self.scenario = scenario
         self.release, default_thr = SCENARIOS[scenario]
@@ -231,7 +233,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         self.reward_name = reward
         self.max_steps = None if max_steps is None else int(max_steps)
         self.frag_cores = float(frag_cores)
-        self.render_mode = render_mode
+        self.invalid_action_penalty = float(invalid_action_penalty)
 
         self.action_space = spaces.Discrete(2 * N)
         f32 = np.float32
@@ -287,19 +289,14 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         if isinstance(dataset, VMRequests):
             self._dataset_name = "vm-requests"
             return dataset
-        if isinstance(dataset, str):
-            from rlsched.data import load_dataset
-
-            ds = load_dataset(dataset)
-        else:
-            ds = dataset
+        ds, name = load_named(dataset, "vm-requests")
         trace = getattr(ds, "trace", None)
         if not isinstance(trace, VMRequests):
             raise ValueError(
                 f"dataset {getattr(ds, 'name', dataset)!r} is not a VM request trace "
                 "(use huawei-vm:PATH or synthetic:vm)"
             )
-        self._dataset_name = str(getattr(ds, "name", "vm-requests"))
+        self._dataset_name = name
         return trace
 
     def _prepare(self, tr: VMRequests) -> None:
@@ -409,7 +406,15 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         self._j = j
         self._done = False
         self._advance(j)
-        return self._observation(), {"start": start, "vmid": int(self._vmid[j])}
+        return self._observation(), {
+            "start": start,
+            "vmid": int(self._vmid[j]),
+            "time": self._time(),
+        }
+
+    def _time(self) -> float:
+        """The trace time of the request to place (of the last one after the end)."""
+        return float(self._trace.time[self._event[min(self._j, self._k_end - 1)]])
 
     def _advance(self, j: int) -> bool:
         """Make request ``j`` current: its state arrays and mask; whether it fits anywhere."""
@@ -428,19 +433,22 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         return bool(mask[mask.argmax()])
 
     def action_masks(self) -> np.ndarray:
-        """Valid actions for the current request (all False once the episode is over)."""
+        """Valid actions for the current request (all True once the episode is over)."""
+        if self._done:
+            return np.ones(self._n_actions, dtype=bool)
         return self._mask.copy()
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("step() called on a finished episode; call reset()")
         a = int(action)
+        t = self._time()
         if not (0 <= a < self._n_actions) or not self._mask[a]:
             self._invalid += 1
             self._done = True
             self._mask[:] = False
-            info = {"invalid_action": True, "metrics": self.metrics()}
-            return self._observation(), 0.0, True, False, info
+            info = {"invalid_action": True, "time": t, "metrics": self.metrics()}
+            return self._observation(), 0.0 - self.invalid_action_penalty, True, False, info
         j = self._j
         c, m = self._cv[j], self._mv[j]
         dbl = self._dv[j]
@@ -474,7 +482,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         else:
             terminated = not self._advance(j)
         truncated = not terminated and self.max_steps is not None and self._steps >= self.max_steps
-        info: dict[str, Any] = {}
+        info: dict[str, Any] = {"time": t}
         if terminated or truncated:
             self._done = True
             info["metrics"] = self.metrics()
@@ -586,9 +594,3 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
             a, b = 2 * s, 2 * s + 1
             lines.append(f"{s:<7d} {S[0, a]:>6g}/{S[1, a]:<10g} {S[0, b]:>6g}/{S[1, b]:<10g}")
         return "\n".join(lines)
-
-    def policy_factories(self) -> dict[str, Any]:
-        """Policies made for this env, by name: ``name -> callable(env, seed) -> Policy``."""
-        from rlsched.policies.vm import POLICY_FACTORIES
-
-        return dict(POLICY_FACTORIES)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+import gymnasium as gym
 import numpy as np
 
 from rlsched.core.cluster import NodeView
+from rlsched.envs.base import RlschedEnv
 from rlsched.policies.base import Observation, Policy
 
 #: kube-scheduler's framework.MaxNodeScore.
@@ -210,13 +212,15 @@ def applicable(name: str, sample_view: NodeView | None) -> bool:
     return all(getattr(sample_view, f) is not None for f in needs)
 
 
-def view_of(env: object) -> ViewFn | None:
-    fn = getattr(getattr(env, "unwrapped", env), "node_view", None)
-    return fn if callable(fn) else None
+def view_of(env: RlschedEnv | gym.Env) -> ViewFn | None:
+    """The env's ``node_view`` (the env contract, :mod:`rlsched.envs.base`), None when the env
+    has none."""
+    base = env.unwrapped
+    return base.node_view if type(base).has_node_view() else None
 
 
 def sample_view(
-    env: object, observation: Mapping[str, np.ndarray] | None = None
+    env: RlschedEnv | gym.Env, observation: Mapping[str, np.ndarray] | None = None
 ) -> NodeView | None:
     """The env's node view of ``observation``, by default of an all-zero observation of the
     env's observation space: which view fields an env fills does not depend on the values, so
@@ -225,10 +229,7 @@ def sample_view(
     if fn is None:
         return None
     if observation is None:
-        space = getattr(env, "observation_space", None)
-        if space is None:
-            return None
-        observation = zero_observation(space)
+        observation = zero_observation(env.observation_space)
     return fn(observation)
 
 

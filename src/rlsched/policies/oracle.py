@@ -194,6 +194,6 @@ def make_clairvoyant(
 
     base_env = getattr(env, "unwrapped", env)
     base = make_policy(base_name, env, seed=seed)
-    h = getattr(base_env, "oracle_horizon", None) if horizon == "env" else horizon
-    k = top_k if top_k is not None else getattr(base_env, "oracle_top_k", DEFAULT_TOP_K)
+    h = base_env.oracle_horizon if horizon == "env" else horizon
+    k = top_k if top_k is not None else (base_env.oracle_top_k or DEFAULT_TOP_K)
     return ClairvoyantPolicy(base_env, base, base_name, seed, h, k)  # type: ignore[arg-type]

@@ -1,12 +1,32 @@
-"""Policies by name: the heuristics, and ``learned:PATH`` for a trained model."""
+"""Policies by name: the generic heuristics, each env's own policies (registered here by env
+id, :data:`ENV_POLICIES`), ``clairvoyant`` and ``learned:PATH`` for a trained model."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from rlsched.envs import ENV_IDS
+from rlsched.envs.args import env_class
+from rlsched.envs.base import RlschedEnv
 from rlsched.errors import PolicyError
+from rlsched.policies import offloading, pods, vm
 from rlsched.policies.base import Policy
 from rlsched.policies.heuristics import HEURISTICS, applicable, make_heuristic, sample_view, view_of
+
+#: ``name -> callable(env, seed) -> Policy``
+PolicyFactory = Callable[[Any, int | None], Policy]
+
+#: Env id -> the policies made for that env (before the generic heuristics), by name; a
+#: ``"module:ATTR"`` string is imported when first asked for (rlsched.llm sits outside the
+#: policy layer until it is re-layered).
+ENV_POLICIES: dict[str, Mapping[str, PolicyFactory] | str] = {
+    "rlsched/VMPlacement-v0": vm.POLICY_FACTORIES,
+    "rlsched/PodRebalancing-v0": pods.POLICY_FACTORIES,
+    "rlsched/WorkflowOffloading-v0": offloading.POLICY_FACTORIES,
+    "rlsched/LLMAutoscaling-v0": "rlsched.llm.baselines:POLICY_FACTORIES",
+}
 
 
 def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
@@ -15,8 +35,8 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     if spec == "clairvoyant" or spec.startswith("clairvoyant:"):
         from rlsched.policies.oracle import make_clairvoyant
 
-        base_env = getattr(env, "unwrapped", env)
-        base = spec.split(":", 1)[1] if ":" in spec else getattr(base_env, "oracle_base", None)
+        base_env: RlschedEnv = env.unwrapped
+        base = spec.split(":", 1)[1] if ":" in spec else base_env.oracle_base
         if not base:
             raise PolicyError(f"{type(base_env).__name__} names no base heuristic for clairvoyant")
         if base.startswith(("clairvoyant", "learned:")):
@@ -26,11 +46,11 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         from rlsched.policies.learned import LearnedPolicy
 
         pol = LearnedPolicy(spec.split(":", 1)[1])
-        pol.check_env(getattr(env, "unwrapped", env))
+        pol.check_env(env.unwrapped)
         return pol
     factories = env_policy_factories(env)
     if spec in factories:
-        return factories[spec](getattr(env, "unwrapped", env), seed)
+        return factories[spec](env.unwrapped, seed)
     if spec not in HEURISTICS:
         from rlsched.suggest import did_you_mean
 
@@ -47,18 +67,36 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     return make_heuristic(spec, view_of(env), seed=seed)
 
 
-def env_policy_factories(env: Any) -> dict[str, Any]:
-    """Policies an env provides itself (``env.unwrapped.policy_factories()``), by name."""
-    fn = getattr(getattr(env, "unwrapped", env), "policy_factories", None)
-    return dict(fn()) if callable(fn) else {}
+def env_id_of(env: Any) -> str | None:
+    """The registered id of ``env`` (an env, wrapped or not, or an env class); None for an env
+    this package does not register."""
+    cls = env if isinstance(env, type) else type(env.unwrapped)
+    for env_id in ENV_IDS:
+        if issubclass(cls, env_class(env_id)):
+            return env_id
+    return None
+
+
+def policies_of(env_id: str | None) -> dict[str, PolicyFactory]:
+    """The policies registered for ``env_id`` (:data:`ENV_POLICIES`), by name."""
+    entry = ENV_POLICIES.get(env_id or "", {})
+    if isinstance(entry, str):
+        module, attr = entry.split(":")
+        entry = getattr(importlib.import_module(module), attr)
+        ENV_POLICIES[env_id] = entry  # type: ignore[index]
+    return dict(entry)  # type: ignore[arg-type]
+
+
+def env_policy_factories(env: Any) -> dict[str, PolicyFactory]:
+    """Policies made for ``env`` (wrapped or not, or an env class), by name."""
+    return policies_of(env_id_of(env))
 
 
 def _discrete(env: Any) -> bool:
     """The generic heuristics return one action index: they apply to Discrete action spaces."""
     from gymnasium import spaces
 
-    space = getattr(env, "action_space", None)
-    return space is None or isinstance(space, spaces.Discrete)
+    return isinstance(env.action_space, spaces.Discrete)
 
 
 def applicable_heuristics(env: Any) -> list[str]:
@@ -92,9 +130,6 @@ def policy_catalogue() -> list[tuple[str, str, str]]:
     paragraph of the policy's docstring."""
     import inspect
 
-    from rlsched.envs import ENV_IDS
-    from rlsched.envs.args import env_class
-
     def rule(obj: Any) -> str:
         doc = inspect.getdoc(obj) or ""
         return " ".join(doc.split("\n\n")[0].split())
@@ -103,12 +138,10 @@ def policy_catalogue() -> list[tuple[str, str, str]]:
         return env_id.removeprefix("rlsched/")
 
     classes = {env_id: env_class(env_id) for env_id in ENV_IDS}
-    node_envs = ", ".join(short(e) for e, c in classes.items() if hasattr(c, "node_view"))
+    node_envs = ", ".join(short(e) for e, c in classes.items() if c.has_node_view())
     rows = [(name, node_envs, rule(cls)) for name, (cls, _) in HEURISTICS.items()]
-    for env_id, c in classes.items():
-        fn = getattr(c, "policy_factories", None)
-        # the factories never use the instance: read them without building an env
-        for name, factory in (fn(None) if callable(fn) else {}).items():
+    for env_id in ENV_IDS:
+        for name, factory in policies_of(env_id).items():
             rows.append((name, short(env_id), rule(factory)))
     rows.append(
         ("learned:PATH", "any", "a model trained by `rlsched train` (model or run folder)")
