@@ -25,8 +25,8 @@ SHORT: dict[str, dict[str, Any]] = {
     "rlsched/ServerlessPlacement-v0": {"episode_length": 6},
     "rlsched/KubeScheduling-v0": {"episode_length": 5},
     "rlsched/WorkflowOffloading-v0": {"num_workflows": 1, "scenario": "patent"},
-    "rlsched/VMPlacement-v0": {"max_steps": 4},
-    "rlsched/PodRebalancing-v0": {"episode_windows": 3},
+    "rlsched/VMPlacement-v0": {"episode_length": 4},
+    "rlsched/PodRebalancing-v0": {"episode_length": 3},
     "rlsched/LLMAutoscaling-v0": {"episode_duration": 6.0},
 }
 
@@ -136,3 +136,36 @@ def test_render_mode_is_checked(env_id: str) -> None:
     env = _env(env_id, render_mode="ansi")
     env.reset(seed=0)
     assert isinstance(env.render(), str)
+
+
+#: Old argument name -> (new name, a value) per env with renamed arguments.
+RENAMED = {
+    "rlsched/VMPlacement-v0": {"num_servers": ("num_nodes", 3), "max_steps": ("episode_length", 7)},
+    "rlsched/PodRebalancing-v0": {"episode_windows": ("episode_length", 5)},
+    "rlsched/WorkflowOffloading-v0": {"num_edge": ("num_nodes", 2)},
+}
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_old_argument_names_warn_for_one_version(env_id: str) -> None:
+    import gymnasium as gym
+
+    from rlsched.envs.args import check_env_kwargs
+
+    cls = env_class(env_id)
+    assert cls.renamed_arguments == {k: v[0] for k, v in RENAMED.get(env_id, {}).items()}
+    kw = {} if env_id != "rlsched/WorkflowOffloading-v0" else {"num_workflows": 1}
+    for old, (new, value) in RENAMED.get(env_id, {}).items():
+        with pytest.warns(DeprecationWarning, match=f"{old}.*deprecated.*{new}"):
+            env = cls(**{old: value}, **kw)
+        assert getattr(env, new) == value
+        with pytest.warns(DeprecationWarning, match=old):
+            made = gym.make(env_id, disable_env_checker=True, **{old: value}, **kw)
+        assert getattr(made.unwrapped, new) == value
+        with pytest.warns(DeprecationWarning, match=old):
+            assert check_env_kwargs(env_id, {old: value}) == {new: value}
+        with pytest.raises(TypeError, match="not both"):
+            cls(**{old: value, new: value})
+        if hasattr(type(env), old):  # the old attribute name: a deprecated alias
+            with pytest.warns(DeprecationWarning, match=old):
+                assert getattr(env, old) == value

@@ -94,7 +94,7 @@ def test_conservation_and_masks_under_random_moves() -> None:
             np.testing.assert_array_equal(obs["pod_mask"].ravel() > 0, env._pod_at >= 0)
             done = trunc
         assert info["metrics"]["requests"] == total
-        assert env._t == env.episode_windows
+        assert env._t == env.episode_length
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -215,7 +215,7 @@ def test_migration_cost_and_invalid_actions() -> None:
 
 
 def test_episode_metrics_and_truncation() -> None:
-    env = _env(episode_windows=5)
+    env = _env(episode_length=5)
     env.reset(seed=0, options={"start_window": 46})
     total_v = total_r = 0
     for i in range(5):

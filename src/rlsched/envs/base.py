@@ -274,6 +274,17 @@ def _accept_renamed(init: Callable[..., None], renamed: Mapping[str, str]) -> Ca
     return wrapper
 
 
+def deprecated_attribute(env: Any, old: str, new: str) -> None:
+    """Warn that attribute ``old`` of ``env`` is now ``new`` (kept until
+    :data:`RENAMES_REMOVED_IN`)."""
+    warnings.warn(
+        f"{type(env).__name__}.{old} is deprecated: use .{new} "
+        f"(the old name goes in rlsched {RENAMES_REMOVED_IN})",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
 def renamed_keys(cls: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """``kwargs`` with the old argument names of ``cls.renamed_arguments`` replaced by the new
     ones, warning as the constructor does (for argument checks made before it runs)."""

@@ -15,7 +15,7 @@ from rlsched.core.pods import (
     draw_requests,
     simulate_window,
 )
-from rlsched.envs.base import Metric, RlschedEnv, load_named
+from rlsched.envs.base import Metric, RlschedEnv, deprecated_attribute, load_named
 from rlsched.scenarios import check_scenario, with_presets
 
 #: 5-minute windows in a day (the ``clock`` observation).
@@ -146,8 +146,9 @@ class PodRebalancingEnv(RlschedEnv):
     :class:`~rlsched.data.Dataset` or a :class:`~rlsched.core.pods.PodWorkload`), ``mode``
     (None: the dataset's; ``"serial"`` | ``"parallel"``), ``num_nodes`` (None: the dataset's;
     more adds empty nodes of the dataset's median allocatable), ``max_pods_per_node`` (100),
-    ``slots`` (10), ``episode_windows`` (24 = 2 hours), ``migration_cost`` (0.05 per move),
-    ``invalid_action_penalty`` (None: windows left * (1 + migration_cost)),
+    ``slots`` (10), ``episode_length`` (24 windows = 2 hours), ``migration_cost`` (0.05 per move),
+    ``invalid_action_penalty`` (None: windows left * (1 + migration_cost)); ``episode_windows``,
+    the old name of ``episode_length``, is accepted until rlsched 0.3 with a DeprecationWarning;
     ``action_features`` (False), ``scenario`` (None: the default preset; a preset name of
     :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over the preset's),
     ``render_mode`` (None | ``"ansi"``).
@@ -158,6 +159,7 @@ class PodRebalancingEnv(RlschedEnv):
     """
 
     oracle_base = "greedy_migration"
+    renamed_arguments: ClassVar[dict[str, str]] = {"episode_windows": "episode_length"}
     METRICS: ClassVar[dict[str, Metric]] = {
         "violations": Metric(
             "violations", "requests", higher_is_better=False, leaderboard=True, main=True
@@ -178,7 +180,7 @@ class PodRebalancingEnv(RlschedEnv):
         num_nodes: int | None = None,
         max_pods_per_node: int = 100,
         slots: int = 10,
-        episode_windows: int = 24,
+        episode_length: int = 24,
         migration_cost: float = 0.05,
         invalid_action_penalty: float | None = None,
         action_features: bool = False,
@@ -190,13 +192,13 @@ class PodRebalancingEnv(RlschedEnv):
         self._set_render_mode(render_mode)
         if mode is not None and mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
-        if max_pods_per_node < 1 or slots < 1 or episode_windows < 1:
-            raise ValueError("max_pods_per_node, slots and episode_windows must be >= 1")
+        if max_pods_per_node < 1 or slots < 1 or episode_length < 1:
+            raise ValueError("max_pods_per_node, slots and episode_length must be >= 1")
         if migration_cost < 0:
             raise ValueError("migration_cost must be >= 0")
         self.max_pods_per_node = K = int(max_pods_per_node)
         self.slots = S = int(slots)
-        self.episode_windows = int(episode_windows)
+        self.episode_length = int(episode_length)
         self.migration_cost = float(migration_cost)
         self.invalid_action_penalty = invalid_action_penalty
         self.action_features = bool(action_features)
@@ -270,6 +272,12 @@ class PodRebalancingEnv(RlschedEnv):
     @property
     def dataset_name(self) -> str:
         return self._dataset_name
+
+    @property
+    def episode_windows(self) -> int:
+        """Deprecated name of :attr:`episode_length` (until rlsched 0.3)."""
+        deprecated_attribute(self, "episode_windows", "episode_length")
+        return self.episode_length
 
     def encode_action(self, src: int, slot: int, dst: int) -> int:
         """The action moving the pod in ``slot`` of node ``src`` to node ``dst``."""
@@ -399,7 +407,7 @@ class PodRebalancingEnv(RlschedEnv):
         rate = n_viol / n_req if n_req else 0.0
         reward = -rate - (self.migration_cost if moved else 0.0)
         self._total_reward += reward
-        truncated = self._t >= self.episode_windows
+        truncated = self._t >= self.episode_length
         self._done = truncated
         info: dict[str, Any] = {
             "window": self._window(self._t),
@@ -420,7 +428,7 @@ class PodRebalancingEnv(RlschedEnv):
         ends with reward ``-invalid_action_penalty``."""
         self._invalid += 1
         if self.invalid_action_penalty is None:
-            penalty = (self.episode_windows - self._t) * (1.0 + self.migration_cost)
+            penalty = (self.episode_length - self._t) * (1.0 + self.migration_cost)
         else:
             penalty = float(self.invalid_action_penalty)
         self._last_move = None
@@ -575,7 +583,7 @@ class PodRebalancingEnv(RlschedEnv):
         if res is None:
             return "(reset() not called)"
         lines = [
-            f"window {self._window(self._t)} (step {self._t}/{self.episode_windows}, "
+            f"window {self._window(self._t)} (step {self._t}/{self.episode_length}, "
             f"{self.mode})  violations {self._violations}/{self._requests}  "
             f"migrations {self._migrations}  reward {self._total_reward:.3f}",
             f"{'node':<10}{'pods':>5}{'cpu req/alloc':>16}{'mem req/alloc':>16}"

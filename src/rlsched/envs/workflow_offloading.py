@@ -101,7 +101,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
     earliest-finish policies keep data-heavy workflows (1000genome, epigenomics) at the edge and
     send compute-heavy, data-light ones to the cloud, and ``all_cloud`` is clearly worse.
 
-    Servers: ``num_edge`` edge servers (default drawn in 3..5 from ``server_seed``) with cpu in
+    Servers: ``num_nodes`` edge servers (default drawn in 3..5 from ``server_seed``) with cpu in
     {4, 8, 16} cores, memory in {8, 16, 32} GB, speed in [0.7, 1.3] and 1..3 of the dataset's
     images preinstalled; edge distances uniform in ``edge_distance``. The optional cloud has
     unlimited cpu and
@@ -116,7 +116,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
 
     ## Action Space
 
-    ``Discrete(num_edge + cloud)``: the server for the current task (the cloud is last).
+    ``Discrete(num_nodes + cloud)``: the server for the current task (the cloud is last).
     :meth:`action_masks` marks the servers that can ever host it (capacity >= demand).
 
     ## Observation Space
@@ -178,7 +178,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
 
     ## Arguments
 
-    ``num_edge`` (None: 3..5), ``cloud`` (True), ``dataset`` (``"wfinstances:all"``),
+    ``num_nodes`` (None: 3..5 edge servers; ``num_edge``, its old name, is accepted until rlsched
+    0.3 with a DeprecationWarning), ``cloud`` (True), ``dataset`` (``"wfinstances:all"``),
     ``scenario`` (``"patent-example"`` or a preset of :mod:`rlsched.scenarios`: ``patent``,
     ``cloud-dominant`` (the values below), ``edge-cloud``, ``congested``; None: the default
     preset ``congested``; explicit arguments win), ``num_workflows`` (4), ``arrival_rate``
@@ -198,6 +199,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
     #: Built per dataset or episode and never written in a step: snapshots share them.
     snapshot_static = ("_pool", "_wf", "_ranks", "_children")
     oracle_base = "heft"
+    renamed_arguments: ClassVar[dict[str, str]] = {"num_edge": "num_nodes"}
     METRICS: ClassVar[dict[str, Metric]] = {
         "mean_completion": Metric(
             "mean_completion", "s", higher_is_better=False, leaderboard=True, main=True
@@ -218,7 +220,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
     @with_presets
     def __init__(
         self,
-        num_edge: int | None = None,
+        num_nodes: int | None = None,
         cloud: bool = True,
         dataset: str | Any = "wfinstances:all",
         scenario: str | None = None,
@@ -293,9 +295,9 @@ class WorkflowOffloadingEnv(RlschedEnv):
             self._pool_names = [w.name for w in workflows]
             self._pool_input = [workflow_input_data(w) for w in workflows]
             images = sorted({t.image for tasks in self._pool for t in tasks})
-            n = int(rng.integers(3, 6)) if num_edge is None else int(num_edge)
+            n = int(rng.integers(3, 6)) if num_nodes is None else int(num_nodes)
             if n < 1:
-                raise ValueError("num_edge must be >= 1")
+                raise ValueError("num_nodes must be >= 1")
             servers = []
             for k in range(n):
                 held = rng.choice(len(images), size=min(len(images), int(rng.integers(1, 4))))
@@ -339,8 +341,11 @@ class WorkflowOffloadingEnv(RlschedEnv):
             self.adj = adj
             self.bandwidth, self.pull_time = float(bandwidth), float(pull_time)
             self.num_workflows = int(num_workflows)
+        #: Servers an action may name: the edge servers, then the cloud (if any).
         self.num_servers = N = len(self.servers)
         self._edges = [k for k, s in enumerate(self.servers) if not s.is_cloud]
+        #: Edge servers (the ``num_nodes`` argument, or the patent example's three).
+        self.num_nodes = len(self._edges)
         all_work = np.array([t.work for tasks in self._pool for t in tasks])
         self.time_unit = float(
             time_unit
