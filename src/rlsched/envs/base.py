@@ -16,9 +16,9 @@ reports read one set of names with plain attribute access:
   scenario changes the objective), ``main_metric_direction`` and ``leaderboard_metrics`` are
   derived from it, on the class and on instances alike.
 - ``snapshot()`` / ``restore()`` (below): the full simulator state, for search.
-- ``time``: every ``reset`` and ``step`` info holds ``info["time"]``, the simulated clock in
-  seconds when the decision was taken (for envs without a clock of their own, the position of
-  the decision in the episode's time axis, documented per env).
+- ``time``: every ``reset`` and ``step`` info holds ``info["time"]``, a float: simulated
+  seconds, non-decreasing over an episode; which instant (the decision's, the end of the
+  interval it governs, a trace's timestamp) each env documents (docs/envs.md has the table).
 - Argument names: ``num_nodes`` is the number of machines an env schedules onto (nodes,
   servers, edge servers); ``episode_length`` is a count of work items per episode (instances,
   pods, VM requests, windows), the episode's length in decisions up to the items an env skips
