@@ -85,7 +85,7 @@ class ServerlessPlacementEnv(RlschedEnv):
 
     ## Rewards
 
-    Chosen by ``reward`` (see :mod:`rlsched.envs.rewards`):
+    Chosen by ``reward`` (see :data:`rlsched.envs.serverless_model.REWARDS`):
 
     - ``latency_cost`` (default, the note's formula):
       ``-(beta * norm(RFRT) + (1 - beta) * norm(cost change))`` with RFRT scaled over
