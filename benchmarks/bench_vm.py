@@ -27,7 +27,7 @@ GOAL = {100: 25_000}
 
 
 def rate(num_servers: int, scenario: str, seconds: float, stats: dict) -> float:
-    env = VMPlacementEnv(num_servers=num_servers, scenario=scenario, dataset=DATASET)
+    env = VMPlacementEnv(num_nodes=num_servers, scenario=scenario, dataset=DATASET)
     pol = FirstFitPolicy()
     obs, _ = env.reset(seed=0)
     steps, episodes = 0, 0

@@ -56,7 +56,7 @@ def test_compare_mistakes_are_one_line(args: list[str], expected: list[str]) -> 
     ("env", "arg", "expected"),
     [
         ("rlsched/KubeScheduling-v0", "num_nodes=0", "must be >= 1"),
-        ("VMPlacement-v0", "max_steps=0", "max_steps must be >= 1"),
+        ("VMPlacement-v0", "episode_length=0", "episode_length must be >= 1"),
         ("rlsched/LLMAutoscaling-v0", "episode_duration=-1", "episode_duration must be > 0"),
         ("rlsched/ServerlessPlacement-v0", "reward=foo", "choose one of"),
         ("rlsched/WorkflowOffloading-v0", "bandwidth=0", "bandwidth must be positive"),

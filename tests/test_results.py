@@ -17,7 +17,7 @@ def tiny_pods(monkeypatch: pytest.MonkeyPatch) -> str:
     env_id = "rlsched/PodRebalancing-v0"
     split = dataclasses.replace(
         SPLITS[env_id],
-        env_kwargs={**SPLITS[env_id].env_kwargs, "episode_windows": 6},
+        env_kwargs={**SPLITS[env_id].env_kwargs, "episode_length": 6},
         episodes={"quick": 2, "full": 2},
     )
     monkeypatch.setitem(SPLITS, env_id, split)

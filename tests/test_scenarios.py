@@ -29,14 +29,14 @@ def test_every_env_has_presets_and_an_existing_default(env_id: str) -> None:
 
 def test_a_preset_sets_arguments_and_explicit_ones_win() -> None:
     env = gym.make("rlsched/VMPlacement-v0", scenario="fading-20").unwrapped
-    assert (env.preset, env.scenario, env.num_servers) == ("fading-20", "fading", 20)
-    env = gym.make("rlsched/VMPlacement-v0", scenario="fading-20", num_servers=7).unwrapped
-    assert env.num_servers == 7
+    assert (env.preset, env.scenario, env.num_nodes) == ("fading-20", "fading", 20)
+    env = gym.make("rlsched/VMPlacement-v0", scenario="fading-20", num_nodes=7).unwrapped
+    assert env.num_nodes == 7
     bare = gym.make("rlsched/VMPlacement-v0").unwrapped
     assert bare.preset == DEFAULTS["VMPlacementEnv"]
     # the env's own scenario names keep their meaning (VMAgent's 5 servers)
     own = gym.make("rlsched/VMPlacement-v0", scenario="fading").unwrapped
-    assert (own.preset, own.scenario, own.num_servers) == (None, "fading", 5)
+    assert (own.preset, own.scenario, own.num_nodes) == (None, "fading", 5)
     patent = gym.make("rlsched/WorkflowOffloading-v0", scenario="patent").unwrapped
     assert patent.scenario == "patent-example"
     with pytest.raises(ValueError, match="scenario must be one of"):
@@ -48,7 +48,7 @@ CASES: dict[str, tuple[str | None, dict[str, Any], int]] = {
     "rlsched/ServerlessPlacement-v0": (WF_TEST, {"episode_length": 50}, 3),
     "rlsched/WorkflowOffloading-v0": (WF_TEST, {"num_workflows": 5}, 3),
     "rlsched/VMPlacement-v0": ("synthetic:vm?seed=2", {}, 5),
-    "rlsched/PodRebalancing-v0": ("synthetic:pods?seed=2", {"episode_windows": 6}, 3),
+    "rlsched/PodRebalancing-v0": ("synthetic:pods?seed=2", {"episode_length": 6}, 3),
     "rlsched/LLMAutoscaling-v0": (None, {"episode_duration": 120.0}, 3),
 }
 

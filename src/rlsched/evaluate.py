@@ -8,12 +8,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 import numpy as np
 
-from rlsched.envs.base import Direction, episode_value, main_metric_of
+from rlsched.envs.base import Direction, RlschedEnv, episode_value, main_metric_of
 from rlsched.envs.make import make_env
 from rlsched.errors import ConfigError
 from rlsched.policies.base import Policy
@@ -176,7 +176,7 @@ def compare(
             r["paired"] = _paired_row(r, ref_row, ref, metric, direction, paired_seed)
             for s in r.get("seeds", []):
                 s["paired"] = _paired_row(s, ref_row, ref, metric, direction, paired_seed)
-    ds = getattr(env.unwrapped, "dataset_name", dataset)
+    ds = cast(RlschedEnv, env.unwrapped).dataset_name
     return {
         "env": env_id,
         "dataset": ds,

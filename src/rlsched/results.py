@@ -266,7 +266,7 @@ def _gain(p: Mapping[str, Any]) -> str:
 
 
 def summary_line(row: Mapping[str, Any]) -> str:
-    m = metric_label(row["main_metric"])
+    m = metric_label(row["main_metric"], row.get("env"))
     bh = row["best_heuristic"]
     parts = [f"best heuristic {bh['policy']} {m} {_f(bh['mean'])}"]
     for lr in row["learned"]:
@@ -360,7 +360,7 @@ def markdown(result: Mapping[str, Any]) -> str:
             head = _gain(r["headroom"])
         lines.append(
             f"| {r['env'].split('/', 1)[1]} | {r.get('preset') or '(default)'} | "
-            f"`{r['dataset']}` | {metric_label(r['main_metric'])}"
+            f"`{r['dataset']}` | {metric_label(r['main_metric'], r['env'])}"
             f" {arrow} | {bh['policy']} {_f(bh['mean'])} | {spread} | {learned} | "
             f"{_f(orc['mean']) if orc else '-'} | "
             f"{head} | {'yes' if r.get('informative') else 'no'} |"

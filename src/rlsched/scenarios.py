@@ -49,7 +49,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     },
     # VMAgent's two scenarios at the cluster sizes of its paper's experiments
     "VMPlacementEnv": {
-        f"{sc}-{n}": {NATIVE: sc, "num_servers": n}
+        f"{sc}-{n}": {NATIVE: sc, "num_nodes": n}
         for sc in ("fading", "recovering")
         for n in (5, 20, 100)
     },

@@ -25,7 +25,7 @@ from rlsched.zoo import PREFIX, card
 SIZE_ARGUMENT: dict[str, str] = {
     "rlsched/ServerlessPlacement-v0": "num_nodes",
     "rlsched/KubeScheduling-v0": "num_nodes",
-    "rlsched/VMPlacement-v0": "num_servers",
+    "rlsched/VMPlacement-v0": "num_nodes",
 }
 
 

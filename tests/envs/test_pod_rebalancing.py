@@ -94,7 +94,7 @@ def test_conservation_and_masks_under_random_moves() -> None:
             np.testing.assert_array_equal(obs["pod_mask"].ravel() > 0, env._pod_at >= 0)
             done = trunc
         assert info["metrics"]["requests"] == total
-        assert env._t == env.episode_windows
+        assert env._t == env.episode_length
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -198,16 +198,24 @@ def test_migration_cost_and_invalid_actions() -> None:
     before = env.pod_node
     mask = env.action_masks()
     bad = int(np.flatnonzero(~mask)[0])
-    _, r, _, _, info = env.step(bad)
-    assert info["invalid_action"] and info["moved"] is None
+    env.step(0)  # one window played: 23 of the default 24 left
+    _, r, term, trunc, info = env.step(bad)
+    # the contract's rule (rlsched.envs.base): nothing moves, the episode ends, and the
+    # default penalty is the most the windows left could cost
+    assert info["invalid_action"] and info["moved"] is None and term and not trunc
     np.testing.assert_array_equal(env.pod_node, before)
-    assert r == pytest.approx(-info["violations"] / info["requests"] - 0.05)
-    env.step(0)
-    assert env.metrics()["invalid_actions"] == 1 and env.metrics()["migrations"] == 0
+    assert r == pytest.approx(-23 * 1.05)
+    assert info["metrics"]["invalid_actions"] == 1 and info["metrics"]["migrations"] == 0
+    assert env.action_masks().all()
+    with pytest.raises(RuntimeError):
+        env.step(0)
+    env = _env(invalid_action_penalty=2.0)
+    env.reset(seed=2)
+    assert env.step(bad)[1] == -2.0
 
 
 def test_episode_metrics_and_truncation() -> None:
-    env = _env(episode_windows=5)
+    env = _env(episode_length=5)
     env.reset(seed=0, options={"start_window": 46})
     total_v = total_r = 0
     for i in range(5):

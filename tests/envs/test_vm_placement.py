@@ -62,7 +62,7 @@ def replay_and_check(env: VMPlacementEnv, seed: int, pick: str = "random") -> in
     tr = env.trace
     rng = np.random.default_rng(seed)
     obs, info = env.reset(seed=seed)
-    N, cc, cm = env.num_servers, env.numa_cpu, env.numa_mem
+    N, cc, cm = env.num_nodes, env.numa_cpu, env.numa_mem
     rem = np.empty((N, 2, 2))
     rem[..., 0], rem[..., 1] = cc, cm
     where: dict[int, tuple[int, int, float, float, bool]] = {}  # live vmid -> placement
@@ -128,7 +128,7 @@ def replay_and_check(env: VMPlacementEnv, seed: int, pick: str = "random") -> in
 )
 def test_replay_matches_reference_on_random_traces(seed: int, n: int, scenario: str) -> None:
     env = VMPlacementEnv(
-        num_servers=n,
+        num_nodes=n,
         scenario=scenario,
         dataset=random_trace(seed),
         numa_cpu=16,
@@ -140,7 +140,7 @@ def test_replay_matches_reference_on_random_traces(seed: int, n: int, scenario: 
 
 @pytest.mark.parametrize("scenario", ["fading", "recovering"])
 def test_replay_matches_reference_on_synthetic_trace(scenario: str) -> None:
-    env = VMPlacementEnv(num_servers=4, scenario=scenario, dataset=SMALL)
+    env = VMPlacementEnv(num_nodes=4, scenario=scenario, dataset=SMALL)
     for seed in range(3):
         replay_and_check(env, seed, pick="first")
         replay_and_check(env, seed)
@@ -162,7 +162,7 @@ def hand_trace() -> VMRequests:
 
 def test_hand_trace_recovering() -> None:
     env = VMPlacementEnv(
-        num_servers=1,
+        num_nodes=1,
         scenario="recovering",
         dataset=hand_trace(),
         numa_cpu=4,
@@ -187,7 +187,7 @@ def test_hand_trace_recovering() -> None:
     assert term and r == 1.0 and env.current_request is None  # the trace's end
     assert info["metrics"]["placed"] == 3 and info["metrics"]["alive"] == 2
     np.testing.assert_array_equal(obs["request"], [0, 0, 0])
-    np.testing.assert_array_equal(env.action_masks(), [False, False])
+    np.testing.assert_array_equal(env.action_masks(), [True, True])  # the contract, after the end
     with pytest.raises(RuntimeError):
         env.step(0)
 
@@ -195,7 +195,7 @@ def test_hand_trace_recovering() -> None:
 def test_hand_trace_fading_ignores_deletions() -> None:
     env = VMPlacementEnv(
         scenario="fading",
-        num_servers=1, dataset=hand_trace(), numa_cpu=4, numa_mem=8, double_threshold=4
+        num_nodes=1, dataset=hand_trace(), numa_cpu=4, numa_mem=8, double_threshold=4
     )
     obs, _ = env.reset(options={"start": 3})
     env.step(1)
@@ -205,7 +205,7 @@ def test_hand_trace_fading_ignores_deletions() -> None:
 
 def test_episode_ends_when_nothing_fits() -> None:
     tr = VMRequests.from_rows([(i, 3, 1, i, 0) for i in range(5)])
-    env = VMPlacementEnv(scenario="fading", num_servers=1, dataset=tr, numa_cpu=4, numa_mem=8)
+    env = VMPlacementEnv(scenario="fading", num_nodes=1, dataset=tr, numa_cpu=4, numa_mem=8)
     env.reset(seed=0, options={"start": 0})
     assert not env.step(0)[2]
     _, r, term, trunc, info = env.step(1)
@@ -215,7 +215,7 @@ def test_episode_ends_when_nothing_fits() -> None:
 
 def test_oversized_requests_are_dropped() -> None:
     tr = VMRequests.from_rows([(0, 50, 1, 0, 0), (1, 1, 1, 1, 0), (0, 50, 1, 2, 1)])
-    env = VMPlacementEnv(scenario="fading", num_servers=2, dataset=tr, double_threshold=1000)
+    env = VMPlacementEnv(scenario="fading", num_nodes=2, dataset=tr, double_threshold=1000)
     assert env.oversized == 1
     env.reset(seed=0, options={"start": 0})
     assert env.current_request["vmid"] == 1
@@ -223,7 +223,7 @@ def test_oversized_requests_are_dropped() -> None:
 
 def test_double_split_and_cpu_or_mem() -> None:
     tr = VMRequests.from_rows([(0, 32, 64, 0, 0), (1, 2, 80, 1, 0), (2, 2, 10, 2, 0)])
-    env = VMPlacementEnv(scenario="fading", num_servers=2, dataset=tr, start=0)
+    env = VMPlacementEnv(scenario="fading", num_nodes=2, dataset=tr, start=0)
     obs, _ = env.reset()
     assert env.double_threshold == 32 and env.current_request["is_double"]
     np.testing.assert_array_equal(obs["request"], np.float32([32 / 40, 64 / 90, 1]))
@@ -231,7 +231,7 @@ def test_double_split_and_cpu_or_mem() -> None:
     np.testing.assert_array_equal(obs["obs"][1], [[24, 58], [24, 58]])
     assert not env.current_request["is_double"]  # 80 GB on one NUMA by cpu alone
     env2 = VMPlacementEnv(
-        scenario="fading", num_servers=2, dataset=tr, start=1, double_by="cpu_or_mem"
+        scenario="fading", num_nodes=2, dataset=tr, start=1, double_by="cpu_or_mem"
     )
     assert env2.double_mem_threshold == pytest.approx(32 * 90 / 40)
     env2.reset()
@@ -241,7 +241,7 @@ def test_double_split_and_cpu_or_mem() -> None:
 
 
 def test_node_keys_are_consistent() -> None:
-    env = VMPlacementEnv(num_servers=6, scenario="recovering", dataset=SMALL)
+    env = VMPlacementEnv(num_nodes=6, scenario="recovering", dataset=SMALL)
     obs, _ = env.reset(seed=1)
     rng = np.random.default_rng(1)
     cap = np.float32([env.numa_cpu, env.numa_mem])
@@ -276,7 +276,7 @@ def test_fading_vs_recovering() -> None:
             32 if scenario == "fading" else 10
         )
         # the same threshold in both, so both see the same requests
-        env = VMPlacementEnv(num_servers=3, scenario=scenario, dataset=SMALL, double_threshold=16)
+        env = VMPlacementEnv(num_nodes=3, scenario=scenario, dataset=SMALL, double_threshold=16)
         placed = []
         for seed in range(4):
             obs, _ = env.reset(seed=seed)
@@ -294,7 +294,7 @@ def test_fading_vs_recovering() -> None:
 
 
 def test_invalid_action_ends_episode() -> None:
-    env = VMPlacementEnv(scenario="fading", num_servers=2, dataset=SMALL)
+    env = VMPlacementEnv(scenario="fading", num_nodes=2, dataset=SMALL)
     env.reset(seed=0)
     env.step(int(env.action_masks().argmax()))
     for bad in (-1, 4):
@@ -303,7 +303,7 @@ def test_invalid_action_ends_episode() -> None:
         assert (r, term, trunc, info["invalid_action"]) == (0.0, True, False, True)
         assert info["metrics"]["invalid_actions"] == 1
     tr = VMRequests.from_rows([(0, 30, 1, 0, 0), (1, 30, 1, 1, 0)])
-    env = VMPlacementEnv(scenario="fading", num_servers=1, dataset=tr, start=0)
+    env = VMPlacementEnv(scenario="fading", num_nodes=1, dataset=tr, start=0)
     env.reset()
     env.step(0)
     _, r, term, _, info = env.step(0)  # NUMA 0 is full
@@ -311,7 +311,7 @@ def test_invalid_action_ends_episode() -> None:
 
 
 def test_rewards_and_truncation() -> None:
-    env = VMPlacementEnv(num_servers=3, dataset=SMALL, reward="cpu", max_steps=5)
+    env = VMPlacementEnv(num_nodes=3, dataset=SMALL, reward="cpu", episode_length=5)
     env.reset(seed=2)
     rewards, trunc = [], False
     while not trunc:
@@ -320,7 +320,7 @@ def test_rewards_and_truncation() -> None:
         assert r == pytest.approx(cpu / 40) and not term
         rewards.append(r)
     assert len(rewards) == 5 and info["metrics"]["placed"] == 5
-    env = VMPlacementEnv(num_servers=3, dataset=SMALL, reward="fragmentation", frag_cores=16)
+    env = VMPlacementEnv(num_nodes=3, dataset=SMALL, reward="fragmentation", frag_cores=16)
     env.reset(seed=2)
     for _ in range(30):
         before = env.fragmentation()
@@ -337,7 +337,7 @@ def test_rewards_and_truncation() -> None:
 
 
 def test_start_range_and_options() -> None:
-    env = VMPlacementEnv(num_servers=2, dataset=SMALL, start_range=(0.5, 0.75))
+    env = VMPlacementEnv(num_nodes=2, dataset=SMALL, start_range=(0.5, 0.75))
     n = len(env.trace)
     starts = [env.reset(seed=s)[1]["start"] for s in range(30)]
     assert all(0.5 * n <= s < 0.75 * n for s in starts) and len(set(starts)) > 20
@@ -355,9 +355,9 @@ def test_start_range_and_options() -> None:
 @pytest.mark.parametrize(
     "kwargs",
     [
-        {"scenario": "recovering", "num_servers": 3},
-        {"double_by": "cpu_or_mem", "reward": "fragmentation", "num_servers": 2},
-        {"reward": "cpu", "max_steps": 10, "render_mode": "ansi"},
+        {"scenario": "recovering", "num_nodes": 3},
+        {"double_by": "cpu_or_mem", "reward": "fragmentation", "num_nodes": 2},
+        {"reward": "cpu", "episode_length": 10, "render_mode": "ansi"},
     ],
 )
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -369,7 +369,7 @@ def test_checkers(kwargs) -> None:
 
 def test_deterministic_under_seed() -> None:
     def play(seed: int) -> list:
-        env = VMPlacementEnv(num_servers=4, scenario="recovering", dataset=SMALL)
+        env = VMPlacementEnv(num_nodes=4, scenario="recovering", dataset=SMALL)
         obs, _ = env.reset(seed=seed)
         rng, out = np.random.default_rng(0), []
         for _ in range(300):
@@ -384,7 +384,7 @@ def test_deterministic_under_seed() -> None:
 
 
 def test_gym_make_100_servers_and_render() -> None:
-    env = gym.make("rlsched/VMPlacement-v0", num_servers=100, render_mode="ansi")
+    env = gym.make("rlsched/VMPlacement-v0", num_nodes=100, render_mode="ansi")
     obs, _ = env.reset(seed=0)
     assert env.action_space.n == 200
     assert obs["obs"].shape == (100, 2, 2) and obs["node_after"].shape == (200, 2)
@@ -397,6 +397,6 @@ def test_gym_make_100_servers_and_render() -> None:
 
 
 def test_generated_trace_object_as_dataset() -> None:
-    env = VMPlacementEnv(num_servers=2, dataset=generate_vm_requests(200, 1, seed=0))
+    env = VMPlacementEnv(num_nodes=2, dataset=generate_vm_requests(200, 1, seed=0))
     assert env.dataset_name == "vm-requests"
     assert replay_and_check(env, 0) > 0

@@ -84,7 +84,7 @@ def test_one_task_workflow_and_cloud_only_task() -> None:
         Workflow("one", [Task("t", "x", 3.0)]),
         Workflow("big", [Task("a", "x", 2.0), Task("b", "y", 5.0, (0,), cores=64.0)]),
     ]
-    env = WorkflowOffloadingEnv(dataset=wfs, num_workflows=4, num_edge=3)
+    env = WorkflowOffloadingEnv(dataset=wfs, num_workflows=4, num_nodes=3)
     env.reset(seed=0)
     seen_cloud_only = False
     done = False

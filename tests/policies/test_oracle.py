@@ -17,8 +17,8 @@ CASES = {
     "rlsched/WorkflowOffloading-v0": (
         "wfinstances:blast-43", {"num_workflows": 2, "scenario": "cloud-dominant"}
     ),
-    "rlsched/VMPlacement-v0": (None, {"num_servers": 4}),
-    "rlsched/PodRebalancing-v0": (None, {"episode_windows": 8}),
+    "rlsched/VMPlacement-v0": (None, {"num_nodes": 4}),
+    "rlsched/PodRebalancing-v0": (None, {"episode_length": 8}),
     "rlsched/LLMAutoscaling-v0": (None, {"episode_duration": 60.0}),
 }
 
@@ -45,7 +45,7 @@ def test_oracle_never_below_the_best_heuristic(env_id: str) -> None:
 
 
 def test_oracle_leaves_the_env_where_it_was() -> None:
-    env = make_env("rlsched/VMPlacement-v0", num_servers=4)
+    env = make_env("rlsched/VMPlacement-v0", num_nodes=4)
     base = env.unwrapped
     obs, _ = env.reset(seed=3)
     pol = make_policy("clairvoyant", env, seed=3)
@@ -63,6 +63,6 @@ def test_oracle_leaves_the_env_where_it_was() -> None:
 
 
 def test_clairvoyant_refuses_a_learned_or_oracle_base() -> None:
-    env = make_env("rlsched/VMPlacement-v0", num_servers=4)
+    env = make_env("rlsched/VMPlacement-v0", num_nodes=4)
     with pytest.raises(Exception, match="heuristic as its base"):
         make_policy("clairvoyant:clairvoyant", env)

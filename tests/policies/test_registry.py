@@ -15,7 +15,7 @@ SMALL = {
     "rlsched/ServerlessPlacement-v0": {"episode_length": 30},
     "rlsched/KubeScheduling-v0": {"episode_length": 30},
     "rlsched/WorkflowOffloading-v0": {"max_tasks": 40},
-    "rlsched/VMPlacement-v0": {"max_steps": 30},
+    "rlsched/VMPlacement-v0": {"episode_length": 30},
     "rlsched/PodRebalancing-v0": {},
     "rlsched/LLMAutoscaling-v0": {"episode_duration": 30.0},
 }

@@ -90,7 +90,7 @@ def test_registry_wiring() -> None:
 @pytest.mark.parametrize("scenario", ["fading", "recovering"])
 def test_policies_play_valid_episodes(name: str, scenario: str) -> None:
     env = gym.make(
-        "rlsched/VMPlacement-v0", num_servers=4, scenario=scenario, dataset=SMALL
+        "rlsched/VMPlacement-v0", num_nodes=4, scenario=scenario, dataset=SMALL
     ).unwrapped
     pol = make_policy(name, env, seed=0)
     obs, _ = env.reset(seed=0)
@@ -114,7 +114,7 @@ def test_compare_all() -> None:
         "all",
         episodes=4,
         seed=0,
-        env_kwargs={"num_servers": 10},
+        env_kwargs={"num_nodes": 10},
     )
     res = {r["policy"]: r for r in out["results"]}
     assert set(res) == {"first_fit", "best_fit", "worst_fit", "random", "round_robin"}

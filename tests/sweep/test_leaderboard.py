@@ -143,3 +143,19 @@ def test_rows_are_paired_seed_by_seed_with_the_reference() -> None:
     assert p["verdict"] == "better" and p["method"] == "iqm stratified bootstrap"
     assert 1.0 <= p["ci95"][0] <= p["mean_diff"] <= p["ci95"][1] <= 1.04
     assert "better" in sweep_markdown([t])
+
+
+def test_labels_and_directions_come_from_the_envs_metrics_spec() -> None:
+    from rlsched.envs import PodRebalancingEnv, ServerlessPlacementEnv
+    from rlsched.report import leaderboard
+    from rlsched.report.leaderboard import metric_label, metric_spec
+
+    assert not hasattr(leaderboard, "METRIC_LABELS")
+    assert not hasattr(leaderboard, "HIGHER_IS_BETTER")
+    pods = "rlsched/PodRebalancing-v0"
+    assert metric_spec("violations", pods) is PodRebalancingEnv.METRICS["violations"]
+    assert metric_direction(pods, "violations") == "lower"
+    assert metric_direction(pods, "requests") is None  # a descriptive count
+    assert metric_label("cost", "rlsched/ServerlessPlacement-v0") == "cost $"
+    assert metric_spec("p95_rfrt") is ServerlessPlacementEnv.METRICS["p95_rfrt"]  # no env given
+    assert metric_label("reward") == "reward" and metric_label("brand_new") == "brand_new"

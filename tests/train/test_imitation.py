@@ -15,7 +15,7 @@ from rlsched.train.imitation import collect, pretrain
 
 ENV = "rlsched/WorkflowOffloading-v0"
 DATA = "synthetic:placement?workflows=20&tasks=8&seed=5"
-KW = {"num_workflows": 1, "reward": "makespan", "num_edge": 3}
+KW = {"num_workflows": 1, "reward": "makespan", "num_nodes": 3}
 
 
 def _make():

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
+from rlsched.envs.base import RlschedEnv, renamed_keys
 from rlsched.errors import ConfigError, DatasetError, PolicyError, RlschedError
 from rlsched.suggest import did_you_mean
 
@@ -59,6 +60,8 @@ def check_env_kwargs(
     env_id = check_env_id(env_id)
     sig, hints = _constructor(env_id)
     names = env_parameters(env_id)
+    # old argument names (the env's renamed_arguments) are accepted with a DeprecationWarning
+    kwargs = renamed_keys(env_class(env_id), kwargs)
     out: dict[str, Any] = {}
     for key, value in kwargs.items():
         if key not in names:
@@ -80,7 +83,7 @@ def check_env_kwargs(
     return out
 
 
-def env_class(env_id: str) -> type:
+def env_class(env_id: str) -> type[RlschedEnv]:
     from rlsched.envs import ENV_IDS
 
     module, name = ENV_IDS[check_env_id(env_id)].split(":")

@@ -1,4 +1,42 @@
-"""What every rlsched env shares: its main metric, and snapshots of its full state.
+"""The env contract: what every rlsched env implements, and the helpers they share.
+
+Every env of :data:`rlsched.envs.ENV_IDS` subclasses :class:`RlschedEnv` (a
+``gymnasium.Env`` with :class:`SnapshotMixin`), so that evaluation, the policies and the
+reports read one set of names with plain attribute access:
+
+- ``action_masks()``: a bool array over the (flattened) actions, True where an action is
+  valid now.
+- ``metrics()``: the episode so far as ``{name: float}``; the last step's ``info["metrics"]``
+  is ``metrics()`` at the episode's end.
+- ``dataset_name``: the name of the dataset the env draws its episodes from.
+- ``METRICS``: ``{name: Metric}``, one :class:`Metric` per key of ``metrics()`` (label, unit,
+  whether higher is better, whether a leaderboard shows it) plus, where it is the main metric,
+  ``"reward"`` (the episode return). ``main_metric`` (the key whose :class:`Metric` has
+  ``main=True``, else ``"reward"``; an env may set ``self.main_metric`` per instance when its
+  scenario changes the objective), ``main_metric_direction`` and ``leaderboard_metrics`` are
+  derived from it, on the class and on instances alike.
+- ``snapshot()`` / ``restore()`` (below): the full simulator state, for search.
+- ``time``: every ``reset`` and ``step`` info holds ``info["time"]``, a float: simulated
+  seconds, non-decreasing over an episode; which instant (the decision's, the end of the
+  interval it governs, a trace's timestamp) each env documents (docs/envs.md has the table).
+- Argument names: ``num_nodes`` is the number of machines an env schedules onto (nodes,
+  servers, edge servers); ``episode_length`` is a count of work items per episode (instances,
+  pods, VM requests, windows), the episode's length in decisions up to the items an env skips
+  or lets wait. A duration in simulated seconds is a different quantity and keeps its own name
+  (``episode_duration`` of LLMAutoscaling). Old names stay accepted for one version with a
+  ``DeprecationWarning``: an env lists them in ``renamed_arguments`` (old -> new).
+
+**Invalid actions (one rule for all envs).** An action that ``action_masks()`` marks False (or
+one outside the action space) changes nothing in the simulated system; it ends the episode
+(``terminated=True``) with reward ``-invalid_action_penalty``, ``info["invalid_action"] =
+True``, ``info["metrics"]``, and it is counted in ``metrics()["invalid_actions"]``. Each env
+documents its default penalty (chosen so that ending early never pays). An env whose masks are
+always all True (LLMAutoscaling: a blocked scaling step is clipped, not refused) never sees one.
+
+**Masks after the episode's end.** Once an episode has ended (after the step that returned
+``terminated`` or ``truncated``, before the next ``reset``), ``action_masks()`` is all True: no
+action is singled out any more, and a masked distribution over an all-False mask would be
+undefined (MaskablePPO, the batched env's autoreset rows).
 
 Snapshots are what search needs: the clairvoyant oracle (and rollout teachers) call
 ``snapshot()`` once per decision and ``restore()`` once per candidate action. A snapshot is a
@@ -12,22 +50,87 @@ instead of copied: that is what keeps a snapshot cheap (benchmarks/bench_snapsho
 from __future__ import annotations
 
 import copy
+import functools
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
+
+import gymnasium as gym
+import numpy as np
+
+from rlsched.core.cluster import NodeView
 
 Direction = Literal["higher", "lower"]
 
 #: Attributes of every env that never change in place during an episode.
 _COMMON_STATIC = ("action_space", "observation_space", "spec", "metadata", "render_mode")
 
+#: The version that stops accepting the old argument names of ``renamed_arguments``.
+RENAMES_REMOVED_IN = "0.3.0"
+
 
 @dataclass(frozen=True)
-class EnvSnapshot:
-    """An opaque copy of one env's state; restore it with ``env.restore(snapshot)`` (any number
-    of times: restoring copies it again)."""
+class Metric:
+    """How one metric of an env is shown and compared."""
 
-    env_type: type
-    state: dict[str, Any]
+    label: str
+    """Column header in tables and figures."""
+    unit: str = ""
+    """Unit of the value (``"$"``, ``"s"``, ``"%"``, ``"pods"`` ...; empty: a plain number)."""
+    higher_is_better: bool | None = None
+    """Whether a higher value is better; None: neither (a descriptive figure)."""
+    leaderboard: bool = False
+    """Shown as a leaderboard column (in ``METRICS`` order, after the main metric)."""
+    main: bool = False
+    """The env's main metric: what verdicts, the oracle and sweep scores compare."""
+
+    @property
+    def direction(self) -> Direction | None:
+        """``"higher"`` / ``"lower"`` (is better), None for a descriptive figure."""
+        if self.higher_is_better is None:
+            return None
+        return "higher" if self.higher_is_better else "lower"
+
+
+#: The episode return, as a metric (the main metric of an env whose reward is its objective).
+REWARD_METRIC = Metric("reward", "", higher_is_better=True)
+
+
+class _Derived:
+    """A value computed from the class (or from the instance, whose own attribute of the same
+    name wins: this is a non-data descriptor)."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+        self.__doc__ = fn.__doc__
+
+    def __get__(self, obj: Any, owner: type) -> Any:
+        return self.fn(owner if obj is None else obj)
+
+
+def _metric_spec(target: Any, name: str) -> Metric:
+    if name in target.METRICS:
+        return target.METRICS[name]
+    return REWARD_METRIC if name == "reward" else Metric(name)
+
+
+def _main_metric(target: Any) -> str:
+    """The key of ``METRICS`` whose :class:`Metric` has ``main=True``, else ``"reward"``."""
+    return next((k for k, m in target.METRICS.items() if m.main), "reward")
+
+
+def _main_metric_direction(target: Any) -> Direction:
+    """Whether a higher or a lower value of the main metric is better."""
+    return target.metric_spec(target.main_metric).direction or "higher"
+
+
+def _leaderboard_metrics(target: Any) -> tuple[str, ...]:
+    """Metrics a leaderboard shows, in order: the main metric first (unless it is the
+    reward, which has its own column), then the ``leaderboard`` ones of ``METRICS``."""
+    main = target.main_metric
+    first = (main,) if main != "reward" else ()
+    return first + tuple(k for k, m in target.METRICS.items() if m.leaderboard and k != main)
 
 
 class SnapshotMixin:
@@ -35,10 +138,6 @@ class SnapshotMixin:
 
     #: Attributes shared (not copied) by snapshots: never mutated in place after they are set.
     snapshot_static: ClassVar[tuple[str, ...]] = ()
-    #: The env's main metric (a key of ``info["metrics"]``, or ``"reward"``: the episode
-    #: return) and whether a higher or a lower value is better. Verdicts use it.
-    main_metric: ClassVar[str] = "reward"
-    main_metric_direction: ClassVar[Direction] = "higher"
 
     def _static_memo(self, state: dict[str, Any]) -> dict[int, Any]:
         memo: dict[int, Any] = {}
@@ -66,13 +165,149 @@ class SnapshotMixin:
         """Rebuild what a snapshot does not copy (memoryviews of copied arrays)."""
 
 
+@dataclass(frozen=True)
+class EnvSnapshot:
+    """An opaque copy of one env's state; restore it with ``env.restore(snapshot)`` (any number
+    of times: restoring copies it again)."""
+
+    env_type: type
+    state: dict[str, Any]
+
+
+class RlschedEnv(SnapshotMixin, gym.Env):
+    """The base class of every rlsched env: the contract of the module docstring."""
+
+    # a class variable here, an instance variable in gym.Env's annotations
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}  # type: ignore[misc]
+    #: ``{name: Metric}`` of ``metrics()`` (and ``"reward"`` where it is the main metric).
+    METRICS: ClassVar[dict[str, Metric]] = {}
+    main_metric: str = _Derived(_main_metric)  # type: ignore[assignment]
+    main_metric_direction: Direction = _Derived(_main_metric_direction)  # type: ignore[assignment]
+    leaderboard_metrics: tuple[str, ...] = _Derived(_leaderboard_metrics)  # type: ignore[assignment]
+    #: Old constructor argument -> its new name, accepted with a DeprecationWarning until
+    #: :data:`RENAMES_REMOVED_IN`.
+    renamed_arguments: ClassVar[dict[str, str]] = {}
+    #: The clairvoyant oracle's base heuristic when no measured best is given (None: the
+    #: oracle needs one named), its rollout horizon in decisions (None: to the episode's end)
+    #: and how many candidate actions it rolls out (None: the oracle's default).
+    oracle_base: ClassVar[str | None] = None
+    oracle_horizon: ClassVar[int | None] = None
+    oracle_top_k: ClassVar[int | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        renamed = cls.__dict__.get("renamed_arguments")
+        if renamed and "__init__" in cls.__dict__:
+            cls.__init__ = _accept_renamed(cls.__init__, renamed)  # type: ignore[method-assign]
+
+    # ------------------------------------------------------------------ the contract
+    @property
+    def dataset_name(self) -> str | None:
+        """The name of the dataset the episodes are drawn from."""
+        raise NotImplementedError
+
+    def action_masks(self) -> np.ndarray:
+        """Valid actions now (all True once the episode has ended)."""
+        raise NotImplementedError
+
+    def metrics(self) -> dict[str, float]:
+        """The episode so far, one value per key of ``METRICS`` (bar ``"reward"``)."""
+        raise NotImplementedError
+
+    def node_view(self, observation: Any) -> NodeView | None:
+        """The observation as the generic node-scoring heuristics see it; None: this env has
+        no node view (the generic heuristics do not apply)."""
+        return None
+
+    @classmethod
+    def has_node_view(cls) -> bool:
+        """Whether the env overrides :meth:`node_view` (the generic heuristics apply)."""
+        return cls.node_view is not RlschedEnv.node_view
+
+    #: ``metric_spec(name)``: the :class:`Metric` of ``name`` (``"reward"``: the episode
+    #: return; an unknown name: its own label, no direction); on the class or an instance.
+    metric_spec: Callable[[str], Metric] = _Derived(  # type: ignore[assignment]
+        lambda t: functools.partial(_metric_spec, t)
+    )
+
+    # ------------------------------------------------------------------ shared helpers
+    def _set_render_mode(self, render_mode: str | None) -> None:
+        """Check ``render_mode`` against ``metadata["render_modes"]`` and keep it."""
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and render_mode not in modes:
+            raise ValueError(f"render_mode must be one of {modes}")
+        self.render_mode = render_mode
+
+
+def load_named(source: str | Any, default_name: str = "dataset") -> tuple[Any, str]:
+    """``(dataset, name)`` of an env's ``dataset`` argument: a registry name is loaded with
+    :func:`rlsched.data.load_dataset` and named by the dataset; any other object (a Dataset,
+    workflows, an env-specific workload) is returned as given, named by its ``name`` attribute
+    or ``default_name``."""
+    if isinstance(source, str):
+        # rlsched.data imports the dataset loaders (pandas, pyarrow): loaded when first used
+        from rlsched.data import load_dataset
+
+        ds = load_dataset(source)
+        return ds, str(ds.name)
+    return source, str(getattr(source, "name", default_name))
+
+
+def _accept_renamed(init: Callable[..., None], renamed: Mapping[str, str]) -> Callable[..., None]:
+    """``init`` taking each old argument name of ``renamed`` as its new name, with a
+    DeprecationWarning; the signature seen by :mod:`inspect` stays ``init``'s."""
+
+    @functools.wraps(init)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> None:
+        for old in [k for k in kwargs if k in renamed]:
+            new = renamed[old]
+            if new in kwargs:
+                raise TypeError(f"{type(self).__name__}: give {new!r} or {old!r}, not both")
+            warnings.warn(
+                f"{type(self).__name__}({old}=...) is deprecated: use {new}= "
+                f"(the old name goes in rlsched {RENAMES_REMOVED_IN})",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            kwargs[new] = kwargs.pop(old)
+        init(self, *args, **kwargs)
+
+    return wrapper
+
+
+def deprecated_attribute(env: Any, old: str, new: str) -> None:
+    """Warn that attribute ``old`` of ``env`` is now ``new`` (kept until
+    :data:`RENAMES_REMOVED_IN`)."""
+    warnings.warn(
+        f"{type(env).__name__}.{old} is deprecated: use .{new} "
+        f"(the old name goes in rlsched {RENAMES_REMOVED_IN})",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+def renamed_keys(cls: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """``kwargs`` with the old argument names of ``cls.renamed_arguments`` replaced by the new
+    ones, warning as the constructor does (for argument checks made before it runs)."""
+    renamed: Mapping[str, str] = cls.renamed_arguments  # type: ignore[attr-defined]
+    out: dict[str, Any] = {}
+    for k, v in kwargs.items():
+        if k in renamed:
+            warnings.warn(
+                f"{cls.__name__}({k}=...) is deprecated: use {renamed[k]}= "
+                f"(the old name goes in rlsched {RENAMES_REMOVED_IN})",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            k = renamed[k]
+        out[k] = v
+    return out
+
+
 def main_metric_of(env: Any) -> tuple[str, Direction]:
     """``(metric, direction)`` of an env (wrapped or not, or an env class)."""
-    base = getattr(env, "unwrapped", env)
-    return (
-        str(getattr(base, "main_metric", "reward")),
-        getattr(base, "main_metric_direction", "higher"),
-    )
+    base: RlschedEnv | type[RlschedEnv] = env if isinstance(env, type) else env.unwrapped
+    return base.main_metric, base.main_metric_direction
 
 
 def episode_value(metric: str, reward: float, metrics: dict[str, float]) -> float:

@@ -8,14 +8,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from rlsched.core.cluster import NodeView
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
-from rlsched.envs.base import SnapshotMixin
+from rlsched.envs.base import Metric, RlschedEnv
 from rlsched.scenarios import check_scenario, with_presets
 
 GIB = 1073741824
@@ -125,7 +124,7 @@ def load_pods(name: str, shares: Sequence[float], seed: int) -> tuple[str, PodTa
     return ds.name, _POD_CACHE[key]
 
 
-class KubeSchedulingEnv(SnapshotMixin, gym.Env):
+class KubeSchedulingEnv(RlschedEnv):
     """
     ## Description
 
@@ -217,8 +216,9 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
     steps of ``var_cpu``; ``resource_match``: mean ``match_j`` of the final binds (0 if none);
     ``large_completion_rate``: large pods bound / ``L_large`` (1 when there are none).
 
-    An invalid action ends the episode with reward ``-invalid_action_penalty``; by default the
-    most the undecided pods could still earn, ``25 left / L + 8 left_large / L_large``.
+    An invalid action ends the episode with reward ``-invalid_action_penalty`` (the rule of
+    :mod:`rlsched.envs.base`); by default the most the undecided pods could still earn,
+    ``25 left / L + 8 left_large / L_large``. After the end :meth:`action_masks` is all True.
 
     ## Starting State
 
@@ -249,27 +249,25 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     #: Built per dataset or episode and never written in a step: snapshots share them.
     snapshot_static = ("_table",)
-    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
-    #: rollout horizon in decisions (None: to the episode's end).
     oracle_base = "least_loaded"
-    oracle_horizon: ClassVar[int | None] = None
-    main_metric = "plugin_score"
-    main_metric_direction = "higher"
-
-    #: Metrics (keys of ``info["metrics"]``) a leaderboard shows, in order.
-    leaderboard_metrics = (
-        "plugin_score",
-        "completion_rate",
-        "mean_wait",
-        "mean_jct",
-        "cpu_util_var",
-        "preemptions",
-        "rejections",
-        "invalid_actions",
-    )
+    METRICS: ClassVar[dict[str, Metric]] = {
+        "plugin_score": Metric("plugin_score", "", True, leaderboard=True, main=True),
+        "completion_rate": Metric("completion_rate", "fraction", True, leaderboard=True),
+        "mean_wait": Metric("mean_wait", "s", False, leaderboard=True),
+        "mean_jct": Metric("mean_jct", "s", False, leaderboard=True),
+        "cpu_util_var": Metric("cpu_util_var", "", False, leaderboard=True),
+        "preemptions": Metric("preemptions", "pods", False, leaderboard=True),
+        "rejections": Metric("rejections", "pods", False, leaderboard=True),
+        "invalid_actions": Metric("invalid", "actions", False, leaderboard=True),
+        "resource_match": Metric("resource_match", "", True),
+        "large_completion_rate": Metric("large_completion_rate", "fraction", True),
+        "preempt_actions": Metric("preempt_actions", "actions"),
+        "delays": Metric("delays", "actions"),
+        "pods": Metric("pods", "pods"),
+        "sim_time": Metric("sim_time", "s"),
+    }
 
     @with_presets
     def __init__(
@@ -305,8 +303,7 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
         shares = np.asarray(priority_shares, dtype=np.float64)
         if shares.shape != (NUM_PRIORITIES,) or (shares < 0).any() or shares.sum() <= 0:
             raise ValueError(f"priority_shares needs {NUM_PRIORITIES} non-negative shares")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self._set_render_mode(render_mode)
         self.num_nodes = N = int(num_nodes)
         self.episode_length = int(episode_length)
         self.load = None if load is None else float(load)
@@ -320,7 +317,6 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
         self.large_memory = int(large_memory)
         self.cluster_seed = int(cluster_seed)
         self.randomize_cluster = bool(randomize_cluster) and nodes is None
-        self.render_mode = render_mode
 
         if nodes is not None:
             alloc = np.asarray(nodes, dtype=np.int64).reshape(N, 2)

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
@@ -17,7 +16,7 @@ from rlsched.core.llm.sizing import mean_rates, pool_throughputs, sizes_for_rate
 from rlsched.core.llm.slo import SLOConfig
 from rlsched.core.llm.trace import LLMRequests
 from rlsched.data.azure_llm import load_requests
-from rlsched.envs.base import SnapshotMixin
+from rlsched.envs.base import Metric, RlschedEnv
 from rlsched.envs.llm_rl import (
     DEFAULT_POOLS,
     RLActionExecutor,
@@ -64,7 +63,7 @@ def _coerce_slo(slo: SLOConfig | Mapping[str, Any] | None) -> SLOConfig:
     return SLOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in slo.items()})
 
 
-class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
+class LLMAutoscalingEnv(RlschedEnv):
     """
     ## Description
 
@@ -90,8 +89,9 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     state's pool settings; a scale-down drains the least loaded ACTIVE instance (fewest pending
     prompt tokens / least committed KV). Actions the limits refuse (``max_total_instances``,
     ``min_instances_per_pool`` active per pool) are logged and ignored, never an error.
-    :meth:`action_masks` is all True (one entry per pool; nothing is ever invalid), for
-    callers that pass masks to every policy.
+    :meth:`action_masks` is all True (one entry per pool; nothing is ever invalid, so the
+    invalid-action rule of :mod:`rlsched.envs.base` never applies), for callers that pass
+    masks to every policy.
 
     ## Observation Space
 
@@ -162,26 +162,41 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
-    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
-    #: rollout horizon in decisions (None: to the episode's end).
     oracle_base = "threshold"
     oracle_horizon: ClassVar[int | None] = 10
-    main_metric = "slo_attainment"
-    main_metric_direction = "higher"
-
-    leaderboard_metrics = (
-        "slo_attainment",
-        "cost",
-        "ttft_p99",
-        "tbt_p99",
-        "e2e_p99",
-        "gpu_hours",
-        "mean_instances",
-        "scale_up_actions",
-        "scale_down_actions",
-        "dropped",
-    )
+    METRICS: ClassVar[dict[str, Metric]] = {
+        "slo_attainment": Metric(
+            "slo_attainment", "fraction", higher_is_better=True, leaderboard=True, main=True
+        ),
+        "cost": Metric("cost $", "$", higher_is_better=False, leaderboard=True),
+        "ttft_p99": Metric("ttft_p99", "s", higher_is_better=False, leaderboard=True),
+        "tbt_p99": Metric("tbt_p99", "s", higher_is_better=False, leaderboard=True),
+        "e2e_p99": Metric("e2e_p99", "s", higher_is_better=False, leaderboard=True),
+        "gpu_hours": Metric("gpu_hours", "GPU h", higher_is_better=False, leaderboard=True),
+        "mean_instances": Metric("mean_instances", "instances", leaderboard=True),
+        "scale_up_actions": Metric("scale_up_actions", "actions", leaderboard=True),
+        "scale_down_actions": Metric("scale_down_actions", "actions", leaderboard=True),
+        "dropped": Metric("dropped", "requests", higher_is_better=False, leaderboard=True),
+        "requests": Metric("requests", "requests"),
+        "ttft_p50": Metric("ttft_p50", "s"),
+        "ttft_p90": Metric("ttft_p90", "s"),
+        "tbt_p50": Metric("tbt_p50", "s"),
+        "tbt_p90": Metric("tbt_p90", "s"),
+        "e2e_p50": Metric("e2e_p50", "s"),
+        "e2e_p90": Metric("e2e_p90", "s"),
+        "slo_attainment_p50": Metric("slo_attainment_p50", "fraction"),
+        "slo_attainment_p99": Metric("slo_attainment_p99", "fraction"),
+        "slo_met": Metric("slo_met", "requests"),
+        "energy_kwh": Metric("energy_kwh", "kWh", higher_is_better=False),
+        "blocked_actions": Metric("blocked_actions", "actions"),
+        "preemptions": Metric("preemptions", "requests", higher_is_better=False),
+        "duration": Metric("duration", "s"),
+        "mean_prompt_instances": Metric("mean_prompt_instances", "instances"),
+        "mean_token_instances": Metric("mean_token_instances", "instances"),
+        "rate_scale": Metric("rate_scale", "x"),
+        "episode_start": Metric("episode_start", "s"),
+        "arrivals": Metric("arrivals", "requests"),
+    }
 
     @with_presets
     def __init__(
@@ -210,8 +225,7 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
     ) -> None:
         super().__init__()
         check_scenario(type(self).__name__, scenario)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self._set_render_mode(render_mode)
         if not decision_interval > 0:
             raise ValueError("decision_interval must be > 0")
         if compat not in (None, "splitwise-sim"):
@@ -226,7 +240,6 @@ class LLMAutoscalingEnv(SnapshotMixin, gym.Env):
             raise ValueError(
                 f"rate_scale must be > 0 (or [lo, hi] with 0 < lo <= hi): {rate_scale}"
             )
-        self.render_mode = render_mode
         if isinstance(dataset, LLMRequests):
             self._base = dataset.shifted_to_zero()
             self._dataset_name = "requests"

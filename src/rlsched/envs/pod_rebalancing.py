@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
@@ -16,7 +15,7 @@ from rlsched.core.pods import (
     draw_requests,
     simulate_window,
 )
-from rlsched.envs.base import SnapshotMixin
+from rlsched.envs.base import Metric, RlschedEnv, deprecated_attribute, load_named
 from rlsched.scenarios import check_scenario, with_presets
 
 #: 5-minute windows in a day (the ``clock`` observation).
@@ -47,7 +46,7 @@ ACTION_FEATURES = (
 )
 
 
-class PodRebalancingEnv(SnapshotMixin, gym.Env):
+class PodRebalancingEnv(RlschedEnv):
     """
     ## Description
 
@@ -116,9 +115,13 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
     ## Rewards
 
     After the action the next window is played: ``reward = -violations / requests`` of that
-    window ``- migration_cost`` if a pod was moved (also charged, with no move, for an invalid
-    action). The episode return is minus the sum of the windows' violation rates minus the
-    migration costs.
+    window ``- migration_cost`` if a pod was moved. The episode return is minus the sum of the
+    windows' violation rates minus the migration costs.
+
+    An invalid action (one :meth:`action_masks` marks False) moves nothing, plays no window and
+    ends the episode with reward ``-invalid_action_penalty`` (the rule of
+    :mod:`rlsched.envs.base`); by default the most the windows left could cost,
+    ``windows left * (1 + migration_cost)``, so ending early never pays.
 
     ## Starting State
 
@@ -128,11 +131,14 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
 
     ## Episode End
 
-    Truncated after ``episode_windows`` steps (one action per window). The last step's
+    Truncated after ``episode_length`` steps (one action per window); terminated by an invalid
+    action. After the end :meth:`action_masks` is all True. The last step's
     ``info["metrics"]``: ``violations`` (violated requests in the stepped windows),
     ``violation_rate`` (over ``requests``), ``migrations``, ``requests``, ``invalid_actions``.
     Every step's ``info`` has the window's ``window``, ``violations``, ``requests``, ``moved``
-    (``(pod, src, dst)`` names or None) and ``invalid_action``.
+    (``(pod, src, dst)`` names or None) and ``invalid_action``; ``info["time"]`` (reset and
+    every step) is the start of the window the decision is taken after, in seconds since the
+    episode's first window (``window_s`` of the workload per window).
 
     ## Arguments
 
@@ -140,7 +146,9 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
     :class:`~rlsched.data.Dataset` or a :class:`~rlsched.core.pods.PodWorkload`), ``mode``
     (None: the dataset's; ``"serial"`` | ``"parallel"``), ``num_nodes`` (None: the dataset's;
     more adds empty nodes of the dataset's median allocatable), ``max_pods_per_node`` (100),
-    ``slots`` (10), ``episode_windows`` (24 = 2 hours), ``migration_cost`` (0.05 per move),
+    ``slots`` (10), ``episode_length`` (24 windows = 2 hours), ``migration_cost`` (0.05 per move),
+    ``invalid_action_penalty`` (None: windows left * (1 + migration_cost)); ``episode_windows``,
+    the old name of ``episode_length``, is accepted until rlsched 0.3 with a DeprecationWarning;
     ``action_features`` (False), ``scenario`` (None: the default preset; a preset name of
     :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over the preset's),
     ``render_mode`` (None | ``"ansi"``).
@@ -150,15 +158,19 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
-    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
-    #: rollout horizon in decisions (None: to the episode's end).
     oracle_base = "greedy_migration"
-    oracle_horizon: ClassVar[int | None] = None
-    main_metric = "violations"
-    main_metric_direction = "lower"
-
-    leaderboard_metrics = ("violations", "violation_rate", "migrations", "requests")
+    renamed_arguments: ClassVar[dict[str, str]] = {"episode_windows": "episode_length"}
+    METRICS: ClassVar[dict[str, Metric]] = {
+        "violations": Metric(
+            "violations", "requests", higher_is_better=False, leaderboard=True, main=True
+        ),
+        "violation_rate": Metric(
+            "violation_rate", "fraction", higher_is_better=False, leaderboard=True
+        ),
+        "migrations": Metric("migrations", "pods", higher_is_better=False, leaderboard=True),
+        "requests": Metric("requests", "requests", leaderboard=True),
+        "invalid_actions": Metric("invalid", "actions", higher_is_better=False),
+    }
 
     @with_presets
     def __init__(
@@ -168,27 +180,27 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
         num_nodes: int | None = None,
         max_pods_per_node: int = 100,
         slots: int = 10,
-        episode_windows: int = 24,
+        episode_length: int = 24,
         migration_cost: float = 0.05,
+        invalid_action_penalty: float | None = None,
         action_features: bool = False,
         scenario: str | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
         check_scenario(type(self).__name__, scenario)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self._set_render_mode(render_mode)
         if mode is not None and mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
-        if max_pods_per_node < 1 or slots < 1 or episode_windows < 1:
-            raise ValueError("max_pods_per_node, slots and episode_windows must be >= 1")
+        if max_pods_per_node < 1 or slots < 1 or episode_length < 1:
+            raise ValueError("max_pods_per_node, slots and episode_length must be >= 1")
         if migration_cost < 0:
             raise ValueError("migration_cost must be >= 0")
-        self.render_mode = render_mode
         self.max_pods_per_node = K = int(max_pods_per_node)
         self.slots = S = int(slots)
-        self.episode_windows = int(episode_windows)
+        self.episode_length = int(episode_length)
         self.migration_cost = float(migration_cost)
+        self.invalid_action_penalty = invalid_action_penalty
         self.action_features = bool(action_features)
 
         wl, self._dataset_name = _workload(dataset)
@@ -261,6 +273,12 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
     def dataset_name(self) -> str:
         return self._dataset_name
 
+    @property
+    def episode_windows(self) -> int:
+        """Deprecated name of :attr:`episode_length` (until rlsched 0.3)."""
+        deprecated_attribute(self, "episode_windows", "episode_length")
+        return self.episode_length
+
     def encode_action(self, src: int, slot: int, dst: int) -> int:
         """The action moving the pod in ``slot`` of node ``src`` to node ``dst``."""
         N, K = self.num_nodes, self.max_pods_per_node
@@ -324,15 +342,19 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
         self._last_move: tuple[str, str, str] | None = None
         self._done = False
         self._last = self._play(0)
-        return self._observation(), {"window": self._window(0), "dataset": self._dataset_name}
+        return self._observation(), {
+            "window": self._window(0),
+            "time": 0.0,
+            "dataset": self._dataset_name,
+        }
 
     def action_masks(self) -> np.ndarray:
         """Action 0 and every feasible move (class docstring, "Action Space")."""
         N, K = self.num_nodes, self.max_pods_per_node
+        if self._done:
+            return np.ones(1 + N * K * N, dtype=bool)
         mask = np.zeros(1 + N * K * N, dtype=bool)
         mask[0] = True
-        if self._done:
-            return mask
         slots = np.flatnonzero(self._pod_at >= 0)
         pods = self._pod_at[slots]
         src = slots // K
@@ -363,21 +385,19 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
             raise RuntimeError("step() called on a finished episode; call reset()")
         a = int(action)
         moved: tuple[str, str, str] | None = None
-        invalid = False
+        now = self._t * self.workload.window_s
         if a != 0:
-            if 0 < a < self.action_space.n and self.action_masks()[a]:
-                src, slot, dst = self.decode_action(a)  # type: ignore[misc]
-                p = int(self._pod_at[src * self.max_pods_per_node + slot])
-                self._move(p, dst)
-                moved = (
-                    self.workload.pod_names[p],
-                    self.node_names[src],
-                    self.node_names[dst],
-                )
-                self._migrations += 1
-            else:
-                invalid = True
-                self._invalid += 1
+            if not (0 < a < self.action_space.n and self.action_masks()[a]):
+                return self._invalid_step(now)
+            src, slot, dst = self.decode_action(a)  # type: ignore[misc]
+            p = int(self._pod_at[src * self.max_pods_per_node + slot])
+            self._move(p, dst)
+            moved = (
+                self.workload.pod_names[p],
+                self.node_names[src],
+                self.node_names[dst],
+            )
+            self._migrations += 1
         self._last_move = moved
         self._t += 1
         res = self._last = self._play(self._t)
@@ -385,20 +405,45 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
         self._requests += n_req
         self._violations += n_viol
         rate = n_viol / n_req if n_req else 0.0
-        reward = -rate - (self.migration_cost if (moved or invalid) else 0.0)
+        reward = -rate - (self.migration_cost if moved else 0.0)
         self._total_reward += reward
-        truncated = self._t >= self.episode_windows
+        truncated = self._t >= self.episode_length
         self._done = truncated
         info: dict[str, Any] = {
             "window": self._window(self._t),
             "violations": n_viol,
             "requests": n_req,
             "moved": moved,
-            "invalid_action": invalid,
+            "invalid_action": False,
+            "time": now,
         }
         if truncated:
             info["metrics"] = self.metrics()
         return self._observation(), float(reward), False, truncated, info
+
+    def _invalid_step(
+        self, now: float
+    ) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        """The contract's invalid action: nothing moves, no window is played, the episode
+        ends with reward ``-invalid_action_penalty``."""
+        self._invalid += 1
+        if self.invalid_action_penalty is None:
+            penalty = (self.episode_length - self._t) * (1.0 + self.migration_cost)
+        else:
+            penalty = float(self.invalid_action_penalty)
+        self._last_move = None
+        self._total_reward -= penalty
+        self._done = True
+        info: dict[str, Any] = {
+            "window": self._window(self._t),
+            "violations": 0,
+            "requests": 0,
+            "moved": None,
+            "invalid_action": True,
+            "time": now,
+            "metrics": self.metrics(),
+        }
+        return self._observation(), -float(penalty), True, False, info
 
     # ------------------------------------------------------------------ observation
     def _observation(self) -> dict[str, np.ndarray]:
@@ -538,7 +583,7 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
         if res is None:
             return "(reset() not called)"
         lines = [
-            f"window {self._window(self._t)} (step {self._t}/{self.episode_windows}, "
+            f"window {self._window(self._t)} (step {self._t}/{self.episode_length}, "
             f"{self.mode})  violations {self._violations}/{self._requests}  "
             f"migrations {self._migrations}  reward {self._total_reward:.3f}",
             f"{'node':<10}{'pods':>5}{'cpu req/alloc':>16}{'mem req/alloc':>16}"
@@ -559,20 +604,11 @@ class PodRebalancingEnv(SnapshotMixin, gym.Env):
         return "\n".join(lines)
 
 
-
 def _workload(dataset: str | Any) -> tuple[PodWorkload, str]:
     """``(workload, name)`` from a registry name, a Dataset or a PodWorkload."""
     if isinstance(dataset, PodWorkload):
         return dataset, "pod-workload"
-    name = "dataset"
-    if isinstance(dataset, str):
-        from rlsched.data import load_dataset
-
-        ds = load_dataset(dataset)
-        name = ds.name
-    else:
-        ds = dataset
-        name = str(getattr(ds, "name", name))
+    ds, name = load_named(dataset)
     trace = getattr(ds, "trace", None)
     if not isinstance(trace, PodWorkload):
         raise ValueError(

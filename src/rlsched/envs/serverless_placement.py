@@ -5,24 +5,31 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Literal
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from rlsched.core.cluster import CPU, NET, Billing, Cluster, NodeView
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import FunctionInstances, Workflow, workflow_instances
-from rlsched.envs.base import SnapshotMixin
-from rlsched.envs.rewards import REWARDS, PlacementOutcome, RewardWeights
+from rlsched.envs import serverless_model as model
+from rlsched.envs.base import Metric, RlschedEnv, load_named
+from rlsched.envs.serverless_model import (
+    BILLED,
+    CAP,
+    DEPLOYED,
+    I32_MAX,
+    NB_WIDTH,
+    PRICE,
+    REWARDS,
+    WARM,
+    PlacementOutcome,
+    Reward,
+    RewardWeights,
+)
 from rlsched.scenarios import check_scenario, with_presets
 
-_I32_MAX = np.iinfo(np.int32).max
-# columns of the float32 node-feature buffer the observation is cut from
-_CAP, _PRICE, _DEPLOYED, _WARM, _BILLED = slice(4, 6), 6, slice(7, 9), 9, 10
-_NB_WIDTH = 11
 
-
-class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
+class ServerlessPlacementEnv(RlschedEnv):
     """
     ## Description
 
@@ -78,7 +85,7 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
 
     ## Rewards
 
-    Chosen by ``reward`` (see :mod:`rlsched.envs.rewards`):
+    Chosen by ``reward`` (see :data:`rlsched.envs.serverless_model.REWARDS`):
 
     - ``latency_cost`` (default, the note's formula):
       ``-(beta * norm(RFRT) + (1 - beta) * norm(cost change))`` with RFRT scaled over
@@ -87,8 +94,13 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
     - ``slo_cost``: ``-(slo_penalty * [response > slo_factor * exec_time] + cost_weight *
       norm(cost change))``, for near-real-time functions.
 
-    An invalid action ends the episode with reward ``-invalid_action_penalty``; by default the
-    penalty is the number of instances left, so ending early never pays.
+    An invalid action ends the episode with reward ``-invalid_action_penalty`` (the rule of
+    :mod:`rlsched.envs.base`); by default the penalty is the number of instances left, so ending
+    early never pays. After the end :meth:`action_masks` is all True.
+
+    The model (observation layout, per-instance constants, metrics, rewards) lives in
+    :mod:`rlsched.envs.serverless_model`, shared with the batched env of
+    :mod:`rlsched.vector`.
 
     ## Starting State
 
@@ -120,23 +132,9 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
-    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
-    #: rollout horizon in decisions (None: to the episode's end).
     oracle_base = "k8s_balanced"
-    oracle_horizon: ClassVar[int | None] = None
-    main_metric = "reward"
-    main_metric_direction = "higher"
-
-    #: Metrics (keys of ``info["metrics"]``) a leaderboard shows, in order.
-    leaderboard_metrics = (
-        "cost",
-        "mean_rfrt",
-        "p95_rfrt",
-        "slo_violation_pct",
-        "cold_start_pct",
-        "invalid_actions",
-    )
+    #: The episode return is the main metric: the chosen reward is the objective.
+    METRICS: ClassVar[dict[str, Metric]] = model.METRICS
 
     @with_presets
     def __init__(
@@ -179,12 +177,13 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
             raise ValueError("beta must be in [0, 1]")
         if load <= 0:
             raise ValueError("load must be positive")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self._set_render_mode(render_mode)
         self.num_nodes = N = int(num_nodes)
         self.num_functions = F = int(num_functions)
         self.reward_name = reward
-        self._reward_fn = REWARDS[reward]
+        #: The reward formula, scalar and batched (:data:`~rlsched.envs.serverless_model.REWARDS`).
+        self.reward_formula: Reward = REWARDS[reward]
+        self._reward_fn = self.reward_formula.scalar
         self.weights = RewardWeights(
             beta=beta, rfrt_max=rfrt_max, slo_penalty=slo_penalty, cost_weight=cost_weight
         )
@@ -201,31 +200,12 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
         self.slo_factor = float(slo_factor)
         self.cluster_seed = int(cluster_seed)
         self.randomize_cluster = bool(randomize_cluster)
-        self.render_mode = render_mode
 
         self.cluster = Cluster.sample(N, np.random.default_rng(self.cluster_seed))
         self._set_cluster_constants()
 
         self.action_space = spaces.Discrete(N)
-        inf = np.inf
-        f32 = np.float32
-        self.observation_space = spaces.Dict(
-            {
-                "node_utilization": spaces.Box(0.0, inf, (N, 4), f32),
-                "node_capacity": spaces.Box(0.0, inf, (N, 2), f32),
-                "node_price": spaces.Box(0.0, inf, (N,), f32),
-                "node_deployed": spaces.Box(0.0, inf, (N, 2), f32),
-                "node_active": spaces.MultiBinary(N),
-                "current_function_request": spaces.Box(0.0, inf, (2,), f32),
-                "current_function_io": spaces.Box(0.0, inf, (2,), f32),
-                "current_function_requests": spaces.Box(0, _I32_MAX, (1,), np.int32),
-                "current_function_rart": spaces.Box(0.0, inf, (1,), f32),
-                "cluster_function_requests": spaces.Box(0, _I32_MAX, (F,), np.int32),
-                "current_function_exec": spaces.Box(0.0, inf, (1,), f32),
-                "node_warm": spaces.Box(0.0, 1.0, (N,), f32),
-                "node_billed_time": spaces.Box(0.0, inf, (N,), f32),
-            }
-        )
+        self.observation_space = model.observation_space(N, F)
 
         self._dataset_name: str | None = None
         self._blocks: list[FunctionInstances] = []
@@ -254,15 +234,11 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
         """
         self._generator = None
         self._trace = None
-        if isinstance(source, str):
-            from rlsched.data import load_dataset
-
-            ds = load_dataset(source)
-            self._dataset_name = ds.name
+        if isinstance(source, str) or (
+            hasattr(source, "workflows") and hasattr(source, "type_names")
+        ):
+            ds, self._dataset_name = load_named(source)
             workflows, names = ds.workflows, ds.type_names
-        elif hasattr(source, "workflows") and hasattr(source, "type_names"):
-            self._dataset_name = getattr(source, "name", "dataset")
-            workflows, names = source.workflows, source.type_names
         elif isinstance(source, list | tuple) and source and isinstance(source[0], Workflow):
             from rlsched.core.workload import type_table
 
@@ -298,13 +274,24 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
     def dataset_name(self) -> str | None:
         return self._dataset_name
 
+    @property
+    def type_names(self) -> tuple[str, ...]:
+        """The dataset's function type names (empty for an instance generator)."""
+        return self._type_names
+
+    @property
+    def streams_instances(self) -> bool:
+        """True when the dataset is an instance generator: one stream that continues across
+        resets (a list of instance dicts replays from its start and is not a stream)."""
+        return self._generator is not None and not isinstance(self._generator, list | tuple)
+
     def _poisson_rate(self, mean_work: float, cluster: Cluster | None = None) -> float:
         """Workflow arrivals per second so that mean cpu demand is ``load`` of the cluster."""
         c = self.cluster if cluster is None else cluster
         total_cpu = float(c.capacity[c.active, CPU].sum())
         return self.load * total_cpu / max(mean_work, 1e-9)
 
-    def _draw_episode(
+    def draw_episode(
         self, rng: np.random.Generator, cluster: Cluster | None = None
     ) -> FunctionInstances:
         """The episode's instances, drawn with ``rng`` for ``cluster`` (default: this env's).
@@ -405,11 +392,11 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
         self._active8 = self.cluster.active.astype(np.int8)
         # float32 node features, kept up to date row by row as nodes change; each observation
         # is one copy of it, split into views (one copy per step instead of one per key)
-        nb = np.zeros((self.num_nodes, _NB_WIDTH), dtype=np.float32)
-        nb[:, _CAP] = self.cluster.capacity[:, :2]
-        nb[:, _PRICE] = self.cluster.price
+        nb = np.zeros((self.num_nodes, NB_WIDTH), dtype=np.float32)
+        nb[:, CAP] = self.cluster.capacity[:, :2]
+        nb[:, PRICE] = self.cluster.price
         self._nb = nb
-        ep = self._draw_episode(rng)
+        ep = self.draw_episode(rng)
         self._episode = ep
         n = len(ep)
         self._n = n
@@ -426,11 +413,19 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
         self._type_l = ep.type.tolist()
         self._slot_l = np.minimum(ep.type, self.num_functions - 1).tolist()
         self._requests_l = ep.requests.tolist()
+        # per-instance constants of the model: cold-start time, cost normaliser, SLO bound
+        self._cold_l = model.cold_start_time(
+            self.cold_start, self.cold_start_per_gb, ep.mem_request
+        ).tolist()
+        self._cref_l = model.cost_reference(
+            self._max_rate, ep.exec_time, self.weights.rfrt_max, self.node_keepalive
+        ).tolist()
+        self._slo_l = model.slo_bound(self.slo_factor, ep.exec_time).tolist()
         # per instance: cpu, mem request, net, disk io, exec time (float32 observation rows)
         self._inst32 = _frozen(
             np.column_stack([self._req, self._use[:, 2:], ep.exec_time]).astype(np.float32)
         )
-        self._nreq32 = _frozen(np.minimum(ep.requests, _I32_MAX).astype(np.int32)[:, None])
+        self._nreq32 = _frozen(np.minimum(ep.requests, I32_MAX).astype(np.int32)[:, None])
         n_types = max(len(ep.type_names), int(ep.type.max()) + 1 if n else 1)
         self._warm_until = np.full((n_types, self.num_nodes), -np.inf)
         self._billed64 = np.zeros(self.num_nodes)
@@ -498,7 +493,7 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
         t = self._type_l[i]
         warm = self._warm_until
         cold = float(warm[t, a]) < now
-        cold_s = (self.cold_start + self.cold_start_per_gb * mem) if cold else 0.0
+        cold_s = self._cold_l[i] if cold else 0.0
         exec_t = self._exec_l[i]
         run = cold_s + exec_t * slowdown
         finish = now + run
@@ -508,8 +503,8 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
         if keep > warm[t, a]:
             warm[t, a] = keep
         cost_delta = self.billing.extend(a, now, finish)
-        cost_ref = self._max_rate * (exec_t * self.weights.rfrt_max + self.node_keepalive)
-        slo_violated = response > self.slo_factor * exec_t
+        cost_ref = self._cref_l[i]
+        slo_violated = response > self._slo_l[i]
         self._timeline.push(finish, i)
         self._in_flight[self._slot_l[i]] += self._requests_l[i]
         self._node_of[i] = a
@@ -547,7 +542,7 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
         u = c.usage[a].tolist()
         util = [u[0] * inv[0], u[1] * inv[1], u[2] * inv[2], u[3] * inv[3]]
         nb[a, 0:4] = util
-        nb[a, _DEPLOYED] = c.requested[a]
+        nb[a, DEPLOYED] = c.requested[a]
         return util
 
     def _release(self, j: int) -> None:
@@ -599,54 +594,35 @@ class ServerlessPlacementEnv(SnapshotMixin, gym.Env):
         nb = self._nb
         now = self._now
         np.subtract(self.billing.billed_until, now, out=self._billed64)
-        np.maximum(self._billed64, 0.0, out=nb[:, _BILLED], casting="same_kind")
+        np.maximum(self._billed64, 0.0, out=nb[:, BILLED], casting="same_kind")
         if not self._done:
             i = self._i
             t = self._type_l[i]
             # warm_until is (types, nodes): one contiguous row per type
-            np.greater_equal(self._warm_until[t], now, out=nb[:, _WARM], casting="unsafe")
+            np.greater_equal(self._warm_until[t], now, out=nb[:, WARM], casting="unsafe")
             inst = self._inst32[i].copy()
             nreq = self._nreq32[i].copy()
             rart = np.array([self._rart[t]], dtype=np.float32)
         else:
-            nb[:, _WARM] = 0.0
-            inst = np.zeros(5, np.float32)
+            nb[:, WARM] = 0.0
+            inst = np.zeros(model.INST_WIDTH, np.float32)
             nreq = np.zeros(1, np.int32)
             rart = np.ones(1, np.float32)
-        c = nb.copy()
-        return {
-            "node_utilization": c[:, 0:4],
-            "node_capacity": c[:, _CAP],
-            "node_price": c[:, _PRICE],
-            "node_deployed": c[:, _DEPLOYED],
-            "node_active": self._active8.copy(),
-            "current_function_request": inst[0:2],
-            "current_function_io": inst[2:4],
-            "current_function_requests": nreq,
-            "current_function_rart": rart,
-            "cluster_function_requests": self._in_flight.astype(np.int32),
-            "current_function_exec": inst[4:5],
-            "node_warm": c[:, _WARM],
-            "node_billed_time": c[:, _BILLED],
-        }
+        return model.observation(nb.copy(), self._active8.copy(), inst, nreq, rart, self._in_flight)
 
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:
         """The episode so far: cost, latency, SLO and validity figures."""
-        placed = np.asarray(self._rfrt)
-        k = len(placed)
-        return {
-            "placed": float(k),
-            "cost": self.billing.committed_cost(),
-            "mean_rfrt": float(placed.mean()) if k else float("nan"),
-            "p95_rfrt": float(np.percentile(placed, 95)) if k else float("nan"),
-            "mean_response_time": float(np.mean(self._response)) if k else float("nan"),
-            "slo_violation_pct": 100.0 * self._slo_count / k if k else 0.0,
-            "cold_start_pct": 100.0 * self._cold_count / k if k else 0.0,
-            "invalid_actions": float(self._invalid),
-            "unplaceable": float(self._unplaceable),
-            "sim_time": float(self._now),
-        }
+        return model.episode_metrics(
+            self._rfrt,
+            self._response,
+            self.billing.committed_cost(),
+            self._slo_count,
+            self._cold_count,
+            self._invalid,
+            self._unplaceable,
+            self._now,
+        )
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":

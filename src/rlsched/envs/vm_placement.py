@@ -6,12 +6,11 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
 from rlsched.core.vm import CREATE, DELETE, VMRequests
-from rlsched.envs.base import SnapshotMixin
+from rlsched.envs.base import Metric, RlschedEnv, deprecated_attribute, load_named
 from rlsched.scenarios import PRESETS, with_presets
 
 
@@ -35,11 +34,11 @@ def _round_to(x: np.ndarray | float, q: float) -> np.ndarray:
     return np.round(np.asarray(x, dtype=np.float64) / q) * q
 
 
-class VMPlacementEnv(SnapshotMixin, gym.Env):
+class VMPlacementEnv(RlschedEnv):
     """
     ## Description
 
-    A cluster of ``num_servers`` identical servers, each with two NUMA nodes of ``numa_cpu``
+    A cluster of ``num_nodes`` identical servers, each with two NUMA nodes of ``numa_cpu``
     cores and ``numa_mem`` GB (the published scenarios: 40 cores and 90 GB per NUMA), receives
     the VM requests of a trace (``vmid,cpu,memory,time,type``, see :mod:`rlsched.core.vm`) in
     time order. Each step places the next creation; the deletions between two creations are
@@ -69,7 +68,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
 
     ## Action Space
 
-    ``Discrete(2 * num_servers)``: server ``a // 2``, NUMA ``a % 2``; for a double request the
+    ``Discrete(2 * num_nodes)``: server ``a // 2``, NUMA ``a % 2``; for a double request the
     NUMA bit is ignored. :meth:`action_masks` is VMAgent's ``avail`` flattened from
     ``(N, 2)``: bit ``2s + k`` is set when the request fits NUMA ``k`` of server ``s``; for a
     double request both bits of a server are set when half of it fits on each of its NUMAs.
@@ -106,7 +105,8 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     VM's cpu / ``numa_cpu``; ``"fragmentation"``: ``1 - (F_after - F_before)``, where ``F`` is
     the cluster's fragmentation (see :meth:`fragmentation`) just before and just after the
     placement (the deletions replayed afterwards do not count). An invalid action (outside the
-    mask) earns 0.
+    mask) ends the episode with reward ``-invalid_action_penalty`` (default 0, VMAgent's rule:
+    the episode's remaining placements are forfeited; the rule of :mod:`rlsched.envs.base`).
 
     ## Starting State
 
@@ -115,30 +115,33 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     ``start_range = (lo, hi)`` and ``E`` trace events (``reset(options={"start": i})``
     overrides both); leading deletions are skipped, so the first request is the first creation
     at or after that event. ``start_range`` can hold out the end of a trace for evaluation (it
-    bounds where episodes start, not where they run: combine with ``max_steps``).
+    bounds where episodes start, not where they run: combine with ``episode_length``).
 
     ## Episode End
 
     Terminated when the next request fits nowhere (VMAgent's end), when the trace has no more
-    creations, or on an invalid action (reward 0, ``info["invalid_action"] = True``).
-    Truncated after ``max_steps`` placements (None: never). The last step's
+    creations, or on an invalid action (``info["invalid_action"] = True``). After the end
+    :meth:`action_masks` is all True (the rule of :mod:`rlsched.envs.base`).
+    Truncated after ``episode_length`` placements (None: never). The last step's
     ``info["metrics"]``: ``placed`` (VMs placed this episode), ``cpu_util`` and ``mem_util``
     (allocated / cluster capacity at the end), ``fragmentation``, ``invalid_actions``,
     ``alive`` (VMs of this episode still placed). ``reset`` returns ``info["start"]`` (the
-    event index drawn) and ``info["vmid"]`` (the first request's VM).
+    event index drawn) and ``info["vmid"]`` (the first request's VM). ``info["time"]`` is the
+    trace time, in seconds, of the request the decision places (reset: of the first request).
 
     ## Arguments
 
-    ``num_servers`` (5), ``scenario`` (``"fading"`` | ``"recovering"`` (5 servers unless given),
-    or a preset of :mod:`rlsched.scenarios` such as ``"fading-20"``; None: the default preset
-    ``recovering-5``), ``dataset`` (registry
-    name, :class:`~rlsched.data.Dataset` of kind ``vm-requests`` or
-    :class:`~rlsched.core.vm.VMRequests`; default ``"synthetic:vm"``), ``double_threshold``
-    (None: the scenario's), ``double_by`` (``"cpu"`` | ``"cpu_or_mem"``),
+    ``num_nodes`` (5 servers), ``scenario`` (``"fading"`` | ``"recovering"`` (5 servers unless
+    given), or a preset of :mod:`rlsched.scenarios` such as ``"fading-20"``; None: the default
+    preset ``recovering-5``), ``dataset`` (registry name, :class:`~rlsched.data.Dataset` of kind
+    ``vm-requests`` or :class:`~rlsched.core.vm.VMRequests`; default ``"synthetic:vm"``),
+    ``double_threshold`` (None: the scenario's), ``double_by`` (``"cpu"`` | ``"cpu_or_mem"``),
     ``double_mem_threshold`` (None: see above), ``numa_cpu`` (40), ``numa_mem`` (90),
-    ``start`` (None), ``start_range`` ((0, 1)), ``reward`` (``"count"``), ``max_steps``
-    (None), ``frag_cores`` (16, see :meth:`fragmentation`), ``compat`` (None |
-    ``"vmagent"``, see the description), ``render_mode`` (``"ansi"``).
+    ``start`` (None), ``start_range`` ((0, 1)), ``reward`` (``"count"``), ``episode_length``
+    (None), ``frag_cores`` (16, see :meth:`fragmentation`), ``invalid_action_penalty`` (0),
+    ``compat`` (None | ``"vmagent"``, see the description), ``render_mode`` (``"ansi"``).
+    ``num_servers`` and ``max_steps``, the old names of ``num_nodes`` and ``episode_length``,
+    are accepted until rlsched 0.3 with a DeprecationWarning.
     Demands and capacities are rounded to multiples of 1/1024 core or GB, which keeps the
     float64 accounting exact.
 
@@ -147,28 +150,31 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     #: Per-dataset arrays, never written during an episode: snapshots share them.
     snapshot_static = (
         "_trace", "_event", "_vmid", "_c", "_m", "_dbl", "_need4", "_feat", "_req",
         "_del_tgt", "_del_ptr",
     )
-    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
-    #: rollout horizon in decisions (None: to the episode's end).
     oracle_base = "best_fit"
-    oracle_horizon: ClassVar[int | None] = None
     #: 2N actions: the oracle tries the base's, the first valid and 6 others per decision
     oracle_top_k = 8
-    main_metric = "placed"
-    main_metric_direction = "higher"
-
-    #: Metrics (keys of ``info["metrics"]``) a leaderboard shows, in order.
-    leaderboard_metrics = ("placed", "cpu_util", "mem_util", "fragmentation", "invalid_actions")
+    renamed_arguments: ClassVar[dict[str, str]] = {
+        "num_servers": "num_nodes",
+        "max_steps": "episode_length",
+    }
+    METRICS: ClassVar[dict[str, Metric]] = {
+        "placed": Metric("placed", "VMs", higher_is_better=True, leaderboard=True, main=True),
+        "cpu_util": Metric("cpu_util", "fraction", higher_is_better=True, leaderboard=True),
+        "mem_util": Metric("mem_util", "fraction", higher_is_better=True, leaderboard=True),
+        "fragmentation": Metric("fragmentation", "", higher_is_better=False, leaderboard=True),
+        "invalid_actions": Metric("invalid", "actions", higher_is_better=False, leaderboard=True),
+        "alive": Metric("alive", "VMs"),
+    }
 
     @with_presets
     def __init__(
         self,
-        num_servers: int = 5,
+        num_nodes: int = 5,
         scenario: str = "fading",
         dataset: str | Any = "synthetic:vm",
         double_threshold: float | None = None,
@@ -179,8 +185,9 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         start: int | None = None,
         start_range: tuple[float, float] = (0.0, 1.0),
         reward: str = "count",
-        max_steps: int | None = None,
+        episode_length: int | None = None,
         frag_cores: float = 16.0,
+        invalid_action_penalty: float = 0.0,
         compat: str | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -193,8 +200,8 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
                 "compat='vmagent' decides double-NUMA by memory > double_threshold: "
                 "double_by and double_mem_threshold do not apply"
             )
-        if num_servers < 1:
-            raise ValueError("num_servers must be >= 1")
+        if num_nodes < 1:
+            raise ValueError("num_nodes must be >= 1")
         if scenario not in SCENARIOS:
             names = sorted(SCENARIOS) + sorted(PRESETS["VMPlacementEnv"])
             raise ValueError(f"scenario must be one of {names}, got {scenario!r}")
@@ -207,11 +214,10 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         lo, hi = (float(x) for x in start_range)
         if not 0.0 <= lo < hi <= 1.0:
             raise ValueError("start_range must be (lo, hi) with 0 <= lo < hi <= 1")
-        if max_steps is not None and max_steps < 1:
-            raise ValueError("max_steps must be >= 1 or None")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
-        self.num_servers = N = int(num_servers)
+        if episode_length is not None and episode_length < 1:
+            raise ValueError("episode_length must be >= 1 or None")
+        self._set_render_mode(render_mode)
+        self.num_nodes = N = int(num_nodes)
         self.scenario = scenario
         self.release, default_thr = SCENARIOS[scenario]
         self.double_threshold = float(default_thr if double_threshold is None else double_threshold)
@@ -229,9 +235,9 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         self.start = None if start is None else int(start)
         self.start_range = (lo, hi)
         self.reward_name = reward
-        self.max_steps = None if max_steps is None else int(max_steps)
+        self.episode_length = None if episode_length is None else int(episode_length)
         self.frag_cores = float(frag_cores)
-        self.render_mode = render_mode
+        self.invalid_action_penalty = float(invalid_action_penalty)
 
         self.action_space = spaces.Discrete(2 * N)
         f32 = np.float32
@@ -287,19 +293,14 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         if isinstance(dataset, VMRequests):
             self._dataset_name = "vm-requests"
             return dataset
-        if isinstance(dataset, str):
-            from rlsched.data import load_dataset
-
-            ds = load_dataset(dataset)
-        else:
-            ds = dataset
+        ds, name = load_named(dataset, "vm-requests")
         trace = getattr(ds, "trace", None)
         if not isinstance(trace, VMRequests):
             raise ValueError(
                 f"dataset {getattr(ds, 'name', dataset)!r} is not a VM request trace "
                 "(use huawei-vm:PATH or synthetic:vm)"
             )
-        self._dataset_name = str(getattr(ds, "name", "vm-requests"))
+        self._dataset_name = name
         return trace
 
     def _prepare(self, tr: VMRequests) -> None:
@@ -387,6 +388,18 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
     def trace(self) -> VMRequests:
         return self._trace
 
+    @property
+    def num_servers(self) -> int:
+        """Deprecated name of :attr:`num_nodes` (until rlsched 0.3)."""
+        deprecated_attribute(self, "num_servers", "num_nodes")
+        return self.num_nodes
+
+    @property
+    def max_steps(self) -> int | None:
+        """Deprecated name of :attr:`episode_length` (until rlsched 0.3)."""
+        deprecated_attribute(self, "max_steps", "episode_length")
+        return self.episode_length
+
     # ------------------------------------------------------------------ gymnasium API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -409,7 +422,15 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         self._j = j
         self._done = False
         self._advance(j)
-        return self._observation(), {"start": start, "vmid": int(self._vmid[j])}
+        return self._observation(), {
+            "start": start,
+            "vmid": int(self._vmid[j]),
+            "time": self._time(),
+        }
+
+    def _time(self) -> float:
+        """The trace time of the request to place (of the last one after the end)."""
+        return float(self._trace.time[self._event[min(self._j, self._k_end - 1)]])
 
     def _advance(self, j: int) -> bool:
         """Make request ``j`` current: its state arrays and mask; whether it fits anywhere."""
@@ -428,19 +449,22 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         return bool(mask[mask.argmax()])
 
     def action_masks(self) -> np.ndarray:
-        """Valid actions for the current request (all False once the episode is over)."""
+        """Valid actions for the current request (all True once the episode is over)."""
+        if self._done:
+            return np.ones(self._n_actions, dtype=bool)
         return self._mask.copy()
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("step() called on a finished episode; call reset()")
         a = int(action)
+        t = self._time()
         if not (0 <= a < self._n_actions) or not self._mask[a]:
             self._invalid += 1
             self._done = True
             self._mask[:] = False
-            info = {"invalid_action": True, "metrics": self.metrics()}
-            return self._observation(), 0.0, True, False, info
+            info = {"invalid_action": True, "time": t, "metrics": self.metrics()}
+            return self._observation(), 0.0 - self.invalid_action_penalty, True, False, info
         j = self._j
         c, m = self._cv[j], self._mv[j]
         dbl = self._dv[j]
@@ -473,8 +497,9 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
             self._mask[:] = False
         else:
             terminated = not self._advance(j)
-        truncated = not terminated and self.max_steps is not None and self._steps >= self.max_steps
-        info: dict[str, Any] = {}
+        L = self.episode_length
+        truncated = not terminated and L is not None and self._steps >= L
+        info: dict[str, Any] = {"time": t}
         if terminated or truncated:
             self._done = True
             info["metrics"] = self.metrics()
@@ -516,7 +541,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         Z = self._Z
         Y = np.divide(Z, self._cap)
         return {
-            "obs": Z[0, :2].T.reshape(self.num_servers, 2, 2),
+            "obs": Z[0, :2].T.reshape(self.num_nodes, 2, 2),
             "feat": self._feat[j].copy(),
             "node_free": Y[0, :2].T,
             "node_sibling": Y[0, 2:].T,
@@ -538,8 +563,8 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         return float(rc[rc < self.frag_cores].sum()) / total
 
     def metrics(self) -> dict[str, float]:
-        cap_c = 2 * self.num_servers * self.numa_cpu
-        cap_m = 2 * self.num_servers * self.numa_mem
+        cap_c = 2 * self.num_nodes * self.numa_cpu
+        cap_m = 2 * self.num_nodes * self.numa_mem
         return {
             "placed": float(self._steps),
             "cpu_util": self._alloc_c / cap_c,
@@ -574,7 +599,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
         if self.render_mode != "ansi":
             return None
         req = self.current_request
-        head = f"{self.scenario} N={self.num_servers} placed={self._steps}"
+        head = f"{self.scenario} N={self.num_nodes} placed={self._steps}"
         if req is None:
             head += " | no more requests"
         else:
@@ -582,8 +607,7 @@ class VMPlacementEnv(SnapshotMixin, gym.Env):
             head += f" | next: vm {req['vmid']} cpu {req['cpu']:g} mem {req['mem']:g} ({kind})"
         lines = [head, "server  numa0 cpu/mem      numa1 cpu/mem"]
         S = self._S
-        for s in range(self.num_servers):
+        for s in range(self.num_nodes):
             a, b = 2 * s, 2 * s + 1
             lines.append(f"{s:<7d} {S[0, a]:>6g}/{S[1, a]:<10g} {S[0, b]:>6g}/{S[1, b]:<10g}")
         return "\n".join(lines)
-

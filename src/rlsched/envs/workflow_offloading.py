@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 from typing import Any, ClassVar
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
@@ -20,7 +19,7 @@ from rlsched.core.offloading import (
 from rlsched.core.optimal import solve
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
-from rlsched.envs.base import SnapshotMixin
+from rlsched.envs.base import Metric, RlschedEnv, load_named
 from rlsched.scenarios import PRESETS, with_presets
 
 _TASK_FEATURES = (
@@ -66,7 +65,7 @@ def workflow_input_data(wf: Workflow) -> float:
     return float(np.mean([float(t.read_bytes or 0.0) for t in src])) / 1e6
 
 
-class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
+class WorkflowOffloadingEnv(RlschedEnv):
     """
     ## Description
 
@@ -103,7 +102,7 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
     earliest-finish policies keep data-heavy workflows (1000genome, epigenomics) at the edge and
     send compute-heavy, data-light ones to the cloud, and ``all_cloud`` is clearly worse.
 
-    Servers: ``num_edge`` edge servers (default drawn in 3..5 from ``server_seed``) with cpu in
+    Servers: ``num_nodes`` edge servers (default drawn in 3..5 from ``server_seed``) with cpu in
     {4, 8, 16} cores, memory in {8, 16, 32} GB, speed in [0.7, 1.3] and 1..3 of the dataset's
     images preinstalled; edge distances uniform in ``edge_distance``. The optional cloud has
     unlimited cpu and
@@ -118,7 +117,7 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
 
     ## Action Space
 
-    ``Discrete(num_edge + cloud)``: the server for the current task (the cloud is last).
+    ``Discrete(num_nodes + cloud)``: the server for the current task (the cloud is last).
     :meth:`action_masks` marks the servers that can ever host it (capacity >= demand).
 
     ## Observation Space
@@ -174,11 +173,14 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
     servers from its origin, CP-SAT with ``optimal_time_limit`` s, cached per workflow template
     and origin; see :meth:`optimality_gap`): contention with other workflows counts against
     the policy. NaN when off (the default) or when no such workflow completed. An invalid
-    action ends the episode with reward minus the number of undecided tasks.
+    action ends the episode with reward ``-invalid_action_penalty`` (the rule of
+    :mod:`rlsched.envs.base`), by default minus the number of undecided tasks; after the end
+    :meth:`action_masks` is all True.
 
     ## Arguments
 
-    ``num_edge`` (None: 3..5), ``cloud`` (True), ``dataset`` (``"wfinstances:all"``),
+    ``num_nodes`` (None: 3..5 edge servers; ``num_edge``, its old name, is accepted until rlsched
+    0.3 with a DeprecationWarning), ``cloud`` (True), ``dataset`` (``"wfinstances:all"``),
     ``scenario`` (``"patent-example"`` or a preset of :mod:`rlsched.scenarios`: ``patent``,
     ``cloud-dominant`` (the values below), ``edge-cloud``, ``congested``; None: the default
     preset ``congested``; explicit arguments win), ``num_workflows`` (4), ``arrival_rate``
@@ -188,35 +190,38 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
     ``edge_distance`` ((1, 2)), ``cloud_price`` (2e-4 $/s), ``edge_price`` (5e-5 $/s),
     ``max_tasks`` (200: larger workflows are skipped), ``time_unit`` (None), ``server_seed``
     (0), ``optimality_reference`` (False), ``optimal_max_tasks`` (20), ``optimal_time_limit``
-    (2 s), ``render_mode``.
+    (2 s), ``invalid_action_penalty`` (None: the undecided tasks), ``render_mode``.
 
     ## Version History
 
     - v0: initial version.
     """
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     #: Built per dataset or episode and never written in a step: snapshots share them.
     snapshot_static = ("_pool", "_wf", "_ranks", "_children")
-    #: The clairvoyant oracle's base heuristic when no measured best is given, and its
-    #: rollout horizon in decisions (None: to the episode's end).
     oracle_base = "heft"
-    oracle_horizon: ClassVar[int | None] = None
-    main_metric = "mean_completion"
-    main_metric_direction = "lower"
-
-    leaderboard_metrics = (
-        "mean_completion",
-        "p95_completion",
-        "optimality_gap",
-        "cloud_share",
-        "cost",
-    )
+    renamed_arguments: ClassVar[dict[str, str]] = {"num_edge": "num_nodes"}
+    METRICS: ClassVar[dict[str, Metric]] = {
+        "mean_completion": Metric(
+            "mean_completion", "s", higher_is_better=False, leaderboard=True, main=True
+        ),
+        "p95_completion": Metric("p95_completion", "s", higher_is_better=False, leaderboard=True),
+        "optimality_gap": Metric(
+            "optimality_gap", "fraction", higher_is_better=False, leaderboard=True
+        ),
+        "cloud_share": Metric("cloud_share", "fraction", leaderboard=True),
+        "cost": Metric("cost $", "$", higher_is_better=False, leaderboard=True),
+        "makespan": Metric("makespan", "s", higher_is_better=False),
+        "tasks": Metric("tasks", "tasks"),
+        "workflows": Metric("workflows", "workflows"),
+        "pulls": Metric("pulls", "pulls"),
+        "invalid_actions": Metric("invalid", "actions", higher_is_better=False),
+    }
 
     @with_presets
     def __init__(
         self,
-        num_edge: int | None = None,
+        num_nodes: int | None = None,
         cloud: bool = True,
         dataset: str | Any = "wfinstances:all",
         scenario: str | None = None,
@@ -238,6 +243,7 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
         optimality_reference: bool = False,
         optimal_max_tasks: int = 20,
         optimal_time_limit: float = 2.0,
+        invalid_action_penalty: float | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -252,12 +258,11 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
             raise ValueError("num_workflows must be >= 1")
         if bandwidth <= 0:  # checked here too: a given arrival_rate builds no instance now
             raise ValueError("bandwidth must be positive")
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}")
+        self._set_render_mode(render_mode)
+        self.invalid_action_penalty = invalid_action_penalty
         self.reward_name = reward
         self.task_order = task_order
         self.scenario = scenario
-        self.render_mode = render_mode
         self.cloud_price, self.edge_price = float(cloud_price), float(edge_price)
         self.cache_size = cache_size
         self.optimality_reference = bool(optimality_reference)
@@ -278,15 +283,9 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
             self.num_workflows = 1
             self.cache_size = None
         else:
-            if isinstance(dataset, str):
-                from rlsched.data import load_dataset
-
-                ds = load_dataset(dataset)
-                self._dataset_name = ds.name
+            if isinstance(dataset, str) or hasattr(dataset, "workflows"):
+                ds, self._dataset_name = load_named(dataset)
                 workflows = list(ds.workflows)
-            elif hasattr(dataset, "workflows"):
-                self._dataset_name = getattr(dataset, "name", "dataset")
-                workflows = list(dataset.workflows)
             else:
                 self._dataset_name = "workflows"
                 workflows = list(dataset)
@@ -297,9 +296,9 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
             self._pool_names = [w.name for w in workflows]
             self._pool_input = [workflow_input_data(w) for w in workflows]
             images = sorted({t.image for tasks in self._pool for t in tasks})
-            n = int(rng.integers(3, 6)) if num_edge is None else int(num_edge)
+            n = int(rng.integers(3, 6)) if num_nodes is None else int(num_nodes)
             if n < 1:
-                raise ValueError("num_edge must be >= 1")
+                raise ValueError("num_nodes must be >= 1")
             servers = []
             for k in range(n):
                 held = rng.choice(len(images), size=min(len(images), int(rng.integers(1, 4))))
@@ -343,8 +342,11 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
             self.adj = adj
             self.bandwidth, self.pull_time = float(bandwidth), float(pull_time)
             self.num_workflows = int(num_workflows)
+        #: Servers an action may name: the edge servers, then the cloud (if any).
         self.num_servers = N = len(self.servers)
         self._edges = [k for k, s in enumerate(self.servers) if not s.is_cloud]
+        #: Edge servers (the ``num_nodes`` argument, or the patent example's three).
+        self.num_nodes = len(self._edges)
         all_work = np.array([t.work for tasks in self._pool for t in tasks])
         self.time_unit = float(
             time_unit
@@ -528,6 +530,7 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
         return [dict(r) for r in self._log]
 
     def action_masks(self) -> np.ndarray:
+        """The servers that can host the current task (all True once the episode is over)."""
         if self._done:
             return np.ones(self.num_servers, dtype=bool)
         w, t = self._wf[self._w], self._task
@@ -572,10 +575,13 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
         a = int(action)
         if not (0 <= a < self.num_servers and self.action_masks()[a]):
             self._invalid += 1
-            left = sum(len(w.tasks) for w in self._wf[self._w :]) - self._decided
+            if self.invalid_action_penalty is None:
+                penalty = float(sum(len(w.tasks) for w in self._wf[self._w :]) - self._decided)
+            else:
+                penalty = float(self.invalid_action_penalty)
             self._done = True
             info = {"invalid_action": True, "time": self._now, "metrics": self.metrics()}
-            return self._observation(), -float(left), True, False, info
+            return self._observation(), -penalty, True, False, info
         w, t = self._wf[self._w], self._task
         task = w.tasks[t]
         est = self.estimate(a)
@@ -756,4 +762,3 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
             task = self._wf[self._w].tasks[self._task]
             lines.append(f"next: {task.name} image={task.image} work={task.work:.2f}")
         return "\n".join(lines)
-

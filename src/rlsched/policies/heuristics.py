@@ -8,11 +8,13 @@ the best valid one. Ties go to a seeded random choice among the best, as kube-sc
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
+import gymnasium as gym
 import numpy as np
 
 from rlsched.core.cluster import NodeView
+from rlsched.envs.base import RlschedEnv
 from rlsched.policies.base import Observation, Policy
 
 #: kube-scheduler's framework.MaxNodeScore.
@@ -211,13 +213,15 @@ def applicable(name: str, sample_view: NodeView | None) -> bool:
     return all(getattr(sample_view, f) is not None for f in needs)
 
 
-def view_of(env: object) -> ViewFn | None:
-    fn = getattr(getattr(env, "unwrapped", env), "node_view", None)
-    return fn if callable(fn) else None
+def view_of(env: RlschedEnv | gym.Env) -> ViewFn | None:
+    """The env's ``node_view`` (the env contract, :mod:`rlsched.envs.base`), None when the env
+    has none."""
+    base = cast(RlschedEnv, env.unwrapped)
+    return cast(ViewFn, base.node_view) if type(base).has_node_view() else None
 
 
 def sample_view(
-    env: object, observation: Mapping[str, np.ndarray] | None = None
+    env: RlschedEnv | gym.Env, observation: Mapping[str, np.ndarray] | None = None
 ) -> NodeView | None:
     """The env's node view of ``observation``, by default of an all-zero observation of the
     env's observation space: which view fields an env fills does not depend on the values, so
@@ -226,10 +230,7 @@ def sample_view(
     if fn is None:
         return None
     if observation is None:
-        space = getattr(env, "observation_space", None)
-        if space is None:
-            return None
-        observation = zero_observation(space)
+        observation = zero_observation(env.observation_space)
     return fn(observation)
 
 

@@ -174,7 +174,7 @@ class ClairvoyantPolicy(Policy):
         done = bool(term or trunc)
         metrics = info.get("metrics") if done else None
         if metrics is None:
-            metrics = env.metrics() if callable(getattr(env, "metrics", None)) else {}
+            metrics = env.metrics()
         value = episode_value(self.metric, total, metrics)
         if value != value:  # NaN (nothing measured yet): rank by reward alone
             value = -np.inf if self._sign > 0 else np.inf

@@ -1,4 +1,5 @@
-"""Policies by name: the heuristics, and ``learned:PATH`` for a trained model."""
+"""Policies by name: the generic heuristics, each env's own policies (registered here by env
+id, :data:`ENV_POLICIES`), ``clairvoyant`` and ``learned:PATH`` for a trained model."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from gymnasium import spaces
 
 from rlsched.envs import ENV_IDS
 from rlsched.envs.args import env_class
+from rlsched.envs.base import RlschedEnv
 from rlsched.errors import PolicyError
 from rlsched.policies import llm, offloading, pods, vm
 from rlsched.policies.base import Policy
@@ -19,7 +21,7 @@ from rlsched.policies.oracle import DEFAULT_TOP_K, ClairvoyantPolicy
 from rlsched.suggest import did_you_mean
 
 #: Each env's own policies (``name -> factory(env, seed) -> Policy``), by env id.
-ENV_POLICY_FACTORIES: dict[str, Mapping[str, Callable[..., Policy]]] = {
+ENV_POLICIES: dict[str, Mapping[str, Callable[..., Policy]]] = {
     "rlsched/WorkflowOffloading-v0": offloading.POLICY_FACTORIES,
     "rlsched/VMPlacement-v0": vm.POLICY_FACTORIES,
     "rlsched/PodRebalancing-v0": pods.POLICY_FACTORIES,
@@ -28,20 +30,21 @@ ENV_POLICY_FACTORIES: dict[str, Mapping[str, Callable[..., Policy]]] = {
 
 
 def env_id_of(env: Any) -> str | None:
-    """The registered id of ``env`` (its spec's, else the one whose class it is)."""
-    spec = getattr(env, "spec", None) or getattr(getattr(env, "unwrapped", env), "spec", None)
-    if spec is not None and spec.id in ENV_IDS:
-        return str(spec.id)
-    cls = type(getattr(env, "unwrapped", env))
-    return next((i for i in ENV_IDS if env_class(i) is cls), None)
+    """The registered id of ``env`` (an env, wrapped or not, or an env class); None for an env
+    this package does not register."""
+    cls = env if isinstance(env, type) else type(env.unwrapped)
+    for env_id in ENV_IDS:
+        if issubclass(cls, env_class(env_id)):
+            return env_id
+    return None
 
 
 def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     """Build the policy ``spec`` (a heuristic name, ``learned:PATH``, or ``clairvoyant`` /
     ``clairvoyant:BASE``: the oracle over the env's default or the named base heuristic)."""
     if spec == "clairvoyant" or spec.startswith("clairvoyant:"):
-        base_env = getattr(env, "unwrapped", env)
-        base = spec.split(":", 1)[1] if ":" in spec else getattr(base_env, "oracle_base", None)
+        base_env: RlschedEnv = env.unwrapped
+        base = spec.split(":", 1)[1] if ":" in spec else base_env.oracle_base
         if not base:
             raise PolicyError(f"{type(base_env).__name__} names no base heuristic for clairvoyant")
         if base.startswith(("clairvoyant", "learned:")):
@@ -49,11 +52,11 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         return make_clairvoyant(env, base, seed=seed)
     if spec.startswith("learned:"):
         pol = LearnedPolicy(spec.split(":", 1)[1])
-        pol.check_env(getattr(env, "unwrapped", env))
+        pol.check_env(env.unwrapped)
         return pol
     factories = env_policy_factories(env)
     if spec in factories:
-        return factories[spec](getattr(env, "unwrapped", env), seed)
+        return factories[spec](env.unwrapped, seed)
     if spec not in HEURISTICS:
         known = [*factories, *HEURISTICS]
         raise PolicyError(
@@ -68,9 +71,14 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     return make_heuristic(spec, view_of(env), seed=seed)
 
 
-def env_policy_factories(env: Any) -> dict[str, Any]:
-    """The policies made for ``env``'s id (:data:`ENV_POLICY_FACTORIES`), by name."""
-    return dict(ENV_POLICY_FACTORIES.get(env_id_of(env) or "", {}))
+def policies_of(env_id: str | None) -> dict[str, Callable[..., Policy]]:
+    """The policies registered for ``env_id`` (:data:`ENV_POLICIES`), by name."""
+    return dict(ENV_POLICIES.get(env_id or "", {}))
+
+
+def env_policy_factories(env: Any) -> dict[str, Callable[..., Policy]]:
+    """Policies made for ``env`` (wrapped or not, or an env class), by name."""
+    return policies_of(env_id_of(env))
 
 
 def _discrete(env: Any) -> bool:
@@ -108,6 +116,7 @@ def policy_catalogue() -> list[tuple[str, str, str]]:
     """``(name, envs, rule)`` for every policy name: the generic heuristics (envs with a node
     view), each env's own policies, and ``learned:PATH``; ``rule`` is the whole first
     paragraph of the policy's docstring."""
+
     def rule(obj: Any) -> str:
         doc = inspect.getdoc(obj) or ""
         return " ".join(doc.split("\n\n")[0].split())
@@ -116,10 +125,10 @@ def policy_catalogue() -> list[tuple[str, str, str]]:
         return env_id.removeprefix("rlsched/")
 
     classes = {env_id: env_class(env_id) for env_id in ENV_IDS}
-    node_envs = ", ".join(short(e) for e, c in classes.items() if hasattr(c, "node_view"))
+    node_envs = ", ".join(short(e) for e, c in classes.items() if c.has_node_view())
     rows = [(name, node_envs, rule(cls)) for name, (cls, _) in HEURISTICS.items()]
-    for env_id in classes:
-        for name, factory in ENV_POLICY_FACTORIES.get(env_id, {}).items():
+    for env_id in ENV_IDS:
+        for name, factory in policies_of(env_id).items():
             rows.append((name, short(env_id), rule(factory)))
     rows.append(
         ("learned:PATH", "any", "a model trained by `rlsched train` (model or run folder)")
@@ -136,8 +145,8 @@ def make_clairvoyant(
 ) -> ClairvoyantPolicy:
     """The oracle over base heuristic ``base_name``; ``horizon="env"`` takes the env's
     ``oracle_horizon`` (None: to the episode's end), ``top_k`` the env's ``oracle_top_k``."""
-    base_env = getattr(env, "unwrapped", env)
+    base_env: RlschedEnv = env.unwrapped
     base = make_policy(base_name, env, seed=seed)
-    h: int | None = getattr(base_env, "oracle_horizon", None) if horizon == "env" else horizon
-    k = top_k if top_k is not None else getattr(base_env, "oracle_top_k", DEFAULT_TOP_K)
+    h: int | None = base_env.oracle_horizon if horizon == "env" else horizon
+    k = top_k if top_k is not None else (base_env.oracle_top_k or DEFAULT_TOP_K)
     return ClairvoyantPolicy(base_env, base, base_name, seed, h, k)

@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from rlsched.report.leaderboard import METRIC_LABELS, leaderboard_metrics, ranked
+from rlsched.report.leaderboard import leaderboard_metrics, metric_label, ranked
 
 
 def save_figure(fig: Any, out: str | Path, dpi: float = 120) -> Path:
@@ -116,7 +116,7 @@ def comparison_bars(
     rows = ranked(report)
     metrics = list(metrics) if metrics is not None else leaderboard_metrics(report)[:3]
     panels = [("mean_reward", "episode reward")] + [
-        (m, METRIC_LABELS.get(m, (m, True))[0]) for m in metrics
+        (m, metric_label(m, report["env"])) for m in metrics
     ]
     fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 0.35 * len(rows) + 1.8))
     axes = np.atleast_1d(axes)

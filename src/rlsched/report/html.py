@@ -73,7 +73,8 @@ def ci_bars(table: dict[str, Any]) -> Any:
         ax.set_yticks(y, names if k == 0 else [""] * len(y), fontsize=8)
         ax.invert_yaxis()
         d = table["directions"].get(m)
-        ax.set_title(metric_label(m) + (f" ({d} is better)" if d else ""), fontsize=9)
+        label = metric_label(m, table["env"])
+        ax.set_title(label + (f" ({d} is better)" if d else ""), fontsize=9)
         ax.grid(axis="x", alpha=0.3)
         ax.tick_params(axis="x", labelsize=8)
     fig.suptitle(table["title"], fontsize=9)
@@ -112,7 +113,8 @@ def sweep_html(tables: Sequence[dict[str, Any]], title: str = "Leaderboard") -> 
             parts.append("</tr>")
         parts.append("</tbody></table>")
         img = png_base64(ci_bars(t))
-        alt = f"bar charts of {', '.join(metric_label(m) for m in t['metrics'][:MAX_PANELS])}"
+        labels = [metric_label(m, t["env"]) for m in t["metrics"][:MAX_PANELS]]
+        alt = f"bar charts of {', '.join(labels)}"
         parts.append(f'<img alt="{e(alt)}" src="data:image/png;base64,{img}">')
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

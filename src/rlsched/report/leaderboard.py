@@ -12,20 +12,15 @@ from rich.markup import escape
 from rich.table import Table
 from scipy.stats import t as student_t
 
+from rlsched.envs import ENV_IDS
+from rlsched.envs.base import REWARD_METRIC, Metric, RlschedEnv
 from rlsched.stats import Direction, Paired, headline, paired_matrix
 
-#: How each metric is labelled, and whether lower is better.
-METRIC_LABELS: dict[str, tuple[str, bool]] = {
-    "cost": ("cost $", True),
-    "mean_rfrt": ("mean RFRT", True),
-    "p95_rfrt": ("p95 RFRT", True),
-    "slo_violation_pct": ("SLO viol. %", True),
-    "cold_start_pct": ("cold starts %", True),
-    "invalid_actions": ("invalid", True),
-}
+# Labels, units and directions of metrics are the envs' own: ``METRICS`` of each env class
+# (rlsched.envs.base.Metric), read through metric_spec.
 
 
-def env_class(env_id: str) -> type | None:
+def env_class(env_id: str) -> type[RlschedEnv] | None:
     """The class registered as ``env_id``, or None (unknown id, or it cannot be imported)."""
     try:
         import gymnasium as gym
@@ -42,8 +37,26 @@ def env_class(env_id: str) -> type | None:
 
 
 def declared_metrics(env_id: str) -> list[str]:
-    """The env class's ``leaderboard_metrics`` (main metric first), or [] if it has none."""
-    return list(getattr(env_class(env_id), "leaderboard_metrics", ()) or ())
+    """The env class's ``leaderboard_metrics`` (main metric first), or [] for an env this
+    process cannot import."""
+    cls = env_class(env_id)
+    return [] if cls is None else list(cls.leaderboard_metrics)
+
+
+def metric_spec(metric: str, env_id: str | None = None) -> Metric:
+    """The :class:`~rlsched.envs.base.Metric` of ``metric``: from ``env_id``'s ``METRICS``;
+    without an env (or for a metric it does not declare), from the first registered env that
+    declares it; else its own name as label and no direction."""
+    cls = env_class(env_id) if env_id else None
+    if cls is not None and (metric in cls.METRICS or metric == "reward"):
+        return cls.metric_spec(metric)
+    if metric == "reward":
+        return REWARD_METRIC
+    for other in ENV_IDS:
+        c = env_class(other)
+        if c is not None and metric in c.METRICS:
+            return c.METRICS[metric]
+    return Metric(metric)
 
 
 def leaderboard_metrics(report: dict[str, Any]) -> list[str]:
@@ -95,7 +108,7 @@ def _main_header(report: dict[str, Any]) -> list[str]:
     m = report["main_metric"]
     ref = report.get("reference") or "reference"
     arrow = "↑" if report.get("direction", "higher") == "higher" else "↓"
-    return [f"{metric_label(m)} {arrow}", f"Δ vs {ref} [95% CI]", "verdict"]
+    return [f"{metric_label(m, report['env'])} {arrow}", f"Δ vs {ref} [95% CI]", "verdict"]
 
 
 def _main_cells(report: dict[str, Any], r: dict[str, Any]) -> list[str]:
@@ -127,7 +140,7 @@ def rich_table(report: dict[str, Any], title: str | None = None) -> Table:
         t.add_column(h, justify="right", no_wrap=True)
     t.add_column("reward (mean ± std)", justify="right")
     for m in metrics:
-        t.add_column(METRIC_LABELS.get(m, (m, True))[0], justify="right")
+        t.add_column(metric_label(m, report["env"]), justify="right")
     for k, r, sub in _rows_with_seeds(report):
         t.add_row(
             str(k) if not sub else "",
@@ -151,7 +164,7 @@ def _rows_with_seeds(report: dict[str, Any]) -> list[tuple[int, dict[str, Any], 
 def markdown_table(report: dict[str, Any]) -> str:
     metrics = [m for m in leaderboard_metrics(report) if m != report.get("main_metric")]
     head = ["#", "policy", *_main_header(report), "reward (mean ± std)"] + [
-        METRIC_LABELS.get(m, (m, True))[0] for m in metrics
+        metric_label(m, report["env"]) for m in metrics
     ]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, r, sub in _rows_with_seeds(report):
@@ -170,61 +183,13 @@ def markdown_table(report: dict[str, Any]) -> str:
 # episodes. Mean and 95% confidence interval per metric use Student's t with n - 1 degrees of
 # freedom over those per-seed means (no interval with one seed).
 
-#: Metrics where a higher value is better (the rest of the known ones are lower-is-better).
-#: An env class may declare its own as ``metric_directions = {"metric": "higher" | "lower"}``.
-HIGHER_IS_BETTER = frozenset(
-    {
-        "reward",
-        "placed",
-        "cpu_util",
-        "mem_util",
-        "slo_attainment",
-        "completion_rate",
-        "plugin_score",
-        "resource_match",
-        "large_completion_rate",
-    }
-)
-LOWER_IS_BETTER = frozenset(
-    {m for m, (_, low) in METRIC_LABELS.items() if low}
-    | {
-        "mean_response_time",
-        "fragmentation",
-        "violations",
-        "violation_rate",
-        "migrations",
-        "mean_completion",
-        "p95_completion",
-        "makespan",
-        "optimality_gap",
-        "ttft_p99",
-        "tbt_p99",
-        "e2e_p99",
-        "gpu_hours",
-        "energy_kwh",
-        "mean_wait",
-        "mean_jct",
-        "cpu_util_var",
-        "preemptions",
-        "rejections",
-        "dropped",
-        "unplaceable",
-    }
-)
-
 SAMPLE_UNIT = "trial (one seed: the mean over its test episodes)"
 
 
 def metric_direction(env_id: str, metric: str) -> str | None:
-    """``"higher"`` or ``"lower"`` (is better) for ``metric`` of ``env_id``, None if unknown."""
-    declared = getattr(env_class(env_id), "metric_directions", None) or {}
-    if metric in declared:
-        return str(declared[metric])
-    if metric in HIGHER_IS_BETTER:
-        return "higher"
-    if metric in LOWER_IS_BETTER:
-        return "lower"
-    return None
+    """``"higher"`` or ``"lower"`` (is better) for ``metric`` of ``env_id`` (its ``METRICS``,
+    see :func:`metric_spec`), None if unknown or descriptive."""
+    return metric_spec(metric, env_id).direction
 
 
 def t_quantile(p: float, df: int) -> float:
@@ -395,8 +360,9 @@ def _sweep_paired(
     ).to_json()
 
 
-def metric_label(metric: str) -> str:
-    return "reward" if metric == "reward" else METRIC_LABELS.get(metric, (metric, True))[0]
+def metric_label(metric: str, env_id: str | None = None) -> str:
+    """The column label of ``metric`` (of ``env_id``'s ``METRICS``, see :func:`metric_spec`)."""
+    return metric_spec(metric, env_id).label
 
 
 def cell(stats: dict[str, float]) -> str:
@@ -408,7 +374,7 @@ def cell(stats: dict[str, float]) -> str:
 
 def score_note(table: dict[str, Any]) -> str:
     """One sentence: what the score is and which direction beats the reference."""
-    main = metric_label(table["main_metric"])
+    main = metric_label(table["main_metric"], table["env"])
     d = table["directions"].get(table["main_metric"])
     main_dir = f"{d} is better" if d else "direction unknown"
     if not table["reference"]:
@@ -427,10 +393,11 @@ def score_note(table: dict[str, Any]) -> str:
 
 
 def sweep_header(table: dict[str, Any]) -> list[str]:
-    head = ["#", "policy", "seeds"] + [metric_label(m) for m in table["metrics"]]
+    head = ["#", "policy", "seeds"] + [metric_label(m, table["env"]) for m in table["metrics"]]
     if table["reference"]:
         head.append(f"score vs {table['reference']}")
-        head += [f"Δ {metric_label(table['main_metric'])} vs {table['reference']} [95% CI]",
+        head += [f"Δ {metric_label(table['main_metric'], table['env'])} vs {table['reference']}"
+                 " [95% CI]",
                  "verdict"]
     return head
 

@@ -28,7 +28,13 @@ row keeps ``i == L`` inside the env's rows), with the per-instance constants of 
 releases are one comparison. Warm containers are ``(B * T, N)``.
 
 Only the per-episode set-up (drawing the workload, once per ``episode_length`` steps per env)
-loops over envs; it reuses the single env's own drawing code.
+loops over envs; it calls the single env's public ``draw_episode``.
+
+**One model.** The observation layout and builder, the per-instance constants (cold-start
+time, cost normaliser, SLO bound), the metrics and the reward formulas (scalar and batched,
+registered together) come from :mod:`rlsched.envs.serverless_model`, which the single env uses
+too; what is written here is the array form of the state update (placement, billing, releases,
+queueing), operation for operation the single env's scalar code.
 """
 
 from __future__ import annotations
@@ -42,8 +48,18 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from rlsched.core.cluster import Cluster
-from rlsched.envs.rewards import PlacementOutcome
-from rlsched.envs.serverless_placement import _I32_MAX, ServerlessPlacementEnv
+from rlsched.envs import serverless_model as model
+from rlsched.envs.serverless_model import (
+    BILLED,
+    CAP,
+    DEPLOYED,
+    I32_MAX,
+    NB_WIDTH,
+    PRICE,
+    UTIL,
+    WARM,
+)
+from rlsched.envs.serverless_placement import ServerlessPlacementEnv
 
 # node matrix columns: requests (0:2), usage (2:6), free cpu (-inf when inactive) and memory
 # (6:8), billing period (8 billed until, 9 period start, 10 closed cost), constants: 1 /
@@ -61,9 +77,6 @@ _INST_COLS = 15
 # instance int columns: env * T + type (rart entry), that * N (warm row start), env * F + slot
 # (in-flight counter), requests, type
 _RT, _WT, _SF, _NREQ, _TYPE = 0, 1, 2, 3, 4
-# columns of the float32 node-feature buffer (as in the single env)
-_UTIL, _NCAP, _PRICE, _DEPLOYED, _WARM, _BILLED = slice(0, 4), slice(4, 6), 6, slice(7, 9), 9, 10
-_NB_WIDTH = 11
 _INF = float("inf")
 # utilisations whose maximum (with 1) is the sharing slowdown: cpu, network, disk
 _SHARE = np.array([True, False, True, True])
@@ -107,7 +120,7 @@ class ServerlessPlacementBatch:
         if num_envs < 1:
             raise ValueError("num_envs must be >= 1")
         tpl = ServerlessPlacementEnv(**env_kwargs)
-        if tpl._generator is not None and not isinstance(tpl._generator, list | tuple):
+        if tpl.streams_instances:
             raise ValueError(
                 "the batched env needs a dataset (registry name, Dataset, workflows or a list of "
                 "instance dicts), not an instance generator: one stream cannot feed several "
@@ -123,16 +136,15 @@ class ServerlessPlacementBatch:
         self._L1 = L1 = L + 1
         w = tpl.weights
         self._w = w
-        self._span = w.rfrt_max - w.rfrt_min
-        self._reward_kind = (
-            tpl.reward_name if tpl.reward_name in ("latency_cost", "slo_cost") else ""
+        self._reward = tpl.reward_formula
+        self._reward_batched = (
+            None if tpl.reward_formula.batched is None else tpl.reward_formula.batched(w)
         )
         self._penalty = (
             None if tpl.invalid_action_penalty is None else float(tpl.invalid_action_penalty)
         )
         self._kvec = np.array([tpl.k_cpu, tpl.k_mem])
         self._keeps = np.array([tpl.warm_keepalive, tpl.node_keepalive])
-        self._latency_weights = np.array([w.beta, 1.0 - w.beta])
 
         self._all = np.arange(B)
         self._node_base = self._all * N
@@ -157,7 +169,7 @@ class ServerlessPlacementBatch:
         self._free_mem = node3[:, :, 7]
         self._until = node3[:, :, _UNTIL]
         self._active8 = np.ones((B, N), np.int8)
-        self._nb = np.zeros((B, N, _NB_WIDTH), np.float32)
+        self._nb = np.zeros((B, N, NB_WIDTH), np.float32)
         self._mask = np.ones((B, N), bool)
         self._mask_f = self._mask.reshape(-1)
         self._tmp_bn = np.zeros((B, N))
@@ -178,7 +190,7 @@ class ServerlessPlacementBatch:
         self._cur_inst = np.zeros((B, _INST_COLS))
         self._cur_ii = np.zeros((B, 5), np.int64)
         # per type and slot
-        self._T = T = max(1, len(tpl._type_names))
+        self._T = T = max(1, len(tpl.type_names))
         self._warm = np.full((B * T, N), -np.inf)
         self._warm_f = self._warm.reshape(-1)
         self._rart = np.ones(B * T)
@@ -239,10 +251,10 @@ class ServerlessPlacementBatch:
         self._active8[b] = active
         nb = self._nb[b]
         nb[:] = 0.0
-        nb[:, _NCAP] = cap[:, :2]
-        nb[:, _PRICE] = cluster.price
+        nb[:, CAP] = cap[:, :2]
+        nb[:, PRICE] = cluster.price
 
-        ep = tpl._draw_episode(rng, cluster)
+        ep = tpl.draw_episode(rng, cluster)
         n = len(ep)
         if n > L:  # the drawing code never returns more than episode_length instances
             raise AssertionError(f"episode of {n} instances > episode_length {L}")
@@ -267,10 +279,10 @@ class ServerlessPlacementBatch:
         exec_t = ep.exec_time
         inst[:n, _EXEC] = exec_t
         inst[:n, _ARR] = ep.arrival_time
-        inst[:n, _COLD] = tpl.cold_start + tpl.cold_start_per_gb * mem
-        cref = max_rate * (exec_t * self._w.rfrt_max + tpl.node_keepalive)
+        inst[:n, _COLD] = model.cold_start_time(tpl.cold_start, tpl.cold_start_per_gb, mem)
+        cref = model.cost_reference(max_rate, exec_t, self._w.rfrt_max, tpl.node_keepalive)
         inst[:n, _CREF] = cref
-        inst[:n, _SLO] = tpl.slo_factor * exec_t
+        inst[:n, _SLO] = model.slo_bound(tpl.slo_factor, exec_t)
         inst[:n, 13] = cpu - 1e-9
         inst[:n, 14] = mem - 1e-9
         self._cref_pos[b] = bool(np.all(cref > 0))
@@ -287,7 +299,7 @@ class ServerlessPlacementBatch:
         i32[:] = 0.0
         i32[:n] = np.column_stack([cpu, mem, ep.io_network, ep.io_disk, exec_t]).astype(np.float32)
         self._nreq32[rows] = 0
-        self._nreq32[b * L1 : b * L1 + n, 0] = np.minimum(ep.requests, _I32_MAX).astype(np.int32)
+        self._nreq32[b * L1 : b * L1 + n, 0] = np.minimum(ep.requests, I32_MAX).astype(np.int32)
         self._warm[b * T : (b + 1) * T] = -np.inf
         self._rart[b * T : (b + 1) * T] = 1.0
         self._in_flight[b * F : (b + 1) * F] = 0
@@ -411,40 +423,15 @@ class ServerlessPlacementBatch:
         np.copyto(x[:, _UNTIL], end, where=ext)
         node[fa] = x
         slo = response > inst[:, _SLO]
-        # the reward
+        # the reward: the batched form where every cost normaliser is positive, else the
+        # scalar form per env (model.Reward)
         cost_ref = inst[:, _CREF]
-        kind = self._reward_kind
-        if kind == "latency_cost" and (
+        if self._reward_batched is not None and (
             self._all_cref_pos if full else bool(self._cref_pos[e].all())
         ):
-            # -(beta * clip01((rfrt - rfrt_min) / span) + (1 - beta) * clip01(cost / cost_ref))
-            q = np.empty((rfrt.size, 2))
-            np.subtract(rfrt, self._w.rfrt_min, out=q[:, 0])
-            q[:, 0] /= self._span
-            np.divide(cost_delta, cost_ref, out=q[:, 1])
-            np.maximum(q, 0.0, out=q)
-            np.minimum(q, 1.0, out=q)
-            q *= self._latency_weights
-            reward = q[:, 0] + q[:, 1]
-            np.negative(reward, out=reward)
-        elif kind == "slo_cost" and (self._all_cref_pos if full else bool(self._cref_pos[e].all())):
-            # -(slo_penalty * violated + cost_weight * clip01(cost / cost_ref))
-            w = self._w
-            r2 = cost_delta / cost_ref
-            np.maximum(r2, 0.0, out=r2)
-            np.minimum(r2, 1.0, out=r2)
-            r2 *= w.cost_weight
-            reward = w.slo_penalty * slo.astype(np.float64)
-            reward += r2
-            np.negative(reward, out=reward)
+            reward = self._reward_batched(rfrt, cost_delta, cost_ref, slo)
         else:
-            fn, wts = self.template._reward_fn, self._w
-            reward = np.array(
-                [
-                    fn(PlacementOutcome(float(r), float(c), float(f), bool(v)), wts)
-                    for r, c, f, v in zip(rfrt, cost_delta, cost_ref, slo, strict=True)
-                ]
-            )
+            reward = self._reward.over(self._w, rfrt, cost_delta, cost_ref, slo)
         # bookkeeping: the finish event, in-flight invocations, history, type's RFRT average
         self._fin[fi] = finish
         sf = ii[:, _SF]
@@ -620,17 +607,17 @@ class ServerlessPlacementBatch:
             tmp = self._until[idx]
             np.subtract(tmp, now[:, None], out=tmp)
             done_n = 1
-        np.maximum(tmp, 0.0, out=nb[:, :, _BILLED], casting="same_kind")
+        np.maximum(tmp, 0.0, out=nb[:, :, BILLED], casting="same_kind")
         # the single env keeps these rows up to date as nodes change: the same values
-        np.multiply(node[:, :, _USE], node[:, :, _INV], out=nb[:, :, _UTIL], casting="same_kind")
-        nb[:, :, _DEPLOYED] = node[:, :, _REQ]
-        np.greater_equal(self._warm[rt], now[:, None], out=nb[:, :, _WARM], casting="unsafe")
+        np.multiply(node[:, :, _USE], node[:, :, _INV], out=nb[:, :, UTIL], casting="same_kind")
+        nb[:, :, DEPLOYED] = node[:, :, _REQ]
+        np.greater_equal(self._warm[rt], now[:, None], out=nb[:, :, WARM], casting="unsafe")
         inst = self._inst32[fi]
         nreq = self._nreq32[fi]
         rart = self._rart[rt].astype(np.float32)[:, None]
         if done_n:
             done = self._done[idx]
-            nb[done, :, _WARM] = 0.0
+            nb[done, :, WARM] = 0.0
             inst[done] = 0.0
             nreq[done] = 0
             rart[done] = 1.0
@@ -638,21 +625,7 @@ class ServerlessPlacementBatch:
             c, active, in_flight = nb.copy(), self._active8.copy(), self._in_flight2
         else:
             c, active, in_flight = nb, self._active8[idx], self._in_flight2[idx]
-        return {
-            "node_utilization": c[:, :, _UTIL],
-            "node_capacity": c[:, :, _NCAP],
-            "node_price": c[:, :, _PRICE],
-            "node_deployed": c[:, :, _DEPLOYED],
-            "node_active": active,
-            "current_function_request": inst[:, 0:2],
-            "current_function_io": inst[:, 2:4],
-            "current_function_requests": nreq,
-            "current_function_rart": rart,
-            "cluster_function_requests": in_flight.astype(np.int32),
-            "current_function_exec": inst[:, 4:5],
-            "node_warm": c[:, :, _WARM],
-            "node_billed_time": c[:, :, _BILLED],
-        }
+        return model.observation(c, active, inst, nreq, rart, in_flight)
 
     def action_masks(self) -> np.ndarray:
         """``(B, N)`` valid nodes per env (all True for an env whose episode is over)."""
@@ -680,21 +653,16 @@ class ServerlessPlacementBatch:
         """Env ``b``'s episode so far, as the single env's ``metrics()``."""
         rows = slice(b * self._L1, (b + 1) * self._L1)
         placed_at = self._node_of[rows] >= 0  # placement order is instance order
-        placed = self._rfrt_hist[rows][placed_at]
-        resp = self._resp_hist[rows][placed_at]
-        k = len(placed)
-        return {
-            "placed": float(k),
-            "cost": self.committed_cost(b),
-            "mean_rfrt": float(placed.mean()) if k else float("nan"),
-            "p95_rfrt": float(np.percentile(placed, 95)) if k else float("nan"),
-            "mean_response_time": float(np.mean(resp)) if k else float("nan"),
-            "slo_violation_pct": 100.0 * int(self._slo_count[b]) / k if k else 0.0,
-            "cold_start_pct": 100.0 * int(self._cold_count[b]) / k if k else 0.0,
-            "invalid_actions": float(self._invalid[b]),
-            "unplaceable": float(self._unplaceable[b]),
-            "sim_time": float(self._now[b]),
-        }
+        return model.episode_metrics(
+            self._rfrt_hist[rows][placed_at],
+            self._resp_hist[rows][placed_at],
+            self.committed_cost(b),
+            int(self._slo_count[b]),
+            int(self._cold_count[b]),
+            int(self._invalid[b]),
+            int(self._unplaceable[b]),
+            float(self._now[b]),
+        )
 
 
 class ServerlessPlacementVectorEnv(VectorEnv):
