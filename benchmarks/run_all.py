@@ -490,6 +490,39 @@ def before_after_section(ba: dict) -> list[str]:
     return lines
 
 
+def throughput_section(t: dict) -> list[str]:
+    b, a = t["settings"]["before"], t["settings"]["after"]
+
+    def cfg(s: dict) -> str:
+        return (f"{s['vec_env']} x {s['n_envs']} envs, {s['n_steps']} steps per env per rollout, "
+                f"minibatch {s['batch_size']}, {s['n_epochs']} epochs, value MLP over "
+                f"{'the pooled node embeddings' if s.get('node_value') == 'pooled' else 'all'}")
+
+    lines = [
+        "",
+        "### Before / after: the fast training settings",
+        "",
+        "MaskablePPO, node network, whole `train` calls (env set-up, rollouts, updates; no "
+        f"evaluation) of {t['runs']['before'][0]['steps']:,} env steps, one torch thread; the "
+        "two settings run round-robin and the ratio is the median over rounds of after / before "
+        f"measured in the same round. Before: {cfg(b)}. After "
+        f"(`configs/serverless_placement_fast.yaml`): {cfg(a)}.",
+        "",
+        "| setting | median steps/s (wall) | per round | steps per CPU second (median) |",
+        "|---|---:|---|---:|",
+    ]
+    for k in ("before", "after"):
+        runs = t["runs"][k]
+        cpu = sorted(r["steps_per_cpu_s"] for r in runs)[len(runs) // 2]
+        lines.append(
+            f"| {k} | {t['median_steps_per_s'][k]:,.0f} | "
+            f"{', '.join(format(r['steps_per_s'], ',.0f') for r in runs)} | {cpu:,.0f} |"
+        )
+    lines += ["", f"After / before: **{t['median_ratio']:.2f}x** (median; rounds: "
+              f"{', '.join(f'{x:.2f}' for x in t['ratios'])})."]
+    return lines
+
+
 def main() -> None:
     selected()  # reject a bad --only before running anything
     env = run("env")
@@ -555,6 +588,8 @@ def main() -> None:
             f"| {r['algo']} | {r['policy_net']} | {r['n_envs']} | {r['steps']} | "
             f"{r['seconds']:.1f} | {r['steps_per_s']:,.0f} |"
         )
+    if tr.get("throughput"):
+        lines += throughput_section(tr["throughput"])
     lines += serve_section(sv)
     if of is not None:
         lines += offloading_section(of)

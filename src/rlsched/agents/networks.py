@@ -23,7 +23,7 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 from stable_baselines3.common.policies import MultiInputActorCriticPolicy
 from stable_baselines3.common.preprocessing import preprocess_obs
-from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor, MlpExtractor
 from torch import nn
 
 
@@ -43,7 +43,9 @@ class NodeSetExtractor(BaseFeaturesExtractor):
     the rest (mean and max over nodes, and the global embedding) feed the value network.
     """
 
-    def __init__(self, observation_space: spaces.Dict, hidden: int = 64) -> None:
+    def __init__(
+        self, observation_space: spaces.Dict, hidden: int = 64, pooled_value: bool = False
+    ) -> None:
         node_keys = sorted(k for k in observation_space.spaces if k.startswith("node_"))
         glob_keys = sorted(k for k in observation_space.spaces if not k.startswith("node_"))
         if not node_keys:
@@ -56,6 +58,8 @@ class NodeSetExtractor(BaseFeaturesExtractor):
         super().__init__(observation_space, features_dim=n_nodes * hidden + 3 * hidden)
         self.node_keys, self.glob_keys = node_keys, glob_keys
         self.n_nodes, self.hidden = n_nodes, hidden
+        # read by the policies below: the value MLP sees only the pooled and global embeddings
+        self.pooled_value = bool(pooled_value)
         self.glob_net = nn.Sequential(nn.Linear(max(d_glob, 1), hidden), nn.ReLU())
         self.node_net = nn.Sequential(
             nn.Linear(d_node + hidden, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU()
@@ -95,6 +99,43 @@ class NodeScoreHead(nn.Module):
         return self.score(h).squeeze(-1)
 
 
+class PooledValueMlp(MlpExtractor):
+    """The policies' MLP extractor with ``pooled_value``: the actor gets every feature (the
+    node embeddings :class:`NodeScoreHead` scores; ``pi`` has no layers), the value MLP only
+    the last ``3 * hidden`` (mean and max over nodes, global). Its input no longer grows with
+    the node count: at 10 nodes of 64 features it is 192 wide instead of 832, most of the cost
+    of a PPO update (``docs/benchmarks.md``), and the critic too runs on any cluster size."""
+
+    def __init__(
+        self, features_dim: int, pooled_dim: int, net_arch: Any, activation_fn: Any, device: Any
+    ) -> None:
+        super().__init__(pooled_dim, net_arch, activation_fn, device)
+        if len(self.policy_net) != 0:
+            raise ValueError("pooled_value needs an actor without hidden layers (pi: [])")
+        self.latent_dim_pi = features_dim  # the actor is the identity over all features
+        self.pooled_dim = pooled_dim
+
+    def forward(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return features, self.forward_critic(features)
+
+    def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
+        return features
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.value_net(features[:, -self.pooled_dim :])
+
+
+def _build_node_mlp_extractor(policy: Any) -> bool:
+    """Install :class:`PooledValueMlp` when the extractor asks for it; False: it does not."""
+    ext = policy.features_extractor
+    if not getattr(ext, "pooled_value", False):
+        return False
+    policy.mlp_extractor = PooledValueMlp(
+        policy.features_dim, 3 * ext.hidden, policy.net_arch, policy.activation_fn, policy.device
+    )
+    return True
+
+
 def _swap_action_head(policy: Any, lr_schedule: Any) -> None:
     ext = policy.features_extractor
     if policy.action_space.n != ext.n_nodes:
@@ -109,11 +150,17 @@ def _swap_action_head(policy: Any, lr_schedule: Any) -> None:
     )
 
 
-def node_policy_kwargs(hidden: int = 64, value_arch: list[int] | None = None) -> dict[str, Any]:
-    """``policy_kwargs`` for the node-scoring policies below."""
+def node_policy_kwargs(
+    hidden: int = 64, value_arch: list[int] | None = None, pooled_value: bool = False
+) -> dict[str, Any]:
+    """``policy_kwargs`` for the node-scoring policies below (``pooled_value``: see
+    :class:`PooledValueMlp`; saved with the model, so it loads as it was trained)."""
+    ext_kwargs: dict[str, Any] = {"hidden": hidden}
+    if pooled_value:  # absent otherwise: models saved before the option load unchanged
+        ext_kwargs["pooled_value"] = True
     return {
         "features_extractor_class": NodeSetExtractor,
-        "features_extractor_kwargs": {"hidden": hidden},
+        "features_extractor_kwargs": ext_kwargs,
         "net_arch": {"pi": [], "vf": list(value_arch or [64, 64])},
         "share_features_extractor": True,
     }
@@ -122,6 +169,10 @@ def node_policy_kwargs(hidden: int = 64, value_arch: list[int] | None = None) ->
 class MaskableNodePolicy(MaskableMultiInputActorCriticPolicy):
     """MaskablePPO actor-critic whose action head scores each node with shared weights."""
 
+    def _build_mlp_extractor(self) -> None:
+        if not _build_node_mlp_extractor(self):
+            super()._build_mlp_extractor()
+
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
         _swap_action_head(self, lr_schedule)
@@ -129,6 +180,10 @@ class MaskableNodePolicy(MaskableMultiInputActorCriticPolicy):
 
 class NodePolicy(MultiInputActorCriticPolicy):
     """PPO actor-critic whose action head scores each node with shared weights."""
+
+    def _build_mlp_extractor(self) -> None:
+        if not _build_node_mlp_extractor(self):
+            super()._build_mlp_extractor()
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)

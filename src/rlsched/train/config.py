@@ -76,6 +76,11 @@ class TrainConfig:
     """``node`` network: width of the per-node embedding."""
     net_arch: list[int] = field(default_factory=lambda: [128, 128])
     """Hidden layer sizes of the value network (``node``) or of both networks (``mlp``)."""
+    node_value: str = "all"
+    """``node`` network, PPO: what the value MLP reads. ``all``: every node's embedding plus
+    the pooled and global ones (its input grows with the node count); ``pooled``: the mean and
+    max over nodes and the global embedding only, a much cheaper update (docs/benchmarks.md)
+    and a critic that runs on any cluster size too."""
     log_std_init: float | None = None
     """PPO with a Box (continuous) action space: initial log standard deviation of the Gaussian
     policy; None keeps SB3's 0 (std 1, which with actions clipped to [-1, 1] explores mostly at
@@ -198,6 +203,8 @@ class TrainConfig:
             raise ConfigError(f"{source}: imitation_episodes must be >= 1, epochs >= 0")
         if self.vec_env not in ("dummy", "batched"):
             raise ConfigError(f"{source}: vec_env must be 'dummy' or 'batched'")
+        if self.node_value not in ("all", "pooled"):
+            raise ConfigError(f"{source}: node_value must be 'all' or 'pooled'")
         if self.vec_env == "batched" and self.env_id not in BATCHED_ENV_IDS:
             raise ConfigError(
                 f"{source}: vec_env 'batched' is not available for {self.env_id}; "

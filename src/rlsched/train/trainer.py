@@ -176,7 +176,9 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
             )
     elif use_node_net:
         policy = networks.MaskableNodePolicy if cfg.algo == "maskable_ppo" else networks.NodePolicy
-        policy_kwargs = networks.node_policy_kwargs(cfg.node_hidden, list(cfg.net_arch))
+        policy_kwargs = networks.node_policy_kwargs(
+            cfg.node_hidden, list(cfg.net_arch), pooled_value=cfg.node_value == "pooled"
+        )
     else:
         policy_kwargs = {"net_arch": {"pi": list(cfg.net_arch), "vf": list(cfg.net_arch)}}
     if cfg.log_std_init is not None and isinstance(venv.action_space, spaces.Box):
