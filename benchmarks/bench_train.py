@@ -99,7 +99,7 @@ def main() -> dict:
     if args.table in ("all", "networks"):
         out["rows"] = networks(args.network_steps)
     if args.table in ("all", "throughput"):
-        out["throughput"] = throughput(args.steps, args.rounds)
+        out["throughput"] = {**throughput(args.steps, args.rounds), "machine": out["machine"]}
     return write_json(args.json, out)
 
 
