@@ -31,13 +31,14 @@ included): the store does not judge the data, the learner does.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -433,6 +434,12 @@ class ExperienceStore:
                 updates.append((flags.tobytes(), int(n - after), bid))
             c.executemany("UPDATE progress SET consumed = ?, remaining = ? WHERE id = ?", updates)
             c.execute("UPDATE counters SET pending = pending - ?", (newly,))
+
+    @contextlib.contextmanager
+    def consumption(self, learner: str | None = None) -> Iterator[ExperienceStore]:
+        """One learner run's view of the store: the store itself (one process owns a SQLite
+        store, so nobody else consumes; see the PostgreSQL store for the claiming one)."""
+        yield self
 
     def close(self) -> None:
         with self._lock:
