@@ -10,6 +10,7 @@ The server binaries are looked up on ``PATH`` and under ``/usr/lib/postgresql/*/
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -156,10 +157,8 @@ class LocalPostgres:
         # the server runs under runuser: signal the postmaster itself (its pid file)
         sig = {"fast": signal.SIGINT, "immediate": signal.SIGQUIT, "smart": signal.SIGTERM}[mode]
         pid = self._postmaster_pid()
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid if pid else p.pid, sig)
-        except ProcessLookupError:
-            pass
         try:
             p.wait(timeout)
         except subprocess.TimeoutExpired:
