@@ -75,6 +75,8 @@ class LocalPostgres:
 
     @classmethod
     def create(cls, root: Path | None = None, port: int | None = None) -> LocalPostgres:
+        """A new server in ``root`` (default: a new temp folder; when run as root, every
+        folder above ``root`` must be traversable by the server's user)."""
         bin_dir = find_bin_dir()
         if bin_dir is None:
             raise FileNotFoundError(
@@ -94,11 +96,13 @@ class LocalPostgres:
         (root / "sock").mkdir(exist_ok=True)
         if os_user is not None:
             os.chown(root / "sock", pw.pw_uid, pw.pw_gid)
-        subprocess.run(
+        r = subprocess.run(
             pg._cmd(str(bin_dir / "initdb"), "-D", str(pg.data), "-U", pg.db_user,
                     "--auth=trust", "-E", "UTF8", "--no-sync", "--locale=C"),
-            check=True, capture_output=True, cwd=root,
+            capture_output=True, cwd=root, text=True,
         )  # fmt: skip
+        if r.returncode != 0:
+            raise RuntimeError(f"initdb failed in {root}: {(r.stderr or r.stdout).strip()}")
         with open(pg.data / "postgresql.conf", "a") as fh:
             fh.write(
                 f"\nport = {pg.port}\nlisten_addresses = '127.0.0.1'\n"
