@@ -175,3 +175,34 @@ def start_cli(args: list[str], timeout: float = 30.0, env: dict[str, str] | None
             raise RuntimeError("rlsched serve did not answer /health")
         time.sleep(0.05)
     return Proc(proc, url, gaddr, lines)
+
+
+# ---------------------------------------------------------------------------- PostgreSQL
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A throwaway PostgreSQL server on 127.0.0.1 for the session (as an unprivileged user
+    when the tests run as root); skips only when no server binaries exist."""
+    from rlsched.serve.pg_local import LocalPostgres, find_bin_dir
+
+    if find_bin_dir() is None:
+        pytest.skip(
+            "no PostgreSQL server binaries (initdb, postgres) on PATH or under "
+            "/usr/lib/postgresql/*/bin: `make test` installs Debian's postgresql with apt-get"
+        )
+    pg = LocalPostgres.create()
+    yield pg
+    pg.destroy()
+
+
+_db_counter = iter(range(1, 10**6))
+
+
+@pytest.fixture
+def pg_url(postgres: Any) -> str:
+    """The URL of a new, empty database on the session's server (one per test)."""
+    import psycopg
+
+    name = f"t{next(_db_counter)}"
+    with psycopg.connect(postgres.url, autocommit=True) as c:
+        c.execute(f"CREATE DATABASE {name}")
+    return postgres.url.rsplit("/", 1)[0] + "/" + name

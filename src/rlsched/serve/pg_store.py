@@ -352,20 +352,33 @@ def _read(conn: Any, limit: int, lock: bool) -> tuple[Arrays, list[tuple[int, in
     parts: list[tuple] = []
     rows: list[tuple[int, int, bytes]] = []
     got, last = 0, 0
-    tail = " FOR UPDATE OF p SKIP LOCKED" if lock else ""
     while got < limit:
+        # candidates first (no lock), then lock only as many batches as the limit needs:
+        # locking a whole chunk would keep batches this run never reads from other consumers
+        cand = conn.execute(
+            "SELECT id, remaining FROM rlsched_progress WHERE remaining > 0 AND id > %s "
+            "ORDER BY id LIMIT %s", (last, _CLAIM_CHUNK),
+        ).fetchall()  # fmt: skip
+        if not cand:
+            break
+        need, pick = limit - got, []
+        for bid, rem in cand:
+            pick.append(int(bid))
+            need -= int(rem)
+            if need <= 0:
+                break
+        last = pick[-1]
         chunk = conn.execute(
             "SELECT b.id, b.n, b.states, b.actions, b.rewards, b.dones, p.consumed "
             "FROM rlsched_progress p JOIN rlsched_batches b ON b.id = p.id "
-            f"WHERE p.remaining > 0 AND p.id > %s ORDER BY p.id LIMIT %s{tail}",
-            (last, _CLAIM_CHUNK),
-        ).fetchall()
-        if not chunk:
-            break
+            "WHERE p.id = ANY(%s) AND p.remaining > 0 ORDER BY p.id"
+            + (" FOR UPDATE OF p SKIP LOCKED" if lock else ""), (pick,),
+        ).fetchall()  # fmt: skip
         for bid, n, sb, ab, rb, db, cb in chunk:
-            last = int(bid)
             keep = np.frombuffer(bytes(cb), dtype=np.uint8) == 0
             idx = np.flatnonzero(keep)[: limit - got]
+            if len(idx) == 0:
+                continue
             rows.append((int(bid), int(n), bytes(cb)))
             parts.append(_arrays(int(bid), int(n), dim, (bytes(sb), bytes(ab), bytes(rb),
                                                          bytes(db)), idx))  # fmt: skip

@@ -130,6 +130,7 @@ class ExperienceStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._consume_lock = threading.Lock()  # one consumption() at a time
         self._conn: sqlite3.Connection | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -437,9 +438,11 @@ class ExperienceStore:
 
     @contextlib.contextmanager
     def consumption(self, learner: str | None = None) -> Iterator[ExperienceStore]:
-        """One learner run's view of the store: the store itself (one process owns a SQLite
-        store, so nobody else consumes; see the PostgreSQL store for the claiming one)."""
-        yield self
+        """One learner run's view of the store: the store itself, one run at a time (a
+        SQLite store belongs to one process; see the PostgreSQL store for claims shared
+        between processes). Its flags commit as they are marked."""
+        with self._consume_lock:
+            yield self
 
     def close(self) -> None:
         with self._lock:
