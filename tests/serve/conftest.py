@@ -189,7 +189,7 @@ def postgres() -> Iterator[Any]:
             "no PostgreSQL server binaries (initdb, postgres) on PATH or under "
             "/usr/lib/postgresql/*/bin: `make test` installs Debian's postgresql with apt-get"
         )
-    pg = LocalPostgres.create()
+    pg = LocalPostgres.create(fsync=False)  # a database per test: no fsync storms
     yield pg
     pg.destroy()
 

@@ -6,7 +6,6 @@ delays the follow-up: the served model stays, and the watcher reconnects by itse
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
@@ -55,14 +54,16 @@ class RegistryWatcher:
                     self.connected = True
                     backoff = 0.2
                     self._follow()  # whatever changed while not listening
+                    next_read = time.monotonic() + self.poll
                     while not self._stop.is_set():
                         got = False
-                        for _ in conn.notifies(timeout=self.poll, stop_after=1):
+                        # short waits: stop() is noticed within a quarter second
+                        for _ in conn.notifies(timeout=min(0.25, self.poll), stop_after=1):
                             got = True
                             self.notifications += 1
-                        self._follow()  # on a notification, and every poll as the fallback
-                        if got:  # drain a burst without waiting a poll period each
-                            continue
+                        if got or time.monotonic() >= next_read:
+                            self._follow()  # on a notification, and every poll (fallback)
+                            next_read = time.monotonic() + self.poll
             except Exception as e:
                 if self._stop.is_set():
                     break
@@ -80,9 +81,5 @@ class RegistryWatcher:
 
     def stop(self, timeout: float = 5.0) -> None:
         self._stop.set()
-        conn = self._conn
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                conn.cancel_safe(timeout=1.0)
         if self._thread is not None:
             self._thread.join(timeout)
