@@ -167,11 +167,12 @@ class Cluster:
 
     def __init__(self, root: Path, replicas: int = 3, learners: int = 2,
                  learner_args: tuple[str, ...] | None = None,
-                 pg: LocalPostgres | None = None) -> None:  # fmt: skip
+                 pg: LocalPostgres | None = None, fsync: bool = True) -> None:  # fmt: skip
         self.root = Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._own_pg = pg is None
-        self.pg = pg or LocalPostgres.create()  # its own temp folder: the server's user needs it
+        # its own temp folder (the server's user must reach it)
+        self.pg = pg or LocalPostgres.create(fsync=fsync)
         self.replicas = [Replica(self.pg.url, i, self.root) for i in range(replicas)]
         kw = {} if learner_args is None else {"args": learner_args}
         self.learners = [Learner(self.pg.url, i, self.root, **kw) for i in range(learners)]
@@ -207,9 +208,16 @@ class Cluster:
             return c.execute(query, params).fetchall()
 
     def stop(self) -> None:
-        for p in [*self.learners, *self.replicas]:
+        procs = [p.proc for p in [*self.learners, *self.replicas] if p.proc is not None]
+        for p in procs:  # all drain at once
             with contextlib.suppress(Exception):
-                p.kill(signal.SIGTERM)
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(10)
         if self._own_pg:
             self.pg.destroy()
 
@@ -230,6 +238,7 @@ class LoadLog:
     predict_latency: list[float] = field(default_factory=list)
     updates: int = 0
     update_latency: list[float] = field(default_factory=list)
+    update_ok_at: list[float] = field(default_factory=list)  # time.time() of each ack
     # (time, replica index, what): calls that failed (each was retried on another replica)
     predict_failures: list[tuple[float, int, str]] = field(default_factory=list)
     update_failures: list[tuple[float, int, str]] = field(default_factory=list)
@@ -323,6 +332,7 @@ def run_load(
                             if is_update:
                                 log.updates += 1
                                 log.update_latency.append(dt)
+                                log.update_ok_at.append(time.time())
                                 log.acked[key] = batch
                             else:
                                 log.predicts += 1
