@@ -21,7 +21,9 @@ from rlsched.serve.pg_store import PgExperienceStore
 def _fill(st: PgExperienceStore, batches: int = 6, n: int = 10) -> None:
     rng = np.random.default_rng(0)
     for _ in range(batches):
-        st.append(rng.random((n, 6)), rng.integers(0, 6, n), rng.normal(size=n), rng.random(n) < 0.1)
+        st.append(
+            rng.random((n, 6)), rng.integers(0, 6, n), rng.normal(size=n), rng.random(n) < 0.1
+        )
 
 
 def test_password_in_url_is_refused_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:

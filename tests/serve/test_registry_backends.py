@@ -165,7 +165,9 @@ def test_operator_rollback_while_the_learner_trains_is_never_undone(pg_url: str)
     reg.publish(_bundle(1), activate=True)
     reg.publish(_bundle(2), activate=True)
     rng = np.random.default_rng(0)
-    st.append(rng.random((64, S)), rng.integers(0, A, 64), rng.normal(size=64), rng.random(64) < 0.1)
+    st.append(
+        rng.random((64, S)), rng.integers(0, A, 64), rng.normal(size=64), rng.random(64) < 0.1
+    )
     in_gate, release = threading.Event(), threading.Event()
 
     def gate(candidate: PolicyBundle, current: PolicyBundle) -> GateResult:
