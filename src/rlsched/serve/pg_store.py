@@ -201,11 +201,15 @@ class PgExperienceStore:
                             "this Idempotency-Key was used before with a different batch"
                         )
                     return Appended(int(seen[1]), int(seen[2]), seen[3], repeated=True)
-            row = conn.execute(
-                "INSERT INTO rlsched_meta(key, value) VALUES ('state_dim', %s) "
-                "ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key RETURNING value",
-                (str(dim),),
-            ).fetchone()
+            # read first: an upsert would lock this one row in every append until commit
+            row = conn.execute("SELECT value FROM rlsched_meta WHERE key = 'state_dim'").fetchone()
+            if row is None:
+                conn.execute(
+                    "INSERT INTO rlsched_meta(key, value) VALUES ('state_dim', %s) "
+                    "ON CONFLICT (key) DO NOTHING", (str(dim),),
+                )  # fmt: skip
+                row = conn.execute(
+                    "SELECT value FROM rlsched_meta WHERE key = 'state_dim'").fetchone()
             if int(row[0]) != dim:
                 raise ValueError(
                     f"states have {dim} features but this store holds {row[0]}-feature states "

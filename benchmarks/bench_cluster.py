@@ -1,0 +1,332 @@
+"""The replicated mode at full length (tests/serve/test_cluster.py runs shorter versions):
+
+1. side by side in one run: /update batches per second and /predict p50 / p99 with SQLite
+   (1 process) and PostgreSQL (1 and 3 replicas), the same clients;
+2. chaos: 3 replicas, an active and a standby learner, 8 clients for 60 s, one replica
+   killed (SIGKILL) and restarted every 15 s; acknowledged /update batches counted in the
+   database against the clients' log;
+3. the largest lag over 20 activations until all 3 replicas serve the new version;
+4. kill -9 of the active learner mid-run: takeover time, experiences consumed twice or lost;
+5. PostgreSQL restarted under load: what /update and /predict answered, how soon /update
+   succeeded after the database returned, anything acknowledged lost;
+6. resident memory and CPU of a replica and of the learner (the manifests' requests).
+
+python benchmarks/bench_cluster.py [--json OUT] [--chaos-seconds 60] [--rate-seconds 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from common import machine, write_json
+from rlsched.serve.bundle import PolicyBundle
+from rlsched.serve.cluster import (
+    DIM,
+    Cluster,
+    LoadLog,
+    _cli,
+    _env,
+    check_exactly_once,
+    free_port,
+    percentile,
+    run_load,
+)
+from rlsched.serve.pg_local import LocalPostgres
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    import os
+
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _load_proc(args: tuple[list[str], float, int, int]) -> tuple[int, list[float], int]:
+    urls, seconds, clients, update_every = args
+    log = run_load(urls, seconds, clients=clients, update_every=update_every)
+    if update_every == 1:
+        return log.updates, log.update_latency, len(log.update_failures)
+    return log.predicts, log.predict_latency, len(log.predict_failures)
+
+
+def _load(urls: list[str], seconds: float, update_every: int) -> tuple[int, list[float], int]:
+    """8 clients in 4 processes (one Python process would be the bottleneck)."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(4, mp_context=mp.get_context("fork")) as ex:
+        parts = list(ex.map(_load_proc, [(urls, seconds, 2, update_every)] * 4))
+    return (sum(p[0] for p in parts), [x for p in parts for x in p[1]],
+            sum(p[2] for p in parts))  # fmt: skip
+
+
+def rates(urls: list[str], seconds: float, pids: list[int]) -> dict[str, Any]:
+    """8 clients: /update only, then /predict only, for ``seconds`` each."""
+    n_up, lat_up, err_up = _load(urls, seconds, 1)
+    c0 = sum(cpu_s(p) for p in pids)
+    n_pr, lat_pr, err_pr = _load(urls, seconds, 10**9)
+    c1 = sum(cpu_s(p) for p in pids)
+    return {
+        "update_batches_per_s": round(n_up / seconds, 1),
+        "update_p50_ms": round(percentile(lat_up, 50) * 1e3, 2),
+        "update_p99_ms": round(percentile(lat_up, 99) * 1e3, 2),
+        "update_errors": err_up,
+        "predict_per_s": round(n_pr / seconds, 1),
+        "predict_p50_ms": round(percentile(lat_pr, 50) * 1e3, 2),
+        "predict_p99_ms": round(percentile(lat_pr, 99) * 1e3, 2),
+        "predict_errors": err_pr,
+        "server_cpu_cores_during_predict": round((c1 - c0) / seconds, 2),
+        "server_rss_mb": round(sum(rss_mb(p) for p in pids) / len(pids), 1),
+    }
+
+
+def sqlite_rates(root: Path, seconds: float) -> dict[str, Any]:
+    port = free_port()
+    log = open(root / "sqlite-serve.log", "ab")  # noqa: SIM115
+    p = subprocess.Popen(
+        _cli("serve", "--registry", str(root / "sqlite-registry"), "--state-dim", str(DIM),
+             "--action-dim", str(DIM), "--http-port", str(port), "--grpc-port", "0"),
+        stdout=log, stderr=subprocess.STDOUT, env=_env(),
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(url + "/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "the SQLite server did not start"
+            time.sleep(0.1)
+        return rates([url], seconds, [p.pid])
+    finally:
+        p.send_signal(signal.SIGTERM)
+        p.wait(30)
+        log.close()
+
+
+def chaos(c: Cluster, seconds: float, every: float) -> dict[str, Any]:
+    log, stop = LoadLog(), threading.Event()
+    t = threading.Thread(target=run_load, args=([r.url for r in c.replicas], seconds),
+                         kwargs={"clients": 8, "log": log, "stop": stop})  # fmt: skip
+    t0 = time.time()
+    t.start()
+    windows: list[tuple[int, float, float]] = []
+    k = 0
+    while time.time() - t0 + every < seconds:
+        time.sleep(max(0.0, t0 + (k + 1) * every - time.time()))
+        victim = c.replicas[k % len(c.replicas)]
+        killed = time.time()
+        victim.kill(signal.SIGKILL)
+        victim.start()
+        victim.wait_ready()
+        windows.append((victim.index, killed, time.time()))
+        k += 1
+    t.join(seconds + 120)
+
+    def explained(when: float, idx: int) -> bool:
+        return any(i == idx and a - 0.5 <= when <= b + 1.0 for i, a, b in windows)
+
+    check = check_exactly_once(c, log)
+    return {
+        "seconds": seconds,
+        "kills": len(windows),
+        "restart_to_ready_s": [round(b - a, 2) for _, a, b in windows],
+        "predicts": log.predicts,
+        "updates_acked": check["acked"],
+        "acked_experiences": check["acked_experiences"],
+        "keys_in_db": check["keys"],
+        "missing": check["missing"],
+        "stored_twice": check["duplicates"],
+        "wrong_size": check["wrong_size"],
+        "predict_failures": len(log.predict_failures),
+        "predict_failures_not_on_killed_replica": sum(
+            not explained(w, i) for w, i, _ in log.predict_failures
+        ),
+        "update_failures": len(log.update_failures),
+        "update_statuses": {str(k): v for k, v in sorted(log.update_status.items())},
+        "calls_given_up": log.unretried,
+        "predict_p50_ms": round(percentile(log.predict_latency, 50) * 1e3, 2),
+        "predict_p99_ms": round(percentile(log.predict_latency, 99) * 1e3, 2),
+    }
+
+
+def served(c: Cluster) -> list[Any]:
+    out = []
+    for r in c.replicas:
+        try:
+            out.append(httpx.get(r.url + "/readyz", timeout=2).json().get("model_version"))
+        except httpx.HTTPError:
+            out.append(None)
+    return out
+
+
+def activation_lag(c: Cluster, n: int = 20) -> dict[str, Any]:
+    from rlsched.serve.pg import Database
+    from rlsched.serve.pg_registry import PgRegistry
+
+    db = Database(c.pg.url, max_size=1)
+    try:
+        reg = PgRegistry(db)
+        vs = [reg.publish(PolicyBundle.fresh(DIM, DIM, seed=100 + s), note="bench") for s in (0, 1)]
+    finally:
+        db.close()
+    lags = []
+    for k in range(n):
+        v = vs[k % 2]
+        t0 = time.monotonic()
+        r = httpx.post(f"{c.replicas[k % 3].url}/v1/models/{v}/activate", json={}, timeout=10)
+        assert r.status_code == 200, r.text
+        while served(c) != [v, v, v]:
+            assert time.monotonic() - t0 < 30
+            time.sleep(0.005)
+        lags.append(time.monotonic() - t0)
+    return {
+        "activations": n,
+        "max_lag_ms": round(max(lags) * 1e3, 1),
+        "median_lag_ms": round(sorted(lags)[n // 2] * 1e3, 1),
+        "lags_ms": [round(x * 1e3, 1) for x in lags],
+    }
+
+
+def learner_kill(c: Cluster) -> dict[str, Any]:
+    log, stop = LoadLog(), threading.Event()
+    t = threading.Thread(target=run_load, args=([r.url for r in c.replicas], 120.0),
+                         kwargs={"clients": 4, "log": log, "stop": stop})  # fmt: skip
+    t.start()
+    active = c.active_learner()
+    standby = next(ln for ln in c.learners if ln is not active)
+    learner_rss = rss_mb(active.proc.pid)  # type: ignore[union-attr]
+    while active.metric("rlsched_learner_in_run") != 1.0:
+        time.sleep(0.01)
+    active.kill(signal.SIGKILL)
+    t0 = time.monotonic()
+    while standby.metric("rlsched_learner_active") != 1.0:
+        time.sleep(0.02)
+    takeover = time.monotonic() - t0
+    time.sleep(3.0)
+    stop.set()
+    t.join(120)
+    active.start()
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        pending = int(c.sql("SELECT SUM(pending) FROM rlsched_counters")[0][0])
+        if pending < 64 and standby.metric("rlsched_learner_in_run") == 0.0:
+            break
+        time.sleep(0.2)
+    pending = int(c.sql("SELECT SUM(pending) FROM rlsched_counters")[0][0])
+    by_runs = int(c.sql("SELECT COALESCE(SUM(consumed), 0) FROM rlsched_learner_runs")[0][0])
+    flagged = int(c.sql("SELECT COALESCE(SUM(n - remaining), 0) FROM rlsched_batches b "
+                        "JOIN rlsched_progress p ON p.id = b.id")[0][0])  # fmt: skip
+    stored = int(c.sql("SELECT SUM(n) FROM rlsched_batches")[0][0])
+    return {
+        "takeover_s": round(takeover, 2),
+        "bound_s": 10.0,
+        "experiences_stored": stored,
+        "consumed_by_recorded_runs": by_runs,
+        "consumed_flags": flagged,
+        "pending_below_min_experiences": pending,
+        "consumed_twice": by_runs - flagged,
+        "lost": stored - flagged - pending,
+        "learner_rss_mb": round(learner_rss, 1),
+        "runs": {
+            s: int(n)
+            for s, n in c.sql("SELECT status, COUNT(*) FROM rlsched_learner_runs GROUP BY status")
+        },
+    }
+
+
+def pg_restart(c: Cluster, outage: float = 5.0) -> dict[str, Any]:
+    log, stop = LoadLog(), threading.Event()
+    t = threading.Thread(target=run_load, args=([r.url for r in c.replicas], outage + 15.0),
+                         kwargs={"clients": 4, "log": log, "stop": stop})  # fmt: skip
+    t.start()
+    time.sleep(3.0)
+    c.pg.stop("fast")
+    down = time.time()
+    time.sleep(outage / 2)
+    ready = [httpx.get(r.url + "/readyz", timeout=2).status_code for r in c.replicas]
+    time.sleep(outage / 2)
+    c.pg.start()
+    back = time.time()
+    t.join(outage + 150)
+    after = [w for w in log.update_ok_at if w >= back]
+    check = check_exactly_once(c, log)
+    return {
+        "outage_s": round(back - down, 2),
+        "update_statuses": {str(k): v for k, v in sorted(log.update_status.items())},
+        "predict_statuses": {str(k): v for k, v in sorted(log.predict_status.items())},
+        "readyz_during_outage": ready,
+        "first_update_ok_after_return_s": round(after[0] - back, 2) if after else None,
+        "acked": check["acked"],
+        "missing": check["missing"],
+        "stored_twice": check["duplicates"],
+        "calls_given_up": log.unretried,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    ap.add_argument("--chaos-seconds", type=float, default=60.0)
+    ap.add_argument("--kill-every", type=float, default=15.0)
+    ap.add_argument("--rate-seconds", type=float, default=10.0)
+    a = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="rlsched-bench-cluster-"))
+    out: dict[str, Any] = {"machine": machine(), "rate_seconds": a.rate_seconds}
+    print("SQLite, 1 process", flush=True)
+    out["sqlite_1"] = sqlite_rates(root, a.rate_seconds)
+    print(out["sqlite_1"], flush=True)
+    pg = LocalPostgres.create()  # fsync on, as a real server
+    try:
+        with Cluster(root / "one", replicas=1, learners=0, pg=pg) as c:
+            c.start()
+            print("PostgreSQL, 1 replica", flush=True)
+            pids = [r.proc.pid for r in c.replicas if r.proc is not None]
+            out["pg_1"] = rates([c.replicas[0].url], a.rate_seconds, pids)
+            print(out["pg_1"], flush=True)
+        with Cluster(root / "three", replicas=3, learners=0, pg=pg) as c:
+            c.start()
+            print("PostgreSQL, 3 replicas", flush=True)
+            pids = [r.proc.pid for r in c.replicas if r.proc is not None]
+            out["pg_3"] = rates([r.url for r in c.replicas], a.rate_seconds, pids)
+            print(out["pg_3"], flush=True)
+    finally:
+        pg.destroy()
+    with Cluster(root / "chaos", replicas=3, learners=2) as c:
+        c.start()
+        print("activation lag", flush=True)
+        out["activation"] = activation_lag(c)
+        print(out["activation"], flush=True)
+        print(f"chaos {a.chaos_seconds:g}s", flush=True)
+        out["chaos"] = chaos(c, a.chaos_seconds, a.kill_every)
+        print(out["chaos"], flush=True)
+        print("learner kill -9", flush=True)
+        out["learner_kill"] = learner_kill(c)
+        print(out["learner_kill"], flush=True)
+        print("PostgreSQL restart", flush=True)
+        out["pg_restart"] = pg_restart(c)
+        print(out["pg_restart"], flush=True)
+    write_json(a.json, out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
