@@ -58,9 +58,10 @@ def cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _load_proc(args: tuple[list[str], float, int, int]) -> tuple[int, list[float], int]:
-    urls, seconds, clients, update_every = args
-    log = run_load(urls, seconds, clients=clients, update_every=update_every)
+def _load_proc(args: tuple[list[str], float, int, int, int]) -> tuple[int, list[float], int]:
+    urls, seconds, clients, update_every, proc = args
+    log = run_load(urls, seconds, clients=clients, update_every=update_every,
+                   key_prefix=f"r{time.time_ns()}p{proc}-")  # fmt: skip
     if update_every == 1:
         return log.updates, log.update_latency, len(log.update_failures)
     return log.predicts, log.predict_latency, len(log.predict_failures)
@@ -72,7 +73,7 @@ def _load(urls: list[str], seconds: float, update_every: int) -> tuple[int, list
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(4, mp_context=mp.get_context("fork")) as ex:
-        parts = list(ex.map(_load_proc, [(urls, seconds, 2, update_every)] * 4))
+        parts = list(ex.map(_load_proc, [(urls, seconds, 2, update_every, i) for i in range(4)]))
     return (sum(p[0] for p in parts), [x for p in parts for x in p[1]],
             sum(p[2] for p in parts))  # fmt: skip
 

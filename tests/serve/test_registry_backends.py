@@ -201,3 +201,16 @@ def test_operator_rollback_while_the_learner_trains_is_never_undone(pg_url: str)
     assert rep.status == "published" and rep.from_version == 1 and reg.current_version() == 3
     assert st.count(consumed=False) == 0
     db.close()
+
+
+def test_pg_registry_implements_the_interface(pg_url: str) -> None:
+    from rlsched.serve.pg import Database
+    from rlsched.serve.pg_registry import PgRegistry
+    from rlsched.serve.store_api import RegistryAPI, open_backend
+
+    db = Database(pg_url)
+    assert isinstance(PgRegistry(db), RegistryAPI)
+    db.close()
+    store, reg = open_backend(pg_url)
+    assert isinstance(reg, RegistryAPI) and store.count() == 0
+    store.close()

@@ -182,3 +182,36 @@ def test_two_consumers_get_each_experience_exactly_once(open_store: Opener) -> N
     assert not set(got[0]) & set(got[1])  # no experience went to both
     assert len(got[0]) + len(got[1]) == 200 == len(set(got[0]) | set(got[1]))
     assert st.count(consumed=True) == 200 and st.count(consumed=False) == 0
+
+
+def test_both_backends_implement_the_one_interface(open_store: Opener, tmp_path: Any) -> None:
+    from rlsched.serve.registry import ModelRegistry
+    from rlsched.serve.store_api import ExperienceStoreAPI, RegistryAPI
+
+    assert isinstance(open_store(), ExperienceStoreAPI)
+    assert isinstance(ModelRegistry(tmp_path / "reg"), RegistryAPI)
+
+
+def test_the_same_key_from_two_writers_at_once_is_stored_once(open_store: Opener) -> None:
+    """A client retrying on another replica while its first call is still in flight: both
+    calls are answered with the one batch."""
+    st = open_store()
+    b = _batch(8, seed=5)
+    answers: list[Any] = []
+    errors: list[BaseException] = []
+
+    def write(k: int) -> None:
+        try:
+            for j in range(15):
+                answers.append(st.append_batch(*b, idempotency_key=f"same-{j}"))
+        except BaseException as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[0]
+    assert len(answers) == 45 and st.batches() == 15 and st.count() == 120
+    assert sum(not a.repeated for a in answers) == 15

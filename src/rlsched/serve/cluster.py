@@ -257,6 +257,7 @@ def run_load(
     log: LoadLog | None = None,
     stop: threading.Event | None = None,
     retry_for: float = 30.0,
+    key_prefix: str = "",
 ) -> LoadLog:
     """``clients`` threads for ``seconds``: each alternates ``/predict`` and (every
     ``update_every``-th call) an idempotent ``/update`` of ``batch`` experiences, round-robin
@@ -290,7 +291,7 @@ def run_load(
         threading.Thread(target=probe, daemon=True).start()
 
     def client(ci: int) -> None:
-        rng = np.random.default_rng(ci)
+        rng = np.random.default_rng([ci, len(key_prefix), *key_prefix.encode()])
         http = [httpx.Client(base_url=u, timeout=10.0) for u in urls]
         seq = 0
         k = ci
@@ -299,7 +300,7 @@ def run_load(
                 seq += 1
                 is_update = seq % update_every == 0
                 if is_update:
-                    key = f"c{ci}-{seq}"
+                    key = f"{key_prefix}c{ci}-{seq}"
                     body = {
                         "states": rng.random((batch, DIM)).round(4).tolist(),
                         "actions": rng.integers(0, DIM, batch).tolist(),

@@ -180,13 +180,20 @@ class PgExperienceStore:
 
         b, dim, blobs = _blobs(states, actions, rewards, dones)
         digest = hashlib.sha256(b"".join(blobs)).hexdigest() if idempotency_key else ""
-        try:
-            return self._append(b, dim, blobs, model_version, idempotency_key, digest)
-        except psycopg.errors.UniqueViolation:
-            # another replica stored this key meanwhile: answer its batch (or the conflict)
-            return self._append(b, dim, blobs, model_version, idempotency_key, digest)
+        return self._append_retrying(b, dim, blobs, model_version, idempotency_key, digest,
+                                     psycopg.errors.UniqueViolation)  # fmt: skip
 
     @_db_errors
+    def _append_retrying(self, b: int, dim: int, blobs: tuple[bytes, ...],
+                         model_version: int | None, key: str | None, digest: str,
+                         unique_violation: type[Exception]) -> Appended:  # fmt: skip
+        try:
+            return self._append(b, dim, blobs, model_version, key, digest)
+        except unique_violation:
+            # another replica stored this key meanwhile (a client retrying elsewhere while
+            # its first call was still in flight): answer its batch, or the conflict
+            return self._append(b, dim, blobs, model_version, key, digest)
+
     def _append(self, b: int, dim: int, blobs: tuple[bytes, ...], model_version: int | None,
                 key: str | None, digest: str) -> Appended:  # fmt: skip
         with self.db.connection() as conn, conn.transaction():
