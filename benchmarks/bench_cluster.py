@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -78,50 +79,76 @@ def _load(urls: list[str], seconds: float, update_every: int) -> tuple[int, list
             sum(p[2] for p in parts))  # fmt: skip
 
 
-def rates(urls: list[str], seconds: float, pids: list[int]) -> dict[str, Any]:
-    """8 clients: /update only, then /predict only, for ``seconds`` each."""
-    n_up, lat_up, err_up = _load(urls, seconds, 1)
-    c0 = sum(cpu_s(p) for p in pids)
-    n_pr, lat_pr, err_pr = _load(urls, seconds, 10**9)
-    c1 = sum(cpu_s(p) for p in pids)
-    return {
-        "update_batches_per_s": round(n_up / seconds, 1),
-        "update_p50_ms": round(percentile(lat_up, 50) * 1e3, 2),
-        "update_p99_ms": round(percentile(lat_up, 99) * 1e3, 2),
-        "update_errors": err_up,
-        "predict_per_s": round(n_pr / seconds, 1),
-        "predict_p50_ms": round(percentile(lat_pr, 50) * 1e3, 2),
-        "predict_p99_ms": round(percentile(lat_pr, 99) * 1e3, 2),
-        "predict_errors": err_pr,
-        "server_cpu_cores_during_predict": round((c1 - c0) / seconds, 2),
-        "server_rss_mb": round(sum(rss_mb(p) for p in pids) / len(pids), 1),
-    }
-
-
-def sqlite_rates(root: Path, seconds: float) -> dict[str, Any]:
+def side_by_side(root: Path, seconds: float, rounds: int) -> dict[str, Any]:
+    """SQLite (1 process), PostgreSQL 1 replica and 3 replicas, measured in interleaved
+    rounds (A B C A B C ...: the machine's load from other work drifts, and interleaving
+    spreads it over the three) with the same 8 clients: /update only, then /predict only.
+    "1 replica" is replica 0 of the 3 alone (the other two idle)."""
     port = free_port()
     log = open(root / "sqlite-serve.log", "ab")  # noqa: SIM115
-    p = subprocess.Popen(
+    sq = subprocess.Popen(
         _cli("serve", "--registry", str(root / "sqlite-registry"), "--state-dim", str(DIM),
              "--action-dim", str(DIM), "--http-port", str(port), "--grpc-port", "0"),
         stdout=log, stderr=subprocess.STDOUT, env=_env(),
     )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
+    log.close()
+    sq_url = f"http://127.0.0.1:{port}"
+    pg = LocalPostgres.create()  # fsync on, as a real server
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(url + "/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the SQLite server did not start"
-            time.sleep(0.1)
-        return rates([url], seconds, [p.pid])
+        with Cluster(root / "rates", replicas=3, learners=0, pg=pg) as c:
+            c.start()
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    if httpx.get(sq_url + "/readyz", timeout=1).status_code == 200:
+                        break
+                except httpx.HTTPError:
+                    pass
+                assert time.monotonic() < deadline, "the SQLite server did not start"
+                time.sleep(0.1)
+            pids = [r.proc.pid for r in c.replicas if r.proc is not None]
+            cfgs = {
+                "sqlite_1": ([sq_url], [sq.pid]),
+                "pg_1": ([c.replicas[0].url], pids[:1]),
+                "pg_3": ([r.url for r in c.replicas], pids),
+            }
+            acc: dict[str, dict[str, Any]] = {
+                k: {"up_rates": [], "up_lat": [], "up_err": 0, "pr_rates": [], "pr_lat": [],
+                    "pr_err": 0, "cpu": 0.0} for k in cfgs
+            }  # fmt: skip
+            for phase, every in (("up", 1), ("pr", 10**9)):
+                for r in range(rounds):
+                    for k, (urls, ps) in cfgs.items():
+                        c0 = sum(cpu_s(p) for p in ps)
+                        n, lat, err = _load(urls, seconds, every)
+                        if phase == "pr":
+                            acc[k]["cpu"] += sum(cpu_s(p) for p in ps) - c0
+                        acc[k][f"{phase}_rates"].append(n / seconds)
+                        acc[k][f"{phase}_lat"] += lat
+                        acc[k][f"{phase}_err"] += err
+                        print(f"  {phase} round {r + 1} {k}: {n / seconds:,.0f}/s", flush=True)
+            out = {}
+            for k, (_, ps) in cfgs.items():
+                a = acc[k]
+                out[k] = {
+                    "update_batches_per_s": round(statistics.median(a["up_rates"]), 1),
+                    "update_rates": [round(x, 1) for x in a["up_rates"]],
+                    "update_p50_ms": round(percentile(a["up_lat"], 50) * 1e3, 2),
+                    "update_p99_ms": round(percentile(a["up_lat"], 99) * 1e3, 2),
+                    "update_errors": a["up_err"],
+                    "predict_per_s": round(statistics.median(a["pr_rates"]), 1),
+                    "predict_rates": [round(x, 1) for x in a["pr_rates"]],
+                    "predict_p50_ms": round(percentile(a["pr_lat"], 50) * 1e3, 2),
+                    "predict_p99_ms": round(percentile(a["pr_lat"], 99) * 1e3, 2),
+                    "predict_errors": a["pr_err"],
+                    "server_cpu_cores_during_predict": round(a["cpu"] / (seconds * rounds), 2),
+                    "server_rss_mb": round(sum(rss_mb(p) for p in ps) / len(ps), 1),
+                }
+            return out
     finally:
-        p.send_signal(signal.SIGTERM)
-        p.wait(30)
-        log.close()
+        sq.send_signal(signal.SIGTERM)
+        sq.wait(30)
+        pg.destroy()
 
 
 def chaos(c: Cluster, seconds: float, every: float) -> dict[str, Any]:
@@ -289,29 +316,16 @@ def main() -> None:
     ap.add_argument("--json")
     ap.add_argument("--chaos-seconds", type=float, default=60.0)
     ap.add_argument("--kill-every", type=float, default=15.0)
-    ap.add_argument("--rate-seconds", type=float, default=10.0)
+    ap.add_argument("--rate-seconds", type=float, default=5.0)
+    ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="rlsched-bench-cluster-"))
-    out: dict[str, Any] = {"machine": machine(), "rate_seconds": a.rate_seconds}
-    print("SQLite, 1 process", flush=True)
-    out["sqlite_1"] = sqlite_rates(root, a.rate_seconds)
-    print(out["sqlite_1"], flush=True)
-    pg = LocalPostgres.create()  # fsync on, as a real server
-    try:
-        with Cluster(root / "one", replicas=1, learners=0, pg=pg) as c:
-            c.start()
-            print("PostgreSQL, 1 replica", flush=True)
-            pids = [r.proc.pid for r in c.replicas if r.proc is not None]
-            out["pg_1"] = rates([c.replicas[0].url], a.rate_seconds, pids)
-            print(out["pg_1"], flush=True)
-        with Cluster(root / "three", replicas=3, learners=0, pg=pg) as c:
-            c.start()
-            print("PostgreSQL, 3 replicas", flush=True)
-            pids = [r.proc.pid for r in c.replicas if r.proc is not None]
-            out["pg_3"] = rates([r.url for r in c.replicas], a.rate_seconds, pids)
-            print(out["pg_3"], flush=True)
-    finally:
-        pg.destroy()
+    out: dict[str, Any] = {"machine": machine(), "rate_seconds": a.rate_seconds,
+                           "rounds": a.rounds}  # fmt: skip
+    print("SQLite (1 process) and PostgreSQL (1 and 3 replicas), interleaved", flush=True)
+    out.update(side_by_side(root, a.rate_seconds, a.rounds))
+    for k in ("sqlite_1", "pg_1", "pg_3"):
+        print(k, out[k], flush=True)
     with Cluster(root / "chaos", replicas=3, learners=2) as c:
         c.start()
         print("activation lag", flush=True)

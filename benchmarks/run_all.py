@@ -40,7 +40,10 @@ BENCHES = {
     "vector": ("bench_vector.py", ()),
     "snapshot": ("bench_snapshot.py", ()),
     "soak": ("bench_soak.py", ("--seconds", "300")),
-    "cluster": ("bench_cluster.py", ("--chaos-seconds", "60", "--kill-every", "15")),
+    "cluster": (
+        "bench_cluster.py",
+        ("--chaos-seconds", "60", "--kill-every", "15", "--rate-seconds", "5", "--rounds", "3"),
+    ),
 }
 
 
@@ -442,8 +445,10 @@ def cluster_section(cl: dict) -> list[str]:
     ch, ac, lk, pr = cl["chaos"], cl["activation"], cl["learner_kill"], cl["pg_restart"]
     rows = [
         ("/update batches per second (16 experiences each)", "update_batches_per_s", "{:,.0f}"),
+        ("(rounds)", "update_rates", None),
         ("/update p50 / p99 ms", ("update_p50_ms", "update_p99_ms"), "{:.1f} / {:.1f}"),
         ("/predict per second", "predict_per_s", "{:,.0f}"),
+        ("(rounds)", "predict_rates", None),
         ("/predict p50 / p99 ms", ("predict_p50_ms", "predict_p99_ms"), "{:.2f} / {:.2f}"),
         ("errors", ("update_errors", "predict_errors"), "{} / {}"),
         ("server CPU (cores, all replicas) during /predict", "server_cpu_cores_during_predict",
@@ -461,8 +466,13 @@ def cluster_section(cl: dict) -> list[str]:
         f"({m['cpu']}, {m['cores']} cores, shared with other engineers' test runs at the "
         f"time; {m['python_loop_1e6_ms']} ms per 10^6 Python additions). With 3 replicas "
         "the 2 cores are shared by 3 servers, PostgreSQL and the clients: the figures compare "
-        "the modes on one machine, they are not a capacity plan. Each rate: "
-        f"{rs:g} s of /update only, then {rs:g} s of /predict only (N = 4 nodes).",
+        "the modes on one machine, they are not a capacity plan. The three are measured in "
+        f"{cl.get('rounds', 1)} interleaved rounds (SQLite, PostgreSQL 1, PostgreSQL 3, "
+        "SQLite, ...) so that the load other work puts on the machine falls on all three; "
+        f"each round is {rs:g} s of /update only (all rounds first), then {rs:g} s of "
+        "/predict only (N = 4 nodes). Rates are the median round (the rounds in brackets), "
+        "latencies over all rounds. \"1 replica\" is one replica of the three taking all "
+        "the load (the others idle).",
         "",
         "| | " + " | ".join(n for n, _ in cols) + " |",
         "|---|" + "---:|" * len(cols),
@@ -470,6 +480,9 @@ def cluster_section(cl: dict) -> list[str]:
     for label, key, fmt in rows:
         cells = []
         for _, c in cols:
+            if fmt is None:  # the per-round values
+                cells.append("[" + ", ".join(f"{x:,.0f}" for x in c.get(key, [])) + "]")
+                continue
             vals = [c[k] for k in key] if isinstance(key, tuple) else [c[key]]
             cells.append(fmt.format(*vals))
         out.append(f"| {label} | " + " | ".join(cells) + " |")

@@ -124,6 +124,7 @@ def test_kill_9_of_the_active_learner_mid_run(cluster: Cluster) -> None:
         stop.set()
         t.join(120)
     active.start()  # back as the new standby (the later tests want two learners)
+    active.wait_metrics()
     deadline = time.monotonic() + 60
     while True:  # the new active learner drains what is left (below min_experiences stays)
         pending = cluster.sql("SELECT SUM(pending) FROM rlsched_counters")[0][0]
@@ -141,6 +142,14 @@ def test_kill_9_of_the_active_learner_mid_run(cluster: Cluster) -> None:
     assert stored == rows and flagged + pending == stored  # nothing lost
     assert check_exactly_once(cluster, log)["missing"] == 0
     assert takeover < 10.0
+    # the new active learner's /metrics: role, lag, last run and outcome, versions published
+    m = standby.metrics()
+    assert m["rlsched_learner_active"] == 1.0 and m["rlsched_learner_in_run"] == 0.0
+    assert m["rlsched_learner_lag_experiences"] < 64
+    assert m["rlsched_learner_last_run_timestamp_seconds"] > time.time() - 60
+    assert m["rlsched_learner_versions_published"] >= 1
+    assert sum(v for k, v in m.items() if k.startswith("rlsched_learner_last_outcome{")) == 1.0
+    assert active.metric("rlsched_learner_active") == 0.0  # restarted: now the standby
 
 
 def test_postgres_restart_under_load(cluster: Cluster) -> None:
