@@ -79,7 +79,8 @@ def _load(urls: list[str], seconds: float, update_every: int) -> tuple[int, list
             sum(p[2] for p in parts))  # fmt: skip
 
 
-def side_by_side(root: Path, seconds: float, rounds: int) -> dict[str, Any]:
+def side_by_side(root: Path, seconds: float, rounds: int,
+                 ab_requests: int = 3000) -> dict[str, Any]:  # fmt: skip
     """SQLite (1 process), PostgreSQL 1 replica and 3 replicas, measured in interleaved
     rounds (A B C A B C ...: the machine's load from other work drifts, and interleaving
     spreads it over the three) with the same 8 clients: /update only, then /predict only.
@@ -127,6 +128,21 @@ def side_by_side(root: Path, seconds: float, rounds: int) -> dict[str, Any]:
                         acc[k][f"{phase}_lat"] += lat
                         acc[k][f"{phase}_err"] += err
                         print(f"  {phase} round {r + 1} {k}: {n / seconds:,.0f}/s", flush=True)
+            # one client, requests interleaved one by one across the three set-ups: the same
+            # moment of machine load for each (the fairest latency comparison on a busy VM)
+            clients = {k: [httpx.Client(base_url=u) for u in urls] for k, (urls, _) in
+                       cfgs.items()}  # fmt: skip
+            one: dict[str, list[float]] = {k: [] for k in cfgs}
+            body = {"state": [0.5] * DIM}
+            for i in range(ab_requests):
+                for k, cs in clients.items():
+                    h = cs[i % len(cs)]
+                    t0 = time.perf_counter()
+                    assert h.post("/predict", json=body).status_code == 200
+                    one[k].append(time.perf_counter() - t0)
+            for cs in clients.values():
+                for h in cs:
+                    h.close()
             out = {}
             for k, (_, ps) in cfgs.items():
                 a = acc[k]
@@ -143,6 +159,8 @@ def side_by_side(root: Path, seconds: float, rounds: int) -> dict[str, Any]:
                     "predict_errors": a["pr_err"],
                     "server_cpu_cores_during_predict": round(a["cpu"] / (seconds * rounds), 2),
                     "server_rss_mb": round(sum(rss_mb(p) for p in ps) / len(ps), 1),
+                    "one_client_predict_p50_ms": round(percentile(one[k], 50) * 1e3, 3),
+                    "one_client_predict_p99_ms": round(percentile(one[k], 99) * 1e3, 3),
                 }
             return out
     finally:
