@@ -166,10 +166,14 @@ def test_postgres_restart_under_load(cluster: Cluster) -> None:
     down_at = time.time()
     time.sleep(3.0)
     ready = [httpx.get(r.url + "/readyz", timeout=2).status_code for r in cluster.replicas]
+    one = {"states": [[0.5] * DIM], "actions": [1], "rewards": [0.0], "dones": [False]}
+    refused = httpx.post(cluster.replicas[0].url + "/update", json=one, timeout=10)
     cluster.pg.start()
     back_at = time.time()
     t.join(120)
     assert ready == [200, 200, 200]
+    assert refused.status_code == 503 and refused.headers["Retry-After"] == "5"
+    assert "/update refused with 503" in cluster.replicas[0].log_tail(20000)
     assert set(log.predict_status) == {200}
     assert set(log.update_status) <= {200, 503} and 503 in log.update_status
     assert all(not (down_at + 2.5 < w < back_at) for w in log.update_ok_at)  # really down
