@@ -261,7 +261,7 @@ def learner_kill(c: Cluster) -> dict[str, Any]:
     active = c.active_learner()
     standby = next(ln for ln in c.learners if ln is not active)
     learner_rss = rss_mb(active.proc.pid)  # type: ignore[union-attr]
-    while active.metric("rlsched_learner_in_run") != 1.0:
+    while (claimed := c.claimed_batches()) == 0:  # mid-run: its claim holds batches
         time.sleep(0.01)
     active.kill(signal.SIGKILL)
     t0 = time.monotonic()
@@ -285,6 +285,7 @@ def learner_kill(c: Cluster) -> dict[str, Any]:
     stored = int(c.sql("SELECT SUM(n) FROM rlsched_batches")[0][0])
     return {
         "takeover_s": round(takeover, 2),
+        "batches_claimed_at_kill": claimed,
         "bound_s": 10.0,
         "experiences_stored": stored,
         "consumed_by_recorded_runs": by_runs,

@@ -520,7 +520,8 @@ def cluster_section(cl: dict) -> list[str]:
         f"version (polled every 5 ms): largest {ac['max_lag_ms']:.0f} ms, median "
         f"{ac['median_lag_ms']:.0f} ms.",
         "",
-        f"**Learner kill -9** mid-run (under load, 4 clients): the standby held the lock "
+        f"**Learner kill -9** mid-run (under load, 4 clients; killed while its run's claim "
+        f"held {lk.get('batches_claimed_at_kill', '?')} batches locked): the standby held the lock "
         f"{lk['takeover_s']:.2f} s later (bound: {lk['bound_s']:g} s). Afterwards "
         f"{lk['experiences_stored']:,} experiences stored, {lk['consumed_flags']:,} consumed "
         f"(recorded runs account for {lk['consumed_by_recorded_runs']:,}), "

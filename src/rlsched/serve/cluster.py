@@ -201,6 +201,19 @@ class Cluster:
             time.sleep(0.1)
         raise RuntimeError("no active learner")
 
+    def claimed_batches(self) -> int:
+        """Open batches locked by a consumer now (a learner mid-run holds its claim)."""
+        import psycopg
+
+        with psycopg.connect(self.pg.url, connect_timeout=5) as c:
+            total = c.execute(
+                "SELECT COUNT(*) FROM rlsched_progress WHERE remaining > 0").fetchone()[0]
+            free = c.execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM rlsched_progress WHERE remaining > 0 "
+                "FOR UPDATE SKIP LOCKED) AS x").fetchone()[0]
+            c.rollback()
+        return int(total) - int(free)
+
     def sql(self, query: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         import psycopg
 
@@ -268,6 +281,8 @@ def run_load(
 
     log = log or LoadLog()
     stop = stop or threading.Event()
+    # keys (and bodies) of this load only: a later load must not repeat an earlier one's
+    key_prefix = key_prefix or f"L{time.time_ns()}-"
     down_until = [0.0] * len(urls)
     deadline = time.monotonic() + seconds
 
