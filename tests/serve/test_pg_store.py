@@ -132,3 +132,12 @@ def test_database_down_is_store_unavailable_fast_and_names_no_password(
         Database(url)
     assert time.monotonic() - t0 < 10 and "pw-not-shown" not in str(e.value)
     assert isinstance(StoreUnavailable("x"), RuntimeError)
+
+
+def test_learn_needs_a_postgresql_store() -> None:
+    r = subprocess.run(
+        [sys.executable, "-c", "from rlsched.cli import main; main()", "learn", "--store",
+         "runs/x.sqlite"], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "postgresql://" in r.stderr and "--learn" in r.stderr
