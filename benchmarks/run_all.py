@@ -463,8 +463,9 @@ def cluster_section(cl: dict) -> list[str]:
         "",
         "`benchmarks/bench_cluster.py`, one run: a PostgreSQL 15 server started by the "
         "benchmark on loopback (as an unprivileged user, `fsync = on`), `rlsched serve` "
-        "processes and 8 client threads (one Python process, kept-alive connections, "
-        "round-robin over the replicas) all on the same machine "
+        "processes and the clients (for the rates: 8 client threads in 4 processes; for the "
+        "failure runs: 8 or 4 threads in one process; kept-alive connections, round-robin "
+        "over the replicas) all on the same machine "
         f"({m['cpu']}, {m['cores']} cores, shared with other engineers' test runs at the "
         f"time; {m['python_loop_1e6_ms']} ms per 10^6 Python additions). With 3 replicas "
         "the 2 cores are shared by 3 servers, PostgreSQL and the clients: the figures compare "
