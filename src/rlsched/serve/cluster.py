@@ -451,8 +451,14 @@ def demo(seconds: float = 15.0, root: Path | None = None) -> int:
         print(f"  learner   runs by outcome {dict(runs)}; current version v{versions}; "
               f"replicas serve {served}")  # fmt: skip
         ok = check["missing"] == 0 and check["duplicates"] == 0 and log.unretried == 0
-        print("OK" if ok else "FAILED")
-        return 0 if ok else 1
+    if ok:  # everything stopped and PostgreSQL removed; the logs too unless something failed
+        import shutil
+
+        shutil.rmtree(root, ignore_errors=True)
+        print("OK (stopped and removed everything)")
+    else:
+        print(f"FAILED (logs kept in {root})")
+    return 0 if ok else 1
 
 
 def main(argv: list[str] | None = None) -> int:
