@@ -91,7 +91,8 @@ def test_sigkill_of_a_replica_under_load_loses_nothing(cluster: Cluster) -> None
     for when, idx, what in log.predict_failures:
         assert idx == 1 and killed_at - 0.5 <= when <= ready_at + 1.0, (when, idx, what)
     assert set(log.predict_status) <= {200, 0}
-    assert set(log.update_status) <= {200, 0}
+    # a 503 (the pool's 2 s wait on a starved machine) is allowed for /update: it is retried
+    assert set(log.update_status) <= {200, 0, 503}
     check = check_exactly_once(cluster, log)
     assert check["missing"] == 0 and check["wrong_size"] == 0 and check["duplicates"] == 0, check
     assert check["keys"] == check["acked"]  # no key stored without the client's ack either
