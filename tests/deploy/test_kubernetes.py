@@ -18,23 +18,19 @@ K8S_VERSION = "1.32.0"
 
 
 def _renderer() -> list[str] | None:
-    """``kubectl kustomize`` or ``kustomize build`` when its kustomize is v4 or newer (the
-    manifests use ``labels`` and directory resources)."""
-    for cmd, ver in ((["kubectl", "kustomize"], ["kubectl", "version", "--client"]),
-                     (["kustomize", "build"], ["kustomize", "version"])):  # fmt: skip
-        if shutil.which(cmd[0]) is None:
-            continue
-        out = subprocess.run(ver, capture_output=True, text=True, timeout=60).stdout
-        m = re.search(r"[Kk]ustomize[^\n]*?v?(\d+)\.(\d+)", out) or re.search(r"v(\d+)\.", out)
-        if m and int(m.group(1)) >= 4:
-            return cmd
+    """``kubectl kustomize`` or ``kustomize build`` (the manifests use fields that kustomize
+    v2.0.3, in Debian's kubectl 1.20, and v5 both render the same way)."""
+    if shutil.which("kubectl"):
+        return ["kubectl", "kustomize"]
+    if shutil.which("kustomize"):
+        return ["kustomize", "build"]
     return None
 
 
 RENDER = _renderer()
 pytestmark = pytest.mark.skipif(
-    RENDER is None, reason="no kubectl or kustomize with kustomize v4+ to render the manifests "
-    "(`make test` installs Debian's kubernetes-client when neither exists)",
+    RENDER is None, reason="no kubectl or kustomize to render the manifests (`make test` "
+    "installs Debian's kubernetes-client when neither exists)",
 )
 
 
