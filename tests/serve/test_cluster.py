@@ -169,11 +169,13 @@ def test_postgres_restart_under_load(cluster: Cluster) -> None:
     ready = [httpx.get(r.url + "/readyz", timeout=2).status_code for r in cluster.replicas]
     one = {"states": [[0.5] * DIM], "actions": [1], "rewards": [0.0], "dones": [False]}
     refused = httpx.post(cluster.replicas[0].url + "/update", json=one, timeout=10)
+    scored, prioritized = _score_and_prioritize(cluster)  # in-memory model: answered
     cluster.pg.start()
     back_at = time.time()
     t.join(120)
     assert ready == [200, 200, 200]
     assert refused.status_code == 503 and refused.headers["Retry-After"] == "5"
+    assert scored and prioritized  # gRPC ScoreNodes and the extender, with the database down
     assert "/update refused with 503" in cluster.replicas[0].log_tail(20000)
     assert set(log.predict_status) == {200}
     assert set(log.update_status) <= {200, 503} and 503 in log.update_status
@@ -183,3 +185,26 @@ def test_postgres_restart_under_load(cluster: Cluster) -> None:
     assert log.unretried == 0
     check = check_exactly_once(cluster, log)
     assert check["missing"] == 0 and check["duplicates"] == 0, check
+
+
+def _score_and_prioritize(c: Cluster) -> tuple[bool, bool]:
+    """gRPC ``ScoreNodes`` and ``/extender/prioritize`` on replica 1, each within 2 s."""
+    import grpc
+
+    from rlsched.serve.proto import scheduler_pb2 as pb
+    from rlsched.serve.proto import scheduler_pb2_grpc as pb_grpc
+
+    r = c.replicas[1]
+    with grpc.insecure_channel(f"127.0.0.1:{r.grpc_port}") as ch:
+        nodes = [pb.NodeResources(name=f"n{i}", cpu_allocatable_millicores=4000,
+                                  memory_allocatable_bytes=2**34) for i in range(4)]  # fmt: skip
+        res = pb_grpc.SchedulerV1Stub(ch).ScoreNodes(
+            pb.ScoreNodesRequest(pod=pb.PodResources(cpu_millicores=500, memory_bytes=2**28),
+                                 nodes=nodes), timeout=2.0,
+        )  # fmt: skip
+    node = {"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}}
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}
+    ext = httpx.post(r.url + "/extender/prioritize", timeout=2.0,
+                     json={"Pod": pod, "Nodes": {"items": [node]}, "NodeNames": None})
+    return len(res.scores) == 4 and res.chosen_index >= 0, ext.status_code == 200
