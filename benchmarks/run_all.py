@@ -41,6 +41,10 @@ BENCHES = {
     "vector": ("bench_vector.py", ()),
     "snapshot": ("bench_snapshot.py", ()),
     "soak": ("bench_soak.py", ("--seconds", "300")),
+    "cluster": (
+        "bench_cluster.py",
+        ("--chaos-seconds", "60", "--kill-every", "15", "--rate-seconds", "5", "--rounds", "3"),
+    ),
 }
 
 
@@ -541,6 +545,112 @@ def throughput_section(t: dict) -> list[str]:
     return lines
 
 
+def cluster_section(cl: dict) -> list[str]:
+    m = cl["machine"]
+    rs = cl["rate_seconds"]
+    cols = [("SQLite, 1 process", cl["sqlite_1"]), ("PostgreSQL, 1 replica", cl["pg_1"]),
+            ("PostgreSQL, 3 replicas", cl["pg_3"])]  # fmt: skip
+    ch, ac, lk, pr = cl["chaos"], cl["activation"], cl["learner_kill"], cl["pg_restart"]
+    rows = [
+        ("/update batches per second (16 experiences each)", "update_batches_per_s", "{:,.0f}"),
+        ("(rounds)", "update_rates", None),
+        ("/update p50 / p99 ms", ("update_p50_ms", "update_p99_ms"), "{:.1f} / {:.1f}"),
+        ("/predict per second", "predict_per_s", "{:,.0f}"),
+        ("(rounds)", "predict_rates", None),
+        ("/predict p50 / p99 ms", ("predict_p50_ms", "predict_p99_ms"), "{:.2f} / {:.2f}"),
+        ("/predict p50 / p99 ms, one client interleaving its requests over the three",
+         ("one_client_predict_p50_ms", "one_client_predict_p99_ms"), "{:.2f} / {:.2f}"),
+        ("errors (/update / /predict)", ("update_errors", "predict_errors"), "{} / {}"),
+        ("server CPU (cores, all replicas) during /predict", "server_cpu_cores_during_predict",
+         "{:.2f}"),
+        ("server RSS per process after the load", "server_rss_mb", "{:.0f} MB"),
+    ]
+    out = [
+        "",
+        "## Several replicas: SQLite and PostgreSQL side by side, failures under load",
+        "",
+        "`benchmarks/bench_cluster.py`, one run: a PostgreSQL 15 server started by the "
+        "benchmark on loopback (as an unprivileged user, `fsync = on`), `rlsched serve` "
+        "processes and the clients (for the rates: 8 client threads in 4 processes; for the "
+        "failure runs: 8 or 4 threads in one process; kept-alive connections, round-robin "
+        "over the replicas) all on the same machine "
+        f"({m['cpu']}, {m['cores']} cores, shared with other engineers' test runs at the "
+        f"time; {m['python_loop_1e6_ms']} ms per 10^6 Python additions). With 3 replicas "
+        "the 2 cores are shared by 3 servers, PostgreSQL and the clients: the figures compare "
+        "the modes on one machine, they are not a capacity plan. The three are measured in "
+        f"{cl.get('rounds', 1)} interleaved rounds (SQLite, PostgreSQL 1, PostgreSQL 3, "
+        "SQLite, ...) so that the load other work puts on the machine falls on all three; "
+        f"each round is {rs:g} s of /update only (all rounds first), then {rs:g} s of "
+        "/predict only (N = 4 nodes). Rates are the median round (the rounds in brackets), "
+        "latencies over all rounds. \"1 replica\" is one replica of the three taking all "
+        "the load (the others idle). Then one client sends 3,000 /predict to each set-up, "
+        "request by request in turn (SQLite, PostgreSQL 1, PostgreSQL 3 round-robin, ...): "
+        "the same moment of machine load for each, the fairest latency comparison here.",
+        "",
+        "| | " + " | ".join(n for n, _ in cols) + " |",
+        "|---|" + "---:|" * len(cols),
+    ]
+    for label, key, fmt in rows:
+        cells = []
+        for _, c in cols:
+            if fmt is None:  # the per-round values
+                cells.append("[" + ", ".join(f"{x:,.0f}" for x in c.get(key, [])) + "]")
+                continue
+            vals = [c[k] for k in key] if isinstance(key, tuple) else [c[key]]
+            cells.append(fmt.format(*vals))
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+    out += [
+        "",
+        f"**Chaos** ({ch['seconds']:g} s, 3 replicas, an active and a standby learner "
+        "(`--gate none --interval 1 --min-experiences 64`), 8 clients sending /predict and "
+        "idempotent /update (16 experiences) alternately, retrying a failed call on the next "
+        f"replica with the same key; a replica killed with SIGKILL and restarted every "
+        f"15 s):",
+        "",
+        "| figure | value |",
+        "|---|---:|",
+        f"| replicas killed and restarted | {ch['kills']} (ready again after "
+        f"{', '.join(f'{x:.1f}' for x in ch['restart_to_ready_s'])} s) |",
+        f"| /predict answered; p50 / p99 ms | {ch['predicts']:,}; {ch['predict_p50_ms']:.2f} / "
+        f"{ch['predict_p99_ms']:.2f} |",
+        f"| /update acknowledged (batches / experiences) | {ch['updates_acked']:,} / "
+        f"{ch['acked_experiences']:,} |",
+        f"| acknowledged batches missing in the database / stored twice / wrong size | "
+        f"{ch['missing']} / {ch['stored_twice']} / {ch['wrong_size']} |",
+        f"| keys in the database (= acknowledged) | {ch['keys_in_db']:,} |",
+        f"| failed /predict calls (all retried successfully) / of them not in flight on the "
+        f"killed replica | {ch['predict_failures']} / "
+        f"{ch['predict_failures_not_on_killed_replica']} |",
+        f"| failed /update calls (retried with the same key) | {ch['update_failures']} |",
+        f"| calls given up | {ch['calls_given_up']} |",
+        "",
+        f"**Activation lag**: {ac['activations']} activations, each through another replica's "
+        "`POST /v1/models/{v}/activate`, timed until all 3 replicas' `/readyz` report the new "
+        f"version (polled every 5 ms): largest {ac['max_lag_ms']:.0f} ms, median "
+        f"{ac['median_lag_ms']:.0f} ms.",
+        "",
+        f"**Learner kill -9** mid-run (under load, 4 clients; killed while its run's claim "
+        f"held {lk.get('batches_claimed_at_kill', '?')} batches locked): the standby held the lock "
+        f"{lk['takeover_s']:.2f} s later (bound: {lk['bound_s']:g} s). Afterwards "
+        f"{lk['experiences_stored']:,} experiences stored, {lk['consumed_flags']:,} consumed "
+        f"(recorded runs account for {lk['consumed_by_recorded_runs']:,}), "
+        f"{lk['pending_below_min_experiences']} pending (below `--min-experiences`): "
+        f"{lk['consumed_twice']} consumed twice, {lk['lost']} lost. Runs by outcome: "
+        f"{lk['runs']}. The learner's RSS while training: {lk['learner_rss_mb']:.0f} MB.",
+        "",
+        f"**PostgreSQL restart** under load (4 clients; `pg_ctl`-style fast shutdown, "
+        f"down {pr['outage_s']:.1f} s): /update answered {pr['update_statuses']} (status: "
+        f"calls), /predict {pr['predict_statuses']}, `/readyz` during the outage "
+        f"{pr['readyz_during_outage']}; the first /update succeeded "
+        f"{pr['first_update_ok_after_return_s']} s after the database was back; "
+        f"{pr['acked']:,} batches acknowledged, {pr['missing']} missing, {pr['stored_twice']} "
+        f"stored twice, {pr['calls_given_up']} calls given up.",
+        "",
+        f"Measured {m['date']}, git commit {m['git_commit']}.",
+    ]
+    return out
+
+
 def main() -> None:
     selected()  # reject a bad --only before running anything
     env = run("env")
@@ -555,6 +665,7 @@ def main() -> None:
     vc = run("vector")
     sn = run("snapshot")
     sk = run("soak")
+    cl = run("cluster")
     if env is None or tr is None or sv is None:
         sys.exit("missing benchmarks/results/bench_{env,train,serve}.json: run without --only")
     m = env["machine"]
@@ -630,6 +741,8 @@ def main() -> None:
     before_after = RESULTS / "before_after_issue12.json"
     if before_after.is_file():
         lines += before_after_section(json.loads(before_after.read_text()))
+    if cl is not None:
+        lines += cluster_section(cl)
     DOC.parent.mkdir(parents=True, exist_ok=True)
     DOC.write_text("\n".join(lines) + "\n")
     print(f"wrote {DOC}")

@@ -443,7 +443,12 @@ def serve(
         Path | None, typer.Option(help="Model registry folder (default runs/serve/registry).")
     ] = None,
     store: Annotated[
-        Path | None, typer.Option(help="Experience store (default REGISTRY/experiences.sqlite).")
+        str | None,
+        typer.Option(
+            help="Experience store: a SQLite file (default REGISTRY/experiences.sqlite), or "
+            "postgresql://USER@HOST[:PORT]/DB for replicas sharing store and registry (password "
+            "from RLSCHED_STORE_PASSWORD or a libpq service/password file, never in the URL)."
+        ),
     ] = None,
     token: Annotated[
         str | None,
@@ -497,6 +502,13 @@ def serve(
     store_retention: Annotated[
         float, typer.Option(help="Hours consumed experiences are kept in the store.")
     ] = 24.0,
+    registry_poll: Annotated[
+        float,
+        typer.Option(
+            help="PostgreSQL store: seconds between re-reads of the current version (the "
+            "fallback when activation notifications are lost)."
+        ),
+    ] = 2.0,
 ) -> None:
     """Serve a policy to the k8sSim PPO plugin (REST + gRPC), as a kube-scheduler extender,
     with a model registry, durable experiences and an optional online learner."""
@@ -531,11 +543,16 @@ def serve(
     )  # fmt: skip
     if keep_versions < 1 or not store_retention >= 0:
         raise ConfigError("--keep-versions must be >= 1 and --store-retention >= 0")
+    if not registry_poll > 0:
+        raise ConfigError("--registry-poll must be > 0 seconds")
+    from rlsched.serve.pg import is_pg_url
+
     cfg = ServeConfig(
         model=model, state_dim=state_dim, action_dim=action_dim, registry=registry,
-        store=store, token=token, learn=learn, learn_interval=learn_interval,
-        min_experiences=min_experiences, gate=gate, seed=seed, keep_versions=keep_versions,
-        store_retention_s=store_retention * 3600.0,
+        store=store if store is None or is_pg_url(store) else Path(store), token=token,
+        learn=learn, learn_interval=learn_interval, min_experiences=min_experiences, gate=gate,
+        seed=seed, keep_versions=keep_versions, store_retention_s=store_retention * 3600.0,
+        registry_poll=registry_poll,
     )  # fmt: skip
     service = build_service(cfg)
     run(
@@ -543,6 +560,145 @@ def serve(
         echo=lambda m: print(m, flush=True), log_level=log_level, learn_interval=learn_interval,
         limits=limits, allowed_hosts=default_allowed_hosts(host, token, tuple(allowed_host or ())),
     )  # fmt: skip
+
+
+StoreUrl = Annotated[
+    str,
+    typer.Option(
+        "--store",
+        help="postgresql://USER@HOST[:PORT]/DB of the replicas (password from "
+        "RLSCHED_STORE_PASSWORD or a libpq service/password file).",
+    ),
+]
+
+
+@app.command()
+def learn(
+    store: StoreUrl,
+    gate: Annotated[
+        str, typer.Option(help="Publish gate: kube (held-out evaluation) | none.")
+    ] = "kube",
+    interval: Annotated[float, typer.Option(help="Seconds between runs.")] = 30.0,
+    failover_timeout: Annotated[
+        float,
+        typer.Option(help="A standby takes over within this many seconds of the active one's "
+                     "death (its lock session's keepalives; the standby's retry period / 5)."),
+    ] = 10.0,
+    min_experiences: Annotated[int, typer.Option(help="Experiences a run waits for.")] = 256,
+    keep_versions: Annotated[int, typer.Option(help="Registry retention (last K).")] = 20,
+    metrics_host: Annotated[str, typer.Option(help="Address of /metrics.")] = "127.0.0.1",
+    metrics_port: Annotated[int, typer.Option(help="Port of /metrics (0: any).")] = 9100,
+    seed: Annotated[int, typer.Option(help="Seed of the PPO updates.")] = 0,
+    log_level: Annotated[str, typer.Option(help="Log level.")] = "warning",
+) -> None:
+    """The online learner for replicas sharing a PostgreSQL store: exactly one active learner
+    (an advisory lock), the others standbys that take over when it dies."""
+    import logging
+
+    from rlsched.serve.learner_process import LearnerProcess
+    from rlsched.serve.pg import is_pg_url
+
+    if not is_pg_url(store):
+        raise ConfigError(
+            "--store must be a postgresql:// URL (with a SQLite store, use rlsched serve --learn)"
+        )
+    if gate not in ("kube", "none"):
+        raise ConfigError(f"--gate {gate!r}: choose kube or none")
+    if not interval > 0 or not failover_timeout > 0 or min_experiences < 1:
+        raise ConfigError("--interval and --failover-timeout must be > 0, --min-experiences >= 1")
+    logging.basicConfig(level=log_level.upper(), format="%(asctime)s %(name)s %(message)s")
+    proc = LearnerProcess(
+        store, gate=gate, interval=interval, failover=failover_timeout,
+        min_experiences=min_experiences, keep_versions=keep_versions, seed=seed,
+    )  # fmt: skip
+    try:
+        proc.run(echo=lambda m: print(m, flush=True), metrics_host=metrics_host,
+                 metrics_port=metrics_port)  # fmt: skip
+    except OSError as e:
+        raise ConfigError(f"learner metrics cannot listen on {metrics_host}:{metrics_port}: "
+                          f"{e.strerror or e}") from None  # fmt: skip
+
+
+registry_app = typer.Typer(
+    help="The model registry: a folder (--registry) or the database of the replicas (--store).",
+    no_args_is_help=True,
+)
+app.add_typer(registry_app, name="registry")
+RegistryDir = Annotated[
+    Path | None, typer.Option(help="Registry folder (default runs/serve/registry).")
+]
+RegistryStore = Annotated[
+    str | None, typer.Option("--store", help="postgresql:// URL: the replicas' registry.")
+]
+
+
+def _open_registry(registry: Path | None, store: str | None) -> Any:
+    from rlsched.serve.pg import is_pg_url
+
+    if store is not None:
+        if registry is not None:
+            raise ConfigError("give --registry DIR or --store URL, not both")
+        if not is_pg_url(store):
+            raise ConfigError("--store must be a postgresql:// URL")
+        from rlsched.serve.pg import Database
+        from rlsched.serve.pg_registry import PgRegistry
+
+        return PgRegistry(Database(store, max_size=2, application="rlsched-registry"))
+    from rlsched.serve.registry import ModelRegistry
+    from rlsched.serve.server import DEFAULT_REGISTRY
+
+    root = registry or DEFAULT_REGISTRY
+    if not root.is_dir():
+        raise ConfigError(f"no registry at {root}")
+    return ModelRegistry(root)
+
+
+def _registry_call(registry: Path | None, store: str | None, fn: Any) -> Any:
+    from rlsched.serve.store import StoreUnavailable
+
+    reg = _open_registry(registry, store)
+    try:
+        return fn(reg)
+    except KeyError as e:
+        raise ConfigError(str(e.args[0])) from None
+    except StoreUnavailable as e:
+        raise ConfigError(str(e)) from None
+    finally:
+        db = getattr(reg, "db", None)
+        if db is not None:
+            db.close()
+
+
+@registry_app.command("list")
+def registry_list(registry: RegistryDir = None, store: RegistryStore = None) -> None:
+    """Versions, their parents and notes; * marks the current one."""
+    rows = _registry_call(registry, store, lambda r: r.list())
+    t = Table("", "version", "parent", "created", "note")
+    for v in rows:
+        t.add_row("*" if v["active"] else "", str(v["version"]), str(v.get("parent") or ""),
+                  str(v.get("created") or ""), str(v.get("note") or ""))  # fmt: skip
+    console.print(t)
+
+
+@registry_app.command("activate")
+def registry_activate(
+    version: Annotated[int, typer.Argument(help="The version to serve.")],
+    registry: RegistryDir = None,
+    store: RegistryStore = None,
+) -> None:
+    """Make VERSION current (replicas on --store swap to it within a second)."""
+    _registry_call(registry, store, lambda r: r.activate(version))
+    typer.echo(f"current version: {version}")
+
+
+@registry_app.command("rollback")
+def registry_rollback(registry: RegistryDir = None, store: RegistryStore = None) -> None:
+    """Re-activate the version that was current before this one."""
+    try:
+        v = _registry_call(registry, store, lambda r: r.rollback())
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    typer.echo(f"current version: {v}")
 
 
 # ---------------------------------------------------------------------------- sweep / leaderboard

@@ -175,3 +175,37 @@ def start_cli(args: list[str], timeout: float = 30.0, env: dict[str, str] | None
             raise RuntimeError("rlsched serve did not answer /health")
         time.sleep(0.05)
     return Proc(proc, url, gaddr, lines)
+
+
+# ---------------------------------------------------------------------------- PostgreSQL
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A throwaway PostgreSQL server on 127.0.0.1 for the session (as an unprivileged user
+    when the tests run as root); skips only when no server binaries exist."""
+    from rlsched.serve.pg_local import LocalPostgres, find_bin_dir
+
+    if find_bin_dir() is None:
+        pytest.skip(
+            "no PostgreSQL server binaries (initdb, postgres) on PATH or under "
+            "/usr/lib/postgresql/*/bin: `make test` installs Debian's postgresql with apt-get"
+        )
+    pg = LocalPostgres.create(fsync=False)  # a database per test: no fsync storms
+    yield pg
+    pg.destroy()
+
+
+_schema_counter = iter(range(1, 10**6))
+
+
+@pytest.fixture
+def pg_url(postgres: Any) -> Iterator[str]:
+    """A URL whose connections see a new, empty schema of the session's server (one per test;
+    cheaper than a database per test, whose copies of the template would pile up)."""
+    import psycopg
+
+    name = f"t{next(_schema_counter)}"
+    with psycopg.connect(postgres.url, autocommit=True) as c:
+        c.execute(f"CREATE SCHEMA {name}")
+    yield f"{postgres.url}?options=-csearch_path%3D{name}"
+    with psycopg.connect(postgres.url, autocommit=True) as c:
+        c.execute(f"DROP SCHEMA {name} CASCADE")

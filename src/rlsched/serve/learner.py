@@ -53,6 +53,7 @@ from rlsched.serve.bundle import PolicyBundle
 from rlsched.serve.limits import REWARD_LIMIT, STATE_LIMIT
 from rlsched.serve.registry import ModelRegistry, StaleVersion
 from rlsched.serve.store import ExperienceStore
+from rlsched.serve.store_api import ExperienceStoreAPI, RegistryAPI
 
 log = logging.getLogger(__name__)
 
@@ -173,8 +174,8 @@ def gae(
 class OnlineLearner:
     def __init__(
         self,
-        registry: ModelRegistry,
-        store: ExperienceStore,
+        registry: ModelRegistry | RegistryAPI,
+        store: ExperienceStore | ExperienceStoreAPI,
         gate: Gate | None = None,
         *,
         min_experiences: int = 256,
@@ -191,6 +192,7 @@ class OnlineLearner:
         seed: int = 0,
         max_experiences: int = 100_000,
         keep_versions: int | None = None,
+        name: str | None = None,
     ) -> None:
         if min_experiences < 1 or epochs < 1 or minibatch < 1:
             raise ValueError("min_experiences, epochs and minibatch must be >= 1")
@@ -211,6 +213,7 @@ class OnlineLearner:
         self.on_publish = on_publish
         self.seed = int(seed)
         self.keep_versions = keep_versions  # registry retention after each publish (None: off)
+        self.name = name  # recorded with each outcome on PostgreSQL (default: the host name)
         self._run_lock = threading.Lock()
         self._state_lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -242,17 +245,47 @@ class OnlineLearner:
                 "skipped", f"{pending} unconsumed experiences < min_experiences "
                 f"{self.min_experiences}", experiences=pending,
             )  # fmt: skip
-        cur_version = self.registry.current_version()
+        # one run = one consumption: on PostgreSQL one transaction that claims the batches
+        # (FOR UPDATE SKIP LOCKED), and commits their consumed flags with the outcome and the
+        # publish (so a learner killed mid-run leaves nothing consumed); on SQLite the store
+        within = getattr(self.registry, "within", None)
+        with self.store.consumption(self.name) as store:
+            registry = within(store) if within is not None else self.registry
+            report = self._run_claimed(store, registry)
+            record = getattr(store, "record_outcome", None)
+            if record is not None:
+                record(report.status, report.reason, report.from_version, report.version)
+        if report.status != "published":
+            return report
+        version = report.version
+        assert version is not None
+        if self.keep_versions is not None:
+            try:
+                removed = self.registry.prune(self.keep_versions)
+                if removed:
+                    log.info("registry retention: removed versions %s", removed)
+            except OSError:
+                log.exception("registry retention failed")
+        if self.on_publish is not None:
+            try:
+                self.on_publish(version)
+            except Exception as e:
+                report.reason += f"; on_publish failed: {type(e).__name__}: {e}"
+                log.exception("on_publish(%s) failed", version)
+        return report
+
+    def _run_claimed(self, store: Any, registry: Any) -> UpdateReport:
+        cur_version = registry.current_version()
         if cur_version is None:
             return UpdateReport("skipped", "the registry has no active version", experiences=0)
-        current = self.registry.load(cur_version)
-        ids, states, actions, rewards, dones, _ = self.store.unconsumed(self.max_experiences)
+        current = registry.load(cur_version)
+        ids, states, actions, rewards, dones, _ = store.unconsumed(self.max_experiences)
         n = len(ids)
         if n < self.min_experiences:  # consumed by someone else meanwhile
             return UpdateReport("skipped", f"only {n} unconsumed experiences", experiences=n)
 
         def refuse(reason: str) -> UpdateReport:
-            self.store.mark_consumed(ids)
+            store.mark_consumed(ids)
             return UpdateReport("rejected", reason, None, n, from_version=cur_version)
 
         if states.shape[1] != current.state_dim:
@@ -280,7 +313,7 @@ class OnlineLearner:
             before = np.flatnonzero(bad) - 1
             dones = dones.copy()
             dones[before[before >= 0]] = True
-            self.store.mark_consumed(ids[bad])
+            store.mark_consumed(ids[bad])
             log.warning(
                 "online learner: dropped %d invalid experiences of %d (reward outside "
                 "+-%g or not finite, action or state out of range)", dropped, n, REWARD_LIMIT,
@@ -293,7 +326,7 @@ class OnlineLearner:
 
         candidate, losses = self._ppo(current, states, actions, rewards, dones, cur_version)
         if candidate is None:
-            self.store.mark_consumed(ids)
+            store.mark_consumed(ids)
             return UpdateReport(
                 "rejected", losses.pop("_reason", "non-finite loss"), None, n, losses,
                 from_version=cur_version,
@@ -306,13 +339,13 @@ class OnlineLearner:
             g = GateResult(False, f"gate failed: {type(e).__name__}: {e}")
         gate_info = asdict(g)
         if not g.passed:
-            self.store.mark_consumed(ids)
+            store.mark_consumed(ids)
             return UpdateReport(
                 "rejected", f"gate: {g.reason}; keeping v{cur_version}", None, n, losses,
                 gate_info, from_version=cur_version,
             )  # fmt: skip
         try:  # compare-and-set: an operator's activate / rollback meanwhile wins
-            version = self.registry.publish(
+            version = registry.publish(
                 candidate,
                 metrics={"losses": losses, "gate": gate_info, "experiences": n},
                 note=f"online PPO update of v{cur_version} on {n} experiences",
@@ -331,25 +364,11 @@ class OnlineLearner:
                 "discarded, experiences kept", None, n, losses, gate_info,
                 from_version=cur_version,
             )  # fmt: skip
-        self.store.mark_consumed(ids)
-        if self.keep_versions is not None:
-            try:
-                removed = self.registry.prune(self.keep_versions)
-                if removed:
-                    log.info("registry retention: removed versions %s", removed)
-            except OSError:
-                log.exception("registry retention failed")
-        report = UpdateReport(
+        store.mark_consumed(ids)
+        return UpdateReport(
             "published", f"v{version} from v{cur_version}: gate passed ({g.reason}){note}",
             version, n, losses, gate_info, from_version=cur_version,
         )  # fmt: skip
-        if self.on_publish is not None:
-            try:
-                self.on_publish(version)
-            except Exception as e:
-                report.reason += f"; on_publish failed: {type(e).__name__}: {e}"
-                log.exception("on_publish(%s) failed", version)
-        return report
 
     def _ppo(
         self,

@@ -60,7 +60,7 @@ class ServeConfig:
     state_dim: int | None = None
     action_dim: int | None = None
     registry: Path | None = None
-    store: Path | None = None
+    store: Path | str | None = None  # a SQLite file, or a postgresql:// URL (replicated mode)
     token: str | None = None
     learn: bool = False
     learn_interval: float = 30.0
@@ -69,6 +69,8 @@ class ServeConfig:
     seed: int = 0
     keep_versions: int = 20  # registry retention: the last K (+ every activated version)
     store_retention_s: float = 24 * 3600.0  # consumed experiences older than this are pruned
+    registry_poll: float = 2.0  # PostgreSQL: re-read the current version this often (fallback)
+    pool_size: int = 8  # PostgreSQL: connections per replica
 
 
 def _is_registry(p: Path) -> bool:
@@ -118,6 +120,10 @@ def _check_dims(cfg: ServeConfig, state_dim: int, action_dim: int, what: str) ->
 def build_service(cfg: ServeConfig) -> SchedulerService:
     """Resolve the model into a registry with an active version and build the service."""
     from rlsched.agents.models import resolve_model_dir
+    from rlsched.serve.pg import is_pg_url
+
+    if is_pg_url(cfg.store):
+        return build_service_pg(cfg)
     if (cfg.state_dim is None) != (cfg.action_dim is None) and cfg.model is None:
         raise ConfigError("give both --state-dim and --action-dim (or --model)")
     if cfg.model is None and cfg.state_dim is None and cfg.registry is None:
@@ -212,6 +218,113 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
         service.attach_learner(
             gate=gate, min_experiences=cfg.min_experiences, keep_versions=cfg.keep_versions
         )
+    return service
+
+
+def _resolve_pg_model(cfg: ServeConfig, registry: Any) -> None:
+    """Make the registry's current version the one ``cfg`` asks for (the folder mode's rules,
+    except that a fresh policy is published only into an empty registry: replicas starting
+    together with the same flags must not each publish one)."""
+    from rlsched.policies.learned import resolve_model_dir
+    from rlsched.serve.bundle import PolicyBundle
+    from rlsched.serve.registry import StaleVersion
+
+    cur = registry.current_version()
+    if cfg.model is None:
+        if cur is not None:
+            return
+        if cfg.state_dim is None or cfg.action_dim is None:
+            raise ConfigError(
+                f"the registry in {registry.root} has no active version; give --state-dim and "
+                "--action-dim for a fresh policy, or --model"
+            )
+        b = PolicyBundle.fresh(cfg.state_dim, cfg.action_dim, seed=cfg.seed)
+        with contextlib.suppress(StaleVersion):  # another replica was first: serve its version
+            registry.publish(
+                b, note=f"fresh policy (seed {cfg.seed})", activate=True, expect_current=None
+            )
+        return
+    model_path = Path(cfg.model)
+    if (model_path / "bundle.json").is_file() or _has_meta(model_path, resolve_model_dir):
+        if (model_path / "bundle.json").is_file():
+            b = PolicyBundle.load(model_path)
+            digest = _sha256([model_path / "weights.npz", model_path / "bundle.json"])
+            what = "bundle"
+        else:
+            d = resolve_model_dir(model_path)
+            b = PolicyBundle.from_sb3(d)
+            digest = _sha256([d / "model.zip", d / "vecnormalize.pkl"])
+            what = "model"
+        _check_dims(cfg, b.state_dim, b.action_dim, f"the {what} {model_path}")
+        note = f"source {model_path.resolve()} sha256 {digest}"
+        for _ in range(3):  # a replica starting beside this one may publish it first
+            known = [v["version"] for v in registry.list() if v.get("note") == note]
+            cur = registry.current_version()
+            try:
+                if not known:
+                    registry.publish(b, note=note, activate=True, pin=True, expect_current=cur)
+                elif cur is None or not _descends_from(registry, cur, known[-1]):
+                    registry.activate(known[-1])
+                return
+            except StaleVersion:
+                continue
+        return
+    m = _VERSION_NAME.match(str(cfg.model))
+    if m is None or model_path.exists():
+        raise ConfigError(
+            f"--model {cfg.model}: not a bundle or `rlsched train` model folder, nor a version "
+            "number (vN) of the registry in the database"
+        )
+    try:
+        registry.activate(int(m.group(1)))
+    except KeyError as e:
+        raise ConfigError(str(e.args[0])) from None
+
+
+def build_service_pg(cfg: ServeConfig) -> SchedulerService:
+    """The replicated mode: store and registry in the PostgreSQL database of ``cfg.store``;
+    the served version follows the registry (LISTEN/NOTIFY + a re-read every
+    ``cfg.registry_poll`` s). No learner here: ``rlsched learn --store URL`` is the one."""
+    from rlsched.serve.pg import Database
+    from rlsched.serve.pg_registry import PgRegistry
+    from rlsched.serve.pg_store import PgExperienceStore
+    from rlsched.serve.pg_watch import RegistryWatcher
+    from rlsched.serve.store import StoreUnavailable
+
+    if cfg.registry is not None:
+        raise ConfigError(
+            "--registry names a folder registry; with a PostgreSQL --store the registry is in "
+            "the database (drop --registry)"
+        )
+    if cfg.learn:
+        raise ConfigError(
+            "--learn trains inside this server (the SQLite mode); with a PostgreSQL --store run "
+            "one `rlsched learn --store URL` for all replicas instead"
+        )
+    if (cfg.state_dim is None) != (cfg.action_dim is None) and cfg.model is None:
+        raise ConfigError("give both --state-dim and --action-dim (or --model)")
+    if cfg.state_dim is not None and cfg.action_dim is not None:
+        _check_dims(cfg, cfg.state_dim, cfg.action_dim, "the requested dimensions")
+    db = Database(str(cfg.store), max_size=cfg.pool_size, application="rlsched-serve")
+    try:
+        registry = PgRegistry(db)
+        _resolve_pg_model(cfg, registry)
+        cur = registry.current_version()
+        assert cur is not None
+        removed = registry.prune(cfg.keep_versions)
+        if removed:
+            log.info("registry retention: removed versions %s", removed)
+        b = registry.load(cur)
+        _check_dims(cfg, b.state_dim, b.action_dim, f"model version {cur} in {db.where}")
+    except StoreUnavailable as e:
+        db.close()
+        raise ConfigError(str(e)) from None
+    except BaseException:
+        db.close()
+        raise
+    service = SchedulerService(b, registry=registry, store=PgExperienceStore(db), token=cfg.token)
+    service.store_retention_s = cfg.store_retention_s
+    service.companions.append(RegistryWatcher(service, db.conninfo, poll=cfg.registry_poll))
     return service
 
 

@@ -12,13 +12,14 @@ status and a gRPC status name, so neither server ever turns bad input into a 500
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 import math
 import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -328,6 +329,8 @@ class SchedulerService:
         self.store_retention_s: float | None = None  # prune consumed experiences (start())
         self._maintenance_stop = threading.Event()
         self._maintenance: threading.Thread | None = None
+        # started by start(), stopped by close(): e.g. the PostgreSQL registry watcher
+        self.companions: list[Any] = []
 
     @classmethod
     def from_registry(
@@ -601,10 +604,24 @@ class SchedulerService:
             fn(new.version)
         return new
 
+    @contextlib.contextmanager
+    def _registry_errors(self) -> Iterator[None]:
+        """A registry in a database that is down: 503 with Retry-After (and a log line)."""
+        from rlsched.serve.store import StoreUnavailable
+
+        try:
+            yield
+        except StoreUnavailable as e:
+            log.error("model management refused with 503: %s", e)
+            err = Unavailable("the model registry is unavailable; retry later")
+            err.retry_after = STORE_RETRY_AFTER_S
+            raise err from None
+
     def list_models(self) -> dict[str, Any]:
         """Versions as anyone may read them: no file-system paths (a note's source folder is
         shown by its name only)."""
-        versions = [] if self.registry is None else self.registry.list()
+        with self._registry_errors():
+            versions = [] if self.registry is None else self.registry.list()
         for v in versions:
             v["note"] = public_text(v.get("note") or "")
         return {"active": self.model_version, "versions": versions}
@@ -614,7 +631,7 @@ class SchedulerService:
         ``7.0`` or ``7_0``)."""
         reg = self._need_registry()
         version = parse_version(version)
-        with self._swap_lock:
+        with self._swap_lock, self._registry_errors():
             b = self._load_checked(version)
             reg.activate(version)
             self._swap(version, b)
@@ -622,7 +639,7 @@ class SchedulerService:
 
     def rollback(self) -> dict[str, Any]:
         reg = self._need_registry()
-        with self._swap_lock:
+        with self._swap_lock, self._registry_errors():
             hist = reg.history()
             if len(hist) < 2:
                 raise Conflict("nothing to roll back to: no earlier activation")
@@ -675,6 +692,8 @@ class SchedulerService:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self, interval: float = 5.0) -> None:
+        for c in self.companions:
+            c.start()
         if self.learner is not None:
             self.learner.start(interval=interval)
         if self.store is not None and self.store_retention_s is not None:
@@ -704,6 +723,11 @@ class SchedulerService:
     def close(self, timeout: float = 30.0) -> None:
         """Stop the learner (waiting up to ``timeout`` s for a run in progress), close the store."""
         self._maintenance_stop.set()
+        for c in self.companions:
+            try:
+                c.stop()
+            except Exception:  # pragma: no cover
+                log.exception("stopping %s failed", type(c).__name__)
         if self.learner is not None:
             try:
                 self.learner.stop(timeout)

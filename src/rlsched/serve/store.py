@@ -31,13 +31,14 @@ included): the store does not judge the data, the learner does.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -129,6 +130,7 @@ class ExperienceStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._consume_lock = threading.Lock()  # one consumption() at a time
         self._conn: sqlite3.Connection | None = None
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -433,6 +435,14 @@ class ExperienceStore:
                 updates.append((flags.tobytes(), int(n - after), bid))
             c.executemany("UPDATE progress SET consumed = ?, remaining = ? WHERE id = ?", updates)
             c.execute("UPDATE counters SET pending = pending - ?", (newly,))
+
+    @contextlib.contextmanager
+    def consumption(self, learner: str | None = None) -> Iterator[ExperienceStore]:
+        """One learner run's view of the store: the store itself, one run at a time (a
+        SQLite store belongs to one process; see the PostgreSQL store for claims shared
+        between processes). Its flags commit as they are marked."""
+        with self._consume_lock:
+            yield self
 
     def close(self) -> None:
         with self._lock:
