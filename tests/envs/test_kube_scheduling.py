@@ -27,6 +27,7 @@ def pod(cpu, mem=GIB // 4, duration=10.0, arrival=0.0, priority=1):
 
 
 def make(nodes, pods, **kw) -> KubeSchedulingEnv:
+    kw.setdefault("scenario", "note")  # pods scheduled one by one (the gang preset: below)
     env = KubeSchedulingEnv(nodes=nodes, dataset=pods, episode_length=len(pods), **kw)
     env.reset(seed=0)
     return env
@@ -36,7 +37,7 @@ def test_registered_with_plugin_dimensions() -> None:
     env = gym.make("rlsched/KubeScheduling-v0")
     assert env.observation_space.shape == (16,)
     assert env.action_space.n == 16
-    big = gym.make("rlsched/KubeScheduling-v0", num_nodes=100)
+    big = gym.make("rlsched/KubeScheduling-v0", num_nodes=100, scenario="note")
     obs, _ = big.reset(seed=1)
     assert obs.shape == (202,) and big.action_space.n == 202
     cpu = big.unwrapped.allocatable[:, 0]
@@ -253,7 +254,9 @@ def test_masked_random_play_keeps_resources_within_allocatable(nodes, pods, seed
 
 @pytest.mark.parametrize("num_nodes", [3, 7])
 def test_every_heuristic_plays_full_episodes_validly(num_nodes: int) -> None:
-    env = make_env("rlsched/KubeScheduling-v0", num_nodes=num_nodes, episode_length=120)
+    env = make_env(
+        "rlsched/KubeScheduling-v0", num_nodes=num_nodes, episode_length=120, scenario="note"
+    )
     names = applicable_heuristics(env)
     assert {"k8s_balanced", "k8s_least_allocated", "k8s_most_allocated", "best_fit"} <= set(names)
     for name in names:
@@ -263,7 +266,9 @@ def test_every_heuristic_plays_full_episodes_validly(num_nodes: int) -> None:
 
 
 def test_synthetic_dataset_and_load_scaling() -> None:
-    env = KubeSchedulingEnv(dataset="synthetic:placement?workflows=5&tasks=10", load=0.8)
+    env = KubeSchedulingEnv(
+        dataset="synthetic:placement?workflows=5&tasks=10", load=0.8, scenario="note"
+    )
     obs, _ = env.reset(seed=0)
     assert obs.shape == (16,)
     steps, done = 0, False
