@@ -187,6 +187,18 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
     back of the queue, keep their arrival time and restart from scratch when bound again; each
     eviction counts as one preemption.
 
+    **Gangs** (``gang=True``, the ``gang`` preset, the default): every job of the trace is a
+    gang, as a Volcano PodGroup whose minAvailable is all of its pods. The pods of a job arrive
+    together (at the job's first arrival) and are queued one after another; binding one only
+    reserves its resources, and when the gang's last pod is bound all of them start at once.
+    Delaying a pod of a gang parks the whole gang and takes back what it had reserved (with
+    the reward those binds paid); rejecting rejects the whole gang, and is valid only when the
+    pod can neither be bound, preempt nor wait (Volcano never drops a job). Evicting a pod of a
+    running gang evicts every pod of it still running (the job restarts). An episode is a
+    window of whole jobs holding at least ``episode_length`` pods; jobs no packing of the empty
+    cluster could hold (a pod larger than every node, or more requests than the cluster has)
+    never enter it. The main metric is then ``mean_job_jct`` (lower is better).
+
     **Delay** (action ``2N``) parks the pod (kube-scheduler's unschedulable queue): the next
     queued pod is decided at the same time; when every queued pod is parked, the clock moves
     to the next completion or arrival and the parked pods rejoin the queue, ahead of new
@@ -199,7 +211,7 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
     lower-priority pods on node ``i`` then bind; ``2N`` delay; ``2N + 1`` reject.
     :meth:`action_masks`: bind valid iff the pod fits (cpu and memory); preempt valid iff it
     does not fit now but fits after evicting strictly lower-priority pods; delay as above;
-    reject always.
+    reject always (gang mode: only when nothing else is valid).
 
     ## Observation Space
 
@@ -239,6 +251,11 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
     steps of ``var_cpu``; ``resource_match``: mean ``match_j`` of the final binds (0 if none);
     ``large_completion_rate``: large pods bound / ``L_large`` (1 when there are none).
 
+    Job figures (both modes): ``mean_job_jct``, the mean over jobs of the last pod's
+    completion minus the job's first arrival, where a job with a rejected (or undecided) pod
+    counts as run after everything else, ``max(makespan, now) - arrival`` plus its longest
+    pod; ``makespan`` (the last completion, episode start 0); ``jobs``; ``jobs_rejected``.
+
     An invalid action ends the episode with reward ``-invalid_action_penalty``; by default the
     most the undecided pods could still earn, ``25 left / L + 8 left_large / L_large``.
 
@@ -262,7 +279,9 @@ class KubeSchedulingEnv(SnapshotMixin, gym.Env):
     ``priority_shares`` ((0.3, 0.6, 0.1)), ``priority_seed`` (0), ``max_delays`` (10),
     ``preempt_penalty`` (2.0), ``reject_penalty`` (1.0), ``invalid_action_penalty`` (None),
     ``large_cpu`` (1000), ``large_memory`` (1 GiB), ``nodes`` (None), ``cluster_seed`` (0),
-    ``randomize_cluster`` (False), ``scenario`` (None: the default preset; a preset name of
+    ``randomize_cluster`` (False), ``gang`` (False; see Gangs), ``node_kinds`` (None: the
+    ``NODE_CORES`` catalog; else ``(millicores, bytes)`` kinds drawn uniformly per node),
+    ``scenario`` (None: the default preset ``gang``; a preset name of
     :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over the preset's),
     ``render_mode`` (None; ``"ansi"`` renders a node table).
 
