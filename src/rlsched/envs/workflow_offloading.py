@@ -181,8 +181,8 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
     ``scenario`` (``"patent-example"`` or a preset of :mod:`rlsched.scenarios`: ``patent``,
     ``cloud-dominant`` (the values below), ``edge-cloud``, ``congested``; None: the default
     preset ``congested``; explicit arguments win), ``num_workflows`` (4), ``arrival_rate``
-    (None: one workflow per mean standalone critical path), ``load`` (None; when set and
-    ``arrival_rate`` is not: workflows arrive at ``load`` times the edge servers' capacity,
+    (None: one workflow per mean standalone critical path), ``load`` (None; when set, in place
+    of ``arrival_rate``: workflows arrive at ``load`` times the edge servers' capacity,
     ``load * sum(cores * speed) / mean(sum over tasks of cpu * work)`` per second),
     ``reward`` (``"patent"``),
     ``task_order`` (``"patent"``), ``bandwidth`` (10 MB/s per unit distance), ``pull_time`` (5 s),
@@ -354,7 +354,7 @@ class WorkflowOffloadingEnv(SnapshotMixin, gym.Env):
             if time_unit is not None
             else (1.0 if scenario else max(float(all_work.mean()), 1e-6))
         )
-        if arrival_rate is None and load is not None:
+        if load is not None:  # wins over arrival_rate (a preset may set that one)
             # the edge servers' bounded capacity (core-seconds of unit-speed work per second)
             # against the mean workflow's work: arrivals at ``load`` times that capacity
             if load <= 0:
