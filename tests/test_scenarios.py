@@ -70,3 +70,32 @@ def test_default_preset_is_informative(env_id: str) -> None:
     assert a["verdict"] == "better" and a["gain_pct"] >= MIN_SPREAD_PCT, a
     assert b["verdict"] == "better" and b["gain_pct"] >= MIN_HEADROOM_PCT, b
     assert s["informative"]
+
+
+def test_kube_gang_default_spread_and_an_oracle_never_below() -> None:
+    """KubeScheduling's default ``gang`` (Volcano-style gangs, mean job completion time, lower
+    is better): spread (a) holds on a small case. Its headroom (b) is +1.3% at the full budget
+    (docs/results.md: significant, under the 2% bar), so it is not in CASES: here only that the
+    fortified oracle never ends above the best heuristic's mean job completion time."""
+    env_id, dataset = "rlsched/KubeScheduling-v0", "alibaba:cloudsimpy-jobs?part=test"
+    kwargs = {"episode_length": 200}
+    env = make_env(env_id, dataset, **kwargs)
+    assert env.unwrapped.preset == "gang"
+    heuristics = [
+        n for n in applicable_heuristics(env)
+        if getattr(make_policy(n, env, seed=0), "category", "heuristic") == "heuristic"
+    ]
+    assert "gang_binpack" in heuristics
+    rep = compare(
+        env_id, dataset, [*heuristics, "clairvoyant"], episodes=4, seed=TEST_SEED,
+        env_kwargs=kwargs,
+    )
+    assert rep["main_metric"] == "mean_job_jct" and rep["direction"] == "lower"
+    s = spreads(rep)
+    a, b = s["spread"], s["headroom"]
+    assert a["verdict"] == "better" and a["gain_pct"] >= MIN_SPREAD_PCT, a
+    assert b["gain_pct"] >= 0.0, b
+    rows = {r["policy"]: r for r in rep["results"]}
+    ref = rows[rep["reference"]]["episode_values"]
+    orc = rows["clairvoyant"]["episode_values"]
+    assert all(o <= h + 1e-9 for o, h in zip(orc, ref, strict=True))

@@ -27,6 +27,7 @@ def pod(cpu, mem=GIB // 4, duration=10.0, arrival=0.0, priority=1):
 
 
 def make(nodes, pods, **kw) -> KubeSchedulingEnv:
+    kw.setdefault("scenario", "note")  # pods scheduled one by one (the gang preset: below)
     env = KubeSchedulingEnv(nodes=nodes, dataset=pods, episode_length=len(pods), **kw)
     env.reset(seed=0)
     return env
@@ -36,7 +37,7 @@ def test_registered_with_plugin_dimensions() -> None:
     env = gym.make("rlsched/KubeScheduling-v0")
     assert env.observation_space.shape == (16,)
     assert env.action_space.n == 16
-    big = gym.make("rlsched/KubeScheduling-v0", num_nodes=100)
+    big = gym.make("rlsched/KubeScheduling-v0", num_nodes=100, scenario="note")
     obs, _ = big.reset(seed=1)
     assert obs.shape == (202,) and big.action_space.n == 202
     cpu = big.unwrapped.allocatable[:, 0]
@@ -253,7 +254,9 @@ def test_masked_random_play_keeps_resources_within_allocatable(nodes, pods, seed
 
 @pytest.mark.parametrize("num_nodes", [3, 7])
 def test_every_heuristic_plays_full_episodes_validly(num_nodes: int) -> None:
-    env = make_env("rlsched/KubeScheduling-v0", num_nodes=num_nodes, episode_length=120)
+    env = make_env(
+        "rlsched/KubeScheduling-v0", num_nodes=num_nodes, episode_length=120, scenario="note"
+    )
     names = applicable_heuristics(env)
     assert {"k8s_balanced", "k8s_least_allocated", "k8s_most_allocated", "best_fit"} <= set(names)
     for name in names:
@@ -263,7 +266,9 @@ def test_every_heuristic_plays_full_episodes_validly(num_nodes: int) -> None:
 
 
 def test_synthetic_dataset_and_load_scaling() -> None:
-    env = KubeSchedulingEnv(dataset="synthetic:placement?workflows=5&tasks=10", load=0.8)
+    env = KubeSchedulingEnv(
+        dataset="synthetic:placement?workflows=5&tasks=10", load=0.8, scenario="note"
+    )
     obs, _ = env.reset(seed=0)
     assert obs.shape == (16,)
     steps, done = 0, False
@@ -311,3 +316,115 @@ def test_train_mlp_then_compare_learned(tmp_path: Path) -> None:
     rows = {r["policy"].split(":")[0]: r for r in rep["results"]}
     assert rows["learned"]["metrics"]["invalid_actions"] == 0
     assert rows["k8s_balanced"]["metrics"]["invalid_actions"] == 0
+
+
+# ------------------------------------------------------------------ gang mode (the gang preset)
+def gang_env(nodes, pods, **kw) -> KubeSchedulingEnv:
+    env = KubeSchedulingEnv(
+        nodes=nodes, dataset=pods, episode_length=len(pods), gang=True, max_delays=5,
+        scenario="note", **kw,  # the note's arguments (no load scaling) with gangs on
+    )
+    env.reset(seed=0)
+    return env
+
+
+def test_gang_pods_start_together_and_jct_is_the_jobs() -> None:
+    # job 0: two pods (10 s and 30 s); job 1: one pod; two nodes of 1 core
+    pods = [
+        {**pod(1000, duration=10.0), "job": 0},
+        {**pod(1000, duration=30.0), "job": 0},
+        {**pod(1000, duration=5.0, arrival=1.0), "job": 1},
+    ]
+    env = gang_env([(1000, GIB), (1000, GIB)], pods)
+    assert env.main_metric == "mean_job_jct" and env.main_metric_direction == "lower"
+    m = env.action_masks()
+    assert not m[5]  # reject is a last resort in gang mode: binding is possible
+    env.step(0)  # first pod of job 0 reserved on node 0: nothing runs yet
+    assert env._timeline.peek_time() == np.inf
+    env.step(1)  # the gang's last pod: both start at 0
+    assert len(env._timeline) == 2
+    # job 1 arrives at 1 s; no node is free until 10 s: it waits (delay), then binds
+    assert env.action_masks()[4] and not env.action_masks()[:2].any()
+    env.step(4)
+    assert env._now == 10.0
+    *_, done, _, info = env.step(0)
+    assert done
+    m = info["metrics"]
+    # job 0: 30 s; job 1: arrived at 1, ran 10..15: 14 s
+    assert m["mean_job_jct"] == pytest.approx((30.0 + 14.0) / 2)
+    assert m["makespan"] == pytest.approx(30.0) and m["jobs_rejected"] == 0
+
+
+def test_gang_delay_takes_back_the_partial_placement() -> None:
+    pods = [
+        {**pod(1000, duration=50.0), "job": 0},
+        {**pod(1000), "job": 1},
+        {**pod(1000), "job": 1},
+    ]
+    env = gang_env([(1000, GIB), (1000, GIB)], pods)
+    env.step(0)  # job 0 runs on node 0
+    _, r1, *_ = env.step(1)  # job 1's first pod reserved on node 1
+    assert env._used[:, 0].tolist() == [1000, 1000]
+    m = env.action_masks()
+    assert not m[:4].any() and m[4] and not m[5]  # it fits nowhere: delay, not reject
+    _, r, *_ = env.step(4)  # delay parks the whole gang and frees what it held
+    assert r == pytest.approx(-r1)
+    assert env._now == 50.0 and env._used[:, 0].tolist() == [0, 0]
+    env.step(0)
+    *_, done, _, info = env.step(1)
+    assert done
+    assert info["metrics"]["mean_job_jct"] == pytest.approx((50.0 + 60.0) / 2)
+    assert info["metrics"]["delays"] == 1
+
+
+def test_gang_preemption_evicts_the_whole_victim_gang() -> None:
+    pods = [
+        {**pod(1000, duration=50.0, priority=0), "job": 0},
+        {**pod(1000, duration=50.0, priority=0), "job": 0},
+        {**pod(1000, duration=5.0, arrival=1.0, priority=2), "job": 1},
+    ]
+    env = gang_env([(1000, GIB), (1000, GIB)], pods)
+    env.step(0)
+    env.step(1)
+    m = env.action_masks()
+    assert m[2] and m[3]  # the high-priority pod may preempt on either node
+    _, _, _, _, info = env.step(2)  # preempt on node 0: job 0 loses both pods
+    assert sorted(info["evicted"]) == [0, 1]
+    assert env._used[:, 0].tolist() == [1000, 0]
+    assert env.metrics()["preemptions"] == 2
+
+
+def test_gang_binpack_places_whole_gangs_or_delays() -> None:
+    from rlsched.policies.gang import GangBinpackPolicy
+
+    pods = [
+        {**pod(1000), "job": 0},
+        {**pod(1000), "job": 0},
+        {**pod(1000, duration=5.0), "job": 1},
+        {**pod(1000, duration=5.0), "job": 1},
+    ]
+    env = gang_env([(2000, GIB), (1000, GIB)], pods)
+    pol = GangBinpackPolicy(env)
+    # binpack: the node most requested after placement, the 1-core one first
+    assert pol.act(env._observation(), env.action_masks()) == 1
+    env.step(1)
+    assert pol.act(env._observation(), env.action_masks()) == 0
+    env.step(0)
+    # job 1 needs 2 cores, 1 is free: the gang waits whole instead of taking that core
+    m = env.action_masks()
+    assert m[0] and pol.act(env._observation(), m) == 4
+    assert "gang_binpack" in applicable_heuristics(env)
+
+
+def test_gang_preset_is_the_default_and_windows_hold_whole_jobs() -> None:
+    env = gym.make("rlsched/KubeScheduling-v0").unwrapped
+    assert env.preset == "gang" and env.gang
+    assert env.observation_space.shape == (16,)  # the note's 7 nodes: 2N + 2
+    env.reset(seed=3)
+    jobs = env._job_l
+    assert env._L >= 400
+    # whole jobs, each job's pods contiguous and arriving together
+    assert np.all(np.diff(jobs) >= 0)
+    arr = np.asarray(env._arr_l)
+    for g in range(int(jobs.max()) + 1):
+        assert np.ptp(arr[jobs == g]) == 0

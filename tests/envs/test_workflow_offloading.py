@@ -159,3 +159,16 @@ def test_optimality_gap_against_isolated_optimum() -> None:
     env2 = WorkflowOffloadingEnv(dataset=wfs, optimality_reference=True, optimal_max_tasks=1)
     info, _ = _play(env2, 0)
     assert np.isnan(info["metrics"]["optimality_gap"])
+
+
+def test_load_sets_arrivals_at_a_share_of_the_edge_capacity() -> None:
+    from rlsched.envs.workflow_offloading import WorkflowOffloadingEnv
+
+    env = WorkflowOffloadingEnv(dataset="wfinstances:blast-43,helloworld-10", load=0.8)
+    cap = sum(s.cpu * s.speed for s in env.servers if not s.is_cloud)
+    work = np.mean([sum(t.cpu * t.work for t in tasks) for tasks in env._pool])
+    assert env.arrival_rate == pytest.approx(0.8 * cap / work)
+    # load replaces the arrival rate (the default preset's 0.2 included)
+    assert env.preset == "congested" and env.arrival_rate != 0.2
+    with pytest.raises(ValueError, match="load must be positive"):
+        WorkflowOffloadingEnv(dataset="wfinstances:blast-43", load=0.0)

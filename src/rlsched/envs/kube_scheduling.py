@@ -15,6 +15,7 @@ from rlsched.core.cluster import NodeView
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
 from rlsched.envs.base import Metric, RlschedEnv
+from rlsched.scenarios import GANG_NODE_KINDS as _GANG_NODE_KINDS
 from rlsched.scenarios import check_scenario, with_presets
 
 GIB = 1073741824
@@ -38,27 +39,45 @@ VAR_SCALE = 10.0
 _PENDING, _RUNNING, _REJECTED = 0, 1, 2
 
 
+def default_node_kinds() -> np.ndarray:
+    """The node catalog as ``(millicores, bytes)`` rows: ``NODE_CORES`` x ``MEM_PER_CORE``."""
+    cores = np.asarray(NODE_CORES, dtype=np.int64)
+    return np.stack([cores * 1000, cores * MEM_PER_CORE], axis=1)
+
+
+#: The gang preset's node kinds (docs/scenarios.md): 8, 16 and 32 cores in three memory
+#: shapes of 1/3, 2/3 and 4/3 GB per core around the trace's reference machine (the loader's
+#: 64 GB per 96-core Alibaba machine: 2/3 GB per core), the ratios 1 : 2 : 4 of the
+#: compute / general / memory instance families.
+GANG_NODE_KINDS = _GANG_NODE_KINDS
+
+
 @dataclass(frozen=True)
 class PodTable:
-    """Pods sorted by arrival: cpu millicores, memory bytes, duration s, arrival s, priority."""
+    """Pods sorted by arrival: cpu millicores, memory bytes, duration s, arrival s, priority,
+    and the job (gang) each belongs to (an id; pods of a job share its priority)."""
 
     cpu: np.ndarray
     mem: np.ndarray
     duration: np.ndarray
     arrival: np.ndarray
     priority: np.ndarray
+    job: np.ndarray
 
     def __len__(self) -> int:
         return int(self.cpu.shape[0])
 
     @staticmethod
-    def build(cpu: Any, mem: Any, duration: Any, arrival: Any, priority: Any) -> PodTable:
+    def build(
+        cpu: Any, mem: Any, duration: Any, arrival: Any, priority: Any, job: Any = None
+    ) -> PodTable:
         cpu_a = np.asarray(cpu, dtype=np.int64)
         mem_a = np.asarray(mem, dtype=np.int64)
         dur_a = np.asarray(duration, dtype=np.float64)
         arr_a = np.asarray(arrival, dtype=np.float64)
         pr_a = np.asarray(priority, dtype=np.int64)
-        if not (len(cpu_a) == len(mem_a) == len(dur_a) == len(arr_a) == len(pr_a)):
+        job_a = np.arange(len(cpu_a)) if job is None else np.asarray(job, dtype=np.int64)
+        if not (len(cpu_a) == len(mem_a) == len(dur_a) == len(arr_a) == len(pr_a) == len(job_a)):
             raise ValueError("pod columns differ in length")
         if len(cpu_a) == 0:
             raise ValueError("no pods")
@@ -67,7 +86,7 @@ class PodTable:
         if ((pr_a < 0) | (pr_a >= NUM_PRIORITIES)).any():
             raise ValueError(f"priorities must be in 0..{NUM_PRIORITIES - 1}")
         order = np.argsort(arr_a, kind="stable")
-        cols = [a[order] for a in (cpu_a, mem_a, dur_a, arr_a, pr_a)]
+        cols = [a[order] for a in (cpu_a, mem_a, dur_a, arr_a, pr_a, job_a)]
         for a in cols:
             a.flags.writeable = False
         return PodTable(*cols)
@@ -84,8 +103,9 @@ def pods_from_workflows(
     dur: list[float] = []
     arr: list[float] = []
     pr: list[int] = []
+    job: list[int] = []
     reps: list[int] = []
-    for w, cls in zip(workflows, classes.tolist(), strict=True):
+    for k, (w, cls) in enumerate(zip(workflows, classes.tolist(), strict=True)):
         t0 = float(w.submit_time or 0.0)
         starts = (
             w.earliest_start().tolist() if any(t.parents for t in w.tasks) else [0.0] * len(w.tasks)
@@ -97,6 +117,7 @@ def pods_from_workflows(
             dur.append(d["exec_time"])
             arr.append(t0 + s)
             pr.append(cls)
+            job.append(k)
             reps.append(max(1, t.instances))
     r = np.asarray(reps)
     return PodTable.build(
@@ -105,6 +126,7 @@ def pods_from_workflows(
         np.repeat(dur, r),
         np.repeat(arr, r),
         np.repeat(pr, r),
+        np.repeat(job, r),
     )
 
 
@@ -164,6 +186,18 @@ class KubeSchedulingEnv(RlschedEnv):
     back of the queue, keep their arrival time and restart from scratch when bound again; each
     eviction counts as one preemption.
 
+    **Gangs** (``gang=True``, the ``gang`` preset, the default): every job of the trace is a
+    gang, as a Volcano PodGroup whose minAvailable is all of its pods. The pods of a job arrive
+    together (at the job's first arrival) and are queued one after another; binding one only
+    reserves its resources, and when the gang's last pod is bound all of them start at once.
+    Delaying a pod of a gang parks the whole gang and takes back what it had reserved (with
+    the reward those binds paid); rejecting rejects the whole gang, and is valid only when the
+    pod can neither be bound, preempt nor wait (Volcano never drops a job). Evicting a pod of a
+    running gang evicts every pod of it still running (the job restarts). An episode is a
+    window of whole jobs holding at least ``episode_length`` pods; jobs no packing of the empty
+    cluster could hold (a pod larger than every node, or more requests than the cluster has)
+    never enter it. The main metric is then ``mean_job_jct`` (lower is better).
+
     **Delay** (action ``2N``) parks the pod (kube-scheduler's unschedulable queue): the next
     queued pod is decided at the same time; when every queued pod is parked, the clock moves
     to the next completion or arrival and the parked pods rejoin the queue, ahead of new
@@ -176,7 +210,7 @@ class KubeSchedulingEnv(RlschedEnv):
     lower-priority pods on node ``i`` then bind; ``2N`` delay; ``2N + 1`` reject.
     :meth:`action_masks`: bind valid iff the pod fits (cpu and memory); preempt valid iff it
     does not fit now but fits after evicting strictly lower-priority pods; delay as above;
-    reject always.
+    reject always (gang mode: only when nothing else is valid).
 
     ## Observation Space
 
@@ -216,6 +250,11 @@ class KubeSchedulingEnv(RlschedEnv):
     steps of ``var_cpu``; ``resource_match``: mean ``match_j`` of the final binds (0 if none);
     ``large_completion_rate``: large pods bound / ``L_large`` (1 when there are none).
 
+    Job figures (both modes): ``mean_job_jct``, the mean over jobs of the last pod's
+    completion minus the job's first arrival, where a job with a rejected (or undecided) pod
+    counts as run after everything else, ``max(makespan, now) - arrival`` plus its longest
+    pod; ``makespan`` (the last completion, episode start 0); ``jobs``; ``jobs_rejected``.
+
     An invalid action ends the episode with reward ``-invalid_action_penalty`` (the rule of
     :mod:`rlsched.envs.base`); by default the most the undecided pods could still earn,
     ``25 left / L + 8 left_large / L_large``. After the end :meth:`action_masks` is all True.
@@ -240,7 +279,9 @@ class KubeSchedulingEnv(RlschedEnv):
     ``priority_shares`` ((0.3, 0.6, 0.1)), ``priority_seed`` (0), ``max_delays`` (10),
     ``preempt_penalty`` (2.0), ``reject_penalty`` (1.0), ``invalid_action_penalty`` (None),
     ``large_cpu`` (1000), ``large_memory`` (1 GiB), ``nodes`` (None), ``cluster_seed`` (0),
-    ``randomize_cluster`` (False), ``scenario`` (None: the default preset; a preset name of
+    ``randomize_cluster`` (False), ``gang`` (False; see Gangs), ``node_kinds`` (None: the
+    ``NODE_CORES`` catalog; else ``(millicores, bytes)`` kinds drawn uniformly per node),
+    ``scenario`` (None: the default preset ``gang``; a preset name of
     :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over the preset's),
     ``render_mode`` (None; ``"ansi"`` renders a node table).
 
@@ -250,10 +291,14 @@ class KubeSchedulingEnv(RlschedEnv):
     """
 
     #: Built per dataset or episode and never written in a step: snapshots share them.
-    snapshot_static = ("_table",)
+    snapshot_static = (
+        "_table", "_jobs_by_arrival", "_gang_pods", "_job_l", "_gang_of"
+    )
     oracle_base = "least_loaded"
     METRICS: ClassVar[dict[str, Metric]] = {
         "plugin_score": Metric("plugin_score", "", True, leaderboard=True, main=True),
+        "mean_job_jct": Metric("mean_job_jct", "s", False, leaderboard=True),
+        "makespan": Metric("makespan", "s", False, leaderboard=True),
         "completion_rate": Metric("completion_rate", "fraction", True, leaderboard=True),
         "mean_wait": Metric("mean_wait", "s", False, leaderboard=True),
         "mean_jct": Metric("mean_jct", "s", False, leaderboard=True),
@@ -267,6 +312,8 @@ class KubeSchedulingEnv(RlschedEnv):
         "delays": Metric("delays", "actions"),
         "pods": Metric("pods", "pods"),
         "sim_time": Metric("sim_time", "s"),
+        "jobs": Metric("jobs", "jobs"),
+        "jobs_rejected": Metric("jobs_rejected", "jobs", False),
     }
 
     @with_presets
@@ -287,6 +334,8 @@ class KubeSchedulingEnv(RlschedEnv):
         nodes: Sequence[tuple[int, int]] | None = None,
         cluster_seed: int = 0,
         randomize_cluster: bool = False,
+        gang: bool = False,
+        node_kinds: Sequence[tuple[int, int]] | None = None,
         scenario: str | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -317,13 +366,21 @@ class KubeSchedulingEnv(RlschedEnv):
         self.large_memory = int(large_memory)
         self.cluster_seed = int(cluster_seed)
         self.randomize_cluster = bool(randomize_cluster) and nodes is None
+        self.gang = bool(gang)
+        if self.gang:  # Volcano's question: how long do the jobs take (an instance attribute)
+            self.main_metric = "mean_job_jct"  # lower is better (METRICS)
+        kinds = default_node_kinds() if node_kinds is None else node_kinds
+        self.node_kinds = np.asarray(kinds, dtype=np.int64).reshape(-1, 2)
+        if len(self.node_kinds) == 0 or (self.node_kinds <= 0).any():
+            raise ValueError("node_kinds needs (millicores, bytes) pairs, all positive")
+        self.node_kinds.flags.writeable = False
 
         if nodes is not None:
             alloc = np.asarray(nodes, dtype=np.int64).reshape(N, 2)
             if (alloc <= 0).any():
                 raise ValueError("node allocatable cpu and memory must be positive")
         else:
-            alloc = self.sample_nodes(N, np.random.default_rng(self.cluster_seed))
+            alloc = self.sample_nodes(N, np.random.default_rng(self.cluster_seed), self.node_kinds)
         self._set_nodes(alloc)
 
         self.action_space = spaces.Discrete(2 * N + 2)
@@ -339,10 +396,13 @@ class KubeSchedulingEnv(RlschedEnv):
 
     # ------------------------------------------------------------------ setup
     @staticmethod
-    def sample_nodes(num_nodes: int, rng: np.random.Generator) -> np.ndarray:
-        """``(N, 2)`` allocatable (millicores, bytes): a uniform draw from the node catalog."""
-        cores = np.asarray(NODE_CORES, dtype=np.int64)[rng.integers(0, len(NODE_CORES), num_nodes)]
-        return np.stack([cores * 1000, cores * MEM_PER_CORE], axis=1)
+    def sample_nodes(
+        num_nodes: int, rng: np.random.Generator, kinds: np.ndarray | None = None
+    ) -> np.ndarray:
+        """``(N, 2)`` allocatable (millicores, bytes): a uniform draw from the node ``kinds``
+        (default: ``NODE_CORES`` with ``MEM_PER_CORE``)."""
+        k = default_node_kinds() if kinds is None else np.asarray(kinds, dtype=np.int64)
+        return k[rng.integers(0, len(k), num_nodes)].copy()
 
     def _set_nodes(self, alloc: np.ndarray) -> None:
         self.allocatable = alloc.astype(np.int64)
@@ -382,6 +442,7 @@ class KubeSchedulingEnv(RlschedEnv):
                 [p["duration"] for p in items],
                 [p.get("arrival", 0.0) for p in items],
                 [p.get("priority", 1) for p in items],
+                [p.get("job", k) for k, p in enumerate(items)],
             )
         except KeyError as e:
             raise ValueError(f"pod dict lacks {e.args[0]!r}") from e
@@ -391,6 +452,46 @@ class KubeSchedulingEnv(RlschedEnv):
     def dataset_name(self) -> str | None:
         return self._dataset_name
 
+    def _job_index(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(perm, start, arrival)`` of the table's schedulable jobs in order of first
+        arrival: the pods of the job ranked ``r`` are ``perm[start[r]:start[r + 1]]`` (table
+        order), arriving with the job's first pod at ``arrival[r]``. A job is schedulable when
+        each pod fits some node and its total requests fit the cluster's; the others (Volcano
+        would keep them pending forever) never enter an episode. Cached per table and
+        cluster (read-only)."""
+        tab = self._table
+        assert tab is not None
+        alloc = self.allocatable
+        key = alloc.tobytes()
+        cached = getattr(self, "_jobs_by_arrival", None)
+        if cached is not None and cached[0] is tab and cached[1] == key:
+            return cached[2]
+        _, first, inv = np.unique(tab.job, return_index=True, return_inverse=True)
+        nj = len(first)
+        order = np.argsort(first, kind="stable")  # jobs by their first pod's arrival
+        rank = np.empty_like(order)
+        rank[order] = np.arange(nj)
+        pod_rank = rank[inv.ravel()]
+        fits = ((tab.cpu[:, None] <= alloc[:, 0]) & (tab.mem[:, None] <= alloc[:, 1])).any(1)
+        ok = (
+            (np.bincount(pod_rank, weights=tab.cpu, minlength=nj) <= alloc[:, 0].sum())
+            & (np.bincount(pod_rank, weights=tab.mem, minlength=nj) <= alloc[:, 1].sum())
+            & (np.bincount(pod_rank, weights=~fits, minlength=nj) == 0)
+        )
+        if not ok.any():
+            raise ValueError("no job of the dataset fits this cluster as a gang")
+        new_rank = np.cumsum(ok) - 1  # ranks among the schedulable jobs
+        keep = ok[pod_rank]
+        idx = np.flatnonzero(keep)
+        pr = new_rank[pod_rank[idx]]
+        perm = idx[np.lexsort((idx, pr))]
+        start = np.concatenate([[0], np.cumsum(np.bincount(pr, minlength=int(ok.sum())))])
+        out = (perm, start, tab.arrival[first[order]][ok])
+        for a in out:
+            a.flags.writeable = False
+        self._jobs_by_arrival = (tab, key, out)
+        return out
+
     # ------------------------------------------------------------------ gymnasium API
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
@@ -398,16 +499,31 @@ class KubeSchedulingEnv(RlschedEnv):
         super().reset(seed=seed)
         rng = self.np_random
         if self.randomize_cluster:
-            self._set_nodes(self.sample_nodes(self.num_nodes, rng))
+            self._set_nodes(self.sample_nodes(self.num_nodes, rng, self.node_kinds))
         N = self.num_nodes
         tab = self._table
         assert tab is not None
         n = len(tab)
-        L = min(self.episode_length, n)
-        start = int(rng.integers(0, n - L + 1))
-        sl = slice(start, start + L)
-        cpu, mem, dur = tab.cpu[sl], tab.mem[sl], tab.duration[sl]
-        arrival = tab.arrival[sl] - tab.arrival[start]
+        if self.gang:
+            # whole jobs, in order of arrival, until the window holds episode_length pods;
+            # every pod of a job arrives with the job (a gang is submitted as one)
+            perm, jstart, jarr = self._job_index()
+            nj = len(jstart) - 1
+            want = min(self.episode_length, n)
+            s_max = int(np.searchsorted(jstart, n - want, side="right")) - 1
+            s = int(rng.integers(0, max(s_max, 0) + 1))
+            e = min(int(np.searchsorted(jstart, jstart[s] + want, side="left")), nj)
+            idx = perm[jstart[s] : jstart[e]]
+            job_local = np.repeat(np.arange(e - s), np.diff(jstart[s : e + 1]))
+            arrival = np.repeat(jarr[s:e] - jarr[s], np.diff(jstart[s : e + 1]))
+            L = len(idx)
+        else:
+            L = min(self.episode_length, n)
+            start = int(rng.integers(0, n - L + 1))
+            idx = np.arange(start, start + L)
+            arrival = tab.arrival[idx] - tab.arrival[start]
+            job_local = np.unique(tab.job[idx], return_inverse=True)[1].ravel()
+        cpu, mem, dur = tab.cpu[idx], tab.mem[idx], tab.duration[idx]
         span = float(arrival[-1])
         if self.load is not None and span > 0:
             offered = float(np.sum(cpu * dur)) / span
@@ -417,7 +533,16 @@ class KubeSchedulingEnv(RlschedEnv):
         self._mem_l = mem.tolist()
         self._dur_l = dur.tolist()
         self._arr_l = arrival.tolist()
-        self._prio_l = tab.priority[sl].tolist()
+        self._prio_l = tab.priority[idx].tolist()
+        self._job_l = job_local
+        self._job_l.flags.writeable = False
+        self._gang_of = job_local.tolist()
+        nj_l = int(job_local.max()) + 1
+        by_job = np.argsort(job_local, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(job_local, minlength=nj_l))])
+        self._gang_pods = tuple(
+            tuple(by_job[bounds[g] : bounds[g + 1]].tolist()) for g in range(nj_l)
+        )
         large = (cpu >= self.large_cpu) | (mem >= self.large_memory)
         self._large_l = large.tolist()
         self._n_large = int(large.sum())
@@ -443,6 +568,8 @@ class KubeSchedulingEnv(RlschedEnv):
         self._bind_time = [0.0] * L
         self._epoch = [0] * L
         self._delays = [0] * L
+        self._gdelays = [0] * nj_l
+        self._reserved: list[int] = []  # pods of the gang being placed (gang mode)
         self._credit = [0.0] * L
         self._match = [0.0] * L
         self._timeline: Timeline[tuple[int, int]] = Timeline()
@@ -465,6 +592,50 @@ class KubeSchedulingEnv(RlschedEnv):
         self._admit()
         self._next_pod()
         return self._observation(), {"time": self._now, "dataset": self._dataset_name}
+
+    def oracle_actions(self, mask: np.ndarray, base_action: int) -> list[int] | None:
+        """The clairvoyant oracle's candidates in gang mode: at a gang's first pod, the base's
+        action, delaying the gang and each valid preemption; within a gang, the base's action
+        only (the gang's order and admission decide completion; which node a small pod lands
+        on rarely does). None outside gang mode: the oracle's own rule."""
+        if not self.gang:
+            return None
+        if self._reserved:
+            return [int(base_action)]
+        N = self.num_nodes
+        cand = dict.fromkeys([int(base_action)])
+        if mask[2 * N]:
+            cand[2 * N] = None
+        for a in np.flatnonzero(mask[N : 2 * N]).tolist():
+            cand[N + a] = None
+        return list(cand)
+
+    def free_capacity(self) -> tuple[np.ndarray, np.ndarray]:
+        """Free (allocatable minus requested) millicores and bytes per node, copies."""
+        return self._free_c.copy(), self._free_m.copy()
+
+    def pending_gang(self) -> tuple[np.ndarray, np.ndarray, bool]:
+        """``(cpu, mem, first)`` of the pending pod's gang: the requests of its pods still to
+        place (the pending pod first), and whether none of the gang is placed yet. Outside gang
+        mode the gang is the pending pod alone."""
+        q = self._queue
+        if self._done or not q:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), True
+        j = q[0]
+        pods = [j]
+        if self.gang:
+            g = self._gang_of[j]
+            for r in q:
+                if r != j:
+                    if self._gang_of[r] != g:
+                        break
+                    pods.append(r)
+        cpu, mem = self._cpu_l, self._mem_l
+        return (
+            np.fromiter((cpu[r] for r in pods), np.int64, len(pods)),
+            np.fromiter((mem[r] for r in pods), np.int64, len(pods)),
+            not self._reserved,
+        )
 
     def action_masks(self) -> np.ndarray:
         """Valid actions for the pending pod (bind, preempt, delay, reject)."""
@@ -500,6 +671,14 @@ class KubeSchedulingEnv(RlschedEnv):
         now = self._now
         reward = 0.0
         info: dict[str, Any] = {"pod": j, "time": now}
+        if self.gang and a >= 2 * N:
+            reward -= self._gang_undo(j, reject=a == 2 * N + 1)
+            self._queue_step_done(self._cpu_var())
+            self._next_pod()
+            self._total_reward += reward
+            if self._done:
+                info["metrics"] = self.metrics()
+            return self._observation(), reward, self._done, False, info
         if a < 2 * N:
             node = a if a < N else a - N
             if a >= N:
@@ -514,7 +693,17 @@ class KubeSchedulingEnv(RlschedEnv):
             dc, dm = c * ic, m * im
             norm = math.sqrt((dc * dc + dm * dm) * (fc * fc + fm * fm))
             match = (dc * fc + dm * fm) / norm if norm > 0 else 1.0
-            self._bind(node, j, now)
+            if self.gang:
+                self._reserved.append(j)
+                q = self._queue
+                # the gang's last pod placed: all of them start together (Volcano's commit)
+                self._bind(node, j, now, start=False)
+                if not q or self._gang_of[q[0]] != self._gang_of[j]:
+                    for r in self._reserved:
+                        self._timeline.push(now + self._dur_l[r], (r, self._epoch[r]))
+                    self._reserved = []
+            else:
+                self._bind(node, j, now)
             var = self._cpu_var()
             wait = now - self._arr_l[j]
             jct = wait + self._dur_l[j]
@@ -578,7 +767,36 @@ class KubeSchedulingEnv(RlschedEnv):
         v = float(u.dot(u)) / n - mean * mean
         return v if v > 0.0 else 0.0
 
-    def _bind(self, node: int, j: int, now: float) -> None:
+    def _gang_undo(self, j: int, reject: bool) -> float:
+        """Delay (park) or reject the whole gang of pod ``j`` (popped from the queue): its
+        pods placed so far are taken back (Volcano discards a gang's partial allocation).
+        Returns the reward taken back."""
+        g = self._gang_of[j]
+        q = self._queue
+        pods = [*self._reserved, j]
+        while q and self._gang_of[q[0]] == g:
+            pods.append(q.popleft())
+        back = 0.0
+        for r in self._reserved:
+            self._unbind(r)
+            self._node_of[r] = -1
+            back += self._credit[r]
+            self._credit[r] = 0.0
+        self._reserved = []
+        if reject:
+            for r in pods:
+                self._state[r] = _REJECTED
+            self._rejections += len(pods)
+            back += self.reject_penalty * len(pods) / self._L
+        else:
+            for r in pods:
+                self._state[r] = _PENDING
+            self._gdelays[g] += 1
+            self._delay_count += 1
+            self._parked.extend(pods)
+        return back
+
+    def _bind(self, node: int, j: int, now: float, start: bool = True) -> None:
         c, m, p = self._cpu_l[j], self._mem_l[j], self._prio_l[j]
         u = self._used
         u[node, 0] += c
@@ -594,7 +812,8 @@ class KubeSchedulingEnv(RlschedEnv):
         self._state[j] = _RUNNING
         self._bind_time[j] = now
         self._running += 1
-        self._timeline.push(now + self._dur_l[j], (j, self._epoch[j]))
+        if start:
+            self._timeline.push(now + self._dur_l[j], (j, self._epoch[j]))
 
     def _unbind(self, j: int) -> None:
         node = self._node_of[j]
@@ -631,6 +850,18 @@ class KubeSchedulingEnv(RlschedEnv):
                 freed_m -= m
             else:
                 victims.append(q)
+        if self.gang and victims:
+            # evicting one pod of a gang kills the gang: every pod of it still running goes
+            # back to the queue (it restarts as a whole)
+            seen = dict.fromkeys(self._gang_of[q] for q in victims)
+            victims = [
+                r
+                for g in seen
+                for r in self._gang_pods[g]
+                if self._state[r] == _RUNNING and r in self._node_pods[self._node_of[r]]
+            ]
+            for g in seen:
+                self._gdelays[g] = 0
         cost = 0.0
         inv_l = 1.0 / self._L
         for q in victims:
@@ -712,10 +943,21 @@ class KubeSchedulingEnv(RlschedEnv):
             mask[N : 2 * N] = ~fits & (free_c + low[0] >= c) & (free_m + low[1] >= m)
         else:
             mask[N : 2 * N] = False
-        mask[2 * N] = self._delays[j] < self.max_delays and (
-            self._running > 0 or len(self._queue) > 1 or bool(self._parked) or self._k < self._L
-        )
-        mask[2 * N + 1] = True
+        if self.gang:
+            q, g = self._queue, self._gang_of[j]
+            mask[2 * N] = self._gdelays[g] < self.max_delays and (
+                self._running > len(self._reserved)
+                or self._gang_of[q[-1]] != g  # another gang is queued
+                or bool(self._parked)
+                or self._k < self._L
+            )
+        else:
+            mask[2 * N] = self._delays[j] < self.max_delays and (
+                self._running > 0 or len(self._queue) > 1 or bool(self._parked) or self._k < self._L
+            )
+        # a gang is rejected only when it can neither be placed nor wait (Volcano never drops
+        # a job; rejecting would otherwise shorten the other jobs' waits for free)
+        mask[2 * N + 1] = not self.gang or not mask[: 2 * N + 1].any()
 
     def _observation(self) -> np.ndarray:
         N = self.num_nodes
@@ -757,6 +999,7 @@ class KubeSchedulingEnv(RlschedEnv):
         )
         return {
             "plugin_score": float(score),
+            **self._job_metrics(),
             "completion_rate": float(completion),
             "mean_wait": mean_wait,
             "mean_jct": mean_jct,
@@ -770,6 +1013,35 @@ class KubeSchedulingEnv(RlschedEnv):
             "invalid_actions": float(self._invalid),
             "pods": float(L),
             "sim_time": float(self._now),
+        }
+
+    def _job_metrics(self) -> dict[str, float]:
+        """Job completion: a job completes when its last pod does; its JCT is that minus its
+        first pod's arrival. A job the scheduler rejected (any pod), or left undecided, counts
+        as if it ran after everything else: JCT = makespan - arrival + its longest pod.
+        (Gang mode: jobs no packing of the empty cluster could hold never enter an episode.)"""
+        job = self._job_l
+        nj = int(job.max()) + 1
+        state = np.asarray(self._state)
+        dur = np.asarray(self._dur_l)
+        end = np.asarray(self._bind_time) + dur
+        done = state == _RUNNING
+        makespan = float(end[done].max()) if done.any() else 0.0
+        horizon = max(makespan, self._now)
+        arr = np.full(nj, np.inf)
+        np.minimum.at(arr, job, np.asarray(self._arr_l))
+        fin = np.zeros(nj)
+        np.maximum.at(fin, job, np.where(done, end, 0.0))
+        longest = np.zeros(nj)
+        np.maximum.at(longest, job, dur)
+        n_done = np.bincount(job, weights=done, minlength=nj)
+        complete = n_done == np.bincount(job, minlength=nj)
+        jct = np.where(complete, fin - arr, horizon - arr + longest)
+        return {
+            "mean_job_jct": float(jct.mean()),
+            "makespan": makespan,
+            "jobs": float(nj),
+            "jobs_rejected": float((~complete).sum()),
         }
 
     def render(self) -> str | None:

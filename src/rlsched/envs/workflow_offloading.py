@@ -184,7 +184,10 @@ class WorkflowOffloadingEnv(RlschedEnv):
     ``scenario`` (``"patent-example"`` or a preset of :mod:`rlsched.scenarios`: ``patent``,
     ``cloud-dominant`` (the values below), ``edge-cloud``, ``congested``; None: the default
     preset ``congested``; explicit arguments win), ``num_workflows`` (4), ``arrival_rate``
-    (None: one workflow per mean standalone critical path), ``reward`` (``"patent"``),
+    (None: one workflow per mean standalone critical path), ``load`` (None; when set, in place
+    of ``arrival_rate``: workflows arrive at ``load`` times the edge servers' capacity,
+    ``load * sum(cores * speed) / mean(sum over tasks of cpu * work)`` per second),
+    ``reward`` (``"patent"``),
     ``task_order`` (``"patent"``), ``bandwidth`` (10 MB/s per unit distance), ``pull_time`` (5 s),
     ``cache_size`` (3 images per edge server), ``cloud_speed`` (2.0), ``cloud_distance`` (10),
     ``edge_distance`` ((1, 2)), ``cloud_price`` (2e-4 $/s), ``edge_price`` (5e-5 $/s),
@@ -227,6 +230,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         scenario: str | None = None,
         num_workflows: int = 4,
         arrival_rate: float | None = None,
+        load: float | None = None,
         reward: str = "patent",
         task_order: str = "patent",
         bandwidth: float = 10.0,
@@ -353,10 +357,19 @@ class WorkflowOffloadingEnv(RlschedEnv):
             if time_unit is not None
             else (1.0 if scenario else max(float(all_work.mean()), 1e-6))
         )
+        if load is not None:  # wins over arrival_rate (a preset may set that one)
+            # the edge servers' bounded capacity (core-seconds of unit-speed work per second)
+            # against the mean workflow's work: arrivals at ``load`` times that capacity
+            if load <= 0:
+                raise ValueError("load must be positive")
+            cap = sum(s.cpu * s.speed for s in self.servers if not s.is_cloud)
+            work = float(np.mean([sum(t.cpu * t.work for t in tasks) for tasks in self._pool]))
+            arrival_rate = float(load) * cap / max(work, 1e-9)
         if arrival_rate is None:
             cps = [self._static(k, 0.0, 0).upward_rank().max() for k in range(len(self._pool))]
             arrival_rate = 1.0 / max(float(np.mean(cps)), 1e-6)
         self.arrival_rate = float(arrival_rate)
+        self.load = None if load is None else float(load)
 
         f32, inf = np.float32, np.inf
         self.action_space = spaces.Discrete(N)

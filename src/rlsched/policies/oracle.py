@@ -16,7 +16,9 @@ metric of the episode so far (``env.metrics()``) at the horizon.
 
 Candidates: every valid action when there are at most ``top_k``; otherwise the base's own
 action, the lowest valid action and a seeded sample of the others (``top_k`` in all). Box action
-spaces take the env's ``oracle_candidates()`` grid plus the base's action.
+spaces take the env's ``oracle_candidates()`` grid plus the base's action. An env may narrow
+the candidates itself with ``oracle_actions(mask, base_action)`` (None: the rule above); a
+decision with the base's action as its only candidate follows the incumbent without rollouts.
 
 Cost per decision: ``candidates x remaining decisions`` env steps (``x horizon`` when finite)
 and one snapshot restore per candidate; ``benchmarks/bench_oracle.py`` measures decisions per
@@ -104,8 +106,21 @@ class ClairvoyantPolicy(Policy):
         if self.horizon is None and self._incumbent is None:
             # the base heuristic's own episode from here: the first incumbent
             self._incumbent = self._rollout(snap, shadow, observation, mask, None)
+        cands = self._candidates(observation, mask, base_action)
+        inc = self._incumbent
+        if (
+            len(cands) == 1 and self.horizon is None and inc is not None and inc.actions
+            and _same(inc.actions[0], cands[0])
+        ):
+            # nothing to compare: the incumbent already is this action's rollout
+            self._prefix += inc.rewards[0]
+            self._incumbent = _Trajectory(inc.actions[1:], inc.rewards[1:], inc.score)
+            env.restore(snap)
+            self.base.act(observation, mask)
+            self.decisions += 1
+            return inc.actions[0]
         best: _Trajectory | None = None
-        for a in self._candidates(observation, mask, base_action):
+        for a in cands:
             t = self._rollout(snap, shadow, observation, mask, a)
             if best is None or t.score > best.score:
                 best = t
@@ -130,6 +145,11 @@ class ClairvoyantPolicy(Policy):
         return copy.deepcopy(src if src is not None else self.base, {id(self.env): self.env})
 
     def _candidates(self, observation: Observation, mask: np.ndarray, base_action: Any) -> list:
+        own = getattr(self.env, "oracle_actions", None)
+        if callable(own):
+            narrowed = own(mask, base_action)
+            if narrowed is not None:
+                return [int(a) for a in narrowed]
         grid = getattr(self.env, "oracle_candidates", None)
         if callable(grid):  # Box actions: the env's grid plus the base's own action
             return [np.asarray(base_action), *grid()]
@@ -179,3 +199,7 @@ class ClairvoyantPolicy(Policy):
         if value != value:  # NaN (nothing measured yet): rank by reward alone
             value = -np.inf if self._sign > 0 else np.inf
         return _Trajectory(actions, rewards, (self._sign * value, total), done)
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(np.array_equal(np.asarray(a), np.asarray(b)))

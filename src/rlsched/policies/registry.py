@@ -13,7 +13,7 @@ from rlsched.envs import ENV_IDS
 from rlsched.envs.args import env_class
 from rlsched.envs.base import RlschedEnv
 from rlsched.errors import PolicyError
-from rlsched.policies import llm, offloading, pods, vm
+from rlsched.policies import gang, llm, offloading, pods, vm
 from rlsched.policies.base import Policy
 from rlsched.policies.heuristics import HEURISTICS, applicable, make_heuristic, sample_view, view_of
 from rlsched.policies.learned import LearnedPolicy
@@ -26,6 +26,7 @@ ENV_POLICIES: dict[str, Mapping[str, Callable[..., Policy]]] = {
     "rlsched/VMPlacement-v0": vm.POLICY_FACTORIES,
     "rlsched/PodRebalancing-v0": pods.POLICY_FACTORIES,
     "rlsched/LLMAutoscaling-v0": llm.POLICY_FACTORIES,
+    "rlsched/KubeScheduling-v0": gang.POLICY_FACTORIES,
 }
 
 
