@@ -482,7 +482,8 @@ class ServerlessPlacementEnv(RlschedEnv):
             )
             self._done = True
             self._total_reward -= penalty
-            return self._observation(), -penalty, True, False, self._invalid_action_info(self._now)
+            refused = self._invalid_action_info(self._now)
+            return self._observation(), -penalty, True, False, refused
 
         now = self._now
         cpu, mem = self._req_rows[i]

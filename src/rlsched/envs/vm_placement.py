@@ -477,8 +477,8 @@ class VMPlacementEnv(RlschedEnv):
             self._invalid += 1
             self._done = True
             self._mask[:] = False
-            penalty = self.invalid_action_penalty
-            return self._observation(), 0.0 - penalty, True, False, self._invalid_action_info(t)
+            refused = self._invalid_action_info(t)
+            return self._observation(), 0.0 - self.invalid_action_penalty, True, False, refused
         j = self._j
         c, m = self._cv[j], self._mv[j]
         dbl = self._dv[j]

@@ -597,7 +597,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
             else:
                 penalty = float(self.invalid_action_penalty)
             self._done = True
-            return self._observation(), -penalty, True, False, self._invalid_action_info(self._now)
+            refused = self._invalid_action_info(self._now)
+            return self._observation(), -penalty, True, False, refused
         w, t = self._wf[self._w], self._task
         task = w.tasks[t]
         est = self.estimate(a)
