@@ -290,10 +290,10 @@ def deprecated_attribute(env: Any, old: str, new: str) -> None:
     )
 
 
-def renamed_keys(cls: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def renamed_keys(cls: type[RlschedEnv], kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """``kwargs`` with the old argument names of ``cls.renamed_arguments`` replaced by the new
     ones, warning as the constructor does (for argument checks made before it runs)."""
-    renamed: Mapping[str, str] = cls.renamed_arguments  # type: ignore[attr-defined]
+    renamed: Mapping[str, str] = cls.renamed_arguments
     out: dict[str, Any] = {}
     for k, v in kwargs.items():
         if k in renamed:
