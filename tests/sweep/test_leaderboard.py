@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from rlsched.envs import ENV_IDS
+from rlsched.envs.args import env_class
 from rlsched.report.leaderboard import (
     mean_ci95,
     metric_direction,
@@ -69,13 +71,15 @@ def test_tables_group_by_env_and_score_against_the_reference() -> None:
         "rlsched/VMPlacement-v0",
     ]
     sp, vm = tables
-    # main metric = the env's first leaderboard metric; rows best first on it
-    assert sp["main_metric"] == "cost" and sp["metrics"][:2] == ["cost", "reward"]
+    # main metric = the env's main_metric (ServerlessPlacement: the reward), the first column;
+    # rows best first on it
+    assert sp["main_metric"] == "reward" and sp["metrics"][:2] == ["reward", "cost"]
     assert [r["policy"] for r in sp["rows"]] == ["best_fit", "first_fit"]
     best = sp["rows"][0]
     assert best["stats"]["cost"]["mean"] == 1.5 and best["stats"]["cost"]["n"] == 2
     assert best["stats"]["reward"]["mean"] == -8.5
-    assert best["score"] == 1.5 / 3.0 and sp["score_better"] == "lower"
+    # a higher reward is better; against a negative reference a lower ratio is
+    assert best["score"] == -8.5 / -11.0 and sp["score_better"] == "lower"
     assert vm["main_metric"] == "placed" and vm["directions"]["placed"] == "higher"
     assert [r["policy"] for r in vm["rows"]] == ["first_fit", "worst_fit"]
     assert vm["rows"][1]["score"] == 40.0 / 50.0 and vm["score_better"] == "higher"
@@ -85,6 +89,25 @@ def test_tables_group_by_env_and_score_against_the_reference() -> None:
     csv_text = sweep_csv(tables)
     assert csv_text.splitlines()[0].startswith("env,dataset,env_kwargs,rank,policy")
     assert len(csv_text.splitlines()) == 1 + 2 * len(sp["metrics"]) + 2 * len(vm["metrics"])
+
+
+def test_the_main_metric_is_the_one_compare_and_the_verdicts_use() -> None:
+    """Every env's table ranks and scores on its ``main_metric`` (``compare``'s), in its
+    direction; the leaderboard metrics stay columns after it."""
+    for env_id in ENV_IDS:
+        cls = env_class(env_id)
+        measured = {m: 1.0 for m in cls.METRICS if m != "reward"}
+        (t,) = sweep_tables([_r("a", 0, 1.0, env=env_id, **measured)])
+        assert t["main_metric"] == cls.main_metric == t["metrics"][0], env_id
+        assert t["directions"][cls.main_metric] == cls.main_metric_direction, env_id
+        assert set(t["metrics"]) == {"reward", *cls.leaderboard_metrics}, env_id
+    # the main metric compare recorded in the trials (a scenario may set it per env instance)
+    rs = [{**_r(p, 0, -v, cost=v), "main_metric": "cost"} for p, v in (("a", 2.0), ("b", 1.0))]
+    (t,) = sweep_tables(rs)
+    assert t["main_metric"] == "cost" and [r["policy"] for r in t["rows"]] == ["b", "a"]
+    # a main metric no trial measured: the reward
+    (t,) = sweep_tables([_r("a", 0, 1.0, env="rlsched/VMPlacement-v0", cpu_util=0.5)])
+    assert t["main_metric"] == "reward"
 
 
 def test_score_direction_flips_with_a_negative_reference() -> None:

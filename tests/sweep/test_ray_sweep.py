@@ -109,13 +109,15 @@ def test_ci_sweep_resumes_and_its_leaderboard_equals_the_trials(
         )
         assert float(row["mean"]) == want, row
         assert row["n"] == "1" and row["ci95_half_width"] == ""
+    # ranked and scored on the env's main metric, ServerlessPlacement's reward (as compare)
     main = rows[0]["main_metric"]
-    ref = by_policy["first_fit"]["metrics"][main]
+    assert main == "reward" == by_policy["first_fit"]["main_metric"]
+    ref = by_policy["first_fit"]["mean_reward"]
     for row in rows:
-        assert float(row["score"]) == by_policy[row["policy"]]["metrics"][main] / ref
+        assert float(row["score"]) == by_policy[row["policy"]]["mean_reward"] / ref
     data = json.loads((out / "leaderboard" / "leaderboard.json").read_text())
     (table,) = data["tables"]
-    assert table["env"] == "rlsched/ServerlessPlacement-v0" and table["main_metric"] == "cost"
+    assert table["env"] == "rlsched/ServerlessPlacement-v0" and table["main_metric"] == "reward"
     html = (out / "leaderboard" / "leaderboard.html").read_text()
     assert html.count("<table") == 1 and html.count('src="data:image/png;base64,') == 1
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter, ValidationError
 
+from rlsched.envs import ENV_IDS
 from rlsched.envs.base import RlschedEnv, renamed_keys
 from rlsched.errors import ConfigError, DatasetError, PolicyError, RlschedError
 from rlsched.suggest import did_you_mean
@@ -22,8 +23,6 @@ _SKIP = {"self", "render_mode"}
 def check_env_id(env_id: str) -> str:
     """``env_id`` itself when registered (``rlsched/`` may be left out), else a one-line error
     listing the registered ids with the closest one."""
-    from rlsched.envs import ENV_IDS
-
     if env_id in ENV_IDS:
         return env_id
     if f"rlsched/{env_id}" in ENV_IDS:
@@ -84,8 +83,6 @@ def check_env_kwargs(
 
 
 def env_class(env_id: str) -> type[RlschedEnv]:
-    from rlsched.envs import ENV_IDS
-
     module, name = ENV_IDS[check_env_id(env_id)].split(":")
     return getattr(importlib.import_module(module), name)
 

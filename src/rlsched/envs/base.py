@@ -60,6 +60,7 @@ import gymnasium as gym
 import numpy as np
 
 from rlsched.core.cluster import NodeView
+from rlsched.data import load_dataset
 
 Direction = Literal["higher", "lower"]
 
@@ -177,8 +178,9 @@ class EnvSnapshot:
 class RlschedEnv(SnapshotMixin, gym.Env):
     """The base class of every rlsched env: the contract of the module docstring."""
 
-    # a class variable here, an instance variable in gym.Env's annotations
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}  # type: ignore[misc]
+    # gym.Env declares metadata an instance variable (typed dict[str, Any]); a ClassVar here
+    # would contradict it, so ruff's ClassVar rule is waived instead
+    metadata = {"render_modes": ["ansi"], "render_fps": 4}  # noqa: RUF012
     #: ``{name: Metric}`` of ``metrics()`` (and ``"reward"`` where it is the main metric).
     METRICS: ClassVar[dict[str, Metric]] = {}
     main_metric: str = _Derived(_main_metric)  # type: ignore[assignment]
@@ -219,6 +221,11 @@ class RlschedEnv(SnapshotMixin, gym.Env):
         no node view (the generic heuristics do not apply)."""
         return None
 
+    def _invalid_action_info(self, time: float) -> dict[str, Any]:
+        """The info of the step that refuses an invalid action (the rule above): it ends the
+        episode; the env has already counted it, so ``metrics()`` includes it."""
+        return {"invalid_action": True, "time": time, "metrics": self.metrics()}
+
     @classmethod
     def has_node_view(cls) -> bool:
         """Whether the env overrides :meth:`node_view` (the generic heuristics apply)."""
@@ -245,9 +252,6 @@ def load_named(source: str | Any, default_name: str = "dataset") -> tuple[Any, s
     workflows, an env-specific workload) is returned as given, named by its ``name`` attribute
     or ``default_name``."""
     if isinstance(source, str):
-        # rlsched.data imports the dataset loaders (pandas, pyarrow): loaded when first used
-        from rlsched.data import load_dataset
-
         ds = load_dataset(source)
         return ds, str(ds.name)
     return source, str(getattr(source, "name", default_name))
@@ -286,10 +290,10 @@ def deprecated_attribute(env: Any, old: str, new: str) -> None:
     )
 
 
-def renamed_keys(cls: type, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def renamed_keys(cls: type[RlschedEnv], kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """``kwargs`` with the old argument names of ``cls.renamed_arguments`` replaced by the new
     ones, warning as the constructor does (for argument checks made before it runs)."""
-    renamed: Mapping[str, str] = cls.renamed_arguments  # type: ignore[attr-defined]
+    renamed: Mapping[str, str] = cls.renamed_arguments
     out: dict[str, Any] = {}
     for k, v in kwargs.items():
         if k in renamed:

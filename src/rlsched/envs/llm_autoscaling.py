@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 import numpy as np
 from gymnasium import spaces
@@ -60,7 +60,20 @@ def _coerce_slo(slo: SLOConfig | Mapping[str, Any] | None) -> SLOConfig:
         return SLOConfig()
     if isinstance(slo, SLOConfig):
         return slo
-    return SLOConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in slo.items()})
+    # values as given (lists as tuples): SLOConfig checks them
+    fields: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in slo.items()}
+    return SLOConfig(**fields)
+
+
+class SimSettings(TypedDict):
+    """The :class:`LLMSimulator` arguments an env fixes for all its episodes
+    (:attr:`LLMAutoscalingEnv.sim_kwargs`)."""
+
+    min_instances_per_pool: int
+    max_total_instances: int
+    scale_up_delay: float
+    drain_check_interval: float
+    compat: str | None
 
 
 class LLMAutoscalingEnv(RlschedEnv):
@@ -257,7 +270,7 @@ class LLMAutoscalingEnv(RlschedEnv):
             self.start_state.pool(tag)
         self.slo = _coerce_slo(slo)
         self.action_scale_step = int(action_scale_step)
-        self.sim_kwargs = {
+        self.sim_kwargs: SimSettings = {
             "min_instances_per_pool": int(min_instances_per_pool),
             "max_total_instances": int(max_total_instances),
             "scale_up_delay": float(scale_up_delay),

@@ -349,7 +349,9 @@ class RLStateCollector:
         self.last_window: dict[str, Any] | None = None
 
     def collect(
-        self, last_action: Sequence[float] | None = None, window: Mapping[str, Any] | None = None
+        self,
+        last_action: np.ndarray | Sequence[float] | None = None,
+        window: Mapping[str, Any] | None = None,
     ) -> np.ndarray:
         """The vector now. ``window``: :meth:`LLMSimulator.window_stats` of the interval since
         the previous collection, if the caller already has it (else computed here)."""

@@ -159,6 +159,7 @@ class PodRebalancingEnv(RlschedEnv):
     """
 
     oracle_base = "greedy_migration"
+    action_space: spaces.Discrete
     renamed_arguments: ClassVar[dict[str, str]] = {"episode_windows": "episode_length"}
     METRICS: ClassVar[dict[str, Metric]] = {
         "violations": Metric(
@@ -286,9 +287,12 @@ class PodRebalancingEnv(RlschedEnv):
 
     def decode_action(self, action: int) -> tuple[int, int, int] | None:
         """``(src, slot, dst)`` of a move, or None for action 0."""
-        if int(action) == 0:
-            return None
-        s, dst = divmod(int(action) - 1, self.num_nodes)
+        a = int(action)
+        return None if a == 0 else self._move_of(a)
+
+    def _move_of(self, a: int) -> tuple[int, int, int]:
+        """``(src, slot, dst)`` of move action ``a`` (``a >= 1``)."""
+        s, dst = divmod(a - 1, self.num_nodes)
         src, slot = divmod(s, self.max_pods_per_node)
         return src, slot, dst
 
@@ -389,7 +393,7 @@ class PodRebalancingEnv(RlschedEnv):
         if a != 0:
             if not (0 < a < self.action_space.n and self.action_masks()[a]):
                 return self._invalid_step(now)
-            src, slot, dst = self.decode_action(a)  # type: ignore[misc]
+            src, slot, dst = self._move_of(a)
             p = int(self._pod_at[src * self.max_pods_per_node + slot])
             self._move(p, dst)
             moved = (
@@ -439,9 +443,7 @@ class PodRebalancingEnv(RlschedEnv):
             "violations": 0,
             "requests": 0,
             "moved": None,
-            "invalid_action": True,
-            "time": now,
-            "metrics": self.metrics(),
+            **self._invalid_action_info(now),
         }
         return self._observation(), -float(penalty), True, False, info
 

@@ -10,7 +10,13 @@ from gymnasium import spaces
 
 from rlsched.core.cluster import CPU, NET, Billing, Cluster, NodeView
 from rlsched.core.timeline import Timeline
-from rlsched.core.workload import FunctionInstances, Workflow, workflow_instances
+from rlsched.core.workload import (
+    INSTANCE_FIELDS,
+    FunctionInstances,
+    Workflow,
+    type_table,
+    workflow_instances,
+)
 from rlsched.envs import serverless_model as model
 from rlsched.envs.base import Metric, RlschedEnv, load_named
 from rlsched.envs.serverless_model import (
@@ -240,8 +246,6 @@ class ServerlessPlacementEnv(RlschedEnv):
             ds, self._dataset_name = load_named(source)
             workflows, names = ds.workflows, ds.type_names
         elif isinstance(source, list | tuple) and source and isinstance(source[0], Workflow):
-            from rlsched.core.workload import type_table
-
             self._dataset_name = "workflows"
             workflows, names = list(source), type_table(source)
         else:
@@ -356,8 +360,8 @@ class ServerlessPlacementEnv(RlschedEnv):
         defaults = {"io_network": 0.0, "io_disk": 0.0, "requests": 1, "exec_time": 1.0, "type": 0}
         for key in ("cpu_request", "mem_request", *defaults):
             try:
-                cols[key] = [float(r.get(key, defaults.get(key))) for r in recs]  # type: ignore[arg-type]
-            except TypeError as e:
+                cols[key] = [float(r[key] if key in r else defaults[key]) for r in recs]
+            except (KeyError, TypeError) as e:
                 raise ValueError(f"injected instance lacks required field {key!r}") from e
         cols["cpu_usage"] = [float(r.get("cpu_usage", r["cpu_request"])) for r in recs]
         if all("arrival_time" in r for r in recs):
@@ -478,8 +482,8 @@ class ServerlessPlacementEnv(RlschedEnv):
             )
             self._done = True
             self._total_reward -= penalty
-            info = {"invalid_action": True, "time": self._now, "metrics": self.metrics()}
-            return self._observation(), -penalty, True, False, info
+            refused = self._invalid_action_info(self._now)
+            return self._observation(), -penalty, True, False, refused
 
         now = self._now
         cpu, mem = self._req_rows[i]
@@ -665,6 +669,4 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 def _columns(fi: FunctionInstances) -> dict[str, np.ndarray]:
-    from rlsched.core.workload import INSTANCE_FIELDS
-
     return {k: getattr(fi, k) for k in (*INSTANCE_FIELDS, "workflow", "task")}

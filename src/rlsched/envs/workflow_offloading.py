@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 import numpy as np
 from gymnasium import spaces
@@ -63,6 +63,21 @@ def workflow_input_data(wf: Workflow) -> float:
     if not src:
         return 0.0
     return float(np.mean([float(t.read_bytes or 0.0) for t in src])) / 1e6
+
+
+class Estimate(TypedDict):
+    """What placing the current task on a server gives (:meth:`WorkflowOffloadingEnv.estimate`):
+    times in seconds, ``pulled`` whether its image is pulled first."""
+
+    t_trans: float
+    t_in: float
+    t_out: float
+    t_exec: float
+    ready: float
+    start: float
+    finish: float
+    done: float
+    pulled: bool
 
 
 class WorkflowOffloadingEnv(RlschedEnv):
@@ -201,7 +216,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
     """
 
     #: Built per dataset or episode and never written in a step: snapshots share them.
-    snapshot_static = ("_pool", "_wf", "_ranks", "_children")
+    snapshot_static = ("_pool", "_wf", "_ranks", "_children", "_obs_shapes")
     oracle_base = "heft"
     renamed_arguments: ClassVar[dict[str, str]] = {"num_edge": "num_nodes"}
     METRICS: ClassVar[dict[str, Metric]] = {
@@ -373,22 +388,24 @@ class WorkflowOffloadingEnv(RlschedEnv):
 
         f32, inf = np.float32, np.inf
         self.action_space = spaces.Discrete(N)
-        self.observation_space = spaces.Dict(
-            {
-                "node_free": spaces.Box(0.0, 1.0, (N, 2), f32),
-                "node_speed": spaces.Box(0.0, inf, (N,), f32),
-                "node_is_cloud": spaces.Box(0.0, 1.0, (N,), f32),
-                "node_origin": spaces.Box(0.0, 1.0, (N,), f32),
-                "node_image": spaces.Box(0.0, 1.0, (N,), f32),
-                "node_transfer": spaces.Box(0.0, inf, (N,), f32),
-                "node_start": spaces.Box(0.0, inf, (N,), f32),
-                "node_finish": spaces.Box(0.0, inf, (N,), f32),
-                "node_done": spaces.Box(0.0, inf, (N,), f32),
-                "node_busy": spaces.Box(0.0, inf, (N,), f32),
-                "node_queue": spaces.Box(0.0, inf, (N,), f32),
-                "task": spaces.Box(0.0, inf, (len(_TASK_FEATURES),), f32),
-            }
-        )
+        boxes = {
+            "node_free": spaces.Box(0.0, 1.0, (N, 2), f32),
+            "node_speed": spaces.Box(0.0, inf, (N,), f32),
+            "node_is_cloud": spaces.Box(0.0, 1.0, (N,), f32),
+            "node_origin": spaces.Box(0.0, 1.0, (N,), f32),
+            "node_image": spaces.Box(0.0, 1.0, (N,), f32),
+            "node_transfer": spaces.Box(0.0, inf, (N,), f32),
+            "node_start": spaces.Box(0.0, inf, (N,), f32),
+            "node_finish": spaces.Box(0.0, inf, (N,), f32),
+            "node_done": spaces.Box(0.0, inf, (N,), f32),
+            "node_busy": spaces.Box(0.0, inf, (N,), f32),
+            "node_queue": spaces.Box(0.0, inf, (N,), f32),
+            "task": spaces.Box(0.0, inf, (len(_TASK_FEATURES),), f32),
+        }
+        # in key order, as a Dict space sorts a mapping's keys
+        self.observation_space = spaces.Dict(sorted(boxes.items()))
+        #: the observation's arrays: name -> shape, in the space's key order
+        self._obs_shapes = {k: box.shape for k, box in sorted(boxes.items())}
         self._done = True
 
     # ------------------------------------------------------------------ helpers
@@ -549,7 +566,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         w, t = self._wf[self._w], self._task
         return np.array([w.can_host(t, s) for s in range(self.num_servers)], dtype=bool)
 
-    def estimate(self, action: int) -> dict[str, float]:
+    def estimate(self, action: int) -> Estimate:
         """What placing the current task on ``action`` gives, without changing state.
 
         ``t_in``: input transfer from the predecessors (a source task: from the origin);
@@ -593,8 +610,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
             else:
                 penalty = float(self.invalid_action_penalty)
             self._done = True
-            info = {"invalid_action": True, "time": self._now, "metrics": self.metrics()}
-            return self._observation(), -penalty, True, False, info
+            refused = self._invalid_action_info(self._now)
+            return self._observation(), -penalty, True, False, refused
         w, t = self._wf[self._w], self._task
         task = w.tasks[t]
         est = self.estimate(a)
@@ -667,7 +684,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
     # ------------------------------------------------------------------ observation
     def _observation(self) -> dict[str, np.ndarray]:
         N = self.num_servers
-        obs = {k: np.zeros(sp.shape, np.float32) for k, sp in self.observation_space.spaces.items()}
+        obs = {k: np.zeros(shape, np.float32) for k, shape in self._obs_shapes.items()}
         obs["node_speed"][:] = [s.speed for s in self.servers]
         obs["node_is_cloud"][:] = [float(s.is_cloud) for s in self.servers]
         if self._done:

@@ -4,6 +4,10 @@ terminal, Markdown, CSV, JSON and, through :mod:`rlsched.report.html`, a self-co
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
+import json
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -13,6 +17,7 @@ from rich.table import Table
 from scipy.stats import t as student_t
 
 from rlsched.envs import ENV_IDS
+from rlsched.envs.args import env_class as registered_env_class
 from rlsched.envs.base import REWARD_METRIC, Metric, RlschedEnv
 from rlsched.stats import Direction, Paired, headline, paired_matrix
 
@@ -23,15 +28,7 @@ from rlsched.stats import Direction, Paired, headline, paired_matrix
 def env_class(env_id: str) -> type[RlschedEnv] | None:
     """The class registered as ``env_id``, or None (unknown id, or it cannot be imported)."""
     try:
-        import gymnasium as gym
-
-        import rlsched  # noqa: F401
-
-        spec = gym.spec(env_id)
-        from importlib import import_module
-
-        mod, cls = str(spec.entry_point).split(":")
-        return getattr(import_module(mod), cls)
+        return registered_env_class(env_id)
     except Exception:  # an env this process cannot import still gets a table
         return None
 
@@ -219,9 +216,6 @@ def mean_ci95(values: Sequence[float]) -> dict[str, float]:
 
 def _variant(result: dict[str, Any]) -> str:
     """Hash of a trial's config without its seed: trials of one row share it."""
-    import hashlib
-    import json
-
     cfg = {k: v for k, v in (result.get("config") or {}).items() if k != "seed"}
     text = json.dumps(cfg, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:6]
@@ -238,19 +232,34 @@ def _kwargs_text(kwargs: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(kwargs.items()))
 
 
+def sweep_main_metric(env_id: str, trials: Sequence[dict[str, Any]]) -> str:
+    """The metric a sweep table of ``env_id`` ranks and scores on: the env's ``main_metric``,
+    the one ``compare``, the verdicts and ``rlsched results`` use. Taken as ``compare``
+    recorded it in the trials (a scenario may set it per env instance), else from the env
+    class; ``"reward"`` for an env this process cannot import or a metric no trial measured."""
+    recorded = {r.get("main_metric") for r in trials} - {None}
+    if len(recorded) == 1:
+        main = str(recorded.pop())
+    else:
+        cls = env_class(env_id)
+        main = "reward" if cls is None else cls.main_metric
+    measured = main == "reward" or any(main in r["metrics"] for r in trials)
+    return main if measured else "reward"
+
+
 def sweep_tables(
     results: Sequence[dict[str, Any]],
     reference: str | dict[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """Leaderboard tables (one per env setting) from trial results.
 
-    ``reference``: a policy label for every env, or env id -> label. Each row's ``score`` is its
-    mean main metric (the env's first ``leaderboard_metrics`` entry, else reward) divided by the
+    ``reference``: a policy label for every env, or env id -> label. Rows are ranked best first
+    on the env's main metric (:func:`sweep_main_metric`, in the direction of its ``METRICS``
+    entry), the first of the table's ``metrics``; the other columns are the reward and the
+    env's leaderboard metrics. Each row's ``score`` is its mean main metric divided by the
     reference row's; ``score_better`` says whether a lower or a higher score beats the
     reference (a ratio flips direction when the reference value is negative).
     """
-    import json
-
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for r in results:
         key = (r["env"], str(r["dataset"]), json.dumps(r.get("env_kwargs") or {}, sort_keys=True))
@@ -261,10 +270,9 @@ def sweep_tables(
         declared = declared_metrics(env)
         have = set().union(*(set(r["metrics"]) for r in rs))
         env_metrics = [m for m in declared if m in have] or sorted(have)
-        main = next((m for m in declared if m in have), "reward")
-        metrics = ["reward"] + [m for m in env_metrics if m != "reward"]
-        if main != "reward":
-            metrics = [main] + [m for m in metrics if m != main]
+        main = sweep_main_metric(env, rs)
+        columns = ["reward"] + [m for m in env_metrics if m != "reward"]
+        metrics = [main] + [m for m in columns if m != main]
         directions = {m: metric_direction(env, m) for m in metrics}
         # one row per label; a label whose trials differ in more than the seed (results of an
         # earlier config of the sweep) gets one row per config: "label #hash"
@@ -463,10 +471,6 @@ def _json_safe(obj: Any) -> Any:
 def sweep_csv(tables: Sequence[dict[str, Any]]) -> str:
     """Long format: one line per (table, policy, metric); numbers at full precision (``repr``),
     empty where undefined (a confidence interval from one seed, a score without reference)."""
-    import csv
-    import io
-    import json
-
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(CSV_COLUMNS)

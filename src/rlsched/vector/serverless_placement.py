@@ -40,7 +40,7 @@ queueing), operation for operation the single env's scalar code.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from gymnasium.utils import seeding
@@ -330,8 +330,8 @@ class ServerlessPlacementBatch:
         valid &= in_range
         time = self._now.copy()
         if np.count_nonzero(valid) == B:
-            out = self._place(self._all, a, fa, True)
-            res = BatchStep(out[0], self._done, valid, ~valid, a, *out[1:], time)
+            reward, rfrt, rt, cold, cost, slo = self._place(self._all, a, fa, True)
+            res = BatchStep(reward, self._done, valid, ~valid, a, rfrt, rt, cold, cost, slo, time)
             self._advance(self._all, True)
         else:
             reward = np.zeros(B)
@@ -373,10 +373,11 @@ class ServerlessPlacementBatch:
 
     def _place(
         self, e: np.ndarray, a: np.ndarray, fa: np.ndarray, full: bool
-    ) -> tuple[np.ndarray, ...]:
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Place the current instance of each env ``e[k]`` on node ``a[k]`` (row ``fa[k]``);
         ``full``: ``e`` is every env, in order. The single env's ``step`` and
-        ``Cluster.place`` / ``Billing.extend``, operation for operation."""
+        ``Cluster.place`` / ``Billing.extend``, operation for operation. Returns the reward,
+        rfrt, response time, cold start, cost delta and SLO violation of each env ``e[k]``."""
         if full:
             now, fi, inst, ii = self._now, self._cur_fi, self._cur_inst, self._cur_ii
         else:
@@ -687,7 +688,9 @@ class ServerlessPlacementVectorEnv(VectorEnv):
     mask object. ``render`` is not supported (use the single env).
     """
 
-    metadata: ClassVar[dict[str, Any]] = {
+    # VectorEnv declares metadata an instance variable (typed dict[str, Any]); a ClassVar
+    # here would contradict it, so ruff's ClassVar rule is waived instead
+    metadata = {  # noqa: RUF012
         "autoreset_mode": AutoresetMode.SAME_STEP,
         "render_modes": [],
     }
