@@ -14,6 +14,7 @@ from gymnasium import spaces
 from rlsched.core.cluster import NodeView
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
+from rlsched.data import load_dataset
 from rlsched.envs.base import Metric, RlschedEnv
 from rlsched.scenarios import GANG_NODE_KINDS as _GANG_NODE_KINDS
 from rlsched.scenarios import check_scenario, with_presets
@@ -135,8 +136,6 @@ _POD_CACHE: dict[tuple[str, tuple[float, ...], int], PodTable] = {}
 
 def load_pods(name: str, shares: Sequence[float], seed: int) -> tuple[str, PodTable]:
     """Pods of registry dataset ``name``, cached per (name, shares, seed); read-only."""
-    from rlsched.data import load_dataset
-
     ds = load_dataset(name)
     key = (ds.name, tuple(float(s) for s in shares), int(seed))
     if key not in _POD_CACHE:
