@@ -33,7 +33,13 @@ from typing import Any, TypeVar
 import numpy as np
 
 from rlsched.serve.pg import Database
-from rlsched.serve.store import Appended, Arrays, IdempotencyConflict, StoreUnavailable
+from rlsched.serve.store import (
+    Appended,
+    Arrays,
+    IdempotencyConflict,
+    StoreUnavailable,
+    batch_blobs,
+)
 
 ROW_BITS = 16
 MAX_BATCH = 1 << ROW_BITS
@@ -71,36 +77,12 @@ def _empty(dim: int) -> Arrays:
 def _blobs(
     states: np.ndarray, actions: np.ndarray, rewards: np.ndarray, dones: np.ndarray
 ) -> tuple[int, int, tuple[bytes, bytes, bytes, bytes]]:
-    """Validate one batch as :meth:`ExperienceStore.append_batch` does; (B, S, blobs)."""
-    s = np.asarray(states, dtype=np.float32)
-    if s.ndim == 1:
-        s = s[None]
-    if s.ndim != 2:
-        raise ValueError(f"states must be (B, S), got shape {s.shape}")
-    b, dim = s.shape
-    a_raw = np.asarray(actions).reshape(-1)
-    if a_raw.dtype.kind not in "iub":
-        f = a_raw.astype(np.float64)
-        if not np.all(np.isfinite(f)) or np.any(f != np.round(f)):
-            raise ValueError("actions must be integers")
-    a = a_raw.astype("<i8")
-    r = np.asarray(rewards, dtype="<f8").reshape(-1)
-    d = np.asarray(dones).reshape(-1).astype(np.uint8)
-    if b == 0:
-        raise ValueError("empty batch")
-    if not (len(a) == len(r) == len(d) == b):
-        raise ValueError(
-            f"batch lengths differ: {b} states, {len(a)} actions, {len(r)} rewards, "
-            f"{len(d)} dones"
-        )
-    if np.any(a < 0):
-        raise ValueError("actions must be >= 0")
+    """Validate one batch as every store does (:func:`rlsched.serve.store.batch_blobs`), within
+    this store's batch limit; (B, S, blobs)."""
+    b, dim, blobs = batch_blobs(states, actions, rewards, dones)
     if b > MAX_BATCH:
         raise ValueError(f"{b} experiences in one batch; the PostgreSQL store takes {MAX_BATCH}")
-    return b, dim, (
-        np.ascontiguousarray(s, dtype="<f4").tobytes(), a.tobytes(), r.tobytes(),
-        (d != 0).astype(np.uint8).tobytes(),
-    )  # fmt: skip
+    return b, dim, blobs
 
 
 def _arrays(bid: int, n: int, dim: int, blobs: tuple[bytes, ...], idx: np.ndarray) -> tuple:

@@ -117,6 +117,24 @@ def _check_dims(cfg: ServeConfig, state_dim: int, action_dim: int, what: str) ->
         raise ConfigError(f"{what}: {e}") from None
 
 
+def _source_bundle(cfg: ServeConfig, model_path: Path) -> tuple[PolicyBundle, str]:
+    """The bundle of a bundle folder or a trained model folder, checked against the flags, and
+    the registry note that names its source (path and sha256): one version per source."""
+    from rlsched.agents.models import resolve_model_dir
+
+    if (model_path / "bundle.json").is_file():
+        b = PolicyBundle.load(model_path)
+        digest = _sha256([model_path / "weights.npz", model_path / "bundle.json"])
+        what = "bundle"
+    else:
+        d = resolve_model_dir(model_path)
+        b = PolicyBundle.from_sb3(d)
+        digest = _sha256([d / "model.zip", d / "vecnormalize.pkl"])
+        what = "model"
+    _check_dims(cfg, b.state_dim, b.action_dim, f"the {what} {model_path}")
+    return b, f"source {model_path.resolve()} sha256 {digest}"
+
+
 def build_service(cfg: ServeConfig) -> SchedulerService:
     """Resolve the model into a registry with an active version and build the service."""
     from rlsched.agents.models import resolve_model_dir
@@ -170,17 +188,7 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
         if registry.current_version() is None:
             raise ConfigError(f"the registry at {model_path} has no active version")
     elif (model_path / "bundle.json").is_file() or _has_meta(model_path, resolve_model_dir):
-        if (model_path / "bundle.json").is_file():
-            b = PolicyBundle.load(model_path)
-            digest = _sha256([model_path / "weights.npz", model_path / "bundle.json"])
-            what = "bundle"
-        else:
-            d = resolve_model_dir(model_path)
-            b = PolicyBundle.from_sb3(d)
-            digest = _sha256([d / "model.zip", d / "vecnormalize.pkl"])
-            what = "model"
-        _check_dims(cfg, b.state_dim, b.action_dim, f"the {what} {model_path}")
-        note = f"source {model_path.resolve()} sha256 {digest}"
+        b, note = _source_bundle(cfg, model_path)
         known = [v["version"] for v in registry.list() if v.get("note") == note]
         cur = registry.current_version()
         if not known:
@@ -225,7 +233,7 @@ def _resolve_pg_model(cfg: ServeConfig, registry: Any) -> None:
     """Make the registry's current version the one ``cfg`` asks for (the folder mode's rules,
     except that a fresh policy is published only into an empty registry: replicas starting
     together with the same flags must not each publish one)."""
-    from rlsched.policies.learned import resolve_model_dir
+    from rlsched.agents.models import resolve_model_dir
     from rlsched.serve.bundle import PolicyBundle
     from rlsched.serve.registry import StaleVersion
 
@@ -246,17 +254,7 @@ def _resolve_pg_model(cfg: ServeConfig, registry: Any) -> None:
         return
     model_path = Path(cfg.model)
     if (model_path / "bundle.json").is_file() or _has_meta(model_path, resolve_model_dir):
-        if (model_path / "bundle.json").is_file():
-            b = PolicyBundle.load(model_path)
-            digest = _sha256([model_path / "weights.npz", model_path / "bundle.json"])
-            what = "bundle"
-        else:
-            d = resolve_model_dir(model_path)
-            b = PolicyBundle.from_sb3(d)
-            digest = _sha256([d / "model.zip", d / "vecnormalize.pkl"])
-            what = "model"
-        _check_dims(cfg, b.state_dim, b.action_dim, f"the {what} {model_path}")
-        note = f"source {model_path.resolve()} sha256 {digest}"
+        b, note = _source_bundle(cfg, model_path)
         for _ in range(3):  # a replica starting beside this one may publish it first
             known = [v["version"] for v in registry.list() if v.get("note") == note]
             cur = registry.current_version()

@@ -124,6 +124,43 @@ def _store_errors(fn: F) -> F:
     return cast(F, wrapper)
 
 
+def batch_blobs(
+    states: np.ndarray, actions: np.ndarray, rewards: np.ndarray, dones: np.ndarray
+) -> tuple[int, int, tuple[bytes, bytes, bytes, bytes]]:
+    """Validate one batch of experiences (every store takes the same): ``(B, S, blobs)``, the
+    blobs little-endian float32 states, int64 actions, float64 rewards and uint8 dones."""
+    s = np.asarray(states, dtype=np.float32)
+    if s.ndim == 1:
+        s = s[None]
+    if s.ndim != 2:
+        raise ValueError(f"states must be (B, S), got shape {s.shape}")
+    b, dim = s.shape
+    a_raw = np.asarray(actions).reshape(-1)
+    if a_raw.dtype.kind not in "iub":
+        f = a_raw.astype(np.float64)
+        if not np.all(np.isfinite(f)) or np.any(f != np.round(f)):
+            raise ValueError("actions must be integers")
+    a = a_raw.astype("<i8")
+    r = np.asarray(rewards, dtype="<f8").reshape(-1)
+    d = np.asarray(dones).reshape(-1).astype(np.uint8)
+    if b == 0:
+        raise ValueError("empty batch")
+    if not (len(a) == len(r) == len(d) == b):
+        raise ValueError(
+            f"batch lengths differ: {b} states, {len(a)} actions, {len(r)} rewards, "
+            f"{len(d)} dones"
+        )
+    if np.any(a < 0):
+        raise ValueError("actions must be >= 0")
+    blobs = (
+        np.ascontiguousarray(s, dtype="<f4").tobytes(),
+        a.tobytes(),
+        r.tobytes(),
+        (d != 0).astype(np.uint8).tobytes(),
+    )
+    return b, dim, blobs
+
+
 class ExperienceStore:
     """Thread-safe (one connection behind a lock); several processes may share the file."""
 
@@ -254,35 +291,7 @@ class ExperienceStore:
         """:meth:`append` with an optional idempotency key: a batch stored before under the
         same key is not stored again; its first answer is returned (``repeated``), or
         :class:`IdempotencyConflict` if the key came with a different batch."""
-        s = np.asarray(states, dtype=np.float32)
-        if s.ndim == 1:
-            s = s[None]
-        if s.ndim != 2:
-            raise ValueError(f"states must be (B, S), got shape {s.shape}")
-        b, dim = s.shape
-        a_raw = np.asarray(actions).reshape(-1)
-        if a_raw.dtype.kind not in "iub":
-            f = a_raw.astype(np.float64)
-            if not np.all(np.isfinite(f)) or np.any(f != np.round(f)):
-                raise ValueError("actions must be integers")
-        a = a_raw.astype("<i8")
-        r = np.asarray(rewards, dtype="<f8").reshape(-1)
-        d = np.asarray(dones).reshape(-1).astype(np.uint8)
-        if b == 0:
-            raise ValueError("empty batch")
-        if not (len(a) == len(r) == len(d) == b):
-            raise ValueError(
-                f"batch lengths differ: {b} states, {len(a)} actions, {len(r)} rewards, "
-                f"{len(d)} dones"
-            )
-        if np.any(a < 0):
-            raise ValueError("actions must be >= 0")
-        blobs = (
-            np.ascontiguousarray(s, dtype="<f4").tobytes(),
-            a.tobytes(),
-            r.tobytes(),
-            (d != 0).astype(np.uint8).tobytes(),
-        )
+        b, dim, blobs = batch_blobs(states, actions, rewards, dones)
         digest = hashlib.sha256(b"".join(blobs)).hexdigest() if idempotency_key else ""
         with self._tx() as c:
             if idempotency_key is not None:
