@@ -52,6 +52,13 @@ def test_demo_writes_report_figures_and_a_usable_model(
         assert f"significantly {p['verdict']} than {board['reference']}" in head
     assert any(line.startswith("validation: the kept model") for line in res["verdicts"])
     assert head in report
+    # stage 0: every zoo policy judged on its own test data, its verdict line in the report
+    from rlsched.zoo import names
+
+    assert [z["name"] for z in res["zoo"]] == names()
+    for z in res["zoo"]:
+        assert z["line"].startswith(f"zoo: learned:zoo/{z['name']}") and z["line"] in report
+        assert z["line"] in log.getvalue().replace("\n", " ") or z["name"] in log.getvalue()
     rep = compare(
         "rlsched/ServerlessPlacement-v0",
         "wfinstances:blast-43",
