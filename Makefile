@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 export OMP_NUM_THREADS ?= 1
 export MPLBACKEND ?= Agg
 
-.PHONY: demo test setup browser postgres kube-tools cluster-demo lint bench clean
+.PHONY: demo test setup system-deps browser postgres kube-tools cluster-demo lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,53 +22,15 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/rlsched demo
 
-# headless Chromium for the leaderboard page test (tests/report/test_leaderboard_html.py):
-# Debian's chromium and chromium-driver, installed once when missing and apt-get is usable
-# (root, or sudo without a password); otherwise that test skips and says why
-browser:
-	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=; \
-	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
-	else echo "chromium: not installed and no root: the HTML page test will skip"; exit 0; fi; \
-	if ! command -v apt-get >/dev/null 2>&1; then \
-	  echo "chromium: no apt-get: the HTML page test will skip"; exit 0; fi; \
-	echo "installing chromium and chromium-driver (apt-get)"; log=$$(mktemp); \
-	{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
-	    --no-install-recommends chromium chromium-driver; } >$$log 2>&1 \
-	  || { tail -n 5 $$log; echo "chromium: apt-get failed: the HTML page test will skip"; }; \
-	rm -f $$log
-
-# a PostgreSQL server for the replicated-mode tests (tests/serve/test_cluster.py and the
-# PostgreSQL store/registry tests start a throwaway one on loopback, as an unprivileged user
-# when run as root): Debian's postgresql, installed once when no server binaries exist
-postgres:
-	@if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1; \
-	then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=; \
-	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
-	else echo "postgresql: not installed and no root: the PostgreSQL tests will skip"; exit 0; fi; \
-	if ! command -v apt-get >/dev/null 2>&1; then \
-	  echo "postgresql: no apt-get: the PostgreSQL tests will skip"; exit 0; fi; \
-	echo "installing postgresql (apt-get)"; log=$$(mktemp); \
-	{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
-	    --no-install-recommends postgresql; } >$$log 2>&1 \
-	  || { tail -n 5 $$log; echo "postgresql: apt-get failed: the PostgreSQL tests will skip"; }; \
-	rm -f $$log
-
-# kubectl (its kustomize renders deploy/kubernetes/ in tests/deploy/): Debian's
-# kubernetes-client when neither kubectl nor kustomize exists
-kube-tools:
-	@if command -v kubectl >/dev/null 2>&1 || command -v kustomize >/dev/null 2>&1; then exit 0; fi; \
-	if [ "$$(id -u)" = 0 ]; then SUDO=; \
-	elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
-	else echo "kubectl: not installed and no root: the manifest tests will skip"; exit 0; fi; \
-	if ! command -v apt-get >/dev/null 2>&1; then \
-	  echo "kubectl: no apt-get: the manifest tests will skip"; exit 0; fi; \
-	echo "installing kubernetes-client (apt-get)"; log=$$(mktemp); \
-	{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
-	    --no-install-recommends kubernetes-client; } >$$log 2>&1 \
-	  || { tail -n 5 $$log; echo "kubectl: apt-get failed: the manifest tests will skip"; }; \
-	rm -f $$log
+# Debian packages some tests need (scripts/system-deps.sh): headless Chromium and its driver
+# (the leaderboard page test), a PostgreSQL server (the replicated-mode tests start a throwaway
+# one on loopback, as an unprivileged user when run as root) and kubectl (its kustomize renders
+# deploy/kubernetes/); installed once when missing and apt-get is usable, in one apt-get run;
+# otherwise those tests skip and say why
+system-deps:
+	@sh scripts/system-deps.sh
+browser postgres kube-tools:
+	@sh scripts/system-deps.sh $@
 
 # the replicated mode on one machine: PostgreSQL (as an unprivileged user, loopback), three
 # replicas, an active and a standby learner, 15 s of load with a replica killed, a summary
@@ -77,7 +39,7 @@ cluster-demo: $(STAMP) postgres
 
 # the layer contract (lint-imports, [tool.importlinter] in pyproject.toml) and mypy
 # ([tool.mypy]; incremental with .mypy_cache) run beside ruff, before the tests
-test: $(STAMP) browser postgres kube-tools
+test: $(STAMP) system-deps
 	$(VENV)/bin/ruff check --output-format concise src tests benchmarks
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy

@@ -215,16 +215,6 @@ def chaos(c: Cluster, seconds: float, every: float) -> dict[str, Any]:
     }
 
 
-def served(c: Cluster) -> list[Any]:
-    out = []
-    for r in c.replicas:
-        try:
-            out.append(httpx.get(r.url + "/readyz", timeout=2).json().get("model_version"))
-        except httpx.HTTPError:
-            out.append(None)
-    return out
-
-
 def activation_lag(c: Cluster, n: int = 20) -> dict[str, Any]:
     from rlsched.serve.pg import Database
     from rlsched.serve.pg_registry import PgRegistry
@@ -241,7 +231,7 @@ def activation_lag(c: Cluster, n: int = 20) -> dict[str, Any]:
         t0 = time.monotonic()
         r = httpx.post(f"{c.replicas[k % 3].url}/v1/models/{v}/activate", json={}, timeout=10)
         assert r.status_code == 200, r.text
-        while served(c) != [v, v, v]:
+        while c.served_versions() != [v, v, v]:
             assert time.monotonic() - t0 < 30
             time.sleep(0.005)
         lags.append(time.monotonic() - t0)

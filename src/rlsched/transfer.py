@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from rlsched.envs.args import env_parameters
 from rlsched.envs.make import make_env
 from rlsched.evaluate import compare
 from rlsched.policies.registry import applicable_heuristics, make_policy
@@ -21,12 +22,8 @@ from rlsched.report.leaderboard import main_mean
 from rlsched.splits import TEST_SEED
 from rlsched.zoo import PREFIX, card
 
-#: env id -> the constructor argument that sets the number of nodes a policy chooses among.
-SIZE_ARGUMENT: dict[str, str] = {
-    "rlsched/ServerlessPlacement-v0": "num_nodes",
-    "rlsched/KubeScheduling-v0": "num_nodes",
-    "rlsched/VMPlacement-v0": "num_nodes",
-}
+#: The env contract's name for the number of nodes a policy chooses among (docs/envs.md).
+SIZE_ARGUMENT = "num_nodes"
 
 
 def _env_kwargs(c: dict[str, Any]) -> dict[str, Any]:
@@ -38,20 +35,20 @@ def _env_kwargs(c: dict[str, Any]) -> dict[str, Any]:
 
 def trained_size(name: str) -> int:
     """The node count the entry was trained at (its preset and env arguments)."""
-    c = card(name)
-    arg = size_argument(c["env"])
+    return _trained_size(card(name))
+
+
+def _trained_size(c: dict[str, Any]) -> int:
+    size_argument(c["env"])
     env = make_env(c["env"], c["test"]["dataset"], **_env_kwargs(c))
-    return int(getattr(env.unwrapped, arg))
+    return int(getattr(env.unwrapped, SIZE_ARGUMENT))
 
 
 def size_argument(env_id: str) -> str:
-    try:
-        return SIZE_ARGUMENT[env_id]
-    except KeyError:
-        raise ValueError(
-            f"{env_id} has no node count to vary; zoo transfer covers "
-            f"{', '.join(SIZE_ARGUMENT)}"
-        ) from None
+    """``num_nodes``, when ``env_id`` takes it (a ValueError otherwise)."""
+    if SIZE_ARGUMENT not in env_parameters(env_id):
+        raise ValueError(f"{env_id} has no {SIZE_ARGUMENT} to vary")
+    return SIZE_ARGUMENT
 
 
 def transfer(
@@ -68,7 +65,7 @@ def transfer(
     env_id, dataset = c["env"], c["test"]["dataset"]
     arg = size_argument(env_id)
     base = _env_kwargs(c)
-    trained = trained_size(name)
+    trained = _trained_size(c)
     spec = f"learned:{PREFIX}{name}"
     rows = []
     for n in dict.fromkeys([trained, *(int(s) for s in sizes)]):  # ordered, no repeats

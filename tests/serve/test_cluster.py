@@ -9,7 +9,6 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
@@ -35,16 +34,6 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         c.stop()
 
 
-def _served(c: Cluster) -> list[Any]:
-    out = []
-    for r in c.replicas:
-        try:
-            out.append(httpx.get(r.url + "/readyz", timeout=2).json().get("model_version"))
-        except httpx.HTTPError:
-            out.append(None)
-    return out
-
-
 def test_an_activation_on_one_replica_is_served_by_all_within_a_second(cluster: Cluster) -> None:
     from rlsched.serve.pg import Database
     from rlsched.serve.pg_registry import PgRegistry
@@ -62,8 +51,8 @@ def test_an_activation_on_one_replica_is_served_by_all_within_a_second(cluster: 
         t0 = time.monotonic()
         r = httpx.post(f"{via.url}/v1/models/{v}/activate", json={}, timeout=10)
         assert r.status_code == 200, r.text
-        while _served(cluster) != [v, v, v]:
-            assert time.monotonic() - t0 < 5.0, f"v{v}: replicas serve {_served(cluster)}"
+        while cluster.served_versions() != [v, v, v]:
+            assert time.monotonic() - t0 < 5.0, f"v{v}: replicas serve {cluster.served_versions()}"
             time.sleep(0.01)
         lags.append(time.monotonic() - t0)
     assert max(lags) < 1.0, f"activation lags {lags}"

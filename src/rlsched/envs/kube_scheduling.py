@@ -670,15 +670,11 @@ class KubeSchedulingEnv(RlschedEnv):
         now = self._now
         reward = 0.0
         info: dict[str, Any] = {"pod": j, "time": now}
-        if self.gang and a >= 2 * N:
+        if self.gang and a >= 2 * N:  # delay or reject a whole gang
             reward -= self._gang_undo(j, reject=a == 2 * N + 1)
             self._queue_step_done(self._cpu_var())
             self._next_pod()
-            self._total_reward += reward
-            if self._done:
-                info["metrics"] = self.metrics()
-            return self._observation(), reward, self._done, False, info
-        if a < 2 * N:
+        elif a < 2 * N:
             node = a if a < N else a - N
             if a >= N:
                 reward -= self._preempt(node, j)

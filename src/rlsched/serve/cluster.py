@@ -201,6 +201,18 @@ class Cluster:
             time.sleep(0.1)
         raise RuntimeError("no active learner")
 
+    def served_versions(self) -> list[Any]:
+        """The model version each replica's ``/readyz`` reports (None: no answer)."""
+        import httpx
+
+        out = []
+        for r in self.replicas:
+            try:
+                out.append(httpx.get(r.url + "/readyz", timeout=2).json().get("model_version"))
+            except httpx.HTTPError:
+                out.append(None)
+        return out
+
     def claimed_batches(self) -> int:
         """Open batches locked by a consumer now (a learner mid-run holds its claim)."""
         import psycopg

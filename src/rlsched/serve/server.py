@@ -43,9 +43,10 @@ from rlsched.optional import require_extra
 from rlsched.serve.bundle import PolicyBundle
 from rlsched.serve.connections import ServeLimits, guarded_protocol, raise_fd_limit
 from rlsched.serve.learner import kube_gate
-from rlsched.serve.registry import ModelRegistry
+from rlsched.serve.registry import ModelRegistry, StaleVersion
 from rlsched.serve.service import SchedulerService, plugin_num_nodes
 from rlsched.serve.store import ExperienceStore, StoreUnavailable
+from rlsched.serve.store_api import RegistryAPI
 
 log = logging.getLogger("rlsched.serve")
 
@@ -135,6 +136,18 @@ def _source_bundle(cfg: ServeConfig, model_path: Path) -> tuple[PolicyBundle, st
     return b, f"source {model_path.resolve()} sha256 {digest}"
 
 
+def _current_bundle(cfg: ServeConfig, registry: RegistryAPI, where: str) -> PolicyBundle:
+    """The active version's bundle, checked against the flags, after the retention prune."""
+    cur = registry.current_version()
+    assert cur is not None
+    removed = registry.prune(cfg.keep_versions)
+    if removed:
+        log.info("registry retention: removed versions %s", removed)
+    b = registry.load(cur)
+    _check_dims(cfg, b.state_dim, b.action_dim, f"model version {cur} in {where}")
+    return b
+
+
 def build_service(cfg: ServeConfig) -> SchedulerService:
     """Resolve the model into a registry with an active version and build the service."""
     from rlsched.agents.models import resolve_model_dir
@@ -208,13 +221,7 @@ def build_service(cfg: ServeConfig) -> SchedulerService:
         except KeyError as e:
             raise ConfigError(str(e.args[0])) from None
 
-    cur = registry.current_version()
-    assert cur is not None
-    removed = registry.prune(cfg.keep_versions)
-    if removed:
-        log.info("registry retention: removed versions %s", removed)
-    b = registry.load(cur)
-    _check_dims(cfg, b.state_dim, b.action_dim, f"model version {cur} in {reg_root}")
+    b = _current_bundle(cfg, registry, str(reg_root))
     try:
         store = ExperienceStore(cfg.store or Path(reg_root) / STORE_NAME)
     except StoreUnavailable as e:
@@ -234,8 +241,6 @@ def _resolve_pg_model(cfg: ServeConfig, registry: Any) -> None:
     except that a fresh policy is published only into an empty registry: replicas starting
     together with the same flags must not each publish one)."""
     from rlsched.agents.models import resolve_model_dir
-    from rlsched.serve.bundle import PolicyBundle
-    from rlsched.serve.registry import StaleVersion
 
     cur = registry.current_version()
     if cfg.model is None:
@@ -287,7 +292,6 @@ def build_service_pg(cfg: ServeConfig) -> SchedulerService:
     from rlsched.serve.pg_registry import PgRegistry
     from rlsched.serve.pg_store import PgExperienceStore
     from rlsched.serve.pg_watch import RegistryWatcher
-    from rlsched.serve.store import StoreUnavailable
 
     if cfg.registry is not None:
         raise ConfigError(
@@ -307,13 +311,7 @@ def build_service_pg(cfg: ServeConfig) -> SchedulerService:
     try:
         registry = PgRegistry(db)
         _resolve_pg_model(cfg, registry)
-        cur = registry.current_version()
-        assert cur is not None
-        removed = registry.prune(cfg.keep_versions)
-        if removed:
-            log.info("registry retention: removed versions %s", removed)
-        b = registry.load(cur)
-        _check_dims(cfg, b.state_dim, b.action_dim, f"model version {cur} in {db.where}")
+        b = _current_bundle(cfg, registry, db.where)
     except StoreUnavailable as e:
         db.close()
         raise ConfigError(str(e)) from None

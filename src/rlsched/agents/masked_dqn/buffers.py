@@ -10,8 +10,6 @@ from gymnasium import spaces
 from stable_baselines3.common.buffers import DictReplayBuffer, ReplayBuffer
 from stable_baselines3.common.vec_env import VecNormalize
 
-#: VMAgent's breakpoints (fractions of training) and epsilon values.
-
 
 class MaskedReplayBufferSamples(NamedTuple):
     observations: Any
