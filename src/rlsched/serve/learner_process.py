@@ -29,7 +29,10 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from rlsched.serve.learner import OnlineLearner, kube_gate
 from rlsched.serve.pg import LEARNER_LOCK, Database
+from rlsched.serve.pg_registry import PgRegistry
+from rlsched.serve.pg_store import PgExperienceStore
 
 log = logging.getLogger("rlsched.learn")
 
@@ -163,10 +166,6 @@ class LearnerProcess:
     ) -> None:
         if not interval > 0 or not failover > 0:
             raise ValueError("--interval and --failover-timeout must be > 0 seconds")
-        from rlsched.serve.learner import OnlineLearner, kube_gate
-        from rlsched.serve.pg_registry import PgRegistry
-        from rlsched.serve.pg_store import PgExperienceStore
-
         self.db = Database(url, max_size=3, application="rlsched-learn")
         self.store = PgExperienceStore(self.db)
         self.registry = PgRegistry(self.db)

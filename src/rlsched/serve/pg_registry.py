@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rlsched.runtime import git_commit, versions
 from rlsched.serve.bundle import PolicyBundle
 from rlsched.serve.pg import NOTIFY_CHANNEL, Database
 from rlsched.serve.pg_store import _db_errors
@@ -134,8 +135,6 @@ class PgRegistry:
         """As :meth:`ModelRegistry.publish`: the next version; with ``expect_current``, only
         if the current version is still that one (else :class:`StaleVersion`, nothing
         written)."""
-        from rlsched.runtime import git_commit, versions
-
         bundle_json, weights = bundle_bytes(bundle)
         record = {
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -43,6 +43,10 @@ from rlsched.optional import require_extra
 from rlsched.serve.bundle import PolicyBundle
 from rlsched.serve.connections import ServeLimits, guarded_protocol, raise_fd_limit
 from rlsched.serve.learner import kube_gate
+from rlsched.serve.pg import Database, is_pg_url
+from rlsched.serve.pg_registry import PgRegistry
+from rlsched.serve.pg_store import PgExperienceStore
+from rlsched.serve.pg_watch import RegistryWatcher
 from rlsched.serve.registry import ModelRegistry, StaleVersion
 from rlsched.serve.service import SchedulerService, plugin_num_nodes
 from rlsched.serve.store import ExperienceStore, StoreUnavailable
@@ -151,7 +155,6 @@ def _current_bundle(cfg: ServeConfig, registry: RegistryAPI, where: str) -> Poli
 def build_service(cfg: ServeConfig) -> SchedulerService:
     """Resolve the model into a registry with an active version and build the service."""
     from rlsched.agents.models import resolve_model_dir
-    from rlsched.serve.pg import is_pg_url
 
     if is_pg_url(cfg.store):
         return build_service_pg(cfg)
@@ -288,10 +291,6 @@ def build_service_pg(cfg: ServeConfig) -> SchedulerService:
     """The replicated mode: store and registry in the PostgreSQL database of ``cfg.store``;
     the served version follows the registry (LISTEN/NOTIFY + a re-read every
     ``cfg.registry_poll`` s). No learner here: ``rlsched learn --store URL`` is the one."""
-    from rlsched.serve.pg import Database
-    from rlsched.serve.pg_registry import PgRegistry
-    from rlsched.serve.pg_store import PgExperienceStore
-    from rlsched.serve.pg_watch import RegistryWatcher
 
     if cfg.registry is not None:
         raise ConfigError(

@@ -607,8 +607,6 @@ class SchedulerService:
     @contextlib.contextmanager
     def _registry_errors(self) -> Iterator[None]:
         """A registry in a database that is down: 503 with Retry-After (and a log line)."""
-        from rlsched.serve.store import StoreUnavailable
-
         try:
             yield
         except StoreUnavailable as e:

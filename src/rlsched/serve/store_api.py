@@ -13,7 +13,11 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from rlsched.serve.bundle import PolicyBundle
-from rlsched.serve.store import Appended, Arrays
+from rlsched.serve.pg import Database, is_pg_url
+from rlsched.serve.pg_registry import PgRegistry
+from rlsched.serve.pg_store import PgExperienceStore
+from rlsched.serve.registry import ModelRegistry
+from rlsched.serve.store import Appended, Arrays, ExperienceStore
 
 
 @runtime_checkable
@@ -81,16 +85,7 @@ class RegistryAPI(Protocol):
 def open_backend(store: str | Path, registry: Path | None = None) -> tuple[Any, Any]:
     """``(store, registry)`` for ``--store``: a ``postgresql://`` URL opens both on the
     database; a path opens the SQLite store there and the folder registry ``registry``."""
-    from rlsched.serve.pg import is_pg_url
-
     if is_pg_url(store):
-        from rlsched.serve.pg import Database
-        from rlsched.serve.pg_registry import PgRegistry
-        from rlsched.serve.pg_store import PgExperienceStore
-
         db = Database(str(store))
         return PgExperienceStore(db), PgRegistry(db)
-    from rlsched.serve.registry import ModelRegistry
-    from rlsched.serve.store import ExperienceStore
-
     return ExperienceStore(store), (ModelRegistry(registry) if registry is not None else None)
