@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -212,3 +214,22 @@ def test_without_model_a_fresh_policy_always(tmp_path: Path, monkeypatch) -> Non
         assert svc.model_version == 3 and reg.versions() == [1, 2, 3]
     finally:
         svc.close()
+
+
+def test_a_replica_serving_a_bundle_never_loads_torch(tmp_path: Path) -> None:
+    """Serving runs on numpy: building the service (registry, store, fresh policy) and
+    answering a prediction import neither torch nor SB3 (a replica's memory request in
+    deploy/kubernetes counts on it)."""
+    code = f"""
+import sys
+from pathlib import Path
+from rlsched.serve.server import ServeConfig, build_service
+svc = build_service(ServeConfig(registry=Path({str(tmp_path / "reg")!r}),
+                                store=Path({str(tmp_path / "s.db")!r}),
+                                state_dim=10, action_dim=10))
+svc.predict([0.5] * 10)
+print(sorted(m for m in ("torch", "stable_baselines3", "sb3_contrib") if m in sys.modules))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True)  # fmt: skip
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout + out.stderr

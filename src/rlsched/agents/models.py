@@ -22,7 +22,7 @@ from stable_baselines3.common.vec_env import VecNormalize
 
 from rlsched.agents.masked_dqn import MaskedDQN
 from rlsched.errors import PolicyError
-from rlsched.zoo import resolve
+from rlsched.zoo import resolve_model_dir
 
 MODEL_FORMAT = "rlsched-model/1"
 
@@ -74,16 +74,6 @@ def load_normalizer(path: str | Path) -> VecNormalize:
     if not isinstance(normalizer, VecNormalize):
         raise PolicyError(f"{path}: not a VecNormalize save ({type(normalizer).__name__})")
     return normalizer
-
-
-def resolve_model_dir(path: str | Path) -> Path:
-    """A model folder, a run folder (its ``model/``), or ``zoo/NAME`` (a shipped policy)."""
-    p = resolve(path)
-    if (p / "meta.json").is_file():
-        return p
-    if (p / "model" / "meta.json").is_file():
-        return p / "model"
-    raise PolicyError(f"{p}: no trained model here (expected meta.json in it or in {p}/model)")
 
 
 def read_meta(path: str | Path) -> dict[str, Any]:

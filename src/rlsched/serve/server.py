@@ -51,6 +51,7 @@ from rlsched.serve.registry import ModelRegistry, StaleVersion
 from rlsched.serve.service import SchedulerService, plugin_num_nodes
 from rlsched.serve.store import ExperienceStore, StoreUnavailable
 from rlsched.serve.store_api import RegistryAPI
+from rlsched.zoo import resolve_model_dir
 
 log = logging.getLogger("rlsched.serve")
 
@@ -125,8 +126,6 @@ def _check_dims(cfg: ServeConfig, state_dim: int, action_dim: int, what: str) ->
 def _source_bundle(cfg: ServeConfig, model_path: Path) -> tuple[PolicyBundle, str]:
     """The bundle of a bundle folder or a trained model folder, checked against the flags, and
     the registry note that names its source (path and sha256): one version per source."""
-    from rlsched.agents.models import resolve_model_dir
-
     if (model_path / "bundle.json").is_file():
         b = PolicyBundle.load(model_path)
         digest = _sha256([model_path / "weights.npz", model_path / "bundle.json"])
@@ -154,8 +153,6 @@ def _current_bundle(cfg: ServeConfig, registry: RegistryAPI, where: str) -> Poli
 
 def build_service(cfg: ServeConfig) -> SchedulerService:
     """Resolve the model into a registry with an active version and build the service."""
-    from rlsched.agents.models import resolve_model_dir
-
     if is_pg_url(cfg.store):
         return build_service_pg(cfg)
     if (cfg.state_dim is None) != (cfg.action_dim is None) and cfg.model is None:
@@ -243,8 +240,6 @@ def _resolve_pg_model(cfg: ServeConfig, registry: Any) -> None:
     """Make the registry's current version the one ``cfg`` asks for (the folder mode's rules,
     except that a fresh policy is published only into an empty registry: replicas starting
     together with the same flags must not each publish one)."""
-    from rlsched.agents.models import resolve_model_dir
-
     cur = registry.current_version()
     if cfg.model is None:
         if cur is not None:

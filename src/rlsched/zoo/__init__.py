@@ -52,6 +52,17 @@ def resolve(path: str | Path) -> Path:
     return p
 
 
+def resolve_model_dir(path: str | Path) -> Path:
+    """A model folder, a run folder (its ``model/``), or ``zoo/NAME`` (a shipped policy).
+    Torch-free, so that ``rlsched serve`` can resolve a model without loading torch."""
+    p = resolve(path)
+    if (p / "meta.json").is_file():
+        return p
+    if (p / "model" / "meta.json").is_file():
+        return p / "model"
+    raise PolicyError(f"{p}: no trained model here (expected meta.json in it or in {p}/model)")
+
+
 def entries() -> list[dict[str, Any]]:
     """``[{"name", "env", "preset", "path", "size_bytes", "validation", "test"}]``."""
     out = []
