@@ -45,12 +45,15 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "edge-cloud": {
             "cloud_speed": 1.0, "cloud_distance": 30.0, "cloud_price": C5_CORE_SECOND,
         },
-        # edge-cloud with 8 workflows arriving 5 s apart on average: they contend for the
-        # edge servers, so an earliest-finish choice now can delay the next workflow
+        # edge-cloud with 8 workflows arriving 2.5 s apart on average (about 9x what the edge
+        # servers alone can run): they contend for the edge servers and the slow WAN, so an
+        # earliest-finish choice now can delay the next workflow
         "congested": {
             "cloud_speed": 1.0, "cloud_distance": 30.0, "cloud_price": C5_CORE_SECOND,
-            "num_workflows": 8, "arrival_rate": 0.2,
+            "num_workflows": 8, "arrival_rate": 0.4,
         },
+        # no cloud: the edge servers' bounded capacity, workflows arriving at 80% of it
+        "edge-bounded": {"cloud": False, "num_workflows": 8, "load": 0.8},
     },
     # VMAgent's two scenarios at the cluster sizes of its paper's experiments
     "VMPlacementEnv": {
@@ -79,9 +82,11 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         "note": {},
         # Volcano-style gangs: every Alibaba job placed whole or not at all, on 7 nodes of
         # three memory shapes (memory binds: the trace offers more GB per core than the
-        # nodes hold), cpu load 1.2 over the window; main metric: mean job completion time
+        # nodes hold), a busy window: cpu load 3.0, about the 90th percentile of the trace's
+        # own 400-pod windows on these nodes (train split: 3.13); main metric: mean job
+        # completion time
         "gang": {
-            "gang": True, "node_kinds": GANG_NODE_KINDS, "load": 1.2, "max_delays": 200,
+            "gang": True, "node_kinds": GANG_NODE_KINDS, "load": 3.0, "max_delays": 200,
             "episode_length": 400,
         },
     },
