@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import rlsched  # noqa: F401
-from rlsched.evaluate import compare
+from rlsched.evaluate import compare, make_env
 from rlsched.policies.offloading import POLICY_FACTORIES, MdpLookaheadPolicy
 from rlsched.policies.registry import applicable_heuristics, make_policy
 
@@ -126,3 +126,14 @@ def test_mdp_rollout_never_worse_than_its_greedy_base_on_single_workflows() -> N
     )
     res = {r["policy"]: r["metrics"]["mean_completion"] for r in rep["results"]}
     assert res["mdp_rollout"] <= res["greedy_eft"] + 1e-9
+
+
+def test_all_cloud_is_not_a_heuristic_of_a_cloudless_env() -> None:
+    """Without a cloud ``all_cloud`` would be earliest finish by another name: ``--policies
+    all`` (and so the spreads' simplest baseline) leaves it out; with a cloud it is in."""
+    env_id = "rlsched/WorkflowOffloading-v0"
+    assert "all_cloud" not in applicable_heuristics(make_env(env_id, None, scenario="patent"))
+    bounded = make_env(env_id, "wfinstances:blast-43", scenario="edge-bounded")
+    assert "all_cloud" not in applicable_heuristics(bounded)
+    assert "all_local" in applicable_heuristics(bounded)
+    assert "all_cloud" in applicable_heuristics(make_env(env_id, "wfinstances:blast-43"))

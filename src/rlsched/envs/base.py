@@ -226,6 +226,12 @@ class RlschedEnv(SnapshotMixin, gym.Env):
         episode; the env has already counted it, so ``metrics()`` includes it."""
         return {"invalid_action": True, "time": time, "metrics": self.metrics()}
 
+    def policy_applies(self, name: str) -> bool:
+        """Whether the env's own policy ``name`` means something in this instance (False
+        leaves it out of ``--policies all`` and of the spreads: WorkflowOffloading's
+        ``all_cloud`` without a cloud)."""
+        return True
+
     @classmethod
     def has_node_view(cls) -> bool:
         """Whether the env overrides :meth:`node_view` (the generic heuristics apply)."""

@@ -236,6 +236,11 @@ class WorkflowOffloadingEnv(RlschedEnv):
         "invalid_actions": Metric("invalid", "actions", higher_is_better=False),
     }
 
+    def policy_applies(self, name: str) -> bool:
+        """``all_cloud`` needs a cloud (without one it would be earliest finish by another
+        name)."""
+        return name != "all_cloud" or any(s.is_cloud for s in self.servers)
+
     @with_presets
     def __init__(
         self,

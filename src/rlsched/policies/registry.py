@@ -91,7 +91,9 @@ def _discrete(env: Any) -> bool:
 def applicable_heuristics(env: Any) -> list[str]:
     """Every heuristic that can act in ``env`` (what ``--policies all`` expands to): the env's
     own policies first, then the generic ones that apply (only to Discrete action spaces)."""
-    own = list(env_policy_factories(env))
+    inst = getattr(env, "unwrapped", env)
+    own = [n for n in env_policy_factories(env)
+           if isinstance(inst, type) or inst.policy_applies(n)]  # fmt: skip
     if not _discrete(env):
         return own
     view = sample_view(env)
