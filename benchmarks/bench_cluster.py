@@ -398,7 +398,9 @@ def learner_kill(c: Cluster) -> dict[str, Any]:
     active = c.active_learner()
     standby = next(ln for ln in c.learners if ln is not active)
     learner_rss = rss_mb(active.proc.pid)  # type: ignore[union-attr]
-    while (claimed := c.claimed_batches()) == 0:  # mid-run: its claim holds batches
+    # mid-run: its claim holds batches. The two counts of claimed_batches race with new
+    # inserts (a negative difference), so only a positive count is taken as a claim.
+    while (claimed := c.claimed_batches()) <= 0:
         time.sleep(0.01)
     active.kill(signal.SIGKILL)
     t0 = time.monotonic()

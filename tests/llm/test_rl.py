@@ -14,6 +14,7 @@ from rlsched.envs.llm_rl import (
     FEATURES,
     GLOBAL_FEATURES,
     POOL_FEATURES,
+    SLO_CONSTRAINED,
     RLActionExecutor,
     RLRewardCalculator,
     RLStateCollector,
@@ -211,6 +212,27 @@ def test_reward_components_and_weights():
     assert ScalingRewardWeights.coerce(None) == ScalingRewardWeights(2.0, 0.5, 0.1, 0.05)
     with pytest.raises(ConfigError, match="unknown reward weight"):
         RLRewardCalculator({"latency": 1.0})
+
+
+def test_slo_constrained_gaps_sum_to_the_episodes_shortfall():
+    """With ``slo_target`` each interval pays the multiplier times its count-weighted gap; over
+    an episode the gaps add up to intervals x (target - the episode's attainment), whatever
+    the split of requests over intervals; no cost term hides a miss."""
+    ns, atts = [4, 16, 10, 0, 10], [0.5, 1.0, 0.8, math.nan, 0.9]
+    w = {"slo": 0.0, "cost": 0.0, "switch": 0.0, "magnitude": 0.0, "slo_target": 0.9}
+    calc = RLRewardCalculator(w, 0.01, requests_per_interval=sum(ns) / len(ns))
+    pairs = list(zip(ns, atts, strict=True))
+    total = sum(calc.compute(_stats(a, 0.0, completed=n), [0, 0]) for n, a in pairs)
+    episode_att = sum(n * a for n, a in pairs if n) / sum(ns)
+    assert total == pytest.approx(-20.0 * len(ns) * (0.9 - episode_att))
+    # the steep multiplier: 10 points of attainment outweigh twice the reference cost
+    c = RLRewardCalculator(SLO_CONSTRAINED, 0.01, requests_per_interval=10)
+    cheap_miss = c.compute(_stats(0.8, 0.02), [0, 0])
+    c.reset()
+    dear_hit = c.compute(_stats(0.9, 0.04), [0, 0])
+    assert dear_hit > cheap_miss
+    # without a target the term is absent (the default weights are unchanged)
+    assert ScalingRewardWeights.coerce(None).slo_target is None
 
 
 def test_switch_penalty_direction_and_magnitude():

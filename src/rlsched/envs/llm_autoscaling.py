@@ -376,6 +376,7 @@ class LLMAutoscalingEnv(RlschedEnv):
             cost_reference=self._cost_reference(window),
             action_scale_step=self.action_scale_step,
             pools=len(self.pools),
+            requests_per_interval=len(window.arrival) / self.steps_total,
         )
         self.episode += 1
         self.step_count = 0

@@ -461,6 +461,16 @@ class ScalingRewardWeights:
     """Per pool whose scaling direction reverses (see :class:`RLRewardCalculator`)."""
     magnitude: float = 0.05
     """Per pool, times ``|delta| / action_scale_step`` (in [0, 1])."""
+    slo_target: float | None = None
+    """SLO attainment an operator requires (None: no constraint). Set, each interval pays
+    ``slo_penalty x (slo_target - attainment) x n / n_mean`` (``n``: requests completed or
+    dropped in it, ``n_mean``: the episode's requests per interval): the Lagrangian of
+    "minimise cost subject to attainment >= target" with a fixed multiplier
+    (:data:`SLO_CONSTRAINED`)."""
+    slo_penalty: float = 20.0
+    """The multiplier: steep, so that no saving of cost is worth a miss (an episode 10 points
+    below the target pays 2.0 per interval, four times the reference cluster's whole cost
+    term)."""
 
     @staticmethod
     def coerce(value: ScalingRewardWeights | Mapping[str, float] | None) -> ScalingRewardWeights:
@@ -472,11 +482,22 @@ class ScalingRewardWeights:
         unknown = set(value) - known
         if unknown:
             raise ConfigError(f"unknown reward weight(s) {sorted(unknown)}; known: {sorted(known)}")
-        return ScalingRewardWeights(**{k: float(v) for k, v in value.items()})
+        return ScalingRewardWeights(
+            **{k: (None if v is None else float(v)) for k, v in value.items()}
+        )
+
+
+#: The operators' objective (issue 13, item 3): cost minimised subject to SLO attainment of
+#: at least 0.9, as a Lagrangian with a steep fixed multiplier (docs/llm_autoscaling.md,
+#: "Objective").
+#: ``reward_weights=SLO_CONSTRAINED`` or ``--env-arg reward_weights='{"slo": 0,
+#: "slo_target": 0.9}'``.
+SLO_CONSTRAINED: dict[str, float] = {"slo": 0.0, "slo_target": 0.9, "slo_penalty": 20.0}
 
 
 class RLRewardCalculator:
-    """``reward = w_slo x slo - w_cost x cost - w_switch x switches - w_magnitude x magnitude``.
+    """``reward = w_slo x slo - w_cost x cost - w_switch x switches - w_magnitude x magnitude
+    - w_penalty x gap`` (the last term only with a ``slo_target``).
 
     Over the decision interval that just passed (``stats`` = :meth:`LLMSimulator.window_stats`
     of it):
@@ -499,6 +520,17 @@ class RLRewardCalculator:
     - ``magnitude`` (switch penalty, size): ``sum over pools of |requested delta| /
       action_scale_step``, in ``[0, len(pools)]``: every scaling action costs a little, big
       ones more, so doing nothing is preferred when it is as good.
+    - ``gap`` (with ``slo_target``): ``(slo_target - attainment) x n / n_mean``, ``n`` the
+      requests completed or dropped in the interval and ``n_mean`` the episode's requests per
+      interval (``requests_per_interval``, which the env knows from its trace window; the mean
+      so far when not given; 0 in an interval with none). Weighting by ``n`` makes the gaps
+      of an episode whose requests all complete sum to ``(intervals) x (slo_target - the
+      episode's attainment)``: the penalty follows the
+      episode's attainment, which the verdicts judge, not a mean of per-interval
+      attainments (clipping each interval at the target instead ranked the heuristics less
+      like attainment, docs/llm_autoscaling.md). Above the target
+      the term is a credit, as in a Lagrangian; a multiplier learned alongside (dual ascent)
+      is not built.
 
     Default weights (:class:`ScalingRewardWeights`): SLO 2.0, cost 0.5, switch 0.1, magnitude
     0.05. So
@@ -513,6 +545,7 @@ class RLRewardCalculator:
         cost_reference: float = 1.0,
         action_scale_step: int = 5,
         pools: int = 2,
+        requests_per_interval: float | None = None,
     ) -> None:
         if not cost_reference > 0:
             raise ConfigError("cost_reference must be > 0 (US$ per second)")
@@ -520,6 +553,7 @@ class RLRewardCalculator:
         self.cost_reference = float(cost_reference)
         self.action_scale_step = int(action_scale_step)
         self.n_pools = int(pools)
+        self.requests_per_interval = requests_per_interval
         self.reset()
 
     @staticmethod
@@ -534,6 +568,8 @@ class RLRewardCalculator:
 
     def reset(self) -> None:
         self._last_slo = 1.0
+        self._n_seen = 0
+        self._intervals = 0
         self._last_dir = [0] * self.n_pools
         self.components: dict[str, float] = {}
 
@@ -558,9 +594,22 @@ class RLRewardCalculator:
         magnitude = sum(min(abs(int(d)), self.action_scale_step) for d in deltas) / max(
             self.action_scale_step, 1
         )
-        reward = w.slo * slo - w.cost * cost - w.switch * switches - w.magnitude * magnitude
+        self._n_seen += completed
+        self._intervals += 1
+        gap = 0.0
+        if w.slo_target is not None and completed and att == att:
+            n_mean = self.requests_per_interval or self._n_seen / self._intervals
+            gap = (w.slo_target - float(att)) * completed / n_mean
+        reward = (
+            w.slo * slo
+            - w.cost * cost
+            - w.switch * switches
+            - w.magnitude * magnitude
+            - w.slo_penalty * gap
+        )
         self.components = {
             "slo": slo,
+            "gap": gap,
             "cost": cost,
             "switches": float(switches),
             "magnitude": float(magnitude),
