@@ -3,38 +3,46 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from rlsched.errors import PolicyError
 from rlsched.evaluate import compare
+from rlsched.splits import SPLITS, overlap
 from rlsched.zoo import card, entries, names, resolve
+
+ROOT = Path(__file__).resolve().parents[2]
 
 NAME = "serverless-edge-maskable-ppo"
 
 
-def test_entries_carry_their_env_size_and_verdicts() -> None:
-    assert NAME in names()
-    (e,) = [x for x in entries() if x["name"] == NAME]
-    assert e["path"] == f"learned:zoo/{NAME}" and e["env"] == "rlsched/ServerlessPlacement-v0"
+@pytest.mark.parametrize("name", [NAME, "llm-autoscaling-slo-ppo"])
+def test_entries_carry_their_env_size_and_verdicts(name: str) -> None:
+    assert name in names()
+    (e,) = [x for x in entries() if x["name"] == name]
+    assert e["path"] == f"learned:zoo/{name}" and e["env"] == card(name)["env"]
     assert 0 < e["size_bytes"] < 1_000_000  # weights only, no optimizer state
     for part in ("validation", "test"):
         p = e[part]["paired"]
         assert p["verdict"] in ("better", "worse", "no significant difference")
         lo, hi = p["ci95"]
         assert lo <= p["mean_diff"] <= hi
-    c = card(NAME)
+    c = card(name)
+    assert c["preset"] and (ROOT / c["config"]).is_file()
     # never selected on its test data: the test set is the env's, the validation set is not
-    from rlsched.splits import SPLITS, overlap
-
     assert c["test"]["dataset"].startswith(SPLITS[c["env"]].test.split("?")[0])
     assert not overlap(c["validation"]["dataset"], c["test"]["dataset"])
 
 
 def test_zoo_policy_runs_through_compare() -> None:
     rep = compare(
-        "rlsched/ServerlessPlacement-v0", "wfinstances:blast-43",
-        f"first_fit,learned:zoo/{NAME}", episodes=2, seed=0, env_kwargs={"episode_length": 30},
+        "rlsched/ServerlessPlacement-v0",
+        "wfinstances:blast-43",
+        f"first_fit,learned:zoo/{NAME}",
+        episodes=2,
+        seed=0,
+        env_kwargs={"episode_length": 30},
     )
     row = next(r for r in rep["results"] if r["kind"] == "learned")
     assert row["metrics"]["invalid_actions"] == 0 and "paired" in row
@@ -48,7 +56,23 @@ def test_unknown_zoo_name_is_one_clear_error() -> None:
 def test_cli_lists_the_zoo_as_json() -> None:
     out = subprocess.run(
         [sys.executable, "-c", "from rlsched.cli import main; main()", "zoo", "list", "--json"],
-        capture_output=True, text=True, timeout=120, check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
     )
     rows = json.loads(out.stdout)
     assert {"name", "env", "path", "size_bytes", "validation", "test"} <= set(rows[0])
+
+
+def test_llm_zoo_scaler_runs_through_compare() -> None:
+    rep = compare(
+        "rlsched/LLMAutoscaling-v0",
+        None,
+        "threshold,learned:zoo/llm-autoscaling-slo-ppo",
+        episodes=2,
+        seed=0,
+        env_kwargs={"scenario": "code-1x", "episode_duration": 60.0},
+    )
+    row = next(r for r in rep["results"] if r["kind"] == "learned")
+    assert 0.0 <= row["metrics"]["slo_attainment"] <= 1.0 and "paired" in row
