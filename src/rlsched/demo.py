@@ -39,6 +39,7 @@ from rlsched.splits import WF_VALIDATION as VALIDATION
 from rlsched.stats import Paired, headline
 from rlsched.train import TrainConfig, train
 from rlsched.train.progress import eta_text, planned_steps, read_progress
+from rlsched.zoo import card as zoo_card
 from rlsched.zoo import entries as zoo_entries
 
 ENV_ID = "rlsched/ServerlessPlacement-v0"
@@ -208,7 +209,10 @@ def zoo_stage(console: Console, episodes: int) -> list[dict[str, Any]]:
         card = {"preset": e["preset"], **(e.get("test") or {})}
         if not card.get("dataset"):
             continue
-        kwargs = {"scenario": card["preset"]} if card["preset"] else {}
+        # the card's own env arguments (LLMAutoscaling: its 300 s episodes), then its preset
+        kwargs = {**(zoo_card(e["name"]).get("env_kwargs") or {})}
+        if card["preset"]:
+            kwargs["scenario"] = card["preset"]
         t = time.perf_counter()
         rep = compare(
             e["env"], card["dataset"], ["all", e["path"]], episodes=episodes, seed=TEST_SEED,
