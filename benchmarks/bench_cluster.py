@@ -20,6 +20,8 @@ python benchmarks/bench_cluster.py [--json OUT] [--chaos-seconds 60] [--rate-sec
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
+import os
 import signal
 import statistics
 import subprocess
@@ -27,10 +29,13 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
+import numpy as np
+from scipy.stats import bootstrap
 
 from common import machine, write_json
 from rlsched.serve.bundle import PolicyBundle
@@ -45,7 +50,9 @@ from rlsched.serve.cluster import (
     percentile,
     run_load,
 )
+from rlsched.serve.pg import Database
 from rlsched.serve.pg_local import LocalPostgres
+from rlsched.serve.pg_registry import PgRegistry
 
 
 def rss_mb(pid: int) -> float:
@@ -57,8 +64,6 @@ def rss_mb(pid: int) -> float:
 
 def cpu_s(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    import os
-
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -73,9 +78,6 @@ def _load_proc(args: tuple[list[str], float, int, int, int]) -> tuple[int, list[
 
 def _load(urls: list[str], seconds: float, update_every: int) -> tuple[int, list[float], int]:
     """8 clients in 4 processes (one Python process would be the bottleneck)."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
     with ProcessPoolExecutor(4, mp_context=mp.get_context("fork")) as ex:
         parts = list(ex.map(_load_proc, [(urls, seconds, 2, update_every, i) for i in range(4)]))
     return (sum(p[0] for p in parts), [x for p in parts for x in p[1]],
@@ -91,8 +93,6 @@ def _paced_proc(args: PacedArgs) -> list[tuple[int, float, float]]:
     shuffle per pass over ``cycle`` (which names a set-up once per unit of its weight), and
     to that set-up's replicas round-robin. Latency counts from the scheduled send time, so a
     late send is not hidden (no coordinated omission)."""
-    import numpy as np
-
     cfg_urls, cycle, rate, seconds, threads, seed = args
     out: list[tuple[int, float, float]] = []
     lock = threading.Lock()
@@ -156,12 +156,6 @@ def paced_latency(cfgs: dict[str, list[str]], rate: float, seconds: float,
     ``sqlite_1_again`` (a second identical single process, the A/A control) each other
     set-up also gets ``p50_beyond_noise`` / ``p99_beyond_noise``: its interval lies wholly
     above both zero and the control's."""
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
-
-    import numpy as np
-    from scipy.stats import bootstrap
-
     names = list(cfgs)
     w = [int((weights or {}).get(n, 1)) for n in names]
     cycle = [k for k, wk in enumerate(w) for _ in range(wk)]
@@ -363,9 +357,6 @@ def chaos(c: Cluster, seconds: float, every: float) -> dict[str, Any]:
 
 
 def activation_lag(c: Cluster, n: int = 20) -> dict[str, Any]:
-    from rlsched.serve.pg import Database
-    from rlsched.serve.pg_registry import PgRegistry
-
     db = Database(c.pg.url, max_size=1)
     try:
         reg = PgRegistry(db)

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import numpy as np
 
+from rlsched.agents.export import export_model, write_card
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.zoo import ZOO_DIR
-from rlsched.agents.export import export_model, write_card
 
 ENV = "rlsched/ServerlessPlacement-v0"
 NAME = "serverless-edge-maskable-ppo"
@@ -73,12 +73,17 @@ def main() -> None:
             "paired": trow["paired"],
         },
     }
-    write_card(NAME, card)
+    ship(card, cfg)
+
+
+def ship(card: dict, cfg: str) -> None:
+    """Write the entry's card and the config that retrains it from its seed."""
+    write_card(card["name"], card)
     cfg_path = ROOT / card["config"]
     cfg_path.parent.mkdir(parents=True, exist_ok=True)
     cfg_path.write_text(
-        f"# The zoo's {NAME}: `rlsched train --config {card['config']} --seed {card['seed']}`\n"
-        + cfg
+        f"# The zoo's {card['name']}: `rlsched train --config {card['config']} "
+        f"--seed {card['seed']}`\n" + cfg
     )
     print(json.dumps({k: card[k] for k in ("seed", "size_bytes", "validation", "test")}, indent=1))
 

@@ -11,11 +11,10 @@ seeds 10,000+) and the test verdict measured here on the held-out code trace at 
 """
 
 import json
-from pathlib import Path
 
-import numpy as np
+from make_zoo import ROOT, best_validation, ship  # the ServerlessPlacement entry's script
 
-from rlsched.agents.export import export_model, write_card
+from rlsched.agents.export import export_model
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.zoo import ZOO_DIR
@@ -23,14 +22,8 @@ from rlsched.zoo import ZOO_DIR
 ENV = "rlsched/LLMAutoscaling-v0"
 NAME = "llm-autoscaling-slo-ppo"
 PRESET = "code-1x"
-ROOT = Path(__file__).resolve().parents[2]
 RUNS = [ROOT / f"runs/results/llm_slo/seed{s}" for s in (0, 1, 2)]
 EPISODES = 5
-
-
-def best_validation(run: Path) -> float:
-    ev = np.load(run / "eval" / "evaluations.npz")
-    return float(ev["results"].mean(axis=1).max())
 
 
 def verdict(rep: dict, spec: str) -> dict:
@@ -75,15 +68,7 @@ def main() -> None:
         "validation": {**verdict(val, spec), "seed": 10_000},
         "test": {**verdict(test, spec), "seed": TEST_SEED},
     }
-    write_card(NAME, card)
-    cfg_path = ROOT / card["config"]
-    cfg_path.parent.mkdir(parents=True, exist_ok=True)
-    cfg_path.write_text(
-        f"# The zoo's {NAME}: `rlsched train --config {card['config']} --seed {card['seed']}`\n"
-        + cfg
-    )
-    print(json.dumps({k: card[k] for k in ("seed", "size_bytes", "validation", "test")},
-                     indent=1))
+    ship(card, cfg)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,6 @@ from rlsched.splits import WF_VALIDATION as VALIDATION
 from rlsched.stats import Paired, headline
 from rlsched.train import TrainConfig, train
 from rlsched.train.progress import eta_text, planned_steps, read_progress
-from rlsched.zoo import card as zoo_card
 from rlsched.zoo import entries as zoo_entries
 
 ENV_ID = "rlsched/ServerlessPlacement-v0"
@@ -210,7 +209,7 @@ def zoo_stage(console: Console, episodes: int) -> list[dict[str, Any]]:
         if not card.get("dataset"):
             continue
         # the card's own env arguments (LLMAutoscaling: its 300 s episodes), then its preset
-        kwargs = {**(zoo_card(e["name"]).get("env_kwargs") or {})}
+        kwargs = dict(e["env_kwargs"])
         if card["preset"]:
             kwargs["scenario"] = card["preset"]
         t = time.perf_counter()

@@ -166,28 +166,24 @@ def node_policy_kwargs(
     }
 
 
-class MaskableNodePolicy(MaskableMultiInputActorCriticPolicy):
+class _NodeScoring:
+    """The node-scoring build steps, shared by the PPO and MaskablePPO policies below."""
+
+    def _build_mlp_extractor(self) -> None:
+        if not _build_node_mlp_extractor(self):
+            super()._build_mlp_extractor()  # type: ignore[misc]
+
+    def _build(self, lr_schedule: Any) -> None:
+        super()._build(lr_schedule)  # type: ignore[misc]
+        _swap_action_head(self, lr_schedule)
+
+
+class MaskableNodePolicy(_NodeScoring, MaskableMultiInputActorCriticPolicy):
     """MaskablePPO actor-critic whose action head scores each node with shared weights."""
 
-    def _build_mlp_extractor(self) -> None:
-        if not _build_node_mlp_extractor(self):
-            super()._build_mlp_extractor()
 
-    def _build(self, lr_schedule: Any) -> None:
-        super()._build(lr_schedule)
-        _swap_action_head(self, lr_schedule)
-
-
-class NodePolicy(MultiInputActorCriticPolicy):
+class NodePolicy(_NodeScoring, MultiInputActorCriticPolicy):
     """PPO actor-critic whose action head scores each node with shared weights."""
-
-    def _build_mlp_extractor(self) -> None:
-        if not _build_node_mlp_extractor(self):
-            super()._build_mlp_extractor()
-
-    def _build(self, lr_schedule: Any) -> None:
-        super()._build(lr_schedule)
-        _swap_action_head(self, lr_schedule)
 
 
 def is_node_policy(policy: Any) -> bool:

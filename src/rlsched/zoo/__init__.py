@@ -64,7 +64,8 @@ def resolve_model_dir(path: str | Path) -> Path:
 
 
 def entries() -> list[dict[str, Any]]:
-    """``[{"name", "env", "preset", "path", "size_bytes", "validation", "test"}]``."""
+    """``[{"name", "env", "preset", "env_kwargs", "path", "size_bytes", "validation",
+    "test"}]``."""
     out = []
     for n in names():
         c = card(n)
@@ -74,6 +75,7 @@ def entries() -> list[dict[str, Any]]:
                 "name": n,
                 "env": c["env"],
                 "preset": c.get("preset"),
+                "env_kwargs": dict(c.get("env_kwargs") or {}),
                 "path": f"learned:{PREFIX}{n}",
                 "size_bytes": sum(f.stat().st_size for f in d.iterdir() if f.is_file()),
                 "validation": c.get("validation"),

@@ -44,6 +44,11 @@ class NextMaskStore:
         self.next_action_masks[self.pos] = True if self._staged is None else self._staged
         self._staged = None
 
+    def add(self, *args: Any, **kwargs: Any) -> None:
+        """The staged masks at this position, then the buffer's own ``add`` (which moves it)."""
+        self._store_masks()
+        super().add(*args, **kwargs)  # type: ignore[misc]
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_staged"] = None
@@ -74,10 +79,6 @@ class MaskedReplayBuffer(NextMaskStore, ReplayBuffer):
             handle_timeout_termination=handle_timeout_termination,
         )
         self._init_masks(action_space)
-
-    def add(self, *args: Any, **kwargs: Any) -> None:
-        self._store_masks()
-        super().add(*args, **kwargs)
 
     def _get_samples(  # type: ignore[override]
         self, batch_inds: np.ndarray, env: VecNormalize | None = None
@@ -131,10 +132,6 @@ class MaskedDictReplayBuffer(NextMaskStore, DictReplayBuffer):
             handle_timeout_termination=handle_timeout_termination,
         )
         self._init_masks(action_space)
-
-    def add(self, *args: Any, **kwargs: Any) -> None:
-        self._store_masks()
-        super().add(*args, **kwargs)
 
     def _get_samples(  # type: ignore[override]
         self, batch_inds: np.ndarray, env: VecNormalize | None = None
