@@ -85,3 +85,25 @@ def test_preset_rows_keep_held_out_data() -> None:
     # the preset wins over the split's arguments
     kw = res_mod.preset_kwargs("rlsched/VMPlacement-v0", "fading-5")
     assert kw == {"scenario": "fading-5"}
+
+
+def test_a_preset_on_a_training_trace_gets_spreads_but_no_learned_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    llm = "rlsched/LLMAutoscaling-v0"
+    split = dataclasses.replace(
+        SPLITS[llm], env_kwargs={"episode_duration": 30.0}, episodes={"quick": 2, "full": 2}
+    )
+    monkeypatch.setitem(SPLITS, llm, split)
+    # a learned policy trained on conv must not be judged on conv: it is never even loaded
+    learned = {llm: ["learned:/nonexistent/model"]}
+    out = res_mod.run_results(
+        tmp_path, "quick", learned=learned, envs=["LLMAutoscaling"], console=Console(),
+        presets=["conv-1x"],
+    )
+    (row,) = out["rows"]
+    assert row["training_data"] is True and row["learned"] == []
+    assert row["dataset"].startswith("azure-llm:conv")
+    assert row["oracle"] is not None and "headroom" in row
+    md = (tmp_path / "results.md").read_text()
+    assert "| LLMAutoscaling-v0 | conv-1x |" in md and "n/a: training data" in md

@@ -10,7 +10,10 @@ oracle minus the best heuristic: how much better than the heuristic any policy c
 With ``presets="all"`` (the CLI's default) every named scenario preset of each env
 (:mod:`rlsched.scenarios`) is a row of its own, keyed by (env, preset), and each row carries
 the two spreads of :mod:`rlsched.spread`: the best heuristic against the env's simplest
-baseline, and the oracle against the best heuristic, with the ``informative`` flag.
+baseline, and the oracle against the best heuristic, with the ``informative`` flag. A preset
+that names a training trace (LLMAutoscaling's ``conv-*``) runs on that trace with the
+heuristics and the oracle only: its spreads are measured, and no learned policy is judged on
+data it was trained on.
 
 Writes ``DIR/results.md`` (one row per env or (env, preset), then each full leaderboard) and
 ``DIR/results.json`` (the same, with every compare report).
@@ -93,7 +96,8 @@ def preset_kwargs(env_id: str, preset: str | None) -> dict[str, Any]:
 def row_dataset(test: str, preset: str | None, env_id: str) -> str | None:
     """The test data of one row. A preset that names a dataset of the test set's family gets
     the test set's parameters on top (its seed: still held-out data, at the preset's load);
-    one that names another trace (e.g. a training trace) has no test row: None."""
+    one that names another trace (e.g. a training trace) has no test row: None (its row runs
+    on :func:`preset_dataset`, spreads only)."""
     ds = presets(env_id).get(preset or "", {}).get("dataset")
     if not isinstance(ds, str):
         return test
@@ -103,6 +107,11 @@ def row_dataset(test: str, preset: str | None, env_id: str) -> str | None:
         return None
     q = {**q2, **q1}
     return f"{s1}:{p1}" + ("?" + "&".join(f"{k}={v}" for k, v in sorted(q.items())) if q else "")
+
+
+def preset_dataset(env_id: str, preset: str | None) -> str:
+    """The dataset ``preset`` names itself (a training trace: its row has spreads only)."""
+    return str(presets(env_id)[preset or ""]["dataset"])
 
 
 def row_presets(env_id: str, which: str | Sequence[str] | None) -> list[str | None]:
@@ -198,10 +207,14 @@ def run_results(
             kwargs = preset_kwargs(env_id, preset)
             key = env_id if preset is None else f"{env_id}:{preset}"
             test = row_dataset(split.test, preset, env_id)
-            if test is None:
-                console.print(f"[bold]{key}[/]: skipped (the preset names a training trace)")
-                continue
-            mine = [*learned.get(env_id, []), *(learned.get(key, []) if preset else [])]
+            # a preset naming a training trace gets the spreads only: no learned policy is
+            # judged on the data it was trained on
+            on_train = test is None
+            if on_train:
+                test = preset_dataset(env_id, preset)
+                mine = []
+            else:
+                mine = [*learned.get(env_id, []), *(learned.get(key, []) if preset else [])]
             pols = _policies(env_id, budget, mine, kwargs, test)
             console.print(f"[bold]{key}[/] on {test}: {len(pols)} policies x {episodes} episodes")
             t = time.perf_counter()
@@ -212,6 +225,7 @@ def run_results(
             seconds[key] = time.perf_counter() - t
             row = env_row(rep)
             row["seconds"] = seconds[key]
+            row["training_data"] = on_train
             rows.append(row)
             reports.append(rep)
             console.print(f"  {summary_line(row)} ({seconds[key]:.0f} s)", highlight=False)
@@ -346,7 +360,7 @@ def markdown(result: Mapping[str, Any]) -> str:
             f"`{lr['policy']}` {_f(lr['mean'])}: {_interval(lr['paired'])}, "
             f"**{lr['paired']['verdict'] if lr.get('paired') else '-'}**"
             for lr in r["learned"]
-        ) or "none given"
+        ) or ("n/a: training data" if r.get("training_data") else "none given")
         orc = r["oracle"]
         head = "-"
         if orc and orc["paired"]:

@@ -46,6 +46,30 @@ def test_transfer_and_cold_start_hand_case() -> None:
     assert s.makespan == pytest.approx(10.25)
 
 
+def test_a_link_latency_is_paid_once_per_transfer() -> None:
+    base = _two_servers()
+    lat = np.array([[0.0, 0.5], [0.5, 0.0]])
+    inst = OffloadInstance(
+        base.servers, base.adj, 4.0, 2.0, base.tasks, 10.0, origin=0, input_data=8.0,
+        latency=lat,
+    )
+    assert inst.trans_time(0, 0, 1) == pytest.approx(2.0 * 3.0 / 4.0 + 0.5)
+    assert inst.trans_time(0, 1, 1) == 0.0  # nothing crosses a link
+    assert inst.input_time(1) == pytest.approx(8.0 * 3.0 / 4.0 + 0.5)
+    assert inst.output_time(1, 1) == pytest.approx(1.0 * 3.0 / 4.0 + 0.5)
+    assert inst.input_time(0) == 0.0 and inst.output_time(1, 0) == 0.0
+    # the latency lengthens the hand case's schedule by exactly one hop per crossing:
+    # t0 on e0, t1 and t2 on e1 -> one transfer in, one sink output back (t1 ends last)
+    s0, s1 = simulate(base, [0, 1, 1], order=[0, 1, 2]), simulate(inst, [0, 1, 1], order=[0, 1, 2])
+    assert s1.makespan == pytest.approx(s0.makespan + 2 * 0.5)
+    # HEFT's upward rank counts the mean latency on each edge of the DAG
+    assert np.all(inst.upward_rank()[:1] > base.upward_rank()[:1])
+    with pytest.raises(ValueError, match="latency must be"):
+        OffloadInstance(base.servers, base.adj, 4.0, 2.0, base.tasks, latency=np.ones((3, 3)))
+    with pytest.raises(ValueError, match="latency must be >= 0"):
+        OffloadInstance(base.servers, base.adj, 4.0, 2.0, base.tasks, latency=-lat)
+
+
 def test_origin_input_and_return_transfers() -> None:
     base = _two_servers()
     inst = OffloadInstance(

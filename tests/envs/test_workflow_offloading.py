@@ -118,8 +118,10 @@ def test_patent_scenario_shape() -> None:
     assert env.current_task == 2  # b8.1: es1 holds image a, so task 3 goes next
 
 
-def test_completion_includes_origin_transfers_and_equals_simulate() -> None:
-    env = WorkflowOffloadingEnv(num_workflows=1, cache_size=None)
+@pytest.mark.parametrize("cloud_rtt", [0.0, 0.25])
+def test_completion_includes_origin_transfers_and_equals_simulate(cloud_rtt: float) -> None:
+    env = WorkflowOffloadingEnv(num_workflows=1, cache_size=None, cloud_rtt=cloud_rtt)
+    cloud = env.num_servers - 1
     for seed in range(4):
         info, _ = _play(env, seed)
         inst = env.current_instance()
@@ -134,6 +136,15 @@ def test_completion_includes_origin_transfers_and_equals_simulate() -> None:
             if not inst.tasks[r["task"]].parents:
                 assert r["start"] >= inst.arrival + inst.input_time(r["server"]) - 1e-9
                 assert r["t_in"] == pytest.approx(inst.input_time(r["server"]))
+        # the WAN's round trip is part of every transfer to or from the cloud, and only those
+        assert inst.trans_time(0, 0, cloud) - inst.trans_time(0, 0, 0) == pytest.approx(
+            inst.tasks[0].data * inst.adj[0][cloud] / inst.bandwidth + cloud_rtt
+        )
+        if env.num_nodes > 1:
+            edge = inst.tasks[0].data * inst.adj[0][1] / inst.bandwidth
+            assert inst.trans_time(0, 0, 1) == pytest.approx(edge)
+    with pytest.raises(ValueError, match="cloud_rtt"):
+        WorkflowOffloadingEnv(cloud_rtt=-1.0)
 
 
 def test_optimality_gap_against_isolated_optimum() -> None:

@@ -8,12 +8,16 @@ model below is the one every part of the package uses (the ``WorkflowOffloading-
   must receive its results.
 - **transfer**: a task ``t`` on server ``s`` is *ready* at
   ``max over parents p of (finish_p + trans_time(p, server_p, s))`` where
-  ``trans_time(p, i, j) = data_p * adj[i][j] / bandwidth`` (0 when ``i == j``); a source task
-  (no parents) is ready at ``arrival + input_time(s)``,
-  ``input_time(s) = input_data * adj[origin][s] / bandwidth`` (0 on the origin).
+  ``trans_time(p, i, j) = data_p * adj[i][j] / bandwidth + latency[i][j]`` (0 when ``i == j``);
+  a source task (no parents) is ready at ``arrival + input_time(s)``,
+  ``input_time(s) = input_data * adj[origin][s] / bandwidth + latency[origin][s]`` (0 on the
+  origin, or when there is no input). ``latency`` (seconds, default all 0) is a link's fixed
+  cost per transfer: the round-trip time a connection pays before its data flows, so a WAN's
+  measured RTT enters beside its bandwidth.
 - **completion**: the workflow is complete when the output of every sink task (no children)
   is back at the origin: ``max over sinks t of (finish_t + output_time(t, server_t))`` with
-  ``output_time(t, s) = data_t * adj[s][origin] / bandwidth`` (0 on the origin). The
+  ``output_time(t, s) = data_t * adj[s][origin] / bandwidth + latency[s][origin]`` (0 on the
+  origin). The
   *makespan* is the completion minus the arrival.
 - **cold start**: if ``s`` lacks ``t``'s image (not in ``s.images`` and not cached), the first
   task of that image on ``s`` *pulls* it: its run is ``pull_time + exec_time`` and it holds its
@@ -94,6 +98,9 @@ class OffloadInstance:
     name: str = ""
     origin: int = 0
     input_data: float = 0.0
+    #: ``(servers, servers)`` fixed seconds per transfer between two servers (a link's RTT);
+    #: None: no latency term.
+    latency: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = len(self.tasks)
@@ -110,6 +117,14 @@ class OffloadInstance:
             raise ValueError(f"origin {self.origin} out of range for {s} servers")
         if self.input_data < 0:
             raise ValueError("input_data must be >= 0")
+        if self.latency is not None:
+            if np.shape(self.latency) != (s, s):
+                raise ValueError(f"latency must be ({s}, {s}), got {np.shape(self.latency)}")
+            if np.any(np.asarray(self.latency) < 0):
+                raise ValueError("latency must be >= 0")
+
+    def _lat(self, i: int, j: int) -> float:
+        return 0.0 if self.latency is None else float(self.latency[i][j])
 
     def exec_time(self, t: int, s: int) -> float:
         return self.tasks[t].work / self.servers[s].speed
@@ -117,20 +132,22 @@ class OffloadInstance:
     def trans_time(self, p: int, i: int, j: int) -> float:
         if i == j:
             return 0.0
-        return float(self.tasks[p].data * self.adj[i][j] / self.bandwidth)
+        return float(self.tasks[p].data * self.adj[i][j] / self.bandwidth) + self._lat(i, j)
 
     def input_time(self, s: int) -> float:
         """Time to move a source task's input from the origin to server ``s``."""
         if s == self.origin or self.input_data == 0:
             return 0.0
-        return float(self.input_data * self.adj[self.origin][s] / self.bandwidth)
+        o = self.origin
+        return float(self.input_data * self.adj[o][s] / self.bandwidth) + self._lat(o, s)
 
     def output_time(self, t: int, s: int) -> float:
         """Time to move task ``t``'s output from server ``s`` back to the origin (counts for
         sink tasks only, see :meth:`is_sink`)."""
         if s == self.origin:
             return 0.0
-        return float(self.tasks[t].data * self.adj[s][self.origin] / self.bandwidth)
+        o = self.origin
+        return float(self.tasks[t].data * self.adj[s][o] / self.bandwidth) + self._lat(s, o)
 
     def is_sink(self, t: int) -> bool:
         """``t`` has no children: its output goes back to the origin."""
@@ -168,11 +185,13 @@ class OffloadInstance:
         inv_speed = np.mean([1.0 / s.speed for s in self.servers])
         adj = np.asarray(self.adj, dtype=float)
         mean_dist = float(adj.sum() / (m * (m - 1))) if m > 1 else 0.0
+        lat = np.zeros((m, m)) if self.latency is None else np.asarray(self.latency, dtype=float)
+        mean_lat = float(lat.sum() / (m * (m - 1))) if m > 1 else 0.0
         kids = self.children()
         rank = np.zeros(n)
         for t in reversed(topological_order([t.parents for t in self.tasks])):
             task = self.tasks[t]
-            comm = task.data * mean_dist / self.bandwidth
+            comm = task.data * mean_dist / self.bandwidth + mean_lat
             best = max((comm + rank[c] for c in kids[t]), default=0.0)
             rank[t] = task.work * inv_speed + best
         return rank

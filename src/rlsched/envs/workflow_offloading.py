@@ -111,7 +111,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
     origin) is its trace's written bytes / 1e6 (MB); the workflow's ``input_data`` is the mean
     over its source tasks of their read bytes / 1e6 (:func:`workflow_input_data`).
 
-    Network: ``trans = MB * adj[i][j] / bandwidth``. Defaults: ``bandwidth`` 10 MB/s per unit
+    Network: ``trans = MB * adj[i][j] / bandwidth`` (+ ``cloud_rtt`` on a link to or from the
+    cloud). Defaults: ``bandwidth`` 10 MB/s per unit
     of distance, edge-edge distances in ``edge_distance`` = [1, 2] (links of 5-10 MB/s, a metro
     network) and ``cloud_distance`` 10 to the cloud (1 MB/s, a shared WAN uplink). With these,
     earliest-finish policies keep data-heavy workflows (1000genome, epigenomics) at the edge and
@@ -205,7 +206,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
     ``reward`` (``"patent"``),
     ``task_order`` (``"patent"``), ``bandwidth`` (10 MB/s per unit distance), ``pull_time`` (5 s),
     ``cache_size`` (3 images per edge server), ``cloud_speed`` (2.0), ``cloud_distance`` (10),
-    ``edge_distance`` ((1, 2)), ``cloud_price`` (2e-4 $/s), ``edge_price`` (5e-5 $/s),
+    ``cloud_rtt`` (0 s: the WAN's round-trip time, paid once by every transfer to or from the
+    cloud), ``edge_distance`` ((1, 2)), ``cloud_price`` (2e-4 $/s), ``edge_price`` (5e-5 $/s),
     ``max_tasks`` (200: larger workflows are skipped), ``time_unit`` (None), ``server_seed``
     (0), ``optimality_reference`` (False), ``optimal_max_tasks`` (20), ``optimal_time_limit``
     (2 s), ``invalid_action_penalty`` (None: the undecided tasks), ``render_mode``.
@@ -258,6 +260,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         cache_size: int | None = 3,
         cloud_speed: float = 2.0,
         cloud_distance: float = 10.0,
+        cloud_rtt: float = 0.0,
         edge_distance: tuple[float, float] = (1.0, 2.0),
         cloud_price: float = 2e-4,
         edge_price: float = 5e-5,
@@ -282,6 +285,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
             raise ValueError("num_workflows must be >= 1")
         if bandwidth <= 0:  # checked here too: a given arrival_rate builds no instance now
             raise ValueError("bandwidth must be positive")
+        if cloud_rtt < 0:
+            raise ValueError("cloud_rtt must be >= 0")
         self._set_render_mode(render_mode)
         self.invalid_action_penalty = invalid_action_penalty
         self.reward_name = reward
@@ -304,6 +309,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
             self.servers = ex.servers
             self.adj = np.asarray(ex.adj, dtype=float)
             self.bandwidth, self.pull_time = ex.bandwidth, ex.pull_time
+            self._latency: np.ndarray | None = None
             self.num_workflows = 1
             self.cache_size = None
         else:
@@ -344,7 +350,12 @@ class WorkflowOffloadingEnv(RlschedEnv):
                 )
                 adj = np.pad(adj, ((0, 1), (0, 1)), constant_values=float(cloud_distance))
                 adj[n, n] = 0.0
+                # a transfer to or from the cloud pays the WAN's round trip before its data flows
+                latency = np.zeros_like(adj)
+                latency[n, :n] = latency[:n, n] = float(cloud_rtt)
+                self._latency = latency if cloud_rtt > 0 else None
             else:
+                self._latency = None
                 big_cpu = max(s.cpu for s in servers)
                 big_mem = max(s.mem for s in servers)
                 self._pool = [
@@ -425,6 +436,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
             self._pool_names[k],
             origin,
             self._pool_input[k],
+            self._latency,
         )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> WorkflowOffloadingEnv:
@@ -433,6 +445,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
             self._pool,
             self.servers,
             self.adj,
+            self._latency,
             self.observation_space,
             self.action_space,
             self._pool_names,
