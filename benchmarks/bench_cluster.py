@@ -24,7 +24,6 @@ import multiprocessing as mp
 import os
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -43,10 +42,8 @@ from rlsched.serve.cluster import (
     DIM,
     Cluster,
     LoadLog,
-    _cli,
-    _env,
+    Replica,
     check_exactly_once,
-    free_port,
     percentile,
     run_load,
 )
@@ -210,36 +207,25 @@ def side_by_side(root: Path, seconds: float, rounds: int,
     rounds (A B C A B C ...: the machine's load from other work drifts, and interleaving
     spreads it over the three) with the same 8 clients: /update only, then /predict only.
     "1 replica" is replica 0 of the 3 alone (the other two idle)."""
-    sqs, sq_urls = [], []
-    for name in ("sqlite", "sqlite-again"):  # the second: the A/A control of the paced test
-        port = free_port()
-        log = open(root / f"{name}-serve.log", "ab")  # noqa: SIM115
-        sqs.append(subprocess.Popen(
-            _cli("serve", "--registry", str(root / f"{name}-registry"), "--state-dim",
-                 str(DIM), "--action-dim", str(DIM), "--http-port", str(port),
-                 "--grpc-port", "0"),
-            stdout=log, stderr=subprocess.STDOUT, env=_env(),
-        ))  # fmt: skip
-        log.close()
-        sq_urls.append(f"http://127.0.0.1:{port}")
-    sq, sq_url = sqs[0], sq_urls[0]
+    # the second SQLite process: the A/A control of the paced test
+    sqs = [
+        Replica(str(root / f"{name}-registry" / "experiences.sqlite"), i, root,
+                extra=("--registry", str(root / f"{name}-registry")))
+        for i, name in enumerate(("sqlite", "sqlite-again"))
+    ]  # fmt: skip
+    for r in sqs:
+        r.start()
+    sq_urls = [r.url for r in sqs]
+    sq_url = sq_urls[0]
     pg = LocalPostgres.create()  # fsync on, as a real server
     try:
         with Cluster(root / "rates", replicas=3, learners=0, pg=pg) as c:
             c.start()
-            deadline = time.monotonic() + 60
-            for u in sq_urls:
-                while True:
-                    try:
-                        if httpx.get(u + "/readyz", timeout=1).status_code == 200:
-                            break
-                    except httpx.HTTPError:
-                        pass
-                    assert time.monotonic() < deadline, "the SQLite server did not start"
-                    time.sleep(0.1)
+            for r in sqs:
+                r.wait_ready()
             pids = [r.proc.pid for r in c.replicas if r.proc is not None]
             cfgs = {
-                "sqlite_1": ([sq_url], [sq.pid]),
+                "sqlite_1": ([sq_url], [r.proc.pid for r in sqs[:1] if r.proc is not None]),
                 "pg_1": ([c.replicas[0].url], pids[:1]),
                 "pg_3": ([r.url for r in c.replicas], pids),
             }
@@ -304,9 +290,8 @@ def side_by_side(root: Path, seconds: float, rounds: int,
                 }
             return out
     finally:
-        for p in sqs:
-            p.send_signal(signal.SIGTERM)
-            p.wait(30)
+        for r in sqs:
+            r.kill(signal.SIGTERM)
         pg.destroy()
 
 

@@ -28,9 +28,42 @@ def best_validation(run: Path) -> float:
     return float(ev["results"].mean(axis=1).max())
 
 
+def select(runs: list[Path]) -> tuple[dict[Path, float], Path]:
+    """Each run's best validation reward, and the run best on it (never on test)."""
+    vals = {run: best_validation(run) for run in runs}
+    return vals, max(vals, key=vals.__getitem__)
+
+
+def _seed(run: Path) -> int:
+    return int(json.loads((run / "run.json").read_text())["seed"])
+
+
+def training_card(
+    name: str, env: str, run: Path, vals: dict[Path, float], size: int, selected_by: str
+) -> dict:
+    """The card fields every zoo entry shares: where it came from and how it was chosen."""
+    split = SPLITS[env]
+    metrics = json.loads((run / "metrics.json").read_text())
+    return {
+        "name": name,
+        "env": env,
+        "env_kwargs": dict(split.env_kwargs),
+        "config": f"configs/zoo/{name}.yaml",
+        "seed": _seed(run),
+        "seeds_trained": sorted(_seed(r) for r in vals),
+        "selected_by": selected_by,
+        "training": {
+            "steps": metrics.get("steps") or metrics.get("total_steps"),
+            "dataset": split.train,
+            "validation_dataset": split.validation,
+            "best_validation_reward_per_seed": {r.name: v for r, v in vals.items()},
+        },
+        "size_bytes": size,
+    }
+
+
 def main() -> None:
-    vals = {run: best_validation(run) for run in RUNS}
-    run = max(vals, key=vals.get)
+    vals, run = select(RUNS)
     size = export_model(run, ZOO_DIR / NAME / "model")
     split = SPLITS[ENV]
     spec = f"learned:{ZOO_DIR / NAME / 'model'}"
@@ -42,26 +75,14 @@ def main() -> None:
     group = next(r for r in rep["results"] if r.get("kind") == "learned")
     rel = run.relative_to(ROOT)
     trow = next(s for s in group["seeds"] if s["policy"].startswith(f"learned:{rel}/"))
-    cfg = (run / "config.yaml").read_text()
-    metrics = json.loads((run / "metrics.json").read_text())
     card = {
-        "name": NAME,
-        "env": ENV,
+        **training_card(
+            NAME, ENV, run, vals, size,
+            "best validation reward of the three seeds (periodic evaluation)",
+        ),
         "preset": "edge",
-        "env_kwargs": dict(split.env_kwargs),
         "algo": "maskable_ppo",
         "policy_net": "node",
-        "config": "configs/zoo/serverless-edge-maskable-ppo.yaml",
-        "seed": int(json.loads((run / "run.json").read_text())["seed"]),
-        "seeds_trained": [0, 1, 2],
-        "selected_by": "best validation reward of the three seeds (periodic evaluation)",
-        "training": {
-            "steps": metrics.get("steps") or metrics.get("total_steps"),
-            "dataset": split.train,
-            "validation_dataset": split.validation,
-            "best_validation_reward_per_seed": {r.name: v for r, v in vals.items()},
-        },
-        "size_bytes": size,
         "validation": {
             "dataset": val["dataset"], "episodes": 10, "seed": 10_000,
             "reference": val["reference"], "mean_reward": vrow["mean_reward"],
@@ -73,11 +94,12 @@ def main() -> None:
             "paired": trow["paired"],
         },
     }
-    ship(card, cfg)
+    ship(card, run)
 
 
-def ship(card: dict, cfg: str) -> None:
-    """Write the entry's card and the config that retrains it from its seed."""
+def ship(card: dict, run: Path) -> None:
+    """Write the entry's card and the config that retrains it from its seed (the run's own)."""
+    cfg = (run / "config.yaml").read_text()
     write_card(card["name"], card)
     cfg_path = ROOT / card["config"]
     cfg_path.parent.mkdir(parents=True, exist_ok=True)

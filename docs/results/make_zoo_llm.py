@@ -10,9 +10,8 @@ seeds 10,000+) and the test verdict measured here on the held-out code trace at 
     python docs/results/make_zoo_llm.py
 """
 
-import json
 
-from make_zoo import ROOT, best_validation, ship  # the ServerlessPlacement entry's script
+from make_zoo import ROOT, select, ship, training_card  # the ServerlessPlacement entry's
 
 from rlsched.agents.export import export_model
 from rlsched.evaluate import compare
@@ -34,8 +33,7 @@ def verdict(rep: dict, spec: str) -> dict:
 
 
 def main() -> None:
-    vals = {run: best_validation(run) for run in RUNS}
-    run = max(vals, key=vals.get)
+    vals, run = select(RUNS)
     size = export_model(run, ZOO_DIR / NAME / "model")
     split = SPLITS[ENV]
     spec = f"learned:{ZOO_DIR / NAME / 'model'}"
@@ -43,32 +41,20 @@ def main() -> None:
                   env_kwargs=dict(split.env_kwargs))
     test = compare(ENV, split.test, ["all", spec], episodes=EPISODES, seed=TEST_SEED,
                    env_kwargs={**split.env_kwargs, "scenario": PRESET})
-    cfg = (run / "config.yaml").read_text()
-    metrics = json.loads((run / "metrics.json").read_text())
     card = {
-        "name": NAME,
-        "env": ENV,
+        **training_card(
+            NAME, ENV, run, vals, size,
+            "best validation reward of the three seeds (periodic evaluation on conv)",
+        ),
         "preset": PRESET,
         "trained_on": "azure-llm:conv at rate scale 1-3 (presets conv-1x to conv-3x), "
                       "reward_weights = SLO_CONSTRAINED",
-        "env_kwargs": dict(split.env_kwargs),
         "algo": "ppo",
         "policy_net": "mlp",
-        "config": f"configs/zoo/{NAME}.yaml",
-        "seed": int(json.loads((run / "run.json").read_text())["seed"]),
-        "seeds_trained": [0, 1, 2],
-        "selected_by": "best validation reward of the three seeds (periodic evaluation on conv)",
-        "training": {
-            "steps": metrics.get("steps") or metrics.get("total_steps"),
-            "dataset": split.train,
-            "validation_dataset": split.validation,
-            "best_validation_reward_per_seed": {r.name: v for r, v in vals.items()},
-        },
-        "size_bytes": size,
         "validation": {**verdict(val, spec), "seed": 10_000},
         "test": {**verdict(test, spec), "seed": TEST_SEED},
     }
-    ship(card, cfg)
+    ship(card, run)
 
 
 if __name__ == "__main__":

@@ -35,11 +35,12 @@ def _env_kwargs(c: dict[str, Any]) -> dict[str, Any]:
 
 def trained_size(name: str) -> int:
     """The node count the entry was trained at (its preset and env arguments)."""
-    return _trained_size(card(name))
+    c = card(name)
+    size_argument(c["env"])
+    return _trained_size(c)
 
 
 def _trained_size(c: dict[str, Any]) -> int:
-    size_argument(c["env"])
     env = make_env(c["env"], c["test"]["dataset"], **_env_kwargs(c))
     return int(getattr(env.unwrapped, SIZE_ARGUMENT))
 

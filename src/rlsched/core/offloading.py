@@ -185,8 +185,8 @@ class OffloadInstance:
         inv_speed = np.mean([1.0 / s.speed for s in self.servers])
         adj = np.asarray(self.adj, dtype=float)
         mean_dist = float(adj.sum() / (m * (m - 1))) if m > 1 else 0.0
-        lat = np.zeros((m, m)) if self.latency is None else np.asarray(self.latency, dtype=float)
-        mean_lat = float(lat.sum() / (m * (m - 1))) if m > 1 else 0.0
+        lat = 0.0 if self.latency is None else float(np.sum(self.latency))
+        mean_lat = lat / (m * (m - 1)) if m > 1 else 0.0
         kids = self.children()
         rank = np.zeros(n)
         for t in reversed(topological_order([t.parents for t in self.tasks])):
