@@ -79,7 +79,7 @@ def test_preset_rows_keep_held_out_data() -> None:
     assert res_mod.row_dataset("azure-llm:code", "conv-2x", llm) is None  # training trace
     assert "conv-1x" in res_mod.row_presets(llm, "all")
     assert res_mod.row_presets("rlsched/VMPlacement-v0", "all") == [
-        "fading-5", "fading-20", "recovering-5", "recovering-20"
+        "fading-5", "fading-20", "fading-100", "recovering-5", "recovering-20", "recovering-100"
     ]
     assert res_mod.row_presets(llm, None) == [None]
     # the preset wins over the split's arguments

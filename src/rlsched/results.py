@@ -45,9 +45,6 @@ from rlsched.spread import spreads
 BUDGETS = ("quick", "full")
 #: Policies left out of the quick budget: an exact CP-SAT solve per workflow is minutes.
 QUICK_SKIP = {"rlsched/WorkflowOffloading-v0": ("optimal",)}
-#: Presets ``--presets all`` leaves out: the full-horizon oracle over 3,000 (fading) to 20,000
-#: (recovering) placements of 100 servers is hours per episode.
-PRESET_SKIP = {"rlsched/VMPlacement-v0": ("fading-100", "recovering-100")}
 
 
 def env_key(name: str) -> str:
@@ -119,9 +116,9 @@ def row_presets(env_id: str, which: str | Sequence[str] | None) -> list[str | No
     -> every preset of the env, else the named ones this env has."""
     if which is None:
         return [None]
-    names = list(presets(env_id))
+    names: list[str | None] = list(presets(env_id))
     if which == "all":
-        return [n for n in names if n not in PRESET_SKIP.get(env_id, ())] or [None]
+        return names or [None]
     wanted = [which] if isinstance(which, str) else list(which)
     return [n for n in wanted if n in names]
 
@@ -388,7 +385,10 @@ def markdown(result: Mapping[str, Any]) -> str:
             f"- {r['env']} {r.get('preset') or ''}: {r['episodes']} episodes, env arguments "
             f"`{json.dumps(r['env_kwargs'])}`; oracle over `{orc.get('base', '-')}`, horizon "
             f"{'to the episode end (fortified)' if h is None else f'{h} decisions'}, up to "
-            f"{orc.get('top_k', '-')} candidates per decision; {r['seconds']:.0f} s."
+            f"{orc.get('top_k', '-')} candidates per decision"
+            + (f", searching at about {d} decisions per episode" if (d := orc.get("decisions"))
+               else "")
+            + f"; {r['seconds']:.0f} s."
         )
     for rep in result["reports"]:
         preset = rep.get("env_kwargs", {}).get("scenario")

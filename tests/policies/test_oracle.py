@@ -66,3 +66,40 @@ def test_clairvoyant_refuses_a_learned_or_oracle_base() -> None:
     env = make_env("rlsched/VMPlacement-v0", num_nodes=4)
     with pytest.raises(Exception, match="heuristic as its base"):
         make_policy("clairvoyant:clairvoyant", env)
+
+
+def _episode(env, pol, seed: int) -> tuple[float, int]:
+    obs, _ = env.reset(seed=seed)
+    pol.reset(seed)
+    done, n = False, 0
+    while not done:
+        obs, _, term, trunc, info = env.step(pol.act(obs, env.unwrapped.action_masks()))
+        done, n = term or trunc, n + 1
+    return float(info["metrics"]["placed"]), n
+
+
+def test_a_sparse_oracle_searches_at_about_its_decisions_and_stays_fortified() -> None:
+    env = make_env("rlsched/VMPlacement-v0", num_nodes=4, scenario="recovering")
+    base = make_policy("best_fit", env, seed=5)
+    placed, length = _episode(env, base, 5)
+    full = ClairvoyantPolicy(env.unwrapped, make_policy("best_fit", env), "best_fit", 5, top_k=8)
+    sparse = ClairvoyantPolicy(
+        env.unwrapped, make_policy("best_fit", env), "best_fit", 5, top_k=8, decisions=10
+    )
+    full_placed, _ = _episode(env, full, 5)
+    sparse_placed, _ = _episode(env, sparse, 5)
+    # fortified either way: never below the base heuristic's own episode
+    assert full_placed >= placed and sparse_placed >= placed
+    # searched at about 10 decisions (plus the first incumbent): far fewer rollouts
+    stride = -(-length // 10)
+    assert sparse.rollouts <= 1 + 8 * (-(-sparse.decisions // stride))
+    assert sparse.rollouts < full.rollouts / 3
+    with pytest.raises(ValueError, match="fortified"):
+        ClairvoyantPolicy(env.unwrapped, base, "best_fit", horizon=5, decisions=10)
+
+
+def test_vm_placement_at_100_servers_bounds_the_oracles_search() -> None:
+    small = make_policy("clairvoyant", make_env("rlsched/VMPlacement-v0", num_nodes=20))
+    large = make_policy("clairvoyant", make_env("rlsched/VMPlacement-v0", scenario="fading-100"))
+    assert small.describe()["decisions"] is None
+    assert large.describe()["decisions"] == 100

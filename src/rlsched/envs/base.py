@@ -195,6 +195,9 @@ class RlschedEnv(SnapshotMixin, gym.Env):
     oracle_base: ClassVar[str | None] = None
     oracle_horizon: ClassVar[int | None] = None
     oracle_top_k: ClassVar[int | None] = None
+    #: At about how many decisions per episode the oracle searches (None: every one); an env
+    #: whose full search is too slow (long episodes) sets it per instance.
+    oracle_decisions: int | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

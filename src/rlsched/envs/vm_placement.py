@@ -170,6 +170,11 @@ class VMPlacementEnv(RlschedEnv):
     oracle_base = "best_fit"
     #: 2N actions: the oracle tries the base's, the first valid and 6 others per decision
     oracle_top_k = 8
+    #: Above this many servers the oracle searches at ORACLE_DECISIONS decisions per episode:
+    #: a full search over 3,000 (fading) to 24,000 (recovering) placements of 100 servers is
+    #: about top_k x N^2 / 2 steps, minutes to hours per episode.
+    ORACLE_FULL_NODES: ClassVar[int] = 20
+    ORACLE_DECISIONS: ClassVar[int] = 100
     renamed_arguments: ClassVar[dict[str, str]] = {
         "num_servers": "num_nodes",
         "max_steps": "episode_length",
@@ -230,6 +235,8 @@ class VMPlacementEnv(RlschedEnv):
             raise ValueError("episode_length must be >= 1 or None")
         self._set_render_mode(render_mode)
         self.num_nodes = N = int(num_nodes)
+        if N > self.ORACLE_FULL_NODES:
+            self.oracle_decisions = self.ORACLE_DECISIONS
         self.scenario = scenario
         self.release, default_thr = SCENARIOS[scenario]
         self.double_threshold = float(default_thr if double_threshold is None else double_threshold)

@@ -21,7 +21,12 @@ the candidates itself with ``oracle_actions(mask, base_action)`` (None: the rule
 decision with the base's action as its only candidate follows the incumbent without rollouts.
 
 Cost per decision: ``candidates x remaining decisions`` env steps (``x horizon`` when finite)
-and one snapshot restore per candidate; ``benchmarks/bench_oracle.py`` measures decisions per
+and one snapshot restore per candidate, so a full-horizon episode of ``N`` decisions costs about
+``top_k x N^2 / 2`` steps. ``decisions`` bounds that for long episodes: the oracle then rolls out
+candidates at about that many decisions, evenly spaced over the base heuristic's own episode
+length (known from the first incumbent), and follows the incumbent in between. It stays
+fortified, so it still never ends below the base; it searches less, so its headroom is a lower
+estimate still. ``benchmarks/bench_oracle.py`` measures decisions per
 second. The oracle is not deployable: it reads the future. It estimates headroom: how much
 better than the best heuristic any policy could be.
 """
@@ -65,6 +70,7 @@ class ClairvoyantPolicy(Policy):
         seed: int | None = None,
         horizon: int | None = None,
         top_k: int = DEFAULT_TOP_K,
+        decisions: int | None = None,
     ) -> None:
         self.env = getattr(env, "unwrapped", env)
         if not callable(getattr(self.env, "snapshot", None)):
@@ -73,6 +79,9 @@ class ClairvoyantPolicy(Policy):
         self.base_name = base_name
         self.horizon = horizon
         self.top_k = int(top_k)
+        if decisions is not None and (horizon is not None or decisions < 1):
+            raise ValueError("decisions needs horizon=None (fortified) and at least 1")
+        self.max_decisions = decisions
         self.metric, self.direction = main_metric_of(self.env)
         self._sign = 1.0 if self.direction == "higher" else -1.0
         self._seed = seed
@@ -85,6 +94,7 @@ class ClairvoyantPolicy(Policy):
             "base": self.base_name,
             "horizon": self.horizon,
             "top_k": self.top_k,
+            "decisions": self.max_decisions,
         }
 
     def reset(self, seed: int | None = None) -> None:
@@ -93,6 +103,7 @@ class ClairvoyantPolicy(Policy):
         self.base.reset(seed)
         self._rng = np.random.default_rng(None if self._seed is None else self._seed + 7919)
         self._incumbent: _Trajectory | None = None
+        self._stride = 1  # search every stride-th decision (set from the first incumbent)
         self._prefix = 0.0  # reward taken so far this episode
         self.decisions = 0
         self.rollouts = 0
@@ -100,12 +111,20 @@ class ClairvoyantPolicy(Policy):
     # ------------------------------------------------------------------ acting
     def act(self, observation: Observation, mask: np.ndarray) -> Any:
         env = self.env
+        inc = self._incumbent
+        if (
+            self._stride > 1 and self.decisions % self._stride != 0
+            and inc is not None and inc.actions
+        ):
+            return self._follow(inc, observation, mask)  # no search here: nothing to restore
         snap = env.snapshot()
         shadow = self._copy_base()
         base_action = self._copy_base(shadow).act(observation, mask)
         if self.horizon is None and self._incumbent is None:
             # the base heuristic's own episode from here: the first incumbent
             self._incumbent = self._rollout(snap, shadow, observation, mask, None)
+            if self.max_decisions is not None:
+                self._stride = max(1, -(-len(self._incumbent.actions) // self.max_decisions))
         cands = self._candidates(observation, mask, base_action)
         inc = self._incumbent
         if (
@@ -113,12 +132,8 @@ class ClairvoyantPolicy(Policy):
             and _same(inc.actions[0], cands[0])
         ):
             # nothing to compare: the incumbent already is this action's rollout
-            self._prefix += inc.rewards[0]
-            self._incumbent = _Trajectory(inc.actions[1:], inc.rewards[1:], inc.score)
             env.restore(snap)
-            self.base.act(observation, mask)
-            self.decisions += 1
-            return inc.actions[0]
+            return self._follow(inc, observation, mask)
         best: _Trajectory | None = None
         for a in cands:
             t = self._rollout(snap, shadow, observation, mask, a)
@@ -140,6 +155,14 @@ class ClairvoyantPolicy(Policy):
         return action
 
     # ------------------------------------------------------------------ helpers
+    def _follow(self, inc: _Trajectory, observation: Observation, mask: np.ndarray) -> Any:
+        """Take the incumbent's next action (the env is where the incumbent left it)."""
+        self._prefix += inc.rewards[0]
+        self._incumbent = _Trajectory(inc.actions[1:], inc.rewards[1:], inc.score)
+        self.base.act(observation, mask)  # advance the shadow through the real decision
+        self.decisions += 1
+        return inc.actions[0]
+
     def _copy_base(self, src: Policy | None = None) -> Policy:
         """A copy of the base policy sharing the env (its state, not the env, is copied)."""
         return copy.deepcopy(src if src is not None else self.base, {id(self.env): self.env})

@@ -147,9 +147,11 @@ def make_clairvoyant(
     top_k: int | None = None,
 ) -> ClairvoyantPolicy:
     """The oracle over base heuristic ``base_name``; ``horizon="env"`` takes the env's
-    ``oracle_horizon`` (None: to the episode's end), ``top_k`` the env's ``oracle_top_k``."""
+    ``oracle_horizon`` (None: to the episode's end), ``top_k`` the env's ``oracle_top_k``; it
+    searches at the env's ``oracle_decisions`` decisions per episode (None: at every one)."""
     base_env: RlschedEnv = env.unwrapped
     base = make_policy(base_name, env, seed=seed)
     h: int | None = base_env.oracle_horizon if horizon == "env" else horizon
     k = top_k if top_k is not None else (base_env.oracle_top_k or DEFAULT_TOP_K)
-    return ClairvoyantPolicy(base_env, base, base_name, seed, h, k)
+    d = base_env.oracle_decisions if h is None else None
+    return ClairvoyantPolicy(base_env, base, base_name, seed, h, k, decisions=d)
