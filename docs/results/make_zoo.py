@@ -97,6 +97,40 @@ def main() -> None:
     ship(card, run)
 
 
+def verdict(rep: dict, spec: str, episodes: int, metrics: tuple[str, ...] = ()) -> dict:
+    """The card's record of ``spec`` in a compare report: its main metric's paired verdict."""
+    row = next(r for r in rep["results"] if r["policy"] == spec)
+    out = {"dataset": rep["dataset"], "episodes": episodes, "reference": rep["reference"],
+           "main_metric": rep["main_metric"], "mean_reward": row["mean_reward"]}
+    if metrics:
+        out["metrics"] = {k: row["metrics"][k] for k in metrics if k in row["metrics"]}
+    return {**out, "paired": row["paired"]}
+
+
+def held_out_entry(
+    name: str, env: str, runs: list[Path], episodes: int, val_kwargs: dict, test_kwargs: dict,
+    selected_by: str, card_fields: dict, metrics: tuple[str, ...] = (), critic: bool = True,
+) -> None:
+    """Select the run best on validation, export it (``critic=False``: actor only, see
+    ``export_model``), measure it against every heuristic on the validation set (seeds
+    10,000+) and the test set (seeds 1000+), and ship its card."""
+    vals, run = select(runs)
+    size = export_model(run, ZOO_DIR / name / "model", critic=critic)
+    split = SPLITS[env]
+    spec = f"learned:{ZOO_DIR / name / 'model'}"
+    val = compare(env, split.validation, ["all", spec], episodes=episodes, seed=10_000,
+                  env_kwargs=val_kwargs)
+    test = compare(env, split.test, ["all", spec], episodes=episodes, seed=TEST_SEED,
+                   env_kwargs=test_kwargs)
+    card = {
+        **training_card(name, env, run, vals, size, selected_by),
+        **card_fields,
+        "validation": {**verdict(val, spec, episodes, metrics), "seed": 10_000},
+        "test": {**verdict(test, spec, episodes, metrics), "seed": TEST_SEED},
+    }
+    ship(card, run)
+
+
 def ship(card: dict, run: Path) -> None:
     """Write the entry's card and the config that retrains it from its seed (the run's own)."""
     cfg = (run / "config.yaml").read_text()

@@ -11,12 +11,9 @@ seeds 10,000+) and the test verdict measured here on the held-out code trace at 
 """
 
 
-from make_zoo import ROOT, select, ship, training_card  # the ServerlessPlacement entry's
+from make_zoo import ROOT, held_out_entry  # the ServerlessPlacement entry's
 
-from rlsched.agents.export import export_model
-from rlsched.evaluate import compare
-from rlsched.splits import SPLITS, TEST_SEED
-from rlsched.zoo import ZOO_DIR
+from rlsched.splits import SPLITS
 
 ENV = "rlsched/LLMAutoscaling-v0"
 NAME = "llm-autoscaling-slo-ppo"
@@ -25,36 +22,19 @@ RUNS = [ROOT / f"runs/results/llm_slo/seed{s}" for s in (0, 1, 2)]
 EPISODES = 5
 
 
-def verdict(rep: dict, spec: str) -> dict:
-    row = next(r for r in rep["results"] if r["policy"] == spec)
-    return {"dataset": rep["dataset"], "episodes": EPISODES, "reference": rep["reference"],
-            "main_metric": rep["main_metric"], "mean_reward": row["mean_reward"],
-            "paired": row["paired"]}
-
-
 def main() -> None:
-    vals, run = select(RUNS)
-    size = export_model(run, ZOO_DIR / NAME / "model")
-    split = SPLITS[ENV]
-    spec = f"learned:{ZOO_DIR / NAME / 'model'}"
-    val = compare(ENV, split.validation, ["all", spec], episodes=EPISODES, seed=10_000,
-                  env_kwargs=dict(split.env_kwargs))
-    test = compare(ENV, split.test, ["all", spec], episodes=EPISODES, seed=TEST_SEED,
-                   env_kwargs={**split.env_kwargs, "scenario": PRESET})
-    card = {
-        **training_card(
-            NAME, ENV, run, vals, size,
-            "best validation reward of the three seeds (periodic evaluation on conv)",
-        ),
-        "preset": PRESET,
-        "trained_on": "azure-llm:conv at rate scale 1-3 (presets conv-1x to conv-3x), "
-                      "reward_weights = SLO_CONSTRAINED",
-        "algo": "ppo",
-        "policy_net": "mlp",
-        "validation": {**verdict(val, spec), "seed": 10_000},
-        "test": {**verdict(test, spec), "seed": TEST_SEED},
-    }
-    ship(card, run)
+    kwargs = dict(SPLITS[ENV].env_kwargs)
+    held_out_entry(
+        NAME, ENV, RUNS, EPISODES, kwargs, {**kwargs, "scenario": PRESET},
+        "best validation reward of the three seeds (periodic evaluation on conv)",
+        {
+            "preset": PRESET,
+            "trained_on": "azure-llm:conv at rate scale 1-3 (presets conv-1x to conv-3x), "
+                          "reward_weights = SLO_CONSTRAINED",
+            "algo": "ppo",
+            "policy_net": "mlp",
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 NAME = "serverless-edge-maskable-ppo"
 
 
-@pytest.mark.parametrize("name", [NAME, "llm-autoscaling-slo-ppo"])
+@pytest.mark.parametrize(
+    "name", [NAME, "llm-autoscaling-slo-ppo", "pod-rebalancing-today-ppo"]
+)
 def test_entries_carry_their_env_size_and_verdicts(name: str) -> None:
     assert name in names()
     (e,) = [x for x in entries() if x["name"] == name]
@@ -76,3 +78,16 @@ def test_llm_zoo_scaler_runs_through_compare() -> None:
     )
     row = next(r for r in rep["results"] if r["kind"] == "learned")
     assert 0.0 <= row["metrics"]["slo_attainment"] <= 1.0 and "paired" in row
+
+
+def test_pods_zoo_policy_runs_through_compare() -> None:
+    rep = compare(
+        "rlsched/PodRebalancing-v0",
+        "synthetic:pods?seed=2",
+        "greedy_migration,learned:zoo/pod-rebalancing-today-ppo",
+        episodes=2,
+        seed=0,
+        env_kwargs={**SPLITS["rlsched/PodRebalancing-v0"].env_kwargs, "episode_length": 6},
+    )
+    row = next(r for r in rep["results"] if r["kind"] == "learned")
+    assert row["metrics"]["invalid_actions"] == 0 and "paired" in row
