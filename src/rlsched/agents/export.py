@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 import zipfile
 from pathlib import Path
@@ -34,7 +35,7 @@ def export_model(run_dir: str | Path, dest: str | Path, critic: bool = True) -> 
         _deflate(Path(tmp) / "model.zip", out / "model.zip")
     for extra in ("meta.json", "vecnormalize.pkl"):
         if (src / extra).is_file():
-            (out / extra).write_bytes((src / extra).read_bytes())
+            shutil.copyfile(src / extra, out / extra)
     return sum(f.stat().st_size for f in out.iterdir() if f.is_file())
 
 
