@@ -148,12 +148,38 @@ def train(
     n_envs: Annotated[int | None, typer.Option(help="Envs per process.")] = None,
     env_arg: EnvArgs = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            help="Continue this run folder from its checkpoint, with its config.yaml "
+            "(--steps may raise the budget; other flags are refused)."
+        ),
+    ] = None,
 ) -> None:
     """Train an agent; writes a self-describing run folder with the model in OUT/model."""
     from rlsched.train import TrainConfig
     from rlsched.train import train as run_train
     from rlsched.train.progress import held_out_text, plan_text
 
+    if resume is not None:
+        given = [n for n, v in (("--config", config), ("--dataset", dataset), ("--algo", algo),
+                                ("--seed", seed), ("--n-envs", n_envs), ("--env-arg", env_arg),
+                                ("--eval-dataset", eval_dataset)) if v]  # fmt: skip
+        if given or env != DEFAULT_ENV:
+            drop = ", ".join(given) or "--env"
+            raise ConfigError(f"--resume continues a run with its own config.yaml: drop {drop}")
+        cfg = TrainConfig.from_yaml(resume / "config.yaml")
+        if steps is not None:
+            cfg.total_steps = steps
+        console.print(
+            f"resuming [bold]{cfg.algo}[/] on {cfg.env_id} in {resume} up to {plan_text(cfg)}"
+        )
+        res = run_train(cfg, resume, progress=progress, resume=True)
+        console.print(
+            f"done: {res.steps:,} steps; {held_out_text(cfg, res.eval_mean_reward, res.steps)}; "
+            f"model in [bold]{res.model_dir}[/]"
+        )
+        return
     cfg = TrainConfig.from_yaml(config) if config else TrainConfig()
     overrides = {
         "env_id": env if env != DEFAULT_ENV or not config else None,

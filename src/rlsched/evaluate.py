@@ -123,7 +123,8 @@ def compare(
     bootstrap interval, wins / ties / losses and the verdict (:mod:`rlsched.stats`). A
     ``learned:`` spec with a ``*`` (``learned:runs/x/seed*/model``) names several training
     seeds of one policy: one row aggregated over seeds (IQM, stratified bootstrap) with the
-    per-seed rows under ``"seeds"``. ``clairvoyant`` runs last, over the measured reference.
+    per-seed rows under ``"seeds"``. ``clairvoyant`` and ``rollout`` run last, over the measured
+    reference.
     With one episode there is no interval: no ``"paired"`` (the CLI refuses it).
     ``on_episode_end`` is passed to :func:`evaluate` (see :func:`gantt_hook`)."""
     if episodes < 1:
@@ -149,14 +150,14 @@ def compare(
         row = res.to_json()
         row["kind"] = getattr(pol, "category", "heuristic")
         row["episode_values"] = [episode_value(metric, e.reward, e.metrics) for e in res.episodes]
-        if spec.startswith("clairvoyant"):
+        if _is_oracle(spec):
             row["describe"] = pol.describe()
         return row
 
     for name in iterator:
         if _is_oracle(name) and ":" not in name:
             base = reference or _best(results, direction, kinds=("heuristic",))
-            row = run(f"clairvoyant:{base}" if base else name, "clairvoyant")
+            row = run(f"{name}:{base}" if base else name, name)
         elif name.startswith("learned:") and "*" in name:
             row = _seed_group(name, run)
         else:
@@ -191,7 +192,9 @@ def compare(
 
 
 def _is_oracle(spec: str) -> bool:
-    return spec == "clairvoyant" or spec.startswith("clairvoyant:")
+    """``clairvoyant`` or ``rollout`` (over a base heuristic: they run after the heuristics,
+    over the measured best unless a base is named)."""
+    return spec.split(":", 1)[0] in ("clairvoyant", "rollout")
 
 
 def _best(

@@ -198,6 +198,9 @@ class RlschedEnv(SnapshotMixin, gym.Env):
     #: At about how many decisions per episode the oracle searches (None: every one); an env
     #: whose full search is too slow (long episodes) sets it per instance.
     oracle_decisions: int | None = None
+    #: The rollout policy's options for this env (``horizon``, ``futures``, ``top_k``;
+    #: :class:`rlsched.policies.rollout.RolloutPolicy`), over the policy's defaults.
+    rollout_options: ClassVar[dict[str, Any]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -228,6 +231,25 @@ class RlschedEnv(SnapshotMixin, gym.Env):
         """The info of the step that refuses an invalid action (the rule above): it ends the
         episode; the env has already counted it, so ``metrics()`` includes it."""
         return {"invalid_action": True, "time": time, "metrics": self.metrics()}
+
+    def resample_future(self, rng: np.random.Generator) -> None:
+        """Replace what the env has not revealed yet (arrivals to come, the env's own random
+        draws) with a sample drawn with ``rng`` from the workload's generator or resampled
+        history, keeping the present (cluster state, the decision at hand) as it is: the
+        sampled futures of :class:`rlsched.policies.rollout.RolloutPolicy`. The env's random
+        generator is redrawn here; :meth:`_resample_workload` does the rest."""
+        self.np_random = np.random.default_rng(int(rng.integers(2**63)))
+        self._resample_workload(rng)
+
+    def _resample_workload(self, rng: np.random.Generator) -> None:
+        """The env's part of :meth:`resample_future` (see :meth:`can_resample_future`)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot sample its future")
+
+    @classmethod
+    def can_resample_future(cls) -> bool:
+        """Whether the env overrides :meth:`_resample_workload` (rollouts over sampled
+        futures apply)."""
+        return cls._resample_workload is not RlschedEnv._resample_workload
 
     def policy_applies(self, name: str) -> bool:
         """Whether the env's own policy ``name`` means something in this instance (False

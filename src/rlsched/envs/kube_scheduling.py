@@ -294,6 +294,9 @@ class KubeSchedulingEnv(RlschedEnv):
         "_table", "_jobs_by_arrival", "_gang_pods", "_job_l", "_gang_of"
     )
     oracle_base = "least_loaded"
+    #: To the episode's end: job completion at a finite horizon counts only the jobs done by
+    #: then, which rewards holding jobs back
+    rollout_options: ClassVar[dict[str, Any]] = {"horizon": None}
     METRICS: ClassVar[dict[str, Metric]] = {
         "plugin_score": Metric("plugin_score", "", True, leaderboard=True, main=True),
         "mean_job_jct": Metric("mean_job_jct", "s", False, leaderboard=True),
@@ -500,56 +503,8 @@ class KubeSchedulingEnv(RlschedEnv):
         if self.randomize_cluster:
             self._set_nodes(self.sample_nodes(self.num_nodes, rng, self.node_kinds))
         N = self.num_nodes
-        tab = self._table
-        assert tab is not None
-        n = len(tab)
-        if self.gang:
-            # whole jobs, in order of arrival, until the window holds episode_length pods;
-            # every pod of a job arrives with the job (a gang is submitted as one)
-            perm, jstart, jarr = self._job_index()
-            nj = len(jstart) - 1
-            want = min(self.episode_length, n)
-            s_max = int(np.searchsorted(jstart, n - want, side="right")) - 1
-            s = int(rng.integers(0, max(s_max, 0) + 1))
-            e = min(int(np.searchsorted(jstart, jstart[s] + want, side="left")), nj)
-            idx = perm[jstart[s] : jstart[e]]
-            job_local = np.repeat(np.arange(e - s), np.diff(jstart[s : e + 1]))
-            arrival = np.repeat(jarr[s:e] - jarr[s], np.diff(jstart[s : e + 1]))
-            L = len(idx)
-        else:
-            L = min(self.episode_length, n)
-            start = int(rng.integers(0, n - L + 1))
-            idx = np.arange(start, start + L)
-            arrival = tab.arrival[idx] - tab.arrival[start]
-            job_local = np.unique(tab.job[idx], return_inverse=True)[1].ravel()
-        cpu, mem, dur = tab.cpu[idx], tab.mem[idx], tab.duration[idx]
-        span = float(arrival[-1])
-        if self.load is not None and span > 0:
-            offered = float(np.sum(cpu * dur)) / span
-            arrival = arrival * (offered / (self.load * float(self.allocatable[:, 0].sum())))
-        self._L = L
-        self._cpu_l = cpu.tolist()
-        self._mem_l = mem.tolist()
-        self._dur_l = dur.tolist()
-        self._arr_l = arrival.tolist()
-        self._prio_l = tab.priority[idx].tolist()
-        self._job_l = job_local
-        self._job_l.flags.writeable = False
-        self._gang_of = job_local.tolist()
-        nj_l = int(job_local.max()) + 1
-        by_job = np.argsort(job_local, kind="stable")
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(job_local, minlength=nj_l))])
-        self._gang_pods = tuple(
-            tuple(by_job[bounds[g] : bounds[g + 1]].tolist()) for g in range(nj_l)
-        )
-        large = (cpu >= self.large_cpu) | (mem >= self.large_memory)
-        self._large_l = large.tolist()
-        self._n_large = int(large.sum())
-        # the pending pod's observation entries, float32, one row per pod
-        self._pod_obs = np.stack([cpu / CPU_SCALE, mem / GIB], axis=1).astype(np.float32)
-        inv_l = 1.0 / L
-        self._w = [w * inv_l for w in (W_COMPLETION, W_WAIT, W_JCT, W_MATCH, W_BALANCE)]
-        self._w_large = W_LARGE / self._n_large if self._n_large else 0.0
+        self._set_pods(*self._draw_pods(rng))
+        L, nj_l = self._L, len(self._gang_pods)
 
         # node state: integer requests, per priority too (preemption feasibility)
         self._used = np.zeros((N, 2), dtype=np.int64)
@@ -591,6 +546,111 @@ class KubeSchedulingEnv(RlschedEnv):
         self._admit()
         self._next_pod()
         return self._observation(), {"time": self._now, "dataset": self._dataset_name}
+
+    def _draw_pods(
+        self, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """An episode's pods, drawn with ``rng``: ``(cpu, mem, duration, arrival, priority,
+        job)`` (``job``: 0-based within the window; arrivals from 0, scaled to ``load``)."""
+        tab = self._table
+        assert tab is not None
+        n = len(tab)
+        if self.gang:
+            # whole jobs, in order of arrival, until the window holds episode_length pods;
+            # every pod of a job arrives with the job (a gang is submitted as one)
+            perm, jstart, jarr = self._job_index()
+            nj = len(jstart) - 1
+            want = min(self.episode_length, n)
+            s_max = int(np.searchsorted(jstart, n - want, side="right")) - 1
+            # (clamped after the draw, so every other window stays the one it was: where
+            # unschedulable jobs are left out, n - want can pass the last job)
+            s = min(int(rng.integers(0, max(s_max, 0) + 1)), nj - 1)
+            e = min(int(np.searchsorted(jstart, jstart[s] + want, side="left")), nj)
+            idx = perm[jstart[s] : jstart[e]]
+            job_local = np.repeat(np.arange(e - s), np.diff(jstart[s : e + 1]))
+            arrival = np.repeat(jarr[s:e] - jarr[s], np.diff(jstart[s : e + 1]))
+        else:
+            L = min(self.episode_length, n)
+            start = int(rng.integers(0, n - L + 1))
+            idx = np.arange(start, start + L)
+            arrival = tab.arrival[idx] - tab.arrival[start]
+            job_local = np.unique(tab.job[idx], return_inverse=True)[1].ravel()
+        cpu, mem, dur = tab.cpu[idx], tab.mem[idx], tab.duration[idx]
+        span = float(arrival[-1])
+        if self.load is not None and span > 0:
+            offered = float(np.sum(cpu * dur)) / span
+            arrival = arrival * (offered / (self.load * float(self.allocatable[:, 0].sum())))
+        return cpu, mem, dur, arrival, tab.priority[idx], job_local
+
+    def _set_pods(
+        self,
+        cpu: np.ndarray,
+        mem: np.ndarray,
+        dur: np.ndarray,
+        arrival: np.ndarray,
+        prio: np.ndarray,
+        job_local: np.ndarray,
+    ) -> None:
+        """Make these the episode's pods: per-pod columns, gangs, reward weights."""
+        L = len(cpu)
+        self._L = L
+        self._cpu_l = cpu.tolist()
+        self._mem_l = mem.tolist()
+        self._dur_l = dur.tolist()
+        self._arr_l = arrival.tolist()
+        self._prio_l = prio.tolist()
+        self._job_l = np.array(job_local, dtype=np.int64)
+        self._job_l.flags.writeable = False
+        self._gang_of = self._job_l.tolist()
+        nj_l = int(job_local.max()) + 1
+        by_job = np.argsort(job_local, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(job_local, minlength=nj_l))])
+        self._gang_pods = tuple(
+            tuple(by_job[bounds[g] : bounds[g + 1]].tolist()) for g in range(nj_l)
+        )
+        large = (cpu >= self.large_cpu) | (mem >= self.large_memory)
+        self._large_l = large.tolist()
+        self._n_large = int(large.sum())
+        # the pending pod's observation entries, float32, one row per pod
+        self._pod_obs = np.stack([cpu / CPU_SCALE, mem / GIB], axis=1).astype(np.float32)
+        inv_l = 1.0 / L
+        self._w = [w * inv_l for w in (W_COMPLETION, W_WAIT, W_JCT, W_MATCH, W_BALANCE)]
+        self._w_large = W_LARGE / self._n_large if self._n_large else 0.0
+
+    def _resample_workload(self, rng: np.random.Generator) -> None:
+        """Pods that have not arrived: a fresh window of the trace (whole jobs in gang mode),
+        its first pod (job) set at the last arrived pod's arrival so the gaps after it are the
+        window's own, as new jobs; the episode keeps at most its pod count (fewer where a
+        gang would not fit in it)."""
+        k, L = self._k, self._L
+        if self._done or k >= L or k == 0:
+            return
+        cpu, mem, dur, arr, prio, job = self._draw_pods(rng)
+        # the window's first pod (first job in gang mode) stands for the last arrived one
+        first = int(np.searchsorted(job, 1)) if self.gang else 1
+        end = first + (L - k)
+        if end < len(job) and self.gang:  # whole jobs only
+            end = int(np.searchsorted(job, job[end], side="left"))
+        end = min(end, len(job))
+        if end <= first:
+            return
+        tail = slice(first, end)
+        last = self._arr_l[k - 1]
+        job_t = job[tail] - int(job[tail].min()) + int(self._job_l[:k].max()) + 1
+        self._set_pods(
+            np.concatenate([self._cpu_l[:k], cpu[tail]]),
+            np.concatenate([self._mem_l[:k], mem[tail]]),
+            np.concatenate([self._dur_l[:k], dur[tail]]),
+            np.concatenate([self._arr_l[:k], arr[tail] - arr[0] + last]),
+            np.concatenate([self._prio_l[:k], prio[tail]]).astype(np.int64),
+            np.concatenate([self._job_l[:k], job_t]).astype(np.int64),
+        )
+        n = self._L
+        for name, init in (("_state", _PENDING), ("_node_of", -1), ("_bind_time", 0.0),
+                           ("_epoch", 0), ("_delays", 0), ("_credit", 0.0), ("_match", 0.0)):
+            setattr(self, name, getattr(self, name)[:k] + [init] * (n - k))  # fmt: skip
+        nj = len(self._gang_pods)
+        self._gdelays = (self._gdelays + [0] * nj)[:nj]
 
     def oracle_actions(self, mask: np.ndarray, base_action: int) -> list[int] | None:
         """The clairvoyant oracle's candidates in gang mode: at a gang's first pod, the base's

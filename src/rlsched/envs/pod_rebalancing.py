@@ -302,7 +302,22 @@ class PodRebalancingEnv(RlschedEnv):
         return self._node_of.copy()
 
     def _window(self, t: int) -> int:
-        return (self._start + t) % self.workload.num_windows
+        shift = self._shift if t >= self._shift_from else 0
+        return (self._start + t + shift) % self.workload.num_windows
+
+    def _resample_workload(self, rng: np.random.Generator) -> None:
+        """Resampled history: the windows after the current one come from the same hours of
+        a random other day of the trace (a random other window where it spans under two
+        days); the requests within them are drawn with the env's redrawn generator."""
+        W = self.workload.num_windows
+        days = W // WINDOWS_PER_DAY
+        if days >= 2:
+            shift = -int(rng.integers(1, days)) * WINDOWS_PER_DAY
+        elif W > 1:
+            shift = int(rng.integers(1, W))
+        else:
+            return
+        self._shift, self._shift_from = shift, self._t + 1
 
     def _play(self, t: int) -> WindowResult:
         wl = self.workload
@@ -329,6 +344,7 @@ class PodRebalancingEnv(RlschedEnv):
         W = self.workload.num_windows
         start = (options or {}).get("start_window")
         self._start = int(start) % W if start is not None else int(self.np_random.integers(W))
+        self._shift, self._shift_from = 0, 2**62  # sampled futures only (_resample_workload)
         N, K = self.num_nodes, self.max_pods_per_node
         self._node_of = self.workload.pod_node.astype(np.int64).copy()
         self._slot_of = self._slot0.copy()
@@ -337,7 +353,7 @@ class PodRebalancingEnv(RlschedEnv):
         self._res_cpu = np.bincount(self._node_of, weights=self._rc, minlength=N)
         self._res_mem = np.bincount(self._node_of, weights=self._rm, minlength=N)
         self._count = np.bincount(self._node_of, minlength=N)
-        self._t = 0
+        self._t: int = 0
         self._violations = 0
         self._requests = 0
         self._migrations = 0

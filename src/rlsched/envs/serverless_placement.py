@@ -401,9 +401,34 @@ class ServerlessPlacementEnv(RlschedEnv):
         nb[:, PRICE] = self.cluster.price
         self._nb = nb
         ep = self.draw_episode(rng)
+        self._set_instances(ep)
+        n = self._n
+        n_types = max(len(ep.type_names), int(ep.type.max()) + 1 if n else 1)
+        self._warm_until = np.full((n_types, self.num_nodes), -np.inf)
+        self._billed64 = np.zeros(self.num_nodes)
+        self._rart = [1.0] * n_types
+        self._in_flight = np.zeros(self.num_functions, dtype=np.int64)
+        self._timeline: Timeline[int] = Timeline()
+        self._node_of = [-1] * n
+        self._released = np.zeros(n, dtype=bool)
+        self._rfrt: list[float] = []
+        self._response: list[float] = []
+        self._slo_count = 0
+        self._cold_count = 0
+        self._now = 0.0
+        self._i = 0
+        self._placed = 0
+        self._unplaceable = 0
+        self._invalid = 0
+        self._total_reward = 0.0
+        self._done = False
+        self._advance()
+        return self._observation(), {"time": self._now, "dataset": self._dataset_name}
+
+    def _set_instances(self, ep: FunctionInstances) -> None:
+        """Make ``ep`` the episode's instances (per-instance columns and constants)."""
         self._episode = ep
-        n = len(ep)
-        self._n = n
+        self._n = len(ep)
         # per-instance columns: numpy for vector work, Python lists for the scalar hot path
         self._req = np.stack([ep.cpu_request, ep.mem_request], axis=1)
         self._use = np.stack([ep.cpu_usage, ep.mem_request, ep.io_network, ep.io_disk], axis=1)
@@ -430,27 +455,38 @@ class ServerlessPlacementEnv(RlschedEnv):
             np.column_stack([self._req, self._use[:, 2:], ep.exec_time]).astype(np.float32)
         )
         self._nreq32 = _frozen(np.minimum(ep.requests, I32_MAX).astype(np.int32)[:, None])
-        n_types = max(len(ep.type_names), int(ep.type.max()) + 1 if n else 1)
-        self._warm_until = np.full((n_types, self.num_nodes), -np.inf)
-        self._billed64 = np.zeros(self.num_nodes)
-        self._rart = [1.0] * n_types
-        self._in_flight = np.zeros(self.num_functions, dtype=np.int64)
-        self._timeline: Timeline[int] = Timeline()
-        self._node_of = [-1] * n
-        self._released = np.zeros(n, dtype=bool)
-        self._rfrt: list[float] = []
-        self._response: list[float] = []
-        self._slo_count = 0
-        self._cold_count = 0
-        self._now = 0.0
-        self._i = 0
-        self._placed = 0
-        self._unplaceable = 0
-        self._invalid = 0
-        self._total_reward = 0.0
-        self._done = False
-        self._advance()
-        return self._observation(), {"time": self._now, "dataset": self._dataset_name}
+
+    def _resample_workload(self, rng: np.random.Generator) -> None:
+        """Instances after the current one: a fresh draw of the episode's workload (trace
+        window, workflow blocks or generator), its first instance set at the current one's
+        arrival so the gaps after it are the draw's own; the episode keeps its length."""
+        i = self._i
+        if self._done or i + 1 >= self._n:
+            return
+        keep = self._n - i - 1
+        assert self._episode is not None
+        if self._generator is not None:
+            # an injected generator cannot be rewound: resample the instances seen so far
+            fresh = self._episode[np.sort(rng.integers(0, i + 1, size=keep + 1))]
+            gaps = rng.choice(np.diff(self._arrival[: i + 1]), size=keep + 1) if i else (
+                np.zeros(keep + 1))  # fmt: skip
+            fresh = FunctionInstances(
+                **{**_columns(fresh), "arrival_time": np.cumsum(gaps)},
+                type_names=fresh.type_names,
+            )
+        else:
+            fresh = self.draw_episode(rng)[: keep + 1]
+        if len(fresh) < 2:
+            return
+        times = fresh.arrival_time - fresh.arrival_time[0] + self._arrival_l[i]
+        tail = FunctionInstances(
+            **{**_columns(fresh), "arrival_time": times}, type_names=fresh.type_names
+        )[1:]
+        self._set_instances(FunctionInstances.concat([self._episode[: i + 1], tail]))
+        n = self._n  # a dataset that runs out may give fewer instances than before
+        self._node_of = (self._node_of + [-1] * n)[:n]
+        self._released = np.resize(self._released, n)
+        self._released[i + 1 :] = False
 
     def action_masks(self) -> np.ndarray:
         """Valid nodes for the current instance: active with its cpu and memory unreserved."""

@@ -165,7 +165,7 @@ class VMPlacementEnv(RlschedEnv):
     #: Per-dataset arrays, never written during an episode: snapshots share them.
     snapshot_static = (
         "_trace", "_event", "_vmid", "_c", "_m", "_dbl", "_need4", "_feat", "_req",
-        "_del_tgt", "_del_ptr",
+        "_del_tgt", "_del_ptr", "_del_pos", "_by_shape", "_shape",
     )
     oracle_base = "best_fit"
     #: 2N actions: the oracle tries the base's, the first valid and 6 others per decision
@@ -383,6 +383,13 @@ class VMPlacementEnv(RlschedEnv):
         self._del_tgt = tgt[live]
         self._del_ptr = np.append(np.searchsorted(dels[live], keep), len(self._del_tgt))
         self._tgtv, self._ptrv = _scalars(self._del_tgt, int), _scalars(self._del_ptr, int)
+        # for sampled futures: where each kept VM is deleted (len(_del_tgt): never), and the
+        # requests of each shape (cpu, mem, double) in trace order
+        self._del_pos = np.full(K, len(self._del_tgt), dtype=np.int64)
+        self._del_pos[self._del_tgt] = np.arange(len(self._del_tgt))
+        _, shape = np.unique(np.stack([c, m, dbl]), axis=1, return_inverse=True)
+        self._shape = shape.reshape(-1)
+        self._by_shape = [np.flatnonzero(self._shape == k) for k in range(self._shape.max() + 1)]
         # episode starts: event indices whose first creation at or after them exists
         E = len(tr)
         lo = int(np.floor(self.start_range[0] * E))
@@ -448,6 +455,32 @@ class VMPlacementEnv(RlschedEnv):
             "vmid": int(self._vmid[j]),
             "time": self._time(),
         }
+
+    def _resample_workload(self, rng: np.random.Generator) -> None:
+        """Resampled history: the future becomes the trace after an earlier request of the
+        current request's shape (cpu, memory, double; a later one where none came before),
+        and the VMs placed this episode take the places of the VMs alive there, so they
+        leave when those did (residual lifetimes of the past); placed VMs beyond that count
+        stay."""
+        j = self._j
+        if self._done:
+            return
+        same = self._by_shape[self._shape[j]]
+        same = same[same < self._k_stop - 1]
+        earlier = same[same < j]
+        pool = earlier if len(earlier) else same[same != j]
+        if len(pool) == 0:
+            return
+        k = int(pool[rng.integers(len(pool))])
+        alive = np.flatnonzero(self._del_pos[:k] >= self._del_ptr[k])
+        placed = list(self._placed.values())
+        order = rng.permutation(len(placed))
+        take = alive[rng.permutation(len(alive))[: len(placed)]]
+        new = {int(t): placed[int(i)] for t, i in zip(take, order, strict=False)}
+        for n, i in enumerate(order[len(take) :]):
+            new[-1 - n] = placed[int(i)]  # never deleted
+        self._placed = new
+        self._advance(k)
 
     def _time(self) -> float:
         """The trace time of the request to place (of the last one after the end)."""

@@ -477,21 +477,14 @@ class WorkflowOffloadingEnv(RlschedEnv):
             gaps = rng.exponential(1.0 / self.arrival_rate, size=W)
             arrivals = list(np.cumsum(gaps) - gaps[0])
             origins = [int(self._edges[int(i)]) for i in rng.integers(0, len(self._edges), W)]
-        self._wf = [
-            self._static(k, float(a), o) for k, a, o in zip(picks, arrivals, origins, strict=True)
-        ]
-        self._picks = picks
-        self._origin = origins
-        self._ranks = [w.upward_rank() for w in self._wf]
-        self._children = [w.children() for w in self._wf]
-        self._is_sink = [[not kids for kids in ch] for ch in self._children]
-        self._depth = []
-        for w in self._wf:
-            dep = np.zeros(len(w.tasks))
-            for t in w.topological_order():
-                ps = w.tasks[t].parents
-                dep[t] = max((dep[p] + 1 for p in ps), default=0.0)
-            self._depth.append(dep)
+        self._wf: list[OffloadInstance] = []
+        self._picks: list[int] = []
+        self._origin: list[int] = []
+        self._ranks: list[Any] = []
+        self._children: list[Any] = []
+        self._is_sink: list[list[bool]] = []
+        self._depth: list[np.ndarray] = []
+        self._set_workflows(0, picks, arrivals, origins)
         self._states = [
             ServerState(s, None if s.is_cloud else self.cache_size) for s in self.servers
         ]
@@ -512,6 +505,42 @@ class WorkflowOffloadingEnv(RlschedEnv):
         self._done = False
         self._next_workflow()
         return self._observation(), {"time": self._now, "dataset": self._dataset_name}
+
+    def _set_workflows(
+        self, first: int, picks: list[int], arrivals: list[float], origins: list[int]
+    ) -> None:
+        """Make workflows ``first, first + 1, ...`` these (pool index, arrival, origin). New
+        lists, never changed in place: snapshots share ``_wf``, ``_ranks``, ``_children``."""
+        rows = zip(picks, arrivals, origins, strict=True)
+        wf = [self._static(k, float(a), o) for k, a, o in rows]
+        children = [w.children() for w in wf]
+        depth = []
+        for w in wf:
+            dep = np.zeros(len(w.tasks))
+            for t in w.topological_order():
+                ps = w.tasks[t].parents
+                dep[t] = max((dep[p] + 1 for p in ps), default=0.0)
+            depth.append(dep)
+        self._wf = self._wf[:first] + wf
+        self._picks = self._picks[:first] + list(picks)
+        self._origin = self._origin[:first] + list(origins)
+        self._ranks = self._ranks[:first] + [w.upward_rank() for w in wf]
+        self._children = self._children[:first] + children
+        self._is_sink = self._is_sink[:first] + [[not kids for kids in ch] for ch in children]
+        self._depth = self._depth[:first] + depth
+
+    def _resample_workload(self, rng: np.random.Generator) -> None:
+        """Workflows after the current one: drawn again from the pool, with fresh Poisson
+        gaps after the current one's arrival (memoryless) and fresh origins."""
+        first = self._w + 1
+        n = len(self._wf) - first
+        if n <= 0 or self.scenario == "patent-example":
+            return
+        picks = [int(x) for x in rng.integers(0, len(self._pool), size=n)]
+        arrivals = list(self._wf[self._w].arrival + np.cumsum(
+            rng.exponential(1.0 / self.arrival_rate, size=n)))  # fmt: skip
+        origins = [int(self._edges[int(i)]) for i in rng.integers(0, len(self._edges), n)]
+        self._set_workflows(first, picks, arrivals, origins)
 
     def _next_workflow(self) -> None:
         self._w += 1

@@ -25,6 +25,9 @@ class Policy(ABC):
     #: ``search`` (planners such as rollouts or an exact solver), ``learned`` or ``oracle``
     #: (reads the future: not deployable).
     category: str = "heuristic"
+    #: True when ``act`` keeps no state between calls (nor ``reset``), so a search that needs
+    #: copies of the policy (:mod:`rlsched.policies.rollout`) may share this object instead.
+    stateless: bool = False
 
     def reset(self, seed: int | None = None) -> None:  # noqa: B027 - optional hook
         """Start a new episode; the default keeps no state."""

@@ -28,6 +28,7 @@ from rlsched.agents.models import (
     resolve_model_dir,
 )
 from rlsched.agents.networks import is_node_policy, node_logits, resized_space_error
+from rlsched.agents.node_numpy import NodeScorer
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Action, Observation, Policy
 from rlsched.runtime import set_torch_threads
@@ -53,6 +54,8 @@ class LearnedPolicy(Policy):
     """
 
     category = "learned"
+    #: greedy and memoryless: rollouts share the object (and its network) instead of copying
+    stateless = True
 
     def __init__(self, path: str | Path) -> None:
         set_torch_threads()
@@ -66,6 +69,14 @@ class LearnedPolicy(Policy):
             self.normalizer = load_normalizer(vn)
         self.name = f"learned:{path}"
         self.resized = False  # set by check_env: acting on another node count than trained
+        # a node-scoring actor acts in numpy (the same greedy choice, without torch's per-call
+        # overhead: rollouts over a learned base take thousands of decisions per decision)
+        self._scorer: NodeScorer | None = None
+        if (
+            is_node_policy(self.model.policy) and self.normalizer is None
+            and isinstance(self.model.action_space, spaces.Discrete)
+        ):  # fmt: skip
+            self._scorer = NodeScorer.from_policy(self.model.policy)
 
     @property
     def env_id(self) -> str:
@@ -120,6 +131,9 @@ class LearnedPolicy(Policy):
             action, _ = self.model.predict(obs, deterministic=True)
             return np.asarray(action, dtype=np.float32)
         mask = np.asarray(mask, dtype=bool)
+        if self._scorer is not None and mask.any():
+            assert isinstance(observation, Mapping)  # node-scoring models take Dict observations
+            return self._scorer.act(observation, mask)
         if getattr(self, "resized", False):  # another node count: the network, not predict()
             assert isinstance(observation, Mapping)  # node-scoring models take Dict observations
             scores = node_logits(self.model.policy, observation)

@@ -21,6 +21,7 @@ import numpy as np
 
 from rlsched.core.optimal import solve
 from rlsched.policies.base import Observation, Policy
+from rlsched.policies.rollout import RolloutPolicy
 
 
 def _base(env: Any) -> Any:
@@ -169,19 +170,29 @@ class MdpLookaheadPolicy(_EnvPolicy):
         return int(np.argmax(q)) if np.isfinite(q).any() else int(np.argmax(mask))
 
 
-class MdpRolloutPolicy(MdpLookaheadPolicy):
+class MdpRolloutPolicy(RolloutPolicy):
     """The patent's ``Q(s, a) = r(s, a) + gamma * V(s')`` with ``gamma = 1``, the makespan reward
     and ``V`` rolled out greedily (earliest finish) to the end of the current workflow, so
     ``Q(s, a)`` is minus the workflow's projected completion time after choosing ``a``.
 
-    This is a rollout algorithm (Bertsekas): on a deterministic model it never does worse
-    than its greedy base policy; it costs one full greedy rollout per server per decision.
+    This is the search teacher of :mod:`rlsched.policies.rollout` (Bertsekas' rollout) with
+    earliest finish as its base, every valid server as a candidate, the rollout ending with the
+    current workflow (its tasks are known once it arrives: nothing to sample, ``futures=0``) and
+    ties to the lowest server (the patent's argmax). On a deterministic model it never does
+    worse than its greedy base; it costs one greedy rollout per server per decision.
     """
 
     name = "mdp_rollout"
 
     def __init__(self, env: Any, seed: int | None = None) -> None:
-        super().__init__(env, seed, gamma=1.0, depth=None, reward="makespan")
+        base = _base(env)
+        super().__init__(
+            base, GreedyEftPolicy(base, seed), "greedy_eft", seed, horizon=None, futures=0,
+            top_k=base.num_servers, prefer_base=False, score="return", reward="makespan",
+        )  # fmt: skip
+
+    def _segment(self) -> Any:
+        return self.env.current_workflow
 
 
 class OptimalPolicy(_EnvPolicy):

@@ -1,5 +1,8 @@
 """The clairvoyant oracle: what is achievable when the whole future is known.
 
+It shares its search with the deployable rollout policy (:mod:`rlsched.policies.rollout`),
+which rolls out sampled futures instead of the true one.
+
 At each decision the oracle snapshots the env (:meth:`rlsched.envs.base.SnapshotMixin.snapshot`:
 the full state, random generators and the rest of the trace included, hence the true future),
 and for every candidate action restores the snapshot, takes the action and lets a *base*
@@ -26,37 +29,25 @@ and one snapshot restore per candidate, so a full-horizon episode of ``N`` decis
 candidates at about that many decisions, evenly spaced over the base heuristic's own episode
 length (known from the first incumbent), and follows the incumbent in between. It stays
 fortified, so it still never ends below the base; it searches less, so its headroom is a lower
-estimate still. ``benchmarks/bench_oracle.py`` measures decisions per
+estimate still. ``benchmarks/bench_snapshot.py`` measures decisions per
 second. The oracle is not deployable: it reads the future. It estimates headroom: how much
 better than the best heuristic any policy could be.
 """
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from rlsched.envs.base import episode_value, main_metric_of
 from rlsched.policies.base import Observation, Policy
+from rlsched.policies.rollout import DEFAULT_TOP_K, RolloutSearch, _same
+from rlsched.policies.rollout import Trajectory as _Trajectory
 
-#: Candidate actions per decision when more are valid (documented in docs/results.md).
-DEFAULT_TOP_K = 16
-
-
-@dataclass
-class _Trajectory:
-    """Actions from some decision on, their rewards, and the score of where they lead."""
-
-    actions: list[Any]
-    rewards: list[float]
-    score: tuple[float, float]
-    done: bool = False
+__all__ = ["DEFAULT_TOP_K", "ClairvoyantPolicy"]
 
 
-class ClairvoyantPolicy(Policy):
+class ClairvoyantPolicy(RolloutSearch):
     """Rollout over the true future with a base heuristic; see the module docstring."""
 
     name = "clairvoyant"
@@ -72,19 +63,10 @@ class ClairvoyantPolicy(Policy):
         top_k: int = DEFAULT_TOP_K,
         decisions: int | None = None,
     ) -> None:
-        self.env = getattr(env, "unwrapped", env)
-        if not callable(getattr(self.env, "snapshot", None)):
-            raise TypeError(f"{type(self.env).__name__} has no snapshot(): no clairvoyant oracle")
-        self.base = base  # the shadow: follows the real episode, so its state is the real one
-        self.base_name = base_name
-        self.horizon = horizon
-        self.top_k = int(top_k)
+        super().__init__(env, base, base_name, seed, horizon, top_k)
         if decisions is not None and (horizon is not None or decisions < 1):
             raise ValueError("decisions needs horizon=None (fortified) and at least 1")
         self.max_decisions = decisions
-        self.metric, self.direction = main_metric_of(self.env)
-        self._sign = 1.0 if self.direction == "higher" else -1.0
-        self._seed = seed
         self.reset(seed)
 
     def describe(self) -> dict[str, Any]:
@@ -125,7 +107,7 @@ class ClairvoyantPolicy(Policy):
             self._incumbent = self._rollout(snap, shadow, observation, mask, None)
             if self.max_decisions is not None:
                 self._stride = max(1, -(-len(self._incumbent.actions) // self.max_decisions))
-        cands = self._candidates(observation, mask, base_action)
+        cands = self._candidates(self._rng, mask, base_action)
         inc = self._incumbent
         if (
             len(cands) == 1 and self.horizon is None and inc is not None and inc.actions
@@ -163,66 +145,3 @@ class ClairvoyantPolicy(Policy):
         self.decisions += 1
         return inc.actions[0]
 
-    def _copy_base(self, src: Policy | None = None) -> Policy:
-        """A copy of the base policy sharing the env (its state, not the env, is copied)."""
-        return copy.deepcopy(src if src is not None else self.base, {id(self.env): self.env})
-
-    def _candidates(self, observation: Observation, mask: np.ndarray, base_action: Any) -> list:
-        own = getattr(self.env, "oracle_actions", None)
-        if callable(own):
-            narrowed = own(mask, base_action)
-            if narrowed is not None:
-                return [int(a) for a in narrowed]
-        grid = getattr(self.env, "oracle_candidates", None)
-        if callable(grid):  # Box actions: the env's grid plus the base's own action
-            return [np.asarray(base_action), *grid()]
-        valid = np.flatnonzero(mask)
-        if len(valid) == 0:
-            return [int(base_action)]
-        if len(valid) <= self.top_k:
-            return [int(a) for a in valid]
-        keep = {int(base_action), int(valid[0])}
-        rest = np.setdiff1d(valid, np.fromiter(keep, dtype=np.int64))
-        k = max(0, self.top_k - len(keep))
-        pick = self._rng.choice(rest, size=min(k, len(rest)), replace=False)
-        return sorted(keep) + [int(a) for a in pick]
-
-    def _rollout(
-        self,
-        snap: Any,
-        shadow: Policy,
-        observation: Observation,
-        mask: np.ndarray,
-        first: Any | None,
-    ) -> _Trajectory:
-        """Take ``first`` (None: the base's own action) then the base, from ``snap``."""
-        env = self.env
-        env.restore(snap)
-        pol = self._copy_base(shadow)
-        self.rollouts += 1
-        a = pol.act(observation, mask)  # also advances the copy's state, as in the real run
-        if first is not None:
-            a = first
-        actions, rewards = [a], []
-        obs, r, term, trunc, info = env.step(a)
-        rewards.append(float(r))
-        steps = 1
-        while not (term or trunc) and (self.horizon is None or steps < self.horizon):
-            a = pol.act(obs, env.action_masks())
-            actions.append(a)
-            obs, r, term, trunc, info = env.step(a)
-            rewards.append(float(r))
-            steps += 1
-        total = self._prefix + float(np.sum(rewards))
-        done = bool(term or trunc)
-        metrics = info.get("metrics") if done else None
-        if metrics is None:
-            metrics = env.metrics()
-        value = episode_value(self.metric, total, metrics)
-        if value != value:  # NaN (nothing measured yet): rank by reward alone
-            value = -np.inf if self._sign > 0 else np.inf
-        return _Trajectory(actions, rewards, (self._sign * value, total), done)
-
-
-def _same(a: Any, b: Any) -> bool:
-    return bool(np.array_equal(np.asarray(a), np.asarray(b)))

@@ -18,6 +18,7 @@ from rlsched.policies.base import Policy
 from rlsched.policies.heuristics import HEURISTICS, applicable, make_heuristic, sample_view, view_of
 from rlsched.policies.learned import LearnedPolicy
 from rlsched.policies.oracle import DEFAULT_TOP_K, ClairvoyantPolicy
+from rlsched.policies.rollout import RolloutPolicy
 from rlsched.suggest import did_you_mean
 
 #: Each env's own policies (``name -> factory(env, seed) -> Policy``), by env id.
@@ -51,6 +52,16 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         if base.startswith(("clairvoyant", "learned:")):
             raise PolicyError(f"clairvoyant needs a heuristic as its base, not {base!r}")
         return make_clairvoyant(env, base, seed=seed)
+    if spec == "rollout" or spec.startswith("rollout:"):
+        base_env = env.unwrapped
+        base = spec.split(":", 1)[1] if ":" in spec else base_env.oracle_base
+        if not base:
+            raise PolicyError(f"{type(base_env).__name__} names no base heuristic for rollout")
+        if base.startswith(("clairvoyant", "rollout")):
+            raise PolicyError(
+                f"rollout needs a heuristic or learned:PATH as its base, not {base!r}"
+            )
+        return make_rollout(env, base, seed=seed)
     if spec.startswith("learned:"):
         pol = LearnedPolicy(spec.split(":", 1)[1])
         pol.check_env(env.unwrapped)
@@ -62,7 +73,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         known = [*factories, *HEURISTICS]
         raise PolicyError(
             f"unknown policy {spec!r}{did_you_mean(spec, known)}; "
-            f"known: {', '.join(known)}, clairvoyant or learned:PATH"
+            f"known: {', '.join(known)}, clairvoyant, rollout or learned:PATH"
         )
     if not _discrete(env):
         raise PolicyError(f"policy {spec!r} picks one action index; this env's actions are not")
@@ -155,3 +166,14 @@ def make_clairvoyant(
     k = top_k if top_k is not None else (base_env.oracle_top_k or DEFAULT_TOP_K)
     d = base_env.oracle_decisions if h is None else None
     return ClairvoyantPolicy(base_env, base, base_name, seed, h, k, decisions=d)
+
+
+def make_rollout(env: Any, base_name: str, seed: int | None = None, **options: Any) -> Policy:
+    """The rollout policy over sampled futures (:class:`RolloutPolicy`) with base heuristic
+    ``base_name``; the env's ``rollout_options`` (horizon, futures, top_k), then ``options``,
+    override the policy's defaults."""
+    base_env: RlschedEnv = env.unwrapped
+    if not type(base_env).can_resample_future():
+        raise PolicyError(f"{type(base_env).__name__} cannot sample futures: no rollout policy")
+    base = make_policy(base_name, env, seed=seed)
+    return RolloutPolicy(base_env, base, base_name, seed, **{**base_env.rollout_options, **options})

@@ -123,6 +123,22 @@ class TrainConfig:
     label every state it reaches with the teacher, refit on all data so far."""
     imitation_lr: float = 1e-3
     """Adam step size of the warm start."""
+    expert_iterations: int = 0
+    """Expert iteration (Anthony et al., 2017): after the first PPO phase, this many rounds
+    of (a) the search teacher ``rollout`` over the best model so far (``rollout:learned:RUN/
+    model``: rollouts over sampled futures with the student as their base,
+    :mod:`rlsched.policies.rollout`) labelling every state the model reaches in
+    ``imitation_episodes`` episodes (DAgger), (b) a refit on all labels so far and (c) PPO
+    from the refitted weights. ``total_steps`` is split evenly over the ``expert_iterations
+    + 1`` PPO phases. Needs an actor-critic algo."""
+    init_model: str | None = None
+    """Start from this model's weights (a model or run folder, or ``zoo/NAME``) instead of a
+    fresh network: fine-tuning a distilled or shipped model. Its algorithm, network and spaces
+    must be this config's."""
+    checkpoint_freq: int = 50_000
+    """Write ``RUN/checkpoint`` (the model, its optimizer and where the run stands) every this
+    many env steps and at the end of each phase; ``rlsched train --resume RUN`` continues from
+    it. 0: no checkpoints."""
     eval_freq: int = 5_000
     """Evaluate every this many env steps (over all envs); 0 disables evaluation."""
     eval_episodes: int = 5
@@ -199,6 +215,12 @@ class TrainConfig:
             raise ConfigError(f"{source}: epsilon_values must be in [0, 1]")
         if self.imitation_dagger_rounds < 0:
             raise ConfigError(f"{source}: imitation_dagger_rounds must be >= 0")
+        if self.expert_iterations < 0 or self.checkpoint_freq < 0:
+            raise ConfigError(f"{source}: expert_iterations and checkpoint_freq must be >= 0")
+        if self.expert_iterations and self.algo not in ("ppo", "maskable_ppo"):
+            raise ConfigError(
+                f"{source}: expert_iterations needs an actor-critic algo, not {self.algo}"
+            )
         if self.imitation_episodes < 1 or self.imitation_epochs < 0:
             raise ConfigError(f"{source}: imitation_episodes must be >= 1, epochs >= 0")
         if self.vec_env not in ("dummy", "batched"):

@@ -13,13 +13,16 @@ recording the teacher's choice in every state it reaches, and the aggregated dat
 again (``dagger_rounds``).
 
 The teacher is any policy name :func:`rlsched.policies.registry.make_policy` knows (e.g.
-``heft``, ``greedy_eft``, ``mdp_rollout``, ``first_fit``).
+``heft``, ``greedy_eft``, ``mdp_rollout``, ``first_fit``, or the search teacher ``rollout``).
+Expert iteration (``TrainConfig.expert_iterations``, :mod:`rlsched.train.trainer`) repeats
+DAgger with ``rollout:learned:MODEL`` as the teacher: rollouts over the student itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -41,9 +44,34 @@ class Demonstrations:
     returns: np.ndarray
     episodes: int
     mean_episode_return: float
+    #: DAgger: the share of states where the behaviour policy did what the teacher labelled
+    #: (None: the teacher acted; not carried through ``+``)
+    agreement: float | None = None
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
+
+    def save(self, path: str | Path) -> None:
+        """Write every array to one ``.npz`` (a checkpoint of expert iteration's labels)."""
+        obs = self.obs if isinstance(self.obs, dict) else {"": self.obs}
+        arrays: dict[str, Any] = {f"obs/{k}": v for k, v in obs.items()}
+        arrays.update(
+            masks=self.masks,
+            actions=self.actions,
+            returns=self.returns,
+            info=np.array([self.episodes, self.mean_episode_return], dtype=np.float64),
+        )
+        np.savez_compressed(path, **arrays)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Demonstrations:
+        with np.load(path) as z:
+            obs = {k[4:]: z[k] for k in z.files if k.startswith("obs/")}
+            info = z["info"]
+            return cls(
+                obs[""] if set(obs) == {""} else obs,
+                z["masks"], z["actions"], z["returns"], int(info[0]), float(info[1]),
+            )  # fmt: skip
 
     def __add__(self, other: Demonstrations) -> Demonstrations:
         if isinstance(self.obs, dict):
@@ -91,6 +119,7 @@ def collect(
     rets: list[float] = []
     ep_returns: list[float] = []
     desc = f"imitation: {teacher}" + (" labels the learner" if behaviour else "")
+    same = 0
     for ep in tqdm(range(episodes), desc=desc, disable=not progress):
         pol.reset(seed=seed + ep)
         obs, _ = env.reset(seed=seed + ep)
@@ -104,6 +133,7 @@ def collect(
             acts.append(a)
             if behaviour is not None:
                 a = int(behaviour(obs, mask))
+                same += a == acts[-1]
             obs, r, term, trunc, _ = env.step(a)
             rewards.append(float(r))
             done = term or trunc
@@ -125,6 +155,7 @@ def collect(
         np.asarray(rets, dtype=np.float32),
         episodes,
         float(np.mean(ep_returns)),
+        None if behaviour is None else same / len(acts),
     )
 
 

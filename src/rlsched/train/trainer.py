@@ -11,6 +11,9 @@ Run folder layout::
     RUN/eval/            evaluations.npz (timesteps, rewards) of the periodic evaluation
     RUN/tb/              TensorBoard logs
     RUN/progress.json    env steps done / planned and seconds, rewritten while training
+    RUN/checkpoint/      the latest checkpoint: model.zip (with its optimizer), state.json
+                         (steps, phase, best evaluation), demos.npz (expert iteration's
+                         labels); ``train(..., resume=True)`` continues from it
 """
 
 from __future__ import annotations
@@ -34,18 +37,26 @@ from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
 from rlsched.agents import networks
-from rlsched.agents.models import MASKED_ALGOS, MODEL_FORMAT, algo_class
+from rlsched.agents.models import (
+    MASKED_ALGOS,
+    MODEL_FORMAT,
+    algo_class,
+    load_model,
+    read_meta,
+    resolve_model_dir,
+)
 from rlsched.envs.make import make_env
 from rlsched.errors import ConfigError
 from rlsched.optional import available, install_hint
 from rlsched.runtime import git_commit, set_torch_threads, versions
-from rlsched.train import imitation
+from rlsched.train import imitation as imitation_mod
 from rlsched.train.config import TrainConfig
 from rlsched.train.progress import TrainProgress, planned_steps
 from rlsched.vector import make_sb3_vec_env
 
-#: Offsets of the evaluation env's and the imitation teacher's seeds from the training seed.
-EVAL_SEED, TEACHER_SEED = 10_000, 20_000
+#: Offsets of the evaluation env's and the imitation teacher's seeds from the training seed;
+#: expert iteration round k labels episodes from ``seed + EXPERT_SEED + k * episodes``.
+EVAL_SEED, TEACHER_SEED, EXPERT_SEED = 10_000, 20_000, 40_000
 
 
 def float_box_keys(space: gym.Space) -> list[str] | None:
@@ -123,11 +134,23 @@ def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, n
     (dest / "meta.json").write_text(json.dumps(meta, indent=2))
 
 
-def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResult:
-    """Train ``cfg.algo`` on ``cfg.env_id`` and write the run folder ``out``."""
+def phase_ends(cfg: TrainConfig) -> list[int]:
+    """The env step count at which each PPO phase ends (``expert_iterations + 1`` phases)."""
+    k = cfg.expert_iterations + 1
+    return [round(cfg.total_steps * (i + 1) / k) for i in range(k)]
+
+
+def train(
+    cfg: TrainConfig, out: str | Path, progress: bool = True, resume: bool = False
+) -> TrainResult:
+    """Train ``cfg.algo`` on ``cfg.env_id`` and write the run folder ``out``; ``resume``
+    continues the run in ``out`` from its checkpoint (``out/checkpoint``) instead."""
     cfg.validate()
     set_torch_threads(cfg.torch_threads)
     run = Path(out)
+    state: dict[str, Any] | None = None
+    if resume:
+        state = read_checkpoint(run)
     run.mkdir(parents=True, exist_ok=True)
     cfg.save(run / "config.yaml")
     set_random_seed(cfg.seed)
@@ -282,16 +305,67 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
             eval_cb = EvalCallback(eval_venv, **eval_kwargs)
         callbacks.append(eval_cb)
 
+    if cfg.init_model and state is None:
+        _load_weights(model, cfg)
     imitation: dict[str, Any] | None = None
-    if cfg.imitation_policy:
-        imitation = _warm_start(cfg, model, eval_cb, run, normalizer, progress)
+    demos: imitation_mod.Demonstrations | None = None
+    rounds: list[dict[str, Any]] = []
+    ckpt = Checkpoint(run, model, cfg, eval_cb)
+    if state is not None:
+        model.set_parameters(str(run / "checkpoint" / "model.zip"), exact_match=True)
+        model.num_timesteps = int(state["steps"])
+        if eval_cb is not None and state.get("best_mean_reward") is not None:
+            eval_cb.best_mean_reward = float(state["best_mean_reward"])
+        imitation, rounds = state.get("imitation"), list(state.get("expert_rounds", []))
+        if (run / "checkpoint" / "demos.npz").is_file():
+            demos = imitation_mod.Demonstrations.load(run / "checkpoint" / "demos.npz")
+        seconds0 = float(state.get("seconds", 0.0))
+    else:
+        seconds0 = 0.0
+        if cfg.imitation_policy:
+            imitation, demos = _warm_start(cfg, model, eval_cb, run, normalizer, progress)
+    if cfg.checkpoint_freq:
+        # the labels of expert iteration are aggregated over rounds: every checkpoint has them
+        ckpt.demos = demos if cfg.expert_iterations else None
+        callbacks.append(CheckpointEvery(ckpt, cfg.checkpoint_freq, lambda: state_now()))
 
+    phase = int(state["phase"]) if state else 0
+    round_done = bool(state.get("round_done")) if state else False
     t0 = time.perf_counter()
+
+    def state_now() -> dict[str, Any]:
+        return {
+            "phase": phase, "round_done": round_done, "imitation": imitation,
+            "expert_rounds": rounds, "seconds": seconds0 + time.perf_counter() - t0,
+        }  # fmt: skip
+
+    if cfg.checkpoint_freq and state is None and imitation is not None:
+        ckpt.save(state_now())  # a long warm start is not lost to an interrupted run
     with warnings.catch_warnings():
         if cfg.vec_env == "batched":  # evaluation deliberately uses DummyVecEnv of single envs
             warnings.filterwarnings("ignore", "Training and eval env are not of the same type")
-        model.learn(total_timesteps=cfg.total_steps, callback=callbacks)
-    seconds = time.perf_counter() - t0
+        ends = phase_ends(cfg)
+        if phase >= len(ends) and int(model.num_timesteps) < ends[-1]:
+            phase, round_done = len(ends) - 1, True  # a finished run given a larger budget
+        while phase < len(ends):
+            if phase > 0 and not round_done:
+                stats, demos = _expert_round(
+                    cfg, model, eval_cb, run, normalizer, progress, phase, demos
+                )
+                rounds.append(stats)
+                round_done = True
+                if cfg.checkpoint_freq:
+                    ckpt.save(state_now(), demos)
+            left = ends[phase] - int(model.num_timesteps)
+            if left > 0:
+                model.learn(
+                    total_timesteps=left, callback=callbacks,
+                    reset_num_timesteps=phase == 0 and state is None,
+                )  # fmt: skip
+            phase, round_done = phase + 1, False
+            if cfg.checkpoint_freq:
+                ckpt.save(state_now())
+    seconds = seconds0 + time.perf_counter() - t0
     steps = int(model.num_timesteps)
 
     _save_model_dir(model, normalizer, cfg, run / "final", "final")
@@ -313,6 +387,8 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
         "steps_per_second": steps / seconds if seconds > 0 else None,
         "best_eval_mean_reward": best,
         "imitation": imitation,
+        "expert_rounds": rounds,
+        "resumed": state is not None,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
     (run / "run.json").write_text(json.dumps(record, indent=2))
@@ -325,13 +401,14 @@ def train(cfg: TrainConfig, out: str | Path, progress: bool = True) -> TrainResu
 
 def _warm_start(
     cfg: TrainConfig, model: Any, eval_cb: Any, run: Path, normalizer: Any, progress: bool
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], imitation_mod.Demonstrations]:
     """Behaviour-clone ``cfg.imitation_policy`` into ``model`` (teacher episodes seeded apart
-    from training and evaluation); evaluate the result as the first candidate best model."""
+    from training and evaluation); evaluate the result as the first candidate best model.
+    Returns the statistics and the labels (expert iteration adds to them)."""
     if normalizer is not None:
         raise ConfigError("imitation_policy works with the node network or normalize_obs: false")
     t0 = time.perf_counter()
-    demos = imitation.collect(
+    demos = imitation_mod.collect(
         lambda: _teacher_env(cfg),
         cfg.imitation_policy or "",
         cfg.imitation_episodes,
@@ -339,7 +416,7 @@ def _warm_start(
         seed=cfg.seed + TEACHER_SEED,
         progress=progress,
     )
-    stats: dict[str, Any] = imitation.pretrain(
+    stats: dict[str, Any] = imitation_mod.pretrain(
         model.policy,
         demos,
         cfg.imitation_epochs,
@@ -351,21 +428,16 @@ def _warm_start(
     rounds = []
     for k in range(cfg.imitation_dagger_rounds):
 
-        def learner(obs: Any, mask: np.ndarray) -> int:
-            kw = {"action_masks": mask} if cfg.algo in MASKED_ALGOS else {}
-            action, _ = model.predict(obs, deterministic=True, **kw)
-            return int(action)
-
-        demos = demos + imitation.collect(
+        demos = demos + imitation_mod.collect(
             lambda: _teacher_env(cfg),
             cfg.imitation_policy or "",
             cfg.imitation_episodes,
             cfg.gamma,
             seed=cfg.seed + 30_000 + k * cfg.imitation_episodes,
             progress=progress,
-            behaviour=learner,
+            behaviour=_learner(model, cfg),
         )
-        round_stats = imitation.pretrain(
+        round_stats = imitation_mod.pretrain(
             model.policy,
             demos,
             cfg.imitation_epochs,
@@ -379,18 +451,182 @@ def _warm_start(
         stats = {**rounds[-1], "first_fit": stats, "dagger_rounds": len(rounds)}
     stats.update(policy=cfg.imitation_policy, seconds=time.perf_counter() - t0)
     if eval_cb is not None:
-        rewards, _ = evaluate_policy(
-            model,
-            eval_cb.eval_env,
-            n_eval_episodes=cfg.eval_episodes,
-            deterministic=True,
-            return_episode_rewards=True,
-            use_masking=cfg.algo in MASKED_ALGOS,
-        )
-        stats["eval_mean_reward"] = float(np.mean(rewards))
+        stats["eval_mean_reward"] = _evaluate(model, eval_cb, cfg)
         eval_cb.best_mean_reward = stats["eval_mean_reward"]
         _save_model_dir(model, normalizer, cfg, run / "model", "best")
-    return stats
+    return stats, demos
+
+
+def _learner(model: Any, cfg: TrainConfig) -> Any:
+    """The model acting greedily within the mask: DAgger's behaviour policy."""
+
+    def act(obs: Any, mask: np.ndarray) -> int:
+        kw = {"action_masks": mask} if cfg.algo in MASKED_ALGOS else {}
+        action, _ = model.predict(obs, deterministic=True, **kw)
+        return int(action)
+
+    return act
+
+
+def _evaluate(model: Any, eval_cb: Any, cfg: TrainConfig) -> float:
+    """Mean reward of ``model`` over the periodic evaluation's episodes (its env continues)."""
+    rewards, _ = evaluate_policy(
+        model,
+        eval_cb.eval_env,
+        n_eval_episodes=cfg.eval_episodes,
+        deterministic=True,
+        return_episode_rewards=True,
+        use_masking=cfg.algo in MASKED_ALGOS,
+    )
+    return float(np.mean(rewards))
+
+
+def _expert_round(
+    cfg: TrainConfig,
+    model: Any,
+    eval_cb: Any,
+    run: Path,
+    normalizer: Any,
+    progress: bool,
+    k: int,
+    demos: imitation_mod.Demonstrations | None,
+) -> tuple[dict[str, Any], imitation_mod.Demonstrations]:
+    """Expert iteration round ``k`` (``TrainConfig.expert_iterations``): the search teacher over
+    the best model so far labels the states the current model reaches; refit on every label
+    so far; the refitted model is a candidate best on evaluation."""
+    if normalizer is not None:
+        raise ConfigError("expert_iterations works with the node network or normalize_obs: false")
+    t0 = time.perf_counter()
+    base = run / "model"
+    if not (base / "model.zip").is_file():  # no evaluation kept a model: the current one
+        base = run / "expert" / f"round{k}"
+        _save_model_dir(model, normalizer, cfg, base, f"round{k}")
+    teacher = f"rollout:learned:{base}"
+    new = imitation_mod.collect(
+        lambda: _teacher_env(cfg),
+        teacher,
+        cfg.imitation_episodes,
+        cfg.gamma,
+        seed=cfg.seed + EXPERT_SEED + k * cfg.imitation_episodes,
+        progress=progress,
+        behaviour=_learner(model, cfg),
+    )
+    demos = new if demos is None else demos + new
+    stats: dict[str, Any] = imitation_mod.pretrain(
+        model.policy,
+        demos,
+        cfg.imitation_epochs,
+        batch_size=cfg.batch_size,
+        lr=cfg.imitation_lr,
+        seed=cfg.seed + 100 + k,
+        progress=progress,
+    )
+    stats.update(
+        round=k, teacher=teacher, new_samples=len(new), student_agreement=new.agreement,
+        student_mean_return=new.mean_episode_return, steps_before=int(model.num_timesteps),
+    )  # fmt: skip
+    if eval_cb is not None:
+        stats["eval_mean_reward"] = value = _evaluate(model, eval_cb, cfg)
+        if value > eval_cb.best_mean_reward:
+            eval_cb.best_mean_reward = value
+            _save_model_dir(model, normalizer, cfg, run / "model", "best")
+    stats["seconds"] = time.perf_counter() - t0
+    return stats, demos
+
+
+def _load_weights(model: Any, cfg: TrainConfig) -> None:
+    """``cfg.init_model``'s policy weights into ``model`` (same algorithm and network)."""
+    src_dir = resolve_model_dir(str(cfg.init_model))
+    meta = read_meta(src_dir)
+    if meta.get("algo") != cfg.algo:
+        raise ConfigError(
+            f"init_model {cfg.init_model}: a {meta.get('algo')} model, this config trains "
+            f"{cfg.algo}"
+        )
+    src = load_model(cfg.algo, src_dir / "model.zip")
+    try:
+        model.policy.load_state_dict(src.policy.state_dict())
+    except RuntimeError as e:
+        first = str(e).strip().splitlines()[:2]
+        raise ConfigError(
+            f"init_model {cfg.init_model}: its network is not this config's ({' '.join(first)})"
+        ) from None
+
+
+class Checkpoint:
+    """``RUN/checkpoint``: the model (with its optimizer), ``state.json`` and ``demos.npz``,
+    replaced whole (written beside, then renamed) so a run killed mid-write keeps the last."""
+
+    def __init__(self, run: Path, model: Any, cfg: TrainConfig, eval_cb: Any) -> None:
+        self.run, self.model, self.cfg, self.eval_cb = run, model, cfg, eval_cb
+        self.demos: imitation_mod.Demonstrations | None = None
+
+    def save(
+        self, extra: dict[str, Any], demos: imitation_mod.Demonstrations | None = None
+    ) -> None:
+        """Write the checkpoint; ``demos``, when given, are kept for every later one too."""
+        if demos is not None:
+            self.demos = demos
+        tmp = self.run / "checkpoint.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        self.model.save(tmp / "model.zip")
+        if self.demos is not None:
+            self.demos.save(tmp / "demos.npz")
+        best = None if self.eval_cb is None else float(self.eval_cb.best_mean_reward)
+        state = {
+            "format": CHECKPOINT_FORMAT,
+            "steps": int(self.model.num_timesteps),
+            "total_steps": self.cfg.total_steps,
+            "best_mean_reward": best if best is not None and np.isfinite(best) else None,
+            "git_commit": git_commit(),
+            "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            **extra,
+        }
+        (tmp / "state.json").write_text(json.dumps(state, indent=2))
+        old = self.run / "checkpoint.old"
+        shutil.rmtree(old, ignore_errors=True)
+        if (self.run / "checkpoint").exists():
+            (self.run / "checkpoint").rename(old)
+        tmp.rename(self.run / "checkpoint")
+        shutil.rmtree(old, ignore_errors=True)
+
+
+#: ``state.json``'s format tag.
+CHECKPOINT_FORMAT = "rlsched-checkpoint/1"
+
+
+def read_checkpoint(run: Path) -> dict[str, Any]:
+    """The state of ``run``'s checkpoint; a clear error when there is none to resume from."""
+    path = run / "checkpoint" / "state.json"
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ConfigError(
+            f"{run}: no checkpoint to resume from ({path}: {e.__class__.__name__}); "
+            "runs write one every checkpoint_freq env steps"
+        ) from None
+    if state.get("format") != CHECKPOINT_FORMAT:
+        raise ConfigError(f"{path}: not a {CHECKPOINT_FORMAT} checkpoint")
+    return dict(state)
+
+
+class CheckpointEvery(BaseCallback):
+    """Save a checkpoint every ``freq`` env steps (over all envs)."""
+
+    def __init__(self, ckpt: Checkpoint, freq: int, state: Any) -> None:
+        super().__init__()
+        self.ckpt, self.freq, self.state = ckpt, freq, state
+        self._next: int | None = None
+
+    def _on_step(self) -> bool:
+        n = int(self.num_timesteps)
+        if self._next is None:
+            self._next = (n // self.freq + 1) * self.freq
+        if n >= self._next:
+            self.ckpt.save(self.state())
+            self._next = (n // self.freq + 1) * self.freq
+        return True
 
 
 def _write_csv(path: Path, rows: list[dict[str, float]]) -> None:

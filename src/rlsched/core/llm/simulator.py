@@ -250,6 +250,38 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         """Requests waiting at the router for an active instance that can take them."""
         return len(self._router_queue)
 
+    def replace_future(self, tail: LLMRequests) -> None:
+        """Make ``tail`` the requests still to arrive (every request not arrived yet is
+        dropped from the trace); ``tail``'s arrivals must not be before the clock. For rollouts
+        over sampled futures (:mod:`rlsched.policies.rollout`)."""
+        if len(tail) and float(tail.arrival[0]) < self.now:
+            raise ValueError(f"a replaced future starts at {tail.arrival[0]}, before {self.now}")
+        k = self._next
+        old = self.requests
+        self.requests = LLMRequests(
+            np.concatenate([old.arrival[:k], tail.arrival]),
+            np.concatenate([old.prompt_tokens[:k], tail.prompt_tokens]),
+            np.concatenate([old.output_tokens[:k], tail.output_tokens]),
+            np.concatenate([old.request_id[:k], tail.request_id]),
+        )
+        n = len(self.requests)
+        m = n - k
+        self._n = n
+        self._arr = self._arr[:k] + tail.arrival.tolist()
+        self._P = self._P[:k] + tail.prompt_tokens.tolist()
+        self._O = self._O[:k] + tail.output_tokens.tolist()
+        self._cumP = np.concatenate([[0], np.cumsum(self.requests.prompt_tokens)])
+        self._cumO = np.concatenate([[0], np.cumsum(self.requests.output_tokens)])
+        self._first = self._first[:k] + [math.nan] * m
+        self._finish = self._finish[:k] + [math.nan] * m
+        self._status = self._status[:k] + bytearray(m)
+        self._pinst = self._pinst[:k] + [None] * m
+        self._tinst = self._tinst[:k] + [None] * m
+        self._gen0 = self._gen0[:k] + [0] * m
+        self._base = self._base[:k] + [0] * m
+        self._npre = self._npre[:k] + [0] * m
+        self._unloaded = self._unloaded_reference()
+
     def run_until(self, t: float) -> int:
         """Process every event at time <= ``t``, then set the clock to ``t``; returns the number
         of events processed."""

@@ -1,0 +1,118 @@
+"""The search teacher (``rollout``, :mod:`rlsched.policies.rollout`) against each env's best
+heuristic on its test data, with its decision latency, on one core.
+
+For every env that can sample its future (``can_resample_future``): every applicable
+heuristic (category ``heuristic``: search policies such as ``mdp_rollout`` and ``optimal`` are
+left out) and ``rollout`` (over the measured best heuristic, the env's ``rollout_options``)
+run the same ``--episodes`` test episodes (``rlsched.splits``, seeds from 1000); the verdict is
+the paired 95% interval of the env's main metric against the best heuristic (episodes: the
+split's ``full`` budget of ``rlsched results`` unless ``--episodes``). The latency is the median
+and mean wall time of ``act()`` over the first ``--latency-decisions`` decisions of test episode
+1000.
+
+    python benchmarks/bench_rollout.py [--episodes N] [--envs A,B] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+import rlsched  # noqa: F401
+from common import machine, pin_one_core, write_json
+from rlsched.envs import ENV_IDS
+from rlsched.envs.args import env_class
+from rlsched.evaluate import compare, make_env
+from rlsched.policies.registry import applicable_heuristics, make_policy
+from rlsched.splits import SPLITS, TEST_SEED
+
+PAIRED = ("mean_diff", "ci95", "verdict", "wins", "ties", "losses")
+
+
+def latency(env_id: str, base: str, decisions: int) -> dict:
+    split = SPLITS[env_id]
+    env = make_env(env_id, split.test, **dict(split.env_kwargs))
+    pol = make_policy(f"rollout:{base}", env, seed=TEST_SEED)
+    obs, _ = env.reset(seed=TEST_SEED)
+    pol.reset(TEST_SEED)
+    times: list[float] = []
+    done = False
+    while not done and len(times) < decisions:
+        mask = env.unwrapped.action_masks()
+        t0 = time.perf_counter()
+        a = pol.act(obs, mask)
+        times.append(time.perf_counter() - t0)
+        obs, _, term, trunc, _ = env.step(a)
+        done = term or trunc
+    return {
+        "decisions": len(times),
+        "median_ms": statistics.median(times) * 1e3,
+        "mean_ms": statistics.fmean(times) * 1e3,
+        "describe": pol.describe(),
+    }
+
+
+def one(env_id: str, episodes: int | None, decisions: int) -> dict:
+    split = SPLITS[env_id]
+    episodes = episodes or split.episodes["full"]
+    t0 = time.perf_counter()
+    env = make_env(env_id, split.test, **dict(split.env_kwargs))
+    heuristics = [
+        n for n in applicable_heuristics(env)
+        if getattr(make_policy(n, env, seed=0), "category", "heuristic") == "heuristic"
+    ]
+    rep = compare(
+        env_id, split.test, [*heuristics, "rollout"], episodes=episodes, seed=TEST_SEED,
+        env_kwargs=dict(split.env_kwargs),
+    )  # fmt: skip
+    wall = time.perf_counter() - t0
+    rows = {r["policy"]: r for r in rep["results"]}
+    ref, ro = rep["reference"], rows["rollout"]
+    metric = rep["main_metric"]
+    p = ro["paired"]
+    return {
+        "env": env_id,
+        "dataset": split.test,
+        "env_kwargs": dict(split.env_kwargs),
+        "episodes": episodes,
+        "metric": metric,
+        "direction": rep["direction"],
+        "reference": ref,
+        "reference_value": rows[ref]["metrics"].get(metric, rows[ref]["mean_reward"]),
+        "rollout_value": ro["metrics"].get(metric, ro["mean_reward"]),
+        "paired": {k: p[k] for k in PAIRED if k in p},
+        "compare_s": wall,
+        "latency": latency(env_id, ref, decisions),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--episodes", type=int, default=None)
+    ap.add_argument("--latency-decisions", type=int, default=100)
+    ap.add_argument("--envs", default="", help="comma-separated env ids (default: every env "
+                    "that can sample its future)")  # fmt: skip
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    pin_one_core()
+    envs = [e for e in args.envs.split(",") if e] or [
+        e for e in ENV_IDS if env_class(e).can_resample_future()
+    ]
+    rows = []
+    for env_id in envs:
+        r = one(env_id, args.episodes, args.latency_decisions)
+        lat, p = r["latency"], r["paired"]
+        print(
+            f"{env_id}: {r['metric']} rollout {r['rollout_value']:.4g} vs {r['reference']} "
+            f"{r['reference_value']:.4g}: {p.get('mean_diff', float('nan')):+.4g} "
+            f"{p.get('ci95')} {p.get('verdict')}; {lat['median_ms']:.1f} ms median per "
+            f"decision ({lat['decisions']} decisions); {r['compare_s']:.0f} s",
+            flush=True,
+        )
+        rows.append(r)
+        write_json(args.json, {"machine": machine(), "rows": rows})  # after each env
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""The node-scoring actor in numpy: greedy decisions without torch on the acting path.
+
+:class:`~rlsched.agents.networks.NodeSetExtractor` and
+:class:`~rlsched.agents.networks.NodeScoreHead` are a few small matrix products per decision;
+through torch (and SB3's ``predict``) the per-call overhead is most of the time, ten times the
+arithmetic. :class:`NodeScorer` holds the actor's weights as float32 arrays and computes the
+same logits::
+
+    nodes = symlog([node_* features])                    (N, d_node)
+    g     = relu(symlog([other features]) @ Wg + bg)     (hidden,)
+    h     = relu(relu(nodes @ W1n + g @ W1g + b1) @ W2 + b2)
+    logit = h @ w + b                                    (N,)
+
+for any node count, as the torch network does. Rollouts over a learned base
+(:mod:`rlsched.policies.rollout`) and every evaluation of a node-scoring model act through it
+(:class:`rlsched.policies.learned.LearnedPolicy`). This module imports no torch: the weights
+are read from a policy object handed to :meth:`NodeScorer.from_policy`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+
+def _symlog(x: np.ndarray) -> np.ndarray:
+    return np.sign(x) * np.log1p(np.abs(x))
+
+
+def _np(t: Any) -> np.ndarray:
+    """A torch parameter as a float32 array (a copy: later training does not change it)."""
+    return np.array(t.detach().cpu().numpy(), dtype=np.float32)
+
+
+class NodeScorer:
+    """The actor of a node-scoring policy (module docstring), in numpy."""
+
+    __slots__ = ("W1g", "W1n", "W2", "Wg", "b1", "b2", "bg", "bs", "glob_keys", "node_keys", "ws")
+
+    def __init__(
+        self,
+        node_keys: list[str],
+        glob_keys: list[str],
+        layers: Mapping[str, np.ndarray],
+    ) -> None:
+        self.node_keys, self.glob_keys = list(node_keys), list(glob_keys)
+        f = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in layers.items()}
+        self.Wg, self.bg = f["Wg"], f["bg"]
+        self.W1n, self.W1g, self.b1 = f["W1n"], f["W1g"], f["b1"]
+        self.W2, self.b2 = f["W2"], f["b2"]
+        self.ws, self.bs = f["ws"], f["bs"]
+
+    @classmethod
+    def from_policy(cls, policy: Any) -> NodeScorer:
+        """The actor weights of an SB3 node-scoring policy (``is_node_policy``)."""
+        ext = policy.features_extractor
+        glob, node = ext.glob_net[0], ext.node_net
+        d_node = node[0].weight.shape[1] - ext.hidden
+        w1 = _np(node[0].weight).T  # (d_node + hidden, hidden)
+        return cls(
+            ext.node_keys,
+            ext.glob_keys,
+            {
+                "Wg": _np(glob.weight).T, "bg": _np(glob.bias),
+                "W1n": w1[:d_node], "W1g": w1[d_node:], "b1": _np(node[0].bias),
+                "W2": _np(node[2].weight).T, "b2": _np(node[2].bias),
+                "ws": _np(policy.action_net.score.weight).reshape(-1),
+                "bs": _np(policy.action_net.score.bias).reshape(-1),
+            },
+        )  # fmt: skip
+
+    def logits(self, observation: Mapping[str, np.ndarray]) -> np.ndarray:
+        """One logit per node for one observation (any node count)."""
+        first = np.asarray(observation[self.node_keys[0]])
+        n = first.shape[0]
+        parts = [np.asarray(observation[k], dtype=np.float32).reshape(n, -1)
+                 for k in self.node_keys]  # fmt: skip
+        nodes = _symlog(parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1))
+        if self.glob_keys:
+            g = np.concatenate(
+                [np.asarray(observation[k], dtype=np.float32).reshape(-1) for k in self.glob_keys]
+            )
+            g = _symlog(g)
+        else:
+            g = np.zeros(1, dtype=np.float32)
+        g = np.maximum(g @ self.Wg + self.bg, 0.0)
+        h = np.maximum(nodes @ self.W1n + (g @ self.W1g + self.b1), 0.0)
+        h = np.maximum(h @ self.W2 + self.b2, 0.0)
+        return np.asarray(h @ self.ws + self.bs, dtype=np.float32)
+
+    def act(self, observation: Mapping[str, np.ndarray], mask: np.ndarray) -> int:
+        """The highest-scoring valid node (any node when none is valid), as the masked greedy
+        policy of the torch model picks it."""
+        z = self.logits(observation)
+        m = np.asarray(mask, dtype=bool)
+        return int(np.argmax(np.where(m, z, -np.inf) if m.any() else z))

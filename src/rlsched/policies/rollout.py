@@ -1,0 +1,266 @@
+"""Search teachers: rollout over *sampled* futures, a deployable policy for every env.
+
+At each decision the policy snapshots the env and, for every candidate action, restores the
+snapshot, replaces what the env has not revealed yet with a sampled future
+(:meth:`rlsched.envs.base.RlschedEnv.resample_future`: the workload's own generator or
+resampled history, never the true future), takes the action and lets a *base* policy (the
+env's best heuristic) continue for ``horizon`` decisions. It does this over ``futures`` sampled
+futures, the same ones for every candidate (common random numbers, so the comparison between
+candidates is paired), and takes the candidate with the best mean score: the env's main metric
+of the episode so far at the horizon, then the reward. Ties go to the base's own action, so
+where no candidate's rollouts score better the policy acts as its base (Bertsekas' rollout:
+never worse than the base in expectation when the sampled futures follow the true one's law).
+
+Cost per decision: ``candidates x futures x horizon`` env steps and ``candidates x futures``
+snapshot restores; ``benchmarks/bench_rollout.py`` and docs/results.md give the decision
+latency. ``mdp_rollout`` (:mod:`rlsched.policies.offloading`) is this policy on
+WorkflowOffloading with earliest-finish as its base, rolled out to the end of the current
+workflow (whose tasks are known once it arrives, so nothing needs sampling) and scored by the
+makespan reward. :class:`~rlsched.policies.oracle.ClairvoyantPolicy` shares the search
+(:class:`RolloutSearch`) but rolls out the true future.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from rlsched.envs.base import episode_value, main_metric_of
+from rlsched.policies.base import Observation, Policy
+
+#: Candidate actions per decision when more are valid (documented in docs/results.md).
+DEFAULT_TOP_K = 16
+
+
+@dataclass
+class Trajectory:
+    """Actions from some decision on, their rewards, and the score of where they lead."""
+
+    actions: list[Any]
+    rewards: list[float]
+    score: tuple[float, float]
+    done: bool = False
+
+
+class RolloutSearch(Policy):
+    """What rollout policies share: candidates, base-policy copies and one rollout from a
+    snapshot. Subclasses decide what happens after each restore (:meth:`_prepare`), where a
+    rollout stops (:meth:`_segment`) and which candidate to take (``act``)."""
+
+    def __init__(
+        self,
+        env: Any,
+        base: Policy,
+        base_name: str,
+        seed: int | None = None,
+        horizon: int | None = None,
+        top_k: int = DEFAULT_TOP_K,
+        score: Literal["metric", "return"] = "metric",
+    ) -> None:
+        self.env = getattr(env, "unwrapped", env)
+        if not callable(getattr(self.env, "snapshot", None)):
+            raise TypeError(f"{type(self.env).__name__} has no snapshot(): no rollout search")
+        if horizon is not None and horizon < 1:
+            raise ValueError(f"horizon must be at least 1 (or None: to the end), not {horizon}")
+        self.base = base  # the shadow: follows the real episode, so its state is the real one
+        self.base_name = base_name
+        self.horizon = horizon
+        self.top_k = int(top_k)
+        self.score = score
+        self.metric, self.direction = main_metric_of(self.env)
+        self._sign = 1.0 if self.direction == "higher" else -1.0
+        self._seed = seed
+        # reward taken so far this episode (the oracle tracks it; a constant per decision, so
+        # the rollout policy leaves it at 0)
+        self._prefix = 0.0
+        self.rollouts = 0
+
+    def _prepare(self) -> None:
+        """Called on the env right after each restore, before a rollout (default: nothing)."""
+
+    def _segment(self) -> Any:
+        """A rollout stops early when this changes (default: never; see ``mdp_rollout``)."""
+        return None
+
+    def _copy_base(self, src: Policy | None = None) -> Policy:
+        """A copy of the base policy sharing the env (its state, not the env, is copied; a
+        stateless policy, such as a learned one, is shared)."""
+        pol = src if src is not None else self.base
+        if pol.stateless:
+            return pol
+        return copy.deepcopy(pol, {id(self.env): self.env})
+
+    def _candidates(
+        self, rng: np.random.Generator, mask: np.ndarray, base_action: Any
+    ) -> list[Any]:
+        """Every valid action when there are at most ``top_k``; otherwise the base's own action,
+        the lowest valid action and a sample of the others drawn with ``rng`` (``top_k`` in
+        all). Box actions: the env's ``oracle_candidates()`` grid plus the base's action. An
+        env may narrow them itself with ``oracle_actions(mask, base_action)``."""
+        own = getattr(self.env, "oracle_actions", None)
+        if callable(own):
+            narrowed = own(mask, base_action)
+            if narrowed is not None:
+                return [int(a) for a in narrowed]
+        grid = getattr(self.env, "oracle_candidates", None)
+        if callable(grid):  # Box actions: the env's grid plus the base's own action
+            return [np.asarray(base_action), *grid()]
+        valid = np.flatnonzero(mask)
+        if len(valid) == 0:
+            return [int(base_action)]
+        if len(valid) <= self.top_k:
+            return [int(a) for a in valid]
+        keep = {int(base_action), int(valid[0])}
+        rest = np.setdiff1d(valid, np.fromiter(keep, dtype=np.int64))
+        k = max(0, self.top_k - len(keep))
+        pick = rng.choice(rest, size=min(k, len(rest)), replace=False)
+        return sorted(keep) + [int(a) for a in pick]
+
+    def _rollout(
+        self,
+        snap: Any,
+        shadow: Policy,
+        observation: Observation,
+        mask: np.ndarray,
+        first: Any | None,
+    ) -> Trajectory:
+        """Take ``first`` (None: the base's own action) then the base, from ``snap``."""
+        env = self.env
+        env.restore(snap)
+        self._prepare()
+        segment = self._segment()
+        pol = self._copy_base(shadow)
+        self.rollouts += 1
+        a = pol.act(observation, mask)  # also advances the copy's state, as in the real run
+        if first is not None:
+            a = first
+        actions, rewards = [a], []
+        obs, r, term, trunc, info = env.step(a)
+        rewards.append(float(r))
+        steps = 1
+        while (
+            not (term or trunc)
+            and (self.horizon is None or steps < self.horizon)
+            and self._segment() == segment
+        ):
+            a = pol.act(obs, env.action_masks())
+            actions.append(a)
+            obs, r, term, trunc, info = env.step(a)
+            rewards.append(float(r))
+            steps += 1
+        done = bool(term or trunc)
+        if self.score == "return":
+            # the first reward plus the rest summed in order (the patent's Q = r + V, gamma 1)
+            q = rewards[0] + sum(rewards[1:])
+            return Trajectory(actions, rewards, (q, q), done)
+        total = self._prefix + float(np.sum(rewards))
+        metrics = info.get("metrics") if done else None
+        if metrics is None:
+            metrics = env.metrics()
+        value = episode_value(self.metric, total, metrics)
+        if value != value:  # NaN (nothing measured yet): rank by reward alone
+            value = -np.inf if self._sign > 0 else np.inf
+        return Trajectory(actions, rewards, (self._sign * value, total), done)
+
+
+class RolloutPolicy(RolloutSearch):
+    """Rollout of a base heuristic over sampled futures; see the module docstring.
+
+    ``futures``: sampled futures per candidate (0: roll out the env as it is, for envs or
+    segments whose future is already known); ``horizon``: decisions per rollout (None: to the
+    episode's end); ``top_k``: candidates per decision; ``prefer_base``: ties go to the base's
+    action (False: to the lowest candidate, the patent's argmax); ``score``: ``"metric"`` (the
+    main metric at the horizon, then reward) or ``"return"`` (the rollout's summed reward);
+    ``reward``: the env's ``reward_name`` during rollouts (None: the env's own)."""
+
+    name = "rollout"
+    category = "search"
+
+    def __init__(
+        self,
+        env: Any,
+        base: Policy,
+        base_name: str,
+        seed: int | None = None,
+        horizon: int | None = 32,
+        futures: int = 4,
+        top_k: int = 8,
+        prefer_base: bool = True,
+        score: Literal["metric", "return"] = "metric",
+        reward: str | None = None,
+    ) -> None:
+        super().__init__(env, base, base_name, seed, horizon, top_k, score)
+        if futures < 0:
+            raise ValueError(f"futures must be at least 0, not {futures}")
+        if futures and not type(self.env).can_resample_future():
+            raise TypeError(
+                f"{type(self.env).__name__} cannot sample futures (no resample_future): "
+                "use futures=0 only where the rollout's future is already known"
+            )
+        self.futures = int(futures)
+        self.prefer_base = prefer_base
+        self.reward = reward
+        self._future: int | None = None
+        self.reset(seed)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": type(self).__name__,
+            "base": self.base_name,
+            "horizon": self.horizon,
+            "futures": self.futures,
+            "top_k": self.top_k,
+        }
+
+    def reset(self, seed: int | None = None) -> None:
+        if seed is not None:
+            self._seed = seed
+        self.base.reset(seed)
+        self._rng = np.random.default_rng(None if self._seed is None else self._seed + 104_729)
+        self._prefix = 0.0
+        self.decisions = 0
+        self.rollouts = 0
+
+    def _prepare(self) -> None:
+        if self._future is not None:
+            self.env.resample_future(np.random.default_rng(self._future))
+        if self.reward is not None:
+            self.env.reward_name = self.reward
+
+    def act(self, observation: Observation, mask: np.ndarray) -> Any:
+        env = self.env
+        shadow = self._copy_base()
+        base_action = self._copy_base(shadow).act(observation, mask)
+        cands = self._candidates(self._rng, mask, base_action)
+        if self.prefer_base:  # ties go to the first candidate: the base's own action
+            cands = [base_action, *(a for a in cands if not _same(a, base_action))]
+        action = cands[0]
+        if len(cands) > 1:
+            snap = env.snapshot()
+            seeds: list[int | None] = (
+                [int(s) for s in self._rng.integers(2**63, size=self.futures)]
+                if self.futures else [None]
+            )
+            best: tuple[float, float] | None = None
+            for a in cands:
+                scores = []
+                for s in seeds:
+                    self._future = s
+                    scores.append(self._rollout(snap, shadow, observation, mask, a).score)
+                mean = (float(np.mean([s[0] for s in scores])),
+                        float(np.mean([s[1] for s in scores])))  # fmt: skip
+                if best is None or mean > best:
+                    best, action = mean, a
+            self._future = None
+            env.restore(snap)
+        self.base.act(observation, mask)  # advance the shadow through the real decision
+        self.decisions += 1
+        return action
+
+
+def _same(a: Any, b: Any) -> bool:
+    return bool(np.array_equal(np.asarray(a), np.asarray(b)))

@@ -1,0 +1,200 @@
+"""The search teacher (``rollout``): sampled futures keep the present and replace the future,
+the policy never rolls out the true future, ties go to its base, and ``mdp_rollout`` is one of
+its instances."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rlsched.envs import ENV_IDS
+from rlsched.envs.args import env_class
+from rlsched.envs.base import RlschedEnv
+from rlsched.envs.vm_placement import VMPlacementEnv
+from rlsched.errors import PolicyError
+from rlsched.evaluate import compare, make_env
+from rlsched.policies.offloading import GreedyEftPolicy, MdpRolloutPolicy
+from rlsched.policies.registry import make_policy
+from rlsched.policies.rollout import RolloutPolicy
+
+#: Small fixed cases of the envs that sample their future: (dataset, env arguments).
+CASES: dict[str, tuple[str | None, dict[str, Any]]] = {
+    "rlsched/ServerlessPlacement-v0": (None, {"episode_length": 40}),
+    "rlsched/KubeScheduling-v0": (None, {"episode_length": 40}),
+    "rlsched/KubeScheduling-v0:gang": (None, {"episode_length": 60, "scenario": "gang"}),
+    "rlsched/WorkflowOffloading-v0": (
+        "wfinstances:blast-43,helloworld-10", {"num_workflows": 4, "scenario": "congested"}
+    ),
+    "rlsched/VMPlacement-v0": (None, {"num_nodes": 4}),
+    "rlsched/PodRebalancing-v0": (None, {"episode_length": 8}),
+    "rlsched/LLMAutoscaling-v0": (None, {"episode_duration": 60.0}),
+}
+
+
+def _run_base(env: Any, base: str, obs: Any) -> list[tuple[Any, float]]:
+    """The base heuristic from observation ``obs`` (the env's current state) to the end:
+    (action, reward) pairs."""
+    pol = make_policy(base, env, seed=0)
+    u = env.unwrapped
+    out: list[tuple[Any, float]] = []
+    done = False
+    while not done:
+        a = pol.act(obs, u.action_masks())
+        obs, r, term, trunc, _ = u.step(a)
+        out.append((np.asarray(a).tolist(), float(r)))
+        done = term or trunc
+    return out
+
+
+@pytest.mark.parametrize("env_id", sorted(CASES))
+def test_a_sampled_future_keeps_the_present_and_replaces_the_future(env_id: str) -> None:
+    dataset, kwargs = CASES[env_id]
+    env = make_env(env_id.split(":")[0], dataset, **kwargs)
+    u = env.unwrapped
+    base = u.oracle_base
+    obs, _ = env.reset(seed=5)
+    pol = make_policy(base, env, seed=0)
+    for _ in range(3):
+        obs, _, term, trunc, _ = env.step(pol.act(obs, u.action_masks()))
+        assert not (term or trunc)
+    mask = u.action_masks()
+    snap = u.snapshot()
+    true_future = _run_base(env, base, obs)
+    futures = []
+    for seed in (1, 2, 3):
+        u.restore(snap)
+        u.resample_future(np.random.default_rng(seed))
+        # the present is what it was: same decision, same valid actions
+        assert np.array_equal(u.action_masks(), mask)
+        futures.append(_run_base(env, base, obs))
+    u.restore(snap)
+    again = u.snapshot()
+    assert _run_base(env, base, obs) == true_future  # restoring undoes the sampling
+    u.restore(again)
+    assert any(f != true_future for f in futures), "the sampled futures are the true one"
+    assert len({repr(f) for f in futures}) > 1, "every sample drew the same future"
+
+
+def test_the_rollout_policy_never_rolls_out_the_true_future(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    env = make_env("rlsched/ServerlessPlacement-v0", episode_length=30)
+    u = env.unwrapped
+    obs, _ = env.reset(seed=11)
+    true_arrivals = list(u._arrival_l)
+    seen: list[list[float]] = []
+    prepare = RolloutPolicy._prepare
+
+    def spy(self: RolloutPolicy) -> None:
+        prepare(self)
+        seen.append(list(self.env._arrival_l[self.env._i + 1 :]))
+
+    monkeypatch.setattr(RolloutPolicy, "_prepare", spy)
+    pol = make_policy("rollout:k8s_balanced", env, seed=0)
+    for _ in range(3):
+        obs, *_ = env.step(pol.act(obs, u.action_masks()))
+    assert seen and pol.rollouts == len(seen)
+    assert all(s != true_arrivals[len(true_arrivals) - len(s):] for s in seen if s)
+    assert u._arrival_l == true_arrivals  # the real episode is untouched
+
+
+def test_ties_go_to_the_base_action() -> None:
+    # one decision ahead with the count reward: every candidate places one VM, all tie
+    env = make_env("rlsched/VMPlacement-v0", num_nodes=4, reward="count")
+    u = env.unwrapped
+    base = make_policy("best_fit", env, seed=0)
+    teacher = RolloutPolicy(u, make_policy("best_fit", env, seed=0), "best_fit", 0, horizon=1)
+    obs, _ = env.reset(seed=2)
+    done, n = False, 0
+    while not done and n < 60:
+        mask = u.action_masks()
+        a = teacher.act(obs, mask)
+        assert a == base.act(obs, mask)
+        obs, _, term, trunc, _ = env.step(a)
+        done, n = term or trunc, n + 1
+    assert teacher.rollouts > 0
+
+
+def test_compare_runs_rollout_over_the_measured_best_heuristic() -> None:
+    rep = compare(
+        "rlsched/VMPlacement-v0", None, "first_fit,best_fit,rollout", episodes=2, seed=0,
+        env_kwargs={"num_nodes": 4},
+    )  # fmt: skip
+    rows = {r["policy"]: r for r in rep["results"]}
+    ro = rows["rollout"]
+    assert ro["kind"] == "search"
+    assert ro["describe"]["base"] == rep["reference"] != "rollout"
+    assert ro["describe"]["futures"] >= 1
+    assert "paired" in ro
+
+
+class _NoFuture(VMPlacementEnv):
+    """An env that cannot sample its future."""
+
+    _resample_workload = RlschedEnv._resample_workload
+
+
+def test_rollout_is_refused_where_it_cannot_sample_or_has_no_heuristic_base() -> None:
+    assert all(env_class(e).can_resample_future() for e in ENV_IDS)
+    env = _NoFuture(num_nodes=4)
+    assert not _NoFuture.can_resample_future()
+    with pytest.raises(PolicyError, match="cannot sample futures"):
+        make_policy("rollout", env, seed=0)
+    with pytest.raises(TypeError, match="cannot sample futures"):
+        RolloutPolicy(env, make_policy("best_fit", env), "best_fit")
+    with pytest.raises(NotImplementedError, match="cannot sample its future"):
+        env.resample_future(np.random.default_rng(0))
+    vm = make_env("rlsched/VMPlacement-v0", num_nodes=4)
+    with pytest.raises(PolicyError, match="heuristic or learned:PATH as its base"):
+        make_policy("rollout:clairvoyant", vm, seed=0)
+
+
+def test_mdp_rollout_is_the_rollout_policy_with_the_workflow_as_its_horizon() -> None:
+    env = make_env(
+        "rlsched/WorkflowOffloading-v0", "wfinstances:blast-43", num_workflows=2,
+        scenario="congested",
+    )  # fmt: skip
+    u = env.unwrapped
+    pol = MdpRolloutPolicy(u, seed=0)
+    assert isinstance(pol, RolloutPolicy) and pol.futures == 0 and pol.horizon is None
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        mask = u.action_masks()
+        # the patent's Q by hand: each server, then earliest finish to the workflow's end
+        snap, w = u.snapshot(), u.current_workflow
+        q = np.full(len(mask), -np.inf)
+        for s in np.flatnonzero(mask):
+            u.restore(snap)
+            u.reward_name = "makespan"
+            _, r, d, _, _ = u.step(int(s))
+            rest = 0.0
+            eft = GreedyEftPolicy(u)
+            while not d and u.current_workflow == w:
+                _, rk, d, _, _ = u.step(eft.act(None, u.action_masks()))
+                rest += rk
+            q[s] = r + rest
+        u.restore(snap)
+        a = pol.act(obs, mask)
+        assert a == int(np.argmax(q))
+        obs, _, term, trunc, _ = env.step(a)
+        done = term or trunc
+
+
+def test_a_learned_model_can_be_the_base_and_is_shared_not_copied() -> None:
+    env = make_env("rlsched/ServerlessPlacement-v0", episode_length=12)
+    u = env.unwrapped
+    pol = make_policy("rollout:learned:zoo/serverless-edge-maskable-ppo", env, seed=0)
+    assert isinstance(pol, RolloutPolicy) and pol.base_name.startswith("learned:")
+    assert pol._copy_base() is pol.base  # stateless: rollouts share one network
+    obs, _ = env.reset(seed=1)
+    done = False
+    while not done:
+        mask = u.action_masks()
+        a = pol.act(obs, mask)
+        assert mask[a]
+        obs, _, term, trunc, _ = env.step(a)
+        done = term or trunc
+    assert pol.rollouts > 0

@@ -1,0 +1,128 @@
+"""Expert iteration (the search teacher over the student labels the student's states), starting
+from another model's weights, and checkpoints a run resumes from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rlsched.agents.models import load_model
+from rlsched.errors import ConfigError
+from rlsched.train import TrainConfig, train
+from rlsched.train import trainer as trainer_mod
+from rlsched.train.imitation import Demonstrations
+
+ENV = "rlsched/WorkflowOffloading-v0"
+DATA = "synthetic:placement?workflows=20&tasks=8&seed=5"
+KW = {"num_workflows": 1, "reward": "makespan", "num_nodes": 3}
+
+
+def _cfg(**over: Any) -> TrainConfig:
+    base: dict[str, Any] = {
+        "env_id": ENV, "dataset": DATA, "eval_dataset": DATA, "env_kwargs": KW,
+        "total_steps": 128, "n_envs": 1, "n_steps": 64, "batch_size": 32, "n_epochs": 1,
+        "eval_freq": 64, "eval_episodes": 1, "tensorboard": False, "checkpoint_freq": 64,
+    }  # fmt: skip
+    base.update(over)
+    return TrainConfig(**base)
+
+
+def _run(path: Path) -> dict[str, Any]:
+    return dict(json.loads((path / "run.json").read_text()))
+
+
+def test_expert_iteration_labels_the_students_states_with_rollouts_over_the_student(
+    tmp_path: Path,
+) -> None:
+    cfg = _cfg(
+        total_steps=256, imitation_policy="rollout", imitation_episodes=2, imitation_epochs=2,
+        expert_iterations=1,
+    )  # fmt: skip
+    train(cfg, tmp_path, progress=False)
+    run = _run(tmp_path)
+    assert run["imitation"]["policy"] == "rollout" and run["imitation"]["samples"] == 2 * 8
+    (rnd,) = run["expert_rounds"]
+    assert rnd["round"] == 1 and rnd["teacher"] == f"rollout:learned:{tmp_path / 'model'}"
+    # the round's 2 episodes are the student's own, labelled; the refit uses every label
+    assert rnd["new_samples"] == 2 * 8 and rnd["samples"] == 2 * 2 * 8
+    assert 0.0 <= rnd["student_agreement"] <= 1.0
+    # the round starts after the first PPO phase, and PPO runs again after it
+    assert rnd["steps_before"] >= 128 and run["steps"] >= 256
+    assert np.isfinite(rnd["eval_mean_reward"])
+    state = json.loads((tmp_path / "checkpoint" / "state.json").read_text())
+    assert state["phase"] == 2 and state["steps"] == run["steps"]
+    demos = Demonstrations.load(tmp_path / "checkpoint" / "demos.npz")
+    assert len(demos) == 2 * 2 * 8 and demos.masks[np.arange(len(demos)), demos.actions].all()
+
+
+def test_an_interrupted_expert_iteration_run_resumes_where_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cfg = _cfg(
+        total_steps=256, imitation_policy="greedy_eft", imitation_episodes=2,
+        imitation_epochs=1, expert_iterations=1,
+    )  # fmt: skip
+
+    def stop(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(trainer_mod, "_expert_round", stop)
+        with pytest.raises(KeyboardInterrupt):
+            train(cfg, tmp_path, progress=False)
+    state = json.loads((tmp_path / "checkpoint" / "state.json").read_text())
+    assert state["phase"] == 1 and not state["round_done"] and state["steps"] == 128
+    assert not (tmp_path / "run.json").exists()
+    train(cfg, tmp_path, progress=False, resume=True)
+    run = _run(tmp_path)
+    assert run["resumed"] and run["steps"] == 256
+    (rnd,) = run["expert_rounds"]
+    assert rnd["steps_before"] == 128  # the first phase was not run again
+    assert rnd["samples"] == 2 * 8 + 2 * 8  # the warm start's labels came from the checkpoint
+
+
+def test_resume_can_extend_a_finished_run(tmp_path: Path) -> None:
+    train(_cfg(), tmp_path, progress=False)
+    best = json.loads((tmp_path / "checkpoint" / "state.json").read_text())["best_mean_reward"]
+    assert _run(tmp_path)["steps"] == 128 and best is not None
+    train(_cfg(total_steps=256), tmp_path, progress=False, resume=True)
+    run = _run(tmp_path)
+    assert run["resumed"] and run["steps"] == 256
+    # the best evaluation so far carried over: the kept model is never worse than before
+    assert run["best_eval_mean_reward"] >= best
+
+
+def test_resume_needs_a_checkpoint(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no checkpoint to resume from"):
+        train(_cfg(), tmp_path, progress=False, resume=True)
+
+
+def test_init_model_starts_from_the_given_weights(tmp_path: Path) -> None:
+    train(_cfg(total_steps=64, eval_freq=0, checkpoint_freq=0), tmp_path / "a", progress=False)
+    # a step size of ~0: PPO leaves the weights where init_model put them
+    cfg = _cfg(
+        total_steps=64, eval_freq=0, checkpoint_freq=0, init_model=str(tmp_path / "a" / "final"),
+        learning_rate=1e-12,
+    )  # fmt: skip
+    train(cfg, tmp_path / "b", progress=False)
+    a = load_model("maskable_ppo", tmp_path / "a" / "final" / "model.zip").policy.state_dict()
+    b = load_model("maskable_ppo", tmp_path / "b" / "final" / "model.zip").policy.state_dict()
+    assert a.keys() == b.keys()
+    for k in a:
+        np.testing.assert_allclose(a[k].numpy(), b[k].numpy(), atol=1e-6, err_msg=k)
+    # without init_model the same run keeps its own fresh weights: not A's trained ones
+    train(
+        _cfg(total_steps=64, eval_freq=0, checkpoint_freq=0, learning_rate=1e-12),
+        tmp_path / "fresh", progress=False,
+    )  # fmt: skip
+    f = load_model("maskable_ppo", tmp_path / "fresh" / "final" / "model.zip")
+    assert not all(np.allclose(v.numpy(), a[k].numpy()) for k, v in f.policy.state_dict().items())
+    with pytest.raises(ConfigError, match="a maskable_ppo model, this config trains ppo"):
+        train(
+            _cfg(algo="ppo", init_model=str(tmp_path / "a" / "final"), total_steps=64),
+            tmp_path / "c", progress=False,
+        )  # fmt: skip
