@@ -198,3 +198,24 @@ def test_a_learned_model_can_be_the_base_and_is_shared_not_copied() -> None:
         obs, _, term, trunc, _ = env.step(a)
         done = term or trunc
     assert pol.rollouts > 0
+
+
+def test_candidates_are_the_bases_top_ranked_actions() -> None:
+    env = make_env("rlsched/VMPlacement-v0", num_nodes=20)
+    u = env.unwrapped
+    obs, _ = env.reset(seed=3)
+    base = make_policy("best_fit", env, seed=0)
+    pol = RolloutPolicy(u, make_policy("best_fit", env, seed=0), "best_fit", 0, top_k=4)
+    mask = u.action_masks()
+    assert mask.sum() > 4
+    prefs = base.preferences(obs, mask)
+    assert prefs is not None and int(np.argmax(np.where(mask, prefs, -np.inf))) == base.act(
+        obs, mask
+    )  # the base takes its top-ranked valid action
+    a0 = base.act(obs, mask)
+    cands = pol._candidates(np.random.default_rng(0), mask, a0, prefs)
+    valid = np.flatnonzero(mask)
+    top = valid[np.argsort(-prefs[valid], kind="stable")][:4]
+    assert cands[0] == a0 and set(cands) == set(int(a) for a in top)
+    sampled = pol._candidates(np.random.default_rng(0), mask, a0)  # no ranking: a sample
+    assert len(sampled) == 4 and a0 in sampled

@@ -36,6 +36,12 @@ class Policy(ABC):
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
         """The action to take."""
 
+    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray | None:
+        """How much the policy likes each action (higher is better; the action it takes is
+        the best valid one), or None when it ranks only its own choice. A search over this
+        policy (:mod:`rlsched.policies.rollout`) tries its top-ranked actions first."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": type(self).__name__}
 

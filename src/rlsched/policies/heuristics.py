@@ -84,6 +84,13 @@ class ScoringPolicy(Policy):
     def score(self, v: NodeView) -> np.ndarray:
         raise NotImplementedError
 
+    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
+        """Each node's score (actions past the nodes: below every node)."""
+        scores = np.asarray(self.score(self.view(observation)), dtype=np.float64)
+        out = np.full(len(mask), -np.inf)
+        out[: len(scores)] = scores
+        return out
+
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         view = self.view(observation)
         scores = self.score(view)

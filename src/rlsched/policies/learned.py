@@ -125,6 +125,13 @@ class LearnedPolicy(Policy):
             return {k: v[0] for k, v in out.items()}
         return np.asarray(self.normalizer.normalize_obs(np.asarray(observation)[None]))[0]
 
+    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray | None:
+        """The node-scoring actor's logits (None for other models)."""
+        if self._scorer is None:
+            return None
+        assert isinstance(observation, Mapping)
+        return self._scorer.logits(observation).astype(np.float64)
+
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
         obs = self._normalize(observation)
         if isinstance(self.model.action_space, spaces.Box):  # continuous: no mask applies

@@ -42,6 +42,17 @@ class GreedyMigrationPolicy(Policy):
     def __init__(self, env: Any = None, seed: int | None = None) -> None:
         pass
 
+    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
+        """Its own order: moves of pods with more violations first, each to less loaded
+        nodes first; no move above moving a pod without violations."""
+        assert isinstance(observation, dict)
+        viol = np.asarray(observation["pod_violations"], dtype=float)
+        v = (viol * np.asarray(observation["pod_mask"])).ravel()
+        load = np.asarray(observation["load"], dtype=float).mean(axis=1).max(axis=1)
+        # violations dominate (a count), the target's load (a fraction) breaks ties
+        moves = np.where(v[:, None] > 0, v[:, None], -1.0) * 1e3 - load[None, :]
+        return np.concatenate([[0.0], moves.ravel()])
+
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         assert isinstance(observation, dict)
         viol = np.asarray(observation["pod_violations"], dtype=float)

@@ -94,12 +94,18 @@ class RolloutSearch(Policy):
         return copy.deepcopy(pol, {id(self.env): self.env})
 
     def _candidates(
-        self, rng: np.random.Generator, mask: np.ndarray, base_action: Any
+        self,
+        rng: np.random.Generator,
+        mask: np.ndarray,
+        base_action: Any,
+        prefs: np.ndarray | None = None,
     ) -> list[Any]:
-        """Every valid action when there are at most ``top_k``; otherwise the base's own action,
-        the lowest valid action and a sample of the others drawn with ``rng`` (``top_k`` in
-        all). Box actions: the env's ``oracle_candidates()`` grid plus the base's action. An
-        env may narrow them itself with ``oracle_actions(mask, base_action)``."""
+        """Every valid action when there are at most ``top_k``; otherwise the base's own action
+        and the valid actions the base ranks highest (``prefs``, its
+        :meth:`~rlsched.policies.base.Policy.preferences`), or, without a ranking, the lowest
+        valid action and a sample of the others drawn with ``rng`` (``top_k`` in all). Box
+        actions: the env's ``oracle_candidates()`` grid plus the base's action. An env may
+        narrow them itself with ``oracle_actions(mask, base_action)``."""
         own = getattr(self.env, "oracle_actions", None)
         if callable(own):
             narrowed = own(mask, base_action)
@@ -113,6 +119,10 @@ class RolloutSearch(Policy):
             return [int(base_action)]
         if len(valid) <= self.top_k:
             return [int(a) for a in valid]
+        if prefs is not None and len(prefs) == len(mask):
+            ranked = valid[np.argsort(-np.asarray(prefs)[valid], kind="stable")]
+            others = [int(a) for a in ranked if a != int(base_action)]
+            return [int(base_action), *others[: self.top_k - 1]]
         keep = {int(base_action), int(valid[0])}
         rest = np.setdiff1d(valid, np.fromiter(keep, dtype=np.int64))
         k = max(0, self.top_k - len(keep))
@@ -174,7 +184,9 @@ class RolloutPolicy(RolloutSearch):
     episode's end); ``top_k``: candidates per decision; ``prefer_base``: ties go to the base's
     action (False: to the lowest candidate, the patent's argmax); ``score``: ``"metric"`` (the
     main metric at the horizon, then reward) or ``"return"`` (the rollout's summed reward);
-    ``reward``: the env's ``reward_name`` during rollouts (None: the env's own)."""
+    ``reward``: the env's ``reward_name`` during rollouts (None: the env's own); ``ranked``:
+    with more valid actions than ``top_k``, try those the base ranks highest (its
+    ``preferences``) rather than a random sample (the oracle samples)."""
 
     name = "rollout"
     category = "search"
@@ -191,8 +203,10 @@ class RolloutPolicy(RolloutSearch):
         prefer_base: bool = True,
         score: Literal["metric", "return"] = "metric",
         reward: str | None = None,
+        ranked: bool = True,
     ) -> None:
         super().__init__(env, base, base_name, seed, horizon, top_k, score)
+        self.ranked = ranked
         if futures < 0:
             raise ValueError(f"futures must be at least 0, not {futures}")
         if futures and not type(self.env).can_resample_future():
@@ -214,6 +228,7 @@ class RolloutPolicy(RolloutSearch):
             "horizon": self.horizon,
             "futures": self.futures,
             "top_k": self.top_k,
+            "candidates": "ranked by the base" if self.ranked else "sampled",
         }
 
     def reset(self, seed: int | None = None) -> None:
@@ -234,8 +249,10 @@ class RolloutPolicy(RolloutSearch):
     def act(self, observation: Observation, mask: np.ndarray) -> Any:
         env = self.env
         shadow = self._copy_base()
-        base_action = self._copy_base(shadow).act(observation, mask)
-        cands = self._candidates(self._rng, mask, base_action)
+        probe = self._copy_base(shadow)
+        base_action = probe.act(observation, mask)
+        prefs = probe.preferences(observation, mask) if self.ranked else None
+        cands = self._candidates(self._rng, mask, base_action, prefs)
         if self.prefer_base:  # ties go to the first candidate: the base's own action
             cands = [base_action, *(a for a in cands if not _same(a, base_action))]
         action = cands[0]

@@ -54,6 +54,9 @@ class _ScoreFit(Policy):
     def __init__(self, env: Any = None, seed: int | None = None) -> None:
         pass
 
+    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
+        return -self.sign * np.asarray(left_after(observation), dtype=np.float64)
+
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         if not mask.any():
             return 0
