@@ -16,6 +16,7 @@ and mean wall time of ``act()`` over the first ``--latency-decisions`` decisions
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import time
 
@@ -25,6 +26,7 @@ from rlsched.envs import ENV_IDS
 from rlsched.envs.args import env_class
 from rlsched.evaluate import compare, make_env
 from rlsched.policies.registry import applicable_heuristics, make_policy
+from rlsched.scenarios import DEFAULTS
 from rlsched.splits import SPLITS, TEST_SEED
 
 PAIRED = ("mean_diff", "ci95", "verdict", "wins", "ties", "losses")
@@ -75,6 +77,7 @@ def one(env_id: str, episodes: int | None, decisions: int) -> dict:
         "env": env_id,
         "dataset": split.test,
         "env_kwargs": dict(split.env_kwargs),
+        "preset": getattr(env.unwrapped, "preset", None),
         "episodes": episodes,
         "metric": metric,
         "direction": rep["direction"],
@@ -87,6 +90,41 @@ def one(env_id: str, episodes: int | None, decisions: int) -> dict:
     }
 
 
+def markdown(rows: list[dict], presets_json: str | None) -> str:
+    """The table docs/results.md shows: the verdict, the share of the oracle's headroom that
+    the full results run measured on the same test episodes, and the latency."""
+    oracle: dict[str, dict] = {}
+    if presets_json:
+        with open(presets_json) as fh:
+            for r in json.load(fh)["rows"]:
+                oracle[f"{r['env']}:{r['preset']}"] = r
+    out = [
+        "| env | preset | episodes | best heuristic | rollout | Δ rollout − best [95% CI] | "
+        "verdict | oracle headroom (results run) | share closed | ms per decision (median, "
+        "mean) | horizon, futures, candidates |",
+        "|---|---|---:|---|---|---|---|---|---:|---|---|",
+    ]
+    for r in rows:
+        preset = r.get("preset") or DEFAULTS[env_class(r["env"]).__name__]
+        p, lat, d = r["paired"], r["latency"], r["latency"]["describe"]
+        lo, hi = p["ci95"]
+        o = oracle.get(f"{r['env']}:{preset}")
+        head, share = "n/a", "n/a"
+        if o is not None and o["best_heuristic"]["policy"] == r["reference"]:
+            h = o["headroom"]["mean_diff"]
+            head = f"{h:+.4g} ({o['headroom']['gain_pct']:+.1f}%)"
+            share = f"{100 * p['mean_diff'] / h:.0f}%" if h else "n/a"
+        horizon = "to the end" if d["horizon"] is None else str(d["horizon"])
+        out.append(
+            f"| {r['env'].split('/')[-1]} | {preset} | {r['episodes']} | {r['reference']} "
+            f"{r['reference_value']:.4g} | {r['rollout_value']:.4g} | {p['mean_diff']:+.4g} "
+            f"[{lo:+.4g}, {hi:+.4g}] | {p['verdict']} | {head} | {share} | "
+            f"{lat['median_ms']:.0f}, {lat['mean_ms']:.0f} | {horizon}, {d['futures']}, "
+            f"{d['top_k']} |"
+        )
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--episodes", type=int, default=None)
@@ -94,7 +132,15 @@ def main() -> None:
     ap.add_argument("--envs", default="", help="comma-separated env ids (default: every env "
                     "that can sample its future)")  # fmt: skip
     ap.add_argument("--json", default=None)
+    ap.add_argument("--markdown", default=None, metavar="JSON",
+                    help="print the docs table of an earlier run's JSON and exit")
+    ap.add_argument("--presets-json", default="../docs/results/results_presets.json",
+                    help="the full results run, for the oracle's headroom")
     args = ap.parse_args()
+    if args.markdown:
+        with open(args.markdown) as fh:
+            print(markdown(json.load(fh)["rows"], args.presets_json))
+        return
     pin_one_core()
     envs = [e for e in args.envs.split(",") if e] or [
         e for e in ENV_IDS if env_class(e).can_resample_future()

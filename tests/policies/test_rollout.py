@@ -219,3 +219,36 @@ def test_candidates_are_the_bases_top_ranked_actions() -> None:
     assert cands[0] == a0 and set(cands) == set(int(a) for a in top)
     sampled = pol._candidates(np.random.default_rng(0), mask, a0)  # no ranking: a sample
     assert len(sampled) == 4 and a0 in sampled
+
+
+def test_clear_gain_needs_the_mean_above_its_standard_errors() -> None:
+    from rlsched.policies.rollout import _clear_gain
+
+    assert _clear_gain(np.array([1.0, 1.0, 1.0, 1.0]), 2.0)  # every future agrees
+    assert not _clear_gain(np.array([3.0, -1.0, 2.0, -2.0]), 1.0)  # mean 0.5, se 1.19
+    assert _clear_gain(np.array([3.0, -1.0, 2.0, -2.0]), 0.4)
+    assert not _clear_gain(np.array([0.0, 0.0]), 0.0) and _clear_gain(np.array([0.1]), 5.0)
+
+
+def test_significance_keeps_the_base_unless_the_gain_is_clear() -> None:
+    env = make_env("rlsched/ServerlessPlacement-v0", episode_length=25)
+    u = env.unwrapped
+
+    def actions(significance: float) -> tuple[list[int], list[int]]:
+        pol = RolloutPolicy(u, make_policy("k8s_balanced", env, seed=0), "k8s_balanced", 0,
+                            horizon=8, futures=3, significance=significance)  # fmt: skip
+        base = make_policy("k8s_balanced", env, seed=0)
+        obs, _ = env.reset(seed=4)
+        got, want, done = [], [], False
+        while not done:
+            mask = u.action_masks()
+            want.append(base.act(obs, mask))
+            got.append(pol.act(obs, mask))
+            obs, _, term, trunc, _ = env.step(got[-1])
+            done = term or trunc
+        return got, want
+
+    got, want = actions(float("inf"))  # no gain is ever clear enough
+    assert got == want
+    got, want = actions(0.0)
+    assert got != want  # the plain teacher leaves its base somewhere

@@ -19,6 +19,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import torch
+import torch.nn.functional as F
 from gymnasium import spaces
 from sb3_contrib.common.maskable.policies import MaskableMultiInputActorCriticPolicy
 from stable_baselines3.common.policies import MultiInputActorCriticPolicy
@@ -68,7 +69,7 @@ class NodeSetExtractor(BaseFeaturesExtractor):
     def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         b = next(iter(obs.values())).shape[0]
         # the node count comes from the input, so a model trained at one size acts at any
-        n, hid = obs[self.node_keys[0]].shape[1], self.hidden
+        n = obs[self.node_keys[0]].shape[1]
         # one concatenation and one symlog per group: small tensors make op count the cost
         nodes = symlog(torch.cat([obs[k].reshape(b, n, -1) for k in self.node_keys], dim=2))
         if self.glob_keys:
@@ -76,7 +77,14 @@ class NodeSetExtractor(BaseFeaturesExtractor):
         else:
             g = torch.zeros(b, 1, device=nodes.device)
         g = self.glob_net(g)
-        h = self.node_net(torch.cat([nodes, g.unsqueeze(1).expand(b, n, hid)], dim=2))
+        # node_net's first layer reads [node features, g]; its g part is the same for every
+        # node, so it is computed once per sample, not once per node (the same function and
+        # weights, a third of the first layer's work; most of a PPO update is this network)
+        first, d = self.node_net[0], nodes.shape[2]
+        assert isinstance(first, nn.Linear)
+        h = F.linear(nodes, first.weight[:, :d])
+        h = torch.relu(h + F.linear(g, first.weight[:, d:], first.bias).unsqueeze(1))
+        h = self.node_net[3](self.node_net[2](h))
         pooled = torch.cat([h.mean(dim=1), h.amax(dim=1), g], dim=1)
         return torch.cat([h.reshape(b, -1), pooled], dim=1)
 

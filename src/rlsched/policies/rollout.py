@@ -186,7 +186,11 @@ class RolloutPolicy(RolloutSearch):
     main metric at the horizon, then reward) or ``"return"`` (the rollout's summed reward);
     ``reward``: the env's ``reward_name`` during rollouts (None: the env's own); ``ranked``:
     with more valid actions than ``top_k``, try those the base ranks highest (its
-    ``preferences``) rather than a random sample (the oracle samples)."""
+    ``preferences``) rather than a random sample (the oracle samples); ``significance``: with
+    ``prefer_base``, leave the base's action only when the best candidate's gain over it,
+    future by future (the futures are common to both), has a mean above ``significance``
+    standard errors (0: any higher mean). A teacher whose labels others imitate should not
+    change a decision on noise: differences that are not there are not learnable."""
 
     name = "rollout"
     category = "search"
@@ -204,9 +208,13 @@ class RolloutPolicy(RolloutSearch):
         score: Literal["metric", "return"] = "metric",
         reward: str | None = None,
         ranked: bool = True,
+        significance: float = 0.0,
     ) -> None:
         super().__init__(env, base, base_name, seed, horizon, top_k, score)
         self.ranked = ranked
+        if significance < 0:
+            raise ValueError(f"significance must be at least 0, not {significance}")
+        self.significance = float(significance)
         if futures < 0:
             raise ValueError(f"futures must be at least 0, not {futures}")
         if futures and not type(self.env).can_resample_future():
@@ -229,6 +237,7 @@ class RolloutPolicy(RolloutSearch):
             "futures": self.futures,
             "top_k": self.top_k,
             "candidates": "ranked by the base" if self.ranked else "sampled",
+            "significance": self.significance,
         }
 
     def reset(self, seed: int | None = None) -> None:
@@ -263,20 +272,40 @@ class RolloutPolicy(RolloutSearch):
                 if self.futures else [None]
             )
             best: tuple[float, float] | None = None
+            first: np.ndarray | None = None  # the first candidate's scores, future by future
+            best_scores: np.ndarray | None = None
             for a in cands:
                 scores = []
                 for s in seeds:
                     self._future = s
                     scores.append(self._rollout(snap, shadow, observation, mask, a).score)
-                mean = (float(np.mean([s[0] for s in scores])),
-                        float(np.mean([s[1] for s in scores])))  # fmt: skip
+                per = np.array([s[0] for s in scores])
+                mean = (float(per.mean()), float(np.mean([s[1] for s in scores])))
+                if first is None:
+                    first = per
                 if best is None or mean > best:
-                    best, action = mean, a
+                    best, action, best_scores = mean, a, per
             self._future = None
             env.restore(snap)
+            if self.significance > 0 and self.prefer_base and not _same(action, cands[0]):
+                # keep the base's action unless the gain is clear over the sampled futures
+                assert first is not None and best_scores is not None
+                if not _clear_gain(best_scores - first, self.significance):
+                    action = cands[0]
         self.base.act(observation, mask)  # advance the shadow through the real decision
         self.decisions += 1
         return action
+
+
+def _clear_gain(gain: np.ndarray, z: float) -> bool:
+    """Whether the paired gains' mean exceeds ``z`` standard errors (one future: > 0)."""
+    m = float(np.mean(gain))
+    if m <= 0:
+        return False
+    if len(gain) < 2:
+        return True
+    se = float(np.std(gain, ddof=1)) / np.sqrt(len(gain))
+    return m > z * se if se > 0 else z != np.inf
 
 
 def _same(a: Any, b: Any) -> bool:

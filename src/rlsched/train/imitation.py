@@ -30,6 +30,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from rlsched.policies.base import Policy
 from rlsched.policies.registry import make_policy
 
 
@@ -101,7 +102,7 @@ def _unwrapped(env: gym.Env) -> Any:
 
 def collect(
     make_env: Callable[[], gym.Env],
-    teacher: str,
+    teacher: str | Callable[[gym.Env, int], Policy],
     episodes: int,
     gamma: float,
     seed: int = 0,
@@ -110,15 +111,17 @@ def collect(
 ) -> Demonstrations:
     """Run ``teacher`` for ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) and record
     its decisions. With ``behaviour(obs, mask) -> action`` (DAgger), that policy acts and the
-    teacher only labels the states it reaches; returns are then the behaviour's."""
+    teacher only labels the states it reaches; returns are then the behaviour's. ``teacher``
+    is a policy name or ``factory(env, seed) -> Policy``."""
     env = make_env()
-    pol = make_policy(teacher, env, seed=seed)
+    pol = make_policy(teacher, env, seed=seed) if isinstance(teacher, str) else teacher(env, seed)
+    teacher_name = teacher if isinstance(teacher, str) else pol.name
     obs_l: list[Any] = []
     masks: list[np.ndarray] = []
     acts: list[int] = []
     rets: list[float] = []
     ep_returns: list[float] = []
-    desc = f"imitation: {teacher}" + (" labels the learner" if behaviour else "")
+    desc = f"imitation: {teacher_name}" + (" labels the learner" if behaviour else "")
     same = 0
     for ep in tqdm(range(episodes), desc=desc, disable=not progress):
         pol.reset(seed=seed + ep)

@@ -74,6 +74,8 @@ class TrainProgress(BaseCallback):
         self._t0 = self._last_write = self._last_draw = 0.0
 
     def _on_training_start(self) -> None:
+        if self._bar is not None or self._t0:  # a later phase of the same run (learn again)
+            return
         self._t0 = time.perf_counter()
         if self.show:
             from rich.progress import (
@@ -115,8 +117,13 @@ class TrainProgress(BaseCallback):
         self.total = max(self.total, n)
         if self._bar is not None:
             self._bar.update(self._task, completed=n, total=self.total)
-            self._bar.stop()
         self._write(n)
+
+    def close(self) -> None:
+        """Stop the bar (after the run's last phase)."""
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
 
     def _write(self, n: int) -> None:
         self._last_write = time.perf_counter()

@@ -48,6 +48,7 @@ from rlsched.agents.models import (
 from rlsched.envs.make import make_env
 from rlsched.errors import ConfigError
 from rlsched.optional import available, install_hint
+from rlsched.policies.registry import make_rollout
 from rlsched.runtime import git_commit, set_torch_threads, versions
 from rlsched.train import imitation as imitation_mod
 from rlsched.train.config import TrainConfig
@@ -279,7 +280,8 @@ def train(
             return True
 
     metrics_cb = EpisodeMetrics()
-    callbacks: list[Any] = [metrics_cb, TrainProgress(planned_steps(cfg), progress, run)]
+    bar = TrainProgress(planned_steps(cfg), progress, run)
+    callbacks: list[Any] = [metrics_cb, bar]
     eval_cb: EvalCallback | None = None
     if cfg.eval_freq > 0:
         eval_venv: Any = _vec_env(
@@ -307,6 +309,9 @@ def train(
 
     if cfg.init_model and state is None:
         _load_weights(model, cfg)
+        if eval_cb is not None and not cfg.imitation_policy:  # the starting point is a candidate
+            eval_cb.best_mean_reward = _evaluate(model, eval_cb, cfg)
+            _save_model_dir(model, normalizer, cfg, run / "model", "best")
     imitation: dict[str, Any] | None = None
     demos: imitation_mod.Demonstrations | None = None
     rounds: list[dict[str, Any]] = []
@@ -341,30 +346,33 @@ def train(
 
     if cfg.checkpoint_freq and state is None and imitation is not None:
         ckpt.save(state_now())  # a long warm start is not lost to an interrupted run
-    with warnings.catch_warnings():
-        if cfg.vec_env == "batched":  # evaluation deliberately uses DummyVecEnv of single envs
-            warnings.filterwarnings("ignore", "Training and eval env are not of the same type")
-        ends = phase_ends(cfg)
-        if phase >= len(ends) and int(model.num_timesteps) < ends[-1]:
-            phase, round_done = len(ends) - 1, True  # a finished run given a larger budget
-        while phase < len(ends):
-            if phase > 0 and not round_done:
-                stats, demos = _expert_round(
-                    cfg, model, eval_cb, run, normalizer, progress, phase, demos
-                )
-                rounds.append(stats)
-                round_done = True
+    try:
+        with warnings.catch_warnings():
+            if cfg.vec_env == "batched":  # evaluation deliberately uses DummyVecEnv of single envs
+                warnings.filterwarnings("ignore", "Training and eval env are not of the same type")
+            ends = phase_ends(cfg)
+            if phase >= len(ends) and int(model.num_timesteps) < ends[-1]:
+                phase, round_done = len(ends) - 1, True  # a finished run given a larger budget
+            while phase < len(ends):
+                if phase > 0 and not round_done:
+                    stats, demos = _expert_round(
+                        cfg, model, eval_cb, run, normalizer, progress, phase, demos
+                    )
+                    rounds.append(stats)
+                    round_done = True
+                    if cfg.checkpoint_freq:
+                        ckpt.save(state_now(), demos)
+                left = ends[phase] - int(model.num_timesteps)
+                if left > 0:
+                    model.learn(
+                        total_timesteps=left, callback=callbacks,
+                        reset_num_timesteps=phase == 0 and state is None,
+                    )  # fmt: skip
+                phase, round_done = phase + 1, False
                 if cfg.checkpoint_freq:
-                    ckpt.save(state_now(), demos)
-            left = ends[phase] - int(model.num_timesteps)
-            if left > 0:
-                model.learn(
-                    total_timesteps=left, callback=callbacks,
-                    reset_num_timesteps=phase == 0 and state is None,
-                )  # fmt: skip
-            phase, round_done = phase + 1, False
-            if cfg.checkpoint_freq:
-                ckpt.save(state_now())
+                    ckpt.save(state_now())
+    finally:
+        bar.close()
     seconds = seconds0 + time.perf_counter() - t0
     steps = int(model.num_timesteps)
 
@@ -502,9 +510,13 @@ def _expert_round(
         base = run / "expert" / f"round{k}"
         _save_model_dir(model, normalizer, cfg, base, f"round{k}")
     teacher = f"rollout:learned:{base}"
+
+    def make_teacher(env: gym.Env, seed: int) -> Any:
+        return make_rollout(env, f"learned:{base}", seed=seed, **cfg.expert_teacher)
+
     new = imitation_mod.collect(
         lambda: _teacher_env(cfg),
-        teacher,
+        make_teacher,
         cfg.imitation_episodes,
         cfg.gamma,
         seed=cfg.seed + EXPERT_SEED + k * cfg.imitation_episodes,
@@ -522,7 +534,8 @@ def _expert_round(
         progress=progress,
     )
     stats.update(
-        round=k, teacher=teacher, new_samples=len(new), student_agreement=new.agreement,
+        round=k, teacher=teacher, teacher_options=dict(cfg.expert_teacher),
+        new_samples=len(new), student_agreement=new.agreement,
         student_mean_return=new.mean_episode_return, steps_before=int(model.num_timesteps),
     )  # fmt: skip
     if eval_cb is not None:

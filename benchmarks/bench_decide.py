@@ -1,0 +1,122 @@
+"""Decision latency of the shipped (zoo) policies, one core: the learned-wins issue's goal is
+under 0.2 ms per decision at 100 nodes on the numpy path.
+
+For every zoo entry: ``LearnedPolicy.act`` (what ``compare``, ``evaluate``, rollouts and the
+demo call; node-scoring models act through :class:`rlsched.agents.node_numpy.NodeScorer`,
+without torch) on observations of its env, at the node counts given where the env takes a
+``num_nodes`` (its training size otherwise), beside SB3's ``predict`` on the same
+observations. Observations come from one episode of the best heuristic's play on the entry's
+test data (their states, not the policy's): the time of a decision does not depend on them.
+Median and 99th percentile over ``--decisions`` decisions, after 20 warm-up calls.
+
+    python benchmarks/bench_decide.py [--sizes 10,20,100] [--decisions 2000] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import statistics
+import time
+from typing import Any
+
+import numpy as np
+
+import rlsched  # noqa: F401
+from common import machine, pin_one_core, write_json
+from rlsched.envs.args import env_class
+from rlsched.evaluate import make_env
+from rlsched.policies.learned import MASKED_ALGOS, LearnedPolicy
+from rlsched.policies.registry import make_policy
+from rlsched.splits import SPLITS, TEST_SEED
+from rlsched.zoo import card, names
+
+
+def _states(env: Any, n: int) -> list[tuple[Any, np.ndarray]]:
+    """Up to ``n`` (observation, mask) pairs of the env's base heuristic's play."""
+    u = env.unwrapped
+    pol = make_policy(u.oracle_base, env, seed=0)
+    out: list[tuple[Any, np.ndarray]] = []
+    seed = TEST_SEED
+    while len(out) < n:
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done and len(out) < n:
+            mask = u.action_masks()
+            out.append((obs, mask))
+            obs, _, term, trunc, _ = env.step(pol.act(obs, mask))
+            done = term or trunc
+        seed += 1
+    return out
+
+
+def _time(f: Any, states: list[tuple[Any, np.ndarray]]) -> dict[str, float]:
+    for obs, mask in states[:20]:
+        f(obs, mask)
+    ts = []
+    for obs, mask in states:
+        t0 = time.perf_counter()
+        f(obs, mask)
+        ts.append(time.perf_counter() - t0)
+    ts.sort()
+    return {
+        "median_ms": statistics.median(ts) * 1e3,
+        "p99_ms": ts[min(len(ts) - 1, int(0.99 * len(ts)))] * 1e3,
+    }
+
+
+def one(name: str, c: dict[str, Any], num_nodes: int | None, n: int) -> dict[str, Any]:
+    env_id = c["env"]
+    kwargs = dict(c.get("env_kwargs") or {})
+    if c.get("preset"):
+        kwargs.setdefault("scenario", c["preset"])
+    if num_nodes is not None:
+        kwargs["num_nodes"] = num_nodes
+    env = make_env(env_id, SPLITS[env_id].test, **kwargs)
+    pol = make_policy(f"learned:zoo/{name}", env, seed=0)
+    assert isinstance(pol, LearnedPolicy)
+    states = _states(env, n)
+    row: dict[str, Any] = {
+        "entry": name, "env": env_id, "num_nodes": getattr(env.unwrapped, "num_nodes", None),
+        "actions": len(states[0][1]), "decisions": len(states),
+        "path": "numpy (NodeScorer)" if pol._scorer is not None else "torch (SB3 predict)",
+        "act": _time(pol.act, states),
+    }  # fmt: skip
+    if pol._scorer is not None and not pol.resized:
+        masked = pol.algo in MASKED_ALGOS
+
+        def predict(obs: Any, mask: np.ndarray) -> Any:
+            kw = {"action_masks": mask} if masked else {}
+            return pol.model.predict(obs, deterministic=True, **kw)
+
+        row["sb3_predict"] = _time(predict, states)
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10,20,100")
+    ap.add_argument("--decisions", type=int, default=2000)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    pin_one_core()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    rows = []
+    for name in names():
+        c = card(name)
+        takes_nodes = "num_nodes" in inspect.signature(env_class(c["env"])).parameters
+        for size in sizes if takes_nodes and c.get("policy_net") == "node" else [None]:
+            r = one(name, c, size, args.decisions)
+            sb3 = r.get("sb3_predict", {}).get("median_ms")
+            print(
+                f"{name} at {r['num_nodes']} nodes ({r['actions']} actions), {r['path']}: "
+                f"median {r['act']['median_ms']:.3f} ms, p99 {r['act']['p99_ms']:.3f} ms"
+                + (f"; SB3 predict median {sb3:.3f} ms" if sb3 is not None else ""),
+                flush=True,
+            )
+            rows.append(r)
+    write_json(args.json, {"machine": machine(), "rows": rows})
+
+
+if __name__ == "__main__":
+    main()
