@@ -4,7 +4,7 @@ under 0.2 ms per decision at 100 nodes on the numpy path.
 For every zoo entry: ``LearnedPolicy.act`` (what ``compare``, ``evaluate``, rollouts and the
 demo call; node-scoring models act through :class:`rlsched.agents.node_numpy.NodeScorer`,
 without torch) on observations of its env, at the node counts given where the env takes a
-``num_nodes`` (its training size otherwise), beside SB3's ``predict`` on the same
+``num_nodes`` (and at its training size), beside SB3's ``predict`` on the same
 observations. Observations come from one episode of the best heuristic's play on the entry's
 test data (their states, not the policy's): the time of a decision does not depend on them.
 Median and 99th percentile over ``--decisions`` decisions, after 20 warm-up calls.
@@ -25,6 +25,7 @@ import numpy as np
 import rlsched  # noqa: F401
 from common import machine, pin_one_core, write_json
 from rlsched.envs.args import env_class
+from rlsched.errors import PolicyError
 from rlsched.evaluate import make_env
 from rlsched.policies.learned import MASKED_ALGOS, LearnedPolicy
 from rlsched.policies.registry import make_policy
@@ -79,18 +80,27 @@ def one(name: str, c: dict[str, Any], num_nodes: int | None, n: int) -> dict[str
     row: dict[str, Any] = {
         "entry": name, "env": env_id, "num_nodes": getattr(env.unwrapped, "num_nodes", None),
         "actions": len(states[0][1]), "decisions": len(states),
-        "path": "numpy (NodeScorer)" if pol._scorer is not None else "torch (SB3 predict)",
+        "path": "numpy (NodeScorer)" if pol._scorer is not None
+        else "numpy (MlpActor)" if pol._mlp is not None else "torch (SB3 predict)",
         "act": _time(pol.act, states),
     }  # fmt: skip
-    if pol._scorer is not None and not pol.resized:
+    if (pol._scorer is not None or pol._mlp is not None) and not pol.resized:
         masked = pol.algo in MASKED_ALGOS
 
         def predict(obs: Any, mask: np.ndarray) -> Any:
             kw = {"action_masks": mask} if masked else {}
-            return pol.model.predict(obs, deterministic=True, **kw)
+            return pol.model.predict(pol._normalize(obs), deterministic=True, **kw)
 
         row["sb3_predict"] = _time(predict, states)
     return row
+
+
+def card_size(c: dict[str, Any]) -> int:
+    """The node count a zoo entry was trained at (its env's default under its preset)."""
+    kwargs = dict(c.get("env_kwargs") or {})
+    if c.get("preset"):
+        kwargs.setdefault("scenario", c["preset"])
+    return int(make_env(c["env"], SPLITS[c["env"]].test, **kwargs).unwrapped.num_nodes)
 
 
 def main() -> None:
@@ -105,8 +115,16 @@ def main() -> None:
     for name in names():
         c = card(name)
         takes_nodes = "num_nodes" in inspect.signature(env_class(c["env"])).parameters
-        for size in sizes if takes_nodes and c.get("policy_net") == "node" else [None]:
-            r = one(name, c, size, args.decisions)
+        own = int(card_size(c)) if takes_nodes else None
+        node = takes_nodes and c.get("policy_net") == "node"
+        for size in [None, *(n for n in sizes if n != own)] if node else [None]:
+            try:
+                r = one(name, c, size, args.decisions)
+            except PolicyError as e:  # a model whose other inputs have the node count
+                print(f"{name} at {size} nodes: cannot act ({e})", flush=True)
+                rows.append({"entry": name, "env": c["env"], "num_nodes": size,
+                             "error": str(e)})  # fmt: skip
+                continue
             sb3 = r.get("sb3_predict", {}).get("median_ms")
             print(
                 f"{name} at {r['num_nodes']} nodes ({r['actions']} actions), {r['path']}: "

@@ -7,8 +7,7 @@ left out) and ``rollout`` (over the measured best heuristic, the env's ``rollout
 run the same ``--episodes`` test episodes (``rlsched.splits``, seeds from 1000); the verdict is
 the paired 95% interval of the env's main metric against the best heuristic (episodes: the
 split's ``full`` budget of ``rlsched results`` unless ``--episodes``). The latency is the median
-and mean wall time of ``act()`` over the first ``--latency-decisions`` decisions of test episode
-1000.
+and mean wall time of ``act()`` over test episode 1000 (its first ``--latency-decisions``).
 
     python benchmarks/bench_rollout.py [--episodes N] [--envs A,B] [--json out.json]
 """
@@ -100,8 +99,8 @@ def markdown(rows: list[dict], presets_json: str | None) -> str:
                 oracle[f"{r['env']}:{r['preset']}"] = r
     out = [
         "| env | preset | episodes | best heuristic | rollout | Δ rollout − best [95% CI] | "
-        "verdict | oracle headroom (results run) | share closed | ms per decision (median, "
-        "mean) | horizon, futures, candidates |",
+        "verdict | oracle headroom (results run) | share closed | ms per decision: median, "
+        "mean (decisions timed) | horizon, futures, candidates |",
         "|---|---|---:|---|---|---|---|---|---:|---|---|",
     ]
     for r in rows:
@@ -119,7 +118,8 @@ def markdown(rows: list[dict], presets_json: str | None) -> str:
             f"| {r['env'].split('/')[-1]} | {preset} | {r['episodes']} | {r['reference']} "
             f"{r['reference_value']:.4g} | {r['rollout_value']:.4g} | {p['mean_diff']:+.4g} "
             f"[{lo:+.4g}, {hi:+.4g}] | {p['verdict']} | {head} | {share} | "
-            f"{lat['median_ms']:.0f}, {lat['mean_ms']:.0f} | {horizon}, {d['futures']}, "
+            f"{lat['median_ms']:.1f}, {lat['mean_ms']:.1f} ({lat['decisions']}) | "
+            f"{horizon}, {d['futures']}, "
             f"{d['top_k']} |"
         )
     return "\n".join(out)
@@ -128,7 +128,10 @@ def markdown(rows: list[dict], presets_json: str | None) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--episodes", type=int, default=None)
-    ap.add_argument("--latency-decisions", type=int, default=100)
+    ap.add_argument("--latency-decisions", type=int, default=100_000,
+                    help="decisions timed (default: the whole episode)")
+    ap.add_argument("--latency-only", default=None, metavar="JSON",
+                    help="time the decisions again for an earlier run's JSON and rewrite it")
     ap.add_argument("--envs", default="", help="comma-separated env ids (default: every env "
                     "that can sample its future)")  # fmt: skip
     ap.add_argument("--json", default=None)
@@ -137,6 +140,18 @@ def main() -> None:
     ap.add_argument("--presets-json", default="../docs/results/results_presets.json",
                     help="the full results run, for the oracle's headroom")
     args = ap.parse_args()
+    if args.latency_only:
+        with open(args.latency_only) as fh:
+            old = json.load(fh)
+        pin_one_core()
+        for r in old["rows"]:
+            if args.envs and r["env"] not in args.envs.split(","):
+                continue
+            r["latency"] = latency(r["env"], r["reference"], args.latency_decisions)
+            print(r["env"], f"{r['latency']['mean_ms']:.1f} ms mean", flush=True)
+            old["latency_machine"] = machine()
+            write_json(args.latency_only, old)
+        return
     if args.markdown:
         with open(args.markdown) as fh:
             print(markdown(json.load(fh)["rows"], args.presets_json))

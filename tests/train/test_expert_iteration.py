@@ -126,3 +126,16 @@ def test_init_model_starts_from_the_given_weights(tmp_path: Path) -> None:
             _cfg(algo="ppo", init_model=str(tmp_path / "a" / "final"), total_steps=64),
             tmp_path / "c", progress=False,
         )  # fmt: skip
+
+
+def test_same_episode_evaluations_compare_models_on_the_same_episodes(tmp_path: Path) -> None:
+    # a step size of ~0: the model does not change, so every evaluation of it on the same
+    # episodes gives the same mean; on the eval env's continuing stream the means differ
+    for same in (True, False):
+        cfg = _cfg(total_steps=256, learning_rate=1e-12, eval_same_episodes=same,
+                   eval_episodes=2, checkpoint_freq=0)  # fmt: skip
+        train(cfg, tmp_path / str(same), progress=False)
+        ev = np.load(tmp_path / str(same) / "eval" / "evaluations.npz")
+        means = ev["results"].mean(axis=1)
+        assert len(means) == 4
+        assert (len(set(np.round(means, 9))) == 1) is same, means

@@ -17,6 +17,7 @@ import torch
 from gymnasium import spaces
 from stable_baselines3.common.vec_env import VecNormalize
 
+from rlsched.agents.mlp_numpy import MlpActor
 from rlsched.agents.models import (
     ALGOS,
     MASKED_ALGOS,
@@ -77,6 +78,10 @@ class LearnedPolicy(Policy):
             and isinstance(self.model.action_space, spaces.Discrete)
         ):  # fmt: skip
             self._scorer = NodeScorer.from_policy(self.model.policy)
+        # a flat Tanh MLP actor (policy_net: mlp) acts in numpy too, normalisation folded in
+        self._mlp: MlpActor | None = None
+        if self._scorer is None and self.algo in ("ppo", "maskable_ppo"):
+            self._mlp = MlpActor.from_policy(self.model.policy, self.normalizer)
 
     @property
     def env_id(self) -> str:
@@ -133,6 +138,8 @@ class LearnedPolicy(Policy):
         return self._scorer.logits(observation).astype(np.float64)
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
+        if self._mlp is not None and not isinstance(observation, Mapping):
+            return self._mlp.act(np.asarray(observation), mask)
         obs = self._normalize(observation)
         if isinstance(self.model.action_space, spaces.Box):  # continuous: no mask applies
             action, _ = self.model.predict(obs, deterministic=True)

@@ -147,6 +147,11 @@ class TrainConfig:
     """Evaluate every this many env steps (over all envs); 0 disables evaluation."""
     eval_episodes: int = 5
     """Episodes per evaluation."""
+    eval_same_episodes: bool = False
+    """Every evaluation plays the same ``eval_episodes`` validation episodes (the eval env
+    reseeded each time), so the kept model is chosen by paired comparisons rather than by
+    which evaluation met easier episodes. False: each evaluation continues the eval env's
+    stream (new episodes every time; the shipped zoo configs were trained so)."""
     torch_threads: int = 1
     """Torch intra-op threads; 1 is fastest for small networks on 2-core machines."""
     tensorboard: bool = True

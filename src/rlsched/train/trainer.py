@@ -301,10 +301,10 @@ def train(
             "callback_on_new_best": SaveNormalizer(),
             "verbose": 0,
         }
-        if cfg.algo in MASKED_ALGOS:
-            eval_cb = MaskableEvalCallback(eval_venv, **eval_kwargs)
-        else:
-            eval_cb = EvalCallback(eval_venv, **eval_kwargs)
+        cb_cls: type = MaskableEvalCallback if cfg.algo in MASKED_ALGOS else EvalCallback
+        if cfg.eval_same_episodes:
+            cb_cls = _same_episodes(cb_cls, cfg.seed + EVAL_SEED)
+        eval_cb = cb_cls(eval_venv, **eval_kwargs)
         callbacks.append(eval_cb)
 
     if cfg.init_model and state is None:
@@ -476,8 +476,25 @@ def _learner(model: Any, cfg: TrainConfig) -> Any:
     return act
 
 
+def _same_episodes(cls: type, seed: int) -> type:
+    """``cls`` (an SB3 eval callback) reseeding its env before every evaluation."""
+
+    class SameEpisodes(cls):
+        eval_seed = seed
+
+        def _on_step(self) -> bool:
+            if self.eval_freq > 0 and self.n_calls % self.eval_freq == 0:
+                self.eval_env.seed(self.eval_seed)
+            return bool(super()._on_step())
+
+    return SameEpisodes
+
+
 def _evaluate(model: Any, eval_cb: Any, cfg: TrainConfig) -> float:
-    """Mean reward of ``model`` over the periodic evaluation's episodes (its env continues)."""
+    """Mean reward of ``model`` over the periodic evaluation's episodes (its env continues,
+    or, with ``eval_same_episodes``, replays the same ones)."""
+    if cfg.eval_same_episodes:
+        eval_cb.eval_env.seed(cfg.seed + EVAL_SEED)
     rewards, _ = evaluate_policy(
         model,
         eval_cb.eval_env,
