@@ -49,7 +49,7 @@ def main() -> None:
         "training": {name: [{"seed": r["seed"], "seconds": r["seconds"],
                              "steps_per_second": r["steps_per_second"],
                              "best_eval_mean_reward": r["best_eval_mean_reward"]} for r in rs]
-                     for name, rs in runs.items()},  # fmt: skip
+                     for name, rs in runs.items()},
         "validation": judge(split.validation, 10_000),
         "test": judge(split.test, TEST_SEED),
     }

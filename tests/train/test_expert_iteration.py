@@ -4,6 +4,7 @@ from another model's weights, and checkpoints a run resumes from."""
 from __future__ import annotations
 
 import json
+import pickle
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,26 @@ def test_resume_can_extend_a_finished_run(tmp_path: Path) -> None:
     assert run["resumed"] and run["steps"] == 256
     # the best evaluation so far carried over: the kept model is never worse than before
     assert run["best_eval_mean_reward"] >= best
+
+
+def test_resume_keeps_the_observation_statistics_and_the_evaluation_log(
+    tmp_path: Path,
+) -> None:
+    def seen(path: Path) -> float:
+        with open(path, "rb") as f:
+            rms = pickle.load(f).obs_rms  # one running mean per observation key
+        return float(next(iter(rms.values())).count)  # observations the statistics saw
+
+    cfg = _cfg(policy_net="mlp", normalize_obs=True)
+    train(cfg, tmp_path, progress=False)
+    assert seen(tmp_path / "checkpoint" / "vecnormalize.pkl") == pytest.approx(128, abs=4)
+    train(_cfg(policy_net="mlp", normalize_obs=True, total_steps=256), tmp_path,
+          progress=False, resume=True)  # fmt: skip
+    # the resumed run went on from the saved statistics, not from fresh ones
+    assert seen(tmp_path / "checkpoint" / "vecnormalize.pkl") == pytest.approx(256, abs=4)
+    # and its evaluation log holds the whole run, not the resumed part alone
+    with np.load(tmp_path / "eval" / "evaluations.npz") as ev:
+        assert ev["timesteps"].tolist() == [64, 128, 192, 256]
 
 
 def test_resume_needs_a_checkpoint(tmp_path: Path) -> None:

@@ -315,12 +315,16 @@ def train(
     imitation: dict[str, Any] | None = None
     demos: imitation_mod.Demonstrations | None = None
     rounds: list[dict[str, Any]] = []
-    ckpt = Checkpoint(run, model, cfg, eval_cb)
+    ckpt = Checkpoint(run, model, cfg, eval_cb, normalizer)
     if state is not None:
         model.set_parameters(str(run / "checkpoint" / "model.zip"), exact_match=True)
         model.num_timesteps = int(state["steps"])
-        if eval_cb is not None and state.get("best_mean_reward") is not None:
-            eval_cb.best_mean_reward = float(state["best_mean_reward"])
+        if normalizer is not None:
+            _restore_normalizer(normalizer, run / "checkpoint" / "vecnormalize.pkl")
+        if eval_cb is not None:
+            _restore_evaluations(eval_cb, run / "eval" / "evaluations.npz", model.num_timesteps)
+            if state.get("best_mean_reward") is not None:
+                eval_cb.best_mean_reward = float(state["best_mean_reward"])
         imitation, rounds = state.get("imitation"), list(state.get("expert_rounds", []))
         if (run / "checkpoint" / "demos.npz").is_file():
             demos = imitation_mod.Demonstrations.load(run / "checkpoint" / "demos.npz")
@@ -584,11 +588,16 @@ def _load_weights(model: Any, cfg: TrainConfig) -> None:
 
 
 class Checkpoint:
-    """``RUN/checkpoint``: the model (with its optimizer), ``state.json`` and ``demos.npz``,
-    replaced whole (written beside, then renamed) so a run killed mid-write keeps the last."""
+    """``RUN/checkpoint``: the model (with its optimizer), ``state.json``, ``demos.npz`` and,
+    with ``normalize_obs``, ``vecnormalize.pkl`` (the running observation statistics the
+    weights were trained against), replaced whole (written beside, then renamed) so a run
+    killed mid-write keeps the last."""
 
-    def __init__(self, run: Path, model: Any, cfg: TrainConfig, eval_cb: Any) -> None:
+    def __init__(
+        self, run: Path, model: Any, cfg: TrainConfig, eval_cb: Any, normalizer: Any = None
+    ) -> None:
         self.run, self.model, self.cfg, self.eval_cb = run, model, cfg, eval_cb
+        self.normalizer = normalizer
         self.demos: imitation_mod.Demonstrations | None = None
 
     def save(
@@ -603,6 +612,8 @@ class Checkpoint:
         self.model.save(tmp / "model.zip")
         if self.demos is not None:
             self.demos.save(tmp / "demos.npz")
+        if self.normalizer is not None:
+            self.normalizer.save(tmp / "vecnormalize.pkl")
         best = None if self.eval_cb is None else float(self.eval_cb.best_mean_reward)
         state = {
             "format": CHECKPOINT_FORMAT,
@@ -620,6 +631,30 @@ class Checkpoint:
             (self.run / "checkpoint").rename(old)
         tmp.rename(self.run / "checkpoint")
         shutil.rmtree(old, ignore_errors=True)
+
+
+def _restore_normalizer(normalizer: VecNormalize, path: Path) -> None:
+    """Continue from the checkpoint's observation statistics: weights trained on normalised
+    observations act on garbage under fresh (zero-mean, unit) statistics."""
+    if not path.is_file():
+        raise ConfigError(
+            f"{path.parent}: the run normalises observations but its checkpoint has no "
+            "vecnormalize.pkl (written by an older rlsched); it cannot be resumed faithfully"
+        )
+    saved = VecNormalize.load(str(path), normalizer.venv)
+    normalizer.obs_rms, normalizer.ret_rms = saved.obs_rms, saved.ret_rms
+
+
+def _restore_evaluations(eval_cb: Any, path: Path, steps: int) -> None:
+    """Keep the evaluation log of the run so far (up to the checkpoint) in ``evaluations.npz``,
+    which the callback would otherwise overwrite with the resumed part alone."""
+    if not path.is_file():
+        return
+    with np.load(path) as ev:
+        keep = ev["timesteps"] <= steps
+        eval_cb.evaluations_timesteps = [int(t) for t in ev["timesteps"][keep]]
+        eval_cb.evaluations_results = [list(r) for r in ev["results"][keep]]
+        eval_cb.evaluations_length = [list(r) for r in ev["ep_lengths"][keep]]
 
 
 #: ``state.json``'s format tag.
