@@ -1,6 +1,7 @@
 """Issue 13 item 4: the LLM scaler trained over randomised loads
 (configs/llm_autoscaling_general.yaml, seeds 0-2, runs of docs/results/train_llm_general.sh)
-on the held-out code trace at 1x, 2x and 3x, against HPA and threshold, and beside the zoo's scaler (trained on conv at 1-3x only).
+on the held-out code trace at 1x, 2x and 3x, against HPA and threshold, and beside the zoo's
+scaler (trained on conv at 1-3x only).
 
 Every policy runs the same 5 test episodes (300 s, seeds 1000+, the trace's real arrivals) per
 preset. For SLO attainment and cost per episode, each learned row is paired with HPA and with
