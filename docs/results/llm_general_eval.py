@@ -9,10 +9,12 @@ threshold: one seed alone (paired bootstrap over episodes) and the three seeds p
 stratified bootstrap over seeds within episodes), 95% intervals. Writes
 docs/results/llm_general_eval.json and prints a markdown table.
 
-    python docs/results/llm_general_eval.py
+    python docs/results/llm_general_eval.py            # runs/llm_general (randomised loads)
+    python docs/results/llm_general_eval.py llm_mix    # runs/llm_mix (loads and request mixes)
 """
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -28,10 +30,11 @@ ROOT = Path(__file__).resolve().parents[2]
 ENV = "rlsched/LLMAutoscaling-v0"
 PRESETS = ("code-1x", "code-2x", "code-3x")
 EPISODES = 5
-SEEDS = [ROOT / f"runs/llm_general/seed{s}/model" for s in (0, 1, 2)]
+GROUP = sys.argv[1] if len(sys.argv) > 1 else "llm_general"
+SEEDS = [ROOT / f"runs/{GROUP}/seed{s}/model" for s in (0, 1, 2)]
 HEURISTICS = ("hpa", "threshold")
 ZOO = "learned:zoo/llm-autoscaling-slo-ppo"
-OUT = ROOT / "docs/results/llm_general_eval.json"
+OUT = ROOT / f"docs/results/{GROUP}_eval.json"
 
 
 def run(spec: str, env) -> dict[str, list[float]]:
@@ -57,7 +60,7 @@ def main() -> None:
         res = {h: run(h, env) for h in HEURISTICS}
         res[ZOO] = run(ZOO, env)
         seeds = [run(f"learned:{p}", env) for p in SEEDS]
-        entry: dict = {"policies": {**res, **{f"general/seed{i}": s for i, s in enumerate(seeds)}}}
+        entry: dict = {"policies": {**res, **{f"{GROUP}/seed{i}": s for i, s in enumerate(seeds)}}}
         for ref in HEURISTICS:
             for metric, direction in (("slo_attainment", "higher"), ("cost", "lower")):
                 b = res[ref][metric]

@@ -137,6 +137,34 @@ def test_windows_rate_scale_and_whole_trace():
         _env(cost_reference="peak")
 
 
+def test_request_mix_scales_token_counts_per_episode_and_leaves_fixed_settings_alone():
+    reqs = LLMRequests.from_arrays([0.0, 1.0, 5.0, 9.0], [100, 201, 3, 400], [5, 6, 1, 8])
+    base = LLMAutoscalingEnv(dataset=reqs, episode_duration=None)
+    base.reset(seed=3)
+    assert base.requests.prompt_tokens.tolist() == [100, 201, 3, 400]
+    fixed = LLMAutoscalingEnv(dataset=reqs, episode_duration=None, prompt_scale=2.0,
+                              output_scale=0.5)  # fmt: skip
+    _, info = fixed.reset(seed=3)
+    assert info["prompt_scale"] == 2.0 and info["output_scale"] == 0.5
+    assert fixed.requests.prompt_tokens.tolist() == [200, 402, 6, 800]
+    assert fixed.requests.output_tokens.tolist() == [2, 3, 1, 4]  # rounded, at least 1
+    assert fixed.requests.arrival.tolist() == base.requests.arrival.tolist()
+    # a range: one factor per episode, from the reset seed, the rate's draw unchanged
+    u = _env(episode_duration=100.0, rate_scale=[1.0, 3.0], prompt_scale=[0.5, 2.5]).unwrapped
+    plain = _env(episode_duration=100.0, rate_scale=[1.0, 3.0]).unwrapped
+    drawn = set()
+    for seed in range(4):
+        _, info = u.reset(seed=seed)
+        plain.reset(seed=seed)
+        assert 0.5 <= info["prompt_scale"] <= 2.5 and info["output_scale"] == 1.0
+        assert u.rate_scale == plain.rate_scale
+        drawn.add(round(info["prompt_scale"], 6))
+    assert len(drawn) == 4
+    for bad in (0.0, [2.0, 1.0], "x"):
+        with pytest.raises(ValueError, match="prompt_scale"):
+            _env(prompt_scale=bad)
+
+
 def test_cost_reference_makes_the_cost_term_rate_invariant():
     refs = []
     for rs in (1.0, 4.0):

@@ -77,6 +77,20 @@ class SimSettings(TypedDict):
     compat: str | None
 
 
+def _scale_range(name: str, value: float | Sequence[float]) -> tuple[float, float]:
+    """A positive factor, or ``[lo, hi]`` drawn per episode, as ``(lo, hi)``."""
+    try:
+        if isinstance(value, int | float):
+            lo = hi = float(value)
+        else:
+            lo, hi = (float(x) for x in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or [lo, hi], got {value!r}") from None
+    if not 0 < lo <= hi or not np.isfinite(hi):
+        raise ValueError(f"{name} must be > 0 (or [lo, hi] with 0 < lo <= hi): {value}")
+    return lo, hi
+
+
 class LLMAutoscalingEnv(RlschedEnv):
     """
     ## Description
@@ -159,6 +173,9 @@ class LLMAutoscalingEnv(RlschedEnv):
     ``dataset`` (``"azure-llm:conv"``; any :func:`~rlsched.data.azure_llm.load_requests` name or an
     :class:`~rlsched.core.llm.trace.LLMRequests`), ``rate_scale`` (1.0), ``poisson`` (False:
     re-draw arrivals as a Poisson process of the same mean rate, seeded by the reset seed),
+    ``prompt_scale`` and ``output_scale`` (1.0: every request's prompt / output tokens
+    multiplied by it, rounded, at least 1; ``[lo, hi]``: drawn uniformly per episode, another
+    request mix each episode),
     ``episode_duration`` (600 s), ``episode_start`` (None), ``decision_interval`` (2 s),
     ``pools`` (``("prompt", "token")``), ``start_state`` (None: the default), ``slo`` (an
     :class:`~rlsched.core.llm.slo.SLOConfig` or a dict of its fields), ``action_scale_step`` (5),
@@ -228,6 +245,8 @@ class LLMAutoscalingEnv(RlschedEnv):
         dataset: str | LLMRequests = "azure-llm:conv",
         rate_scale: float | Sequence[float] = 1.0,
         poisson: bool = False,
+        prompt_scale: float | Sequence[float] = 1.0,
+        output_scale: float | Sequence[float] = 1.0,
         episode_duration: float | None = 600.0,
         episode_start: float | None = None,
         decision_interval: float = 2.0,
@@ -256,14 +275,10 @@ class LLMAutoscalingEnv(RlschedEnv):
             raise ValueError(f"compat must be None or 'splitwise-sim', got {compat!r}")
         if episode_duration is not None and not episode_duration > 0:
             raise ValueError("episode_duration must be > 0 or None (the whole trace)")
-        if isinstance(rate_scale, int | float):
-            lo = hi = float(rate_scale)
-        else:
-            lo, hi = (float(x) for x in rate_scale)
-        if not 0 < lo <= hi:
-            raise ValueError(
-                f"rate_scale must be > 0 (or [lo, hi] with 0 < lo <= hi): {rate_scale}"
-            )
+        lo, hi = _scale_range("rate_scale", rate_scale)
+        # the request mix: token counts scaled per episode (trace mixes for generalisation)
+        self.prompt_scale_range = _scale_range("prompt_scale", prompt_scale)
+        self.output_scale_range = _scale_range("output_scale", output_scale)
         if isinstance(dataset, LLMRequests):
             self._base = dataset.shifted_to_zero()
             self._dataset_name = "requests"
@@ -394,6 +409,11 @@ class LLMAutoscalingEnv(RlschedEnv):
         reqs = self._base
         if self.poisson:
             reqs = reqs.resample_poisson(int(rng.integers(2**31)))
+        # drawn only when a range is given: fixed settings replay the episodes they always did
+        (plo, phi), (olo, ohi) = self.prompt_scale_range, self.output_scale_range
+        self.prompt_scale = float(rng.uniform(plo, phi)) if phi > plo else plo
+        self.output_scale = float(rng.uniform(olo, ohi)) if ohi > olo else olo
+        reqs = reqs.scale_sizes(self.prompt_scale, self.output_scale)
         reqs = reqs.scale_rate(self.rate_scale).shifted_to_zero()
         self._reqs = reqs
         span = reqs.span
@@ -441,6 +461,8 @@ class LLMAutoscalingEnv(RlschedEnv):
         info = {
             "time": 0.0,
             "rate_scale": self.rate_scale,
+            "prompt_scale": self.prompt_scale,
+            "output_scale": self.output_scale,
             "episode_start": start,
             "arrivals": len(window),
         }

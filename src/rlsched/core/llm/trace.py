@@ -101,6 +101,25 @@ class LLMRequests:
             self.arrival / rate_scale, self.prompt_tokens, self.output_tokens, self.request_id
         )
 
+    def scale_sizes(self, prompt_scale: float = 1.0, output_scale: float = 1.0) -> LLMRequests:
+        """Every request's prompt and output tokens multiplied (rounded, at least 1): another
+        request mix at the same arrivals (``prompt_scale=2``: prompts twice as long)."""
+        for name, v in (("prompt_scale", prompt_scale), ("output_scale", output_scale)):
+            if not v > 0 or not np.isfinite(v):
+                raise ValueError(f"{name} must be a positive number, got {v}")
+        if prompt_scale == 1.0 and output_scale == 1.0:
+            return self
+
+        def scaled(x: np.ndarray, f: float) -> np.ndarray:
+            return x if f == 1.0 else np.maximum(1, np.rint(x * f)).astype(np.int64)
+
+        return LLMRequests(
+            self.arrival,
+            scaled(self.prompt_tokens, prompt_scale),
+            scaled(self.output_tokens, output_scale),
+            self.request_id,
+        )
+
     def resample_poisson(self, seed: int = 0) -> LLMRequests:
         """Arrivals re-drawn as a Poisson process with the trace's mean rate.
 
