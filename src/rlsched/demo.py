@@ -97,7 +97,7 @@ def run_demo(
     t0 = time.perf_counter()
     workers = workers or min(2, os.cpu_count() or 1, seeds)
     console.rule("[bold]rlsched demo: serverless placement of real workflows")
-    zoo = zoo_stage(console, episodes)
+    zoo = zoo_stage(console, episodes, workers)
     for role, name in (("train", TRAIN), ("validation", VALIDATION), ("test", TEST)):
         ds = load_dataset(name)
         console.print(
@@ -199,34 +199,47 @@ def run_demo(
             "zoo": zoo}
 
 
-def zoo_stage(console: Console, episodes: int) -> list[dict[str, Any]]:
+def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[str, Any]]:
     """Stage 0: each shipped policy against every heuristic of its env, on the test data and
-    preset its card names, the same seeded episodes for all; one generated verdict line each.
-    (The clairvoyant oracle of each setting is in docs/results.md: it takes minutes.)"""
-    rows = []
-    for e in zoo_entries():
-        card = {"preset": e["preset"], **(e.get("test") or {})}
-        if not card.get("dataset"):
-            continue
-        # the card's own env arguments (LLMAutoscaling: its 300 s episodes), then its preset
-        kwargs = dict(e["env_kwargs"])
-        if card["preset"]:
-            kwargs["scenario"] = card["preset"]
-        t = time.perf_counter()
-        rep = compare(
-            e["env"], card["dataset"], ["all", e["path"]], episodes=episodes, seed=TEST_SEED,
-            env_kwargs=kwargs,
-        )
-        row = next(r for r in rep["results"] if r["policy"] == e["path"])
-        p = _paired(row.get("paired"))
-        line = headline(f"zoo: {e['path']}", p) if p is not None else f"{e['path']}: no interval"
-        console.print(
-            f"{line} [{e['env'].removeprefix('rlsched/')} `{card['preset']}` on "
-            f"{card['dataset']}, {time.perf_counter() - t:.0f}s]", markup=False, highlight=False,
-        )
-        rows.append({"name": e["name"], "env": e["env"], "preset": card["preset"],
-                     "dataset": card["dataset"], "line": line, "report": rep})
+    preset its card names, the same seeded episodes for all; one generated verdict line each,
+    in the zoo's order. Entries are judged ``workers`` at a time (each alone is one core's
+    work). (The clairvoyant oracle of each setting is in docs/results.md: it takes minutes.)"""
+    todo = [e for e in zoo_entries() if (e.get("test") or {}).get("dataset")]
+    if workers > 1 and len(todo) > 1:
+        with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
+            futures = [pool.submit(_zoo_row, e, episodes) for e in todo]
+            rows = [_print_zoo_row(console, f.result()) for f in futures]
+    else:
+        rows = [_print_zoo_row(console, _zoo_row(e, episodes)) for e in todo]
     return rows
+
+
+def _zoo_row(e: dict[str, Any], episodes: int) -> dict[str, Any]:
+    """One zoo entry judged on its card's test data and preset (a process pool's task)."""
+    card = {"preset": e["preset"], **(e.get("test") or {})}
+    # the card's own env arguments (LLMAutoscaling: its 300 s episodes), then its preset
+    kwargs = dict(e["env_kwargs"])
+    if card["preset"]:
+        kwargs["scenario"] = card["preset"]
+    t = time.perf_counter()
+    rep = compare(
+        e["env"], card["dataset"], ["all", e["path"]], episodes=episodes, seed=TEST_SEED,
+        env_kwargs=kwargs,
+    )
+    row = next(r for r in rep["results"] if r["policy"] == e["path"])
+    p = _paired(row.get("paired"))
+    line = headline(f"zoo: {e['path']}", p) if p is not None else f"{e['path']}: no interval"
+    return {"name": e["name"], "env": e["env"], "preset": card["preset"],
+            "dataset": card["dataset"], "line": line, "report": rep,
+            "seconds": time.perf_counter() - t}
+
+
+def _print_zoo_row(console: Console, row: dict[str, Any]) -> dict[str, Any]:
+    console.print(
+        f"{row['line']} [{row['env'].removeprefix('rlsched/')} `{row['preset']}` on "
+        f"{row['dataset']}, {row['seconds']:.0f}s]", markup=False, highlight=False,
+    )
+    return row
 
 
 def _paired(p: dict[str, Any] | None) -> Any:

@@ -1,0 +1,36 @@
+"""The zoo table of docs/results.md, generated from the shipped cards (``rlsched.zoo``): each
+entry's env, preset, training, size and its validation and test verdicts on the env's main
+metric against the best heuristic measured there.
+
+    python docs/results/zoo_table.py
+"""
+
+from rlsched.zoo import card, names
+
+
+def verdict(v: dict | None) -> str:
+    if not v or "paired" not in v:
+        return "-"
+    p = v["paired"]
+    lo, hi = p["ci95"]
+    word = p["verdict"] if p["verdict"] == "no significant difference" else f"**{p['verdict']}**"
+    return (f"{word} vs {p['reference']}: {p['mean_diff']:+.3g} [{lo:+.3g}, {hi:+.3g}] "
+            f"{p.get('metric', '')}, {p['wins']}/{p['ties']}/{p['losses']}")
+
+
+def main() -> None:
+    print("| entry | env | preset | training | size | validation | test |")
+    print("|---|---|---|---|---:|---|---|")
+    for n in names():
+        c = card(n)
+        t = c.get("training", {})
+        seeds = c.get("seeds_trained", [])
+        train = (f"{c.get('algo', '')}, {t.get('steps', '?'):,} steps, seed {c.get('seed')} "
+                 f"of {len(seeds)}")
+        print(f"| `{n}` | {c['env'].removeprefix('rlsched/')} | `{c.get('preset', '')}` | "
+              f"{train} | {c['size_bytes'] / 1024:,.0f} KiB | {verdict(c.get('validation'))} | "
+              f"{verdict(c.get('test'))} |")
+
+
+if __name__ == "__main__":
+    main()
