@@ -17,7 +17,7 @@ from typing import Any
 from rlsched.envs.args import env_parameters
 from rlsched.envs.make import make_env
 from rlsched.evaluate import compare
-from rlsched.policies.registry import applicable_heuristics, make_policy
+from rlsched.policies.registry import plain_heuristics
 from rlsched.report.leaderboard import main_mean
 from rlsched.splits import TEST_SEED
 from rlsched.zoo import PREFIX, card
@@ -74,11 +74,7 @@ def transfer(
             raise ValueError(f"--sizes: {n} nodes; a placement needs at least 2")
         kw = {**base, arg: n}
         env = make_env(env_id, dataset, **kw)
-        heuristics = [
-            h for h in applicable_heuristics(env)
-            if getattr(make_policy(h, env, seed=0), "category", "heuristic") == "heuristic"
-        ]
-        rep = compare(env_id, dataset, [*heuristics, spec], episodes=episodes, seed=seed,
+        rep = compare(env_id, dataset, [*plain_heuristics(env), spec], episodes=episodes, seed=seed,
                       env_kwargs=kw)
         by = {r["policy"]: r for r in rep["results"]}
         ref = by[rep["reference"]]

@@ -111,6 +111,16 @@ def applicable_heuristics(env: Any) -> list[str]:
     return own + [name for name in HEURISTICS if name not in own and applicable(name, view)]
 
 
+def plain_heuristics(env: Any) -> list[str]:
+    """The applicable heuristics that do not search (``optimal``, ``mdp_rollout``: seconds to
+    minutes per decision, never a verdict's reference): what zoo and transfer verdicts are
+    measured against."""
+    return [
+        n for n in applicable_heuristics(env)
+        if getattr(make_policy(n, env, seed=0), "category", "heuristic") == "heuristic"
+    ]  # fmt: skip
+
+
 def expand_policies(specs: str, env: Any) -> list[str]:
     """Split a comma-separated list; ``all`` expands to every applicable heuristic."""
     out: list[str] = []
