@@ -12,7 +12,7 @@ import rlsched  # noqa: F401  (registers the envs)
 from rlsched.envs import ENV_IDS
 from rlsched.envs.args import check_env_kwargs
 from rlsched.evaluate import compare, make_env
-from rlsched.policies.registry import applicable_heuristics, make_policy
+from rlsched.policies.registry import plain_heuristics
 from rlsched.scenarios import DEFAULTS, PRESETS, class_name, presets
 from rlsched.splits import TEST_SEED, WF_TEST
 from rlsched.spread import MIN_HEADROOM_PCT, MIN_SPREAD_PCT, spreads
@@ -58,10 +58,7 @@ CASES: dict[str, tuple[str | None, dict[str, Any], int]] = {
 def test_default_preset_is_informative(env_id: str) -> None:
     dataset, kwargs, episodes = CASES[env_id]
     env = make_env(env_id, dataset, **kwargs)
-    heuristics = [
-        n for n in applicable_heuristics(env)
-        if getattr(make_policy(n, env, seed=0), "category", "heuristic") == "heuristic"
-    ]
+    heuristics = plain_heuristics(env)
     rep = compare(
         env_id, dataset, [*heuristics, "clairvoyant"], episodes=episodes, seed=TEST_SEED,
         env_kwargs=kwargs,
@@ -81,10 +78,7 @@ def test_kube_gang_default_judges_job_completion_and_the_oracle_never_ends_above
     kwargs = {"episode_length": 200}
     env = make_env(env_id, dataset, **kwargs)
     assert env.unwrapped.preset == "gang"
-    heuristics = [
-        n for n in applicable_heuristics(env)
-        if getattr(make_policy(n, env, seed=0), "category", "heuristic") == "heuristic"
-    ]
+    heuristics = plain_heuristics(env)
     assert "gang_binpack" in heuristics
     rep = compare(
         env_id, dataset, [*heuristics, "clairvoyant"], episodes=4, seed=TEST_SEED,

@@ -1,5 +1,5 @@
 """Issue 13 item 4: the LLM scaler trained over randomised loads
-(configs/llm_autoscaling_general.yaml, seeds 0-2, runs of docs/results/train_llm_general.sh)
+(configs/llm_autoscaling_general.yaml, seeds 0-2, runs of docs/results/train_seeds.sh)
 on the held-out code trace at 1x, 2x and 3x, against HPA and threshold, and beside the zoo's
 scaler (trained on conv at 1-3x only).
 

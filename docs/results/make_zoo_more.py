@@ -1,5 +1,6 @@
 """Build the zoo entries of the envs whose default preset the learned policies had not yet
-covered (issue 13 item 6), from the runs of ``docs/results/train_zoo_more.sh``:
+covered (issue 13 item 6), from the runs of ``docs/results/train_seeds.sh`` (its header
+has the commands):
 
 - ``vm-recovering-5-ppo``: VMPlacement `recovering-5`, best_fit cloned, then MaskablePPO;
 - ``kube-gang-ppo``: KubeScheduling `gang`, k8s_balanced cloned, then MaskablePPO;

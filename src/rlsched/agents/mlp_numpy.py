@@ -20,9 +20,7 @@ from typing import Any
 
 import numpy as np
 
-
-def _np(t: Any) -> np.ndarray:
-    return np.array(t.detach().cpu().numpy(), dtype=np.float32)
+from rlsched.agents.node_numpy import float32_copy, masked_argmax
 
 
 class MlpActor:
@@ -70,13 +68,13 @@ class MlpActor:
             if name == "Linear":
                 if i + 1 >= len(mods) or type(mods[i + 1]).__name__ != "Tanh":
                     return None
-                layers.append((_np(m.weight).T, _np(m.bias)))
+                layers.append((float32_copy(m.weight).T, float32_copy(m.bias)))
             elif name != "Tanh":
                 return None
         head = policy.action_net
         if type(head).__name__ != "Linear":
             return None
-        layers.append((_np(head.weight).T, _np(head.bias)))
+        layers.append((float32_copy(head.weight).T, float32_copy(head.bias)))
         kw: dict[str, Any] = {}
         if normalizer is not None and getattr(normalizer, "norm_obs", False):
             rms = normalizer.obs_rms
@@ -104,5 +102,4 @@ class MlpActor:
         z = self.output(observation)
         if not self.discrete:
             return np.clip(z, self._low, self._high).astype(np.float32)
-        m = None if mask is None else np.asarray(mask, dtype=bool)
-        return int(np.argmax(np.where(m, z, -np.inf) if m is not None and m.any() else z))
+        return masked_argmax(z, mask)

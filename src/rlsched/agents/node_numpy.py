@@ -29,7 +29,7 @@ def _symlog(x: np.ndarray) -> np.ndarray:
     return np.sign(x) * np.log1p(np.abs(x))
 
 
-def _np(t: Any) -> np.ndarray:
+def float32_copy(t: Any) -> np.ndarray:
     """A torch parameter as a float32 array (a copy: later training does not change it)."""
     return np.array(t.detach().cpu().numpy(), dtype=np.float32)
 
@@ -58,16 +58,16 @@ class NodeScorer:
         ext = policy.features_extractor
         glob, node = ext.glob_net[0], ext.node_net
         d_node = node[0].weight.shape[1] - ext.hidden
-        w1 = _np(node[0].weight).T  # (d_node + hidden, hidden)
+        w1 = float32_copy(node[0].weight).T  # (d_node + hidden, hidden)
         return cls(
             ext.node_keys,
             ext.glob_keys,
             {
-                "Wg": _np(glob.weight).T, "bg": _np(glob.bias),
-                "W1n": w1[:d_node], "W1g": w1[d_node:], "b1": _np(node[0].bias),
-                "W2": _np(node[2].weight).T, "b2": _np(node[2].bias),
-                "ws": _np(policy.action_net.score.weight).reshape(-1),
-                "bs": _np(policy.action_net.score.bias).reshape(-1),
+                "Wg": float32_copy(glob.weight).T, "bg": float32_copy(glob.bias),
+                "W1n": w1[:d_node], "W1g": w1[d_node:], "b1": float32_copy(node[0].bias),
+                "W2": float32_copy(node[2].weight).T, "b2": float32_copy(node[2].bias),
+                "ws": float32_copy(policy.action_net.score.weight).reshape(-1),
+                "bs": float32_copy(policy.action_net.score.bias).reshape(-1),
             },
         )  # fmt: skip
 
@@ -93,6 +93,10 @@ class NodeScorer:
     def act(self, observation: Mapping[str, np.ndarray], mask: np.ndarray) -> int:
         """The highest-scoring valid node (any node when none is valid), as the masked greedy
         policy of the torch model picks it."""
-        z = self.logits(observation)
-        m = np.asarray(mask, dtype=bool)
-        return int(np.argmax(np.where(m, z, -np.inf) if m.any() else z))
+        return masked_argmax(self.logits(observation), mask)
+
+
+def masked_argmax(logits: np.ndarray, mask: np.ndarray | None) -> int:
+    """The highest logit among the valid actions (among all when none is valid or no mask)."""
+    m = None if mask is None else np.asarray(mask, dtype=bool)
+    return int(np.argmax(np.where(m, logits, -np.inf) if m is not None and m.any() else logits))
