@@ -43,7 +43,7 @@ test: $(STAMP) system-deps
 	$(VENV)/bin/ruff check --output-format concise src tests benchmarks
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist worksteal
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check --output-format concise src tests benchmarks

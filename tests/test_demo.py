@@ -59,6 +59,8 @@ def test_demo_writes_report_figures_and_a_usable_model(
     for z in res["zoo"]:
         assert z["line"].startswith(f"zoo: learned:zoo/{z['name']}") and z["line"] in report
         assert z["line"] in log.getvalue().replace("\n", " ") or z["name"] in log.getvalue()
+        # the card's recorded oracle is still of today's episodes: its heuristic re-measured equal
+        assert z["oracle"] and "not paired" not in z["oracle"] and z["oracle"] in report
     rep = compare(
         "rlsched/ServerlessPlacement-v0",
         "wfinstances:blast-43",
@@ -67,3 +69,31 @@ def test_demo_writes_report_figures_and_a_usable_model(
         env_kwargs={"episode_length": 30},
     )
     assert rep["results"][0]["metrics"]["invalid_actions"] == 0
+
+
+def test_zoo_oracle_is_paired_only_on_the_episodes_it_was_recorded_on() -> None:
+    from rlsched.demo import oracle_line
+
+    best = [10.0, 12.0, 11.0, 13.0, 9.0]
+    rec = {"policy": "clairvoyant", "recorded": "a full run", "main_metric": "reward",
+           "direction": "higher", "reference": "h", "reference_episode_values": best,
+           "episode_values": [v + 4 for v in best]}  # fmt: skip
+
+    def rep(mine: list[float], ref_values: list[float]) -> dict:
+        return {"main_metric": "reward", "reference": "h",
+                "results": [{"policy": "h", "episode_values": ref_values},
+                            {"policy": "p", "episode_values": mine}]}  # fmt: skip
+
+    assert oracle_line(None, rep(best, best), "p") is None
+    # the same episodes: the oracle's headroom, the share the policy closes, its gap to it
+    line = oracle_line(rec, rep([v + 1 + 0.1 * i for i, v in enumerate(best)], best), "p")
+    assert line is not None and "significantly better than h" in line
+    assert "p closes 30% of it" in line and "p vs the oracle: worse" in line
+    # a policy no better than h closes no share of the headroom
+    line = oracle_line(rec, rep([v + (-1) ** i for i, v in enumerate(best)], best), "p")
+    assert line is not None and "closes" not in line
+    # h re-measured differently: not the recorded episodes, so nothing is paired
+    line = oracle_line(rec, rep(best, [v + 1 for v in best]), "p")
+    assert line is not None and line.endswith("not paired")
+    # fewer episodes today than recorded: the first ones are paired
+    assert "3 pairs" in (oracle_line(rec, rep(best[:3], best[:3]), "p") or "")

@@ -160,3 +160,21 @@ def test_same_episode_evaluations_compare_models_on_the_same_episodes(tmp_path: 
         means = ev["results"].mean(axis=1)
         assert len(means) == 4
         assert (len(set(np.round(means, 9))) == 1) is same, means
+
+
+def test_init_model_brings_its_observation_statistics(tmp_path: Path) -> None:
+    def seen(path: Path) -> float:
+        with open(path, "rb") as f:
+            return float(next(iter(pickle.load(f).obs_rms.values())).count)
+
+    train(_cfg(policy_net="mlp", normalize_obs=True, checkpoint_freq=0), tmp_path / "a",
+          progress=False)  # fmt: skip
+    assert seen(tmp_path / "a" / "final" / "vecnormalize.pkl") == pytest.approx(128, abs=4)
+    cfg = _cfg(policy_net="mlp", normalize_obs=True, checkpoint_freq=0, total_steps=64,
+               eval_freq=0, init_model=str(tmp_path / "a" / "final"))  # fmt: skip
+    train(cfg, tmp_path / "b", progress=False)
+    # fine-tuning went on from A's statistics (128 + 64 observations), not from fresh ones
+    assert seen(tmp_path / "b" / "final" / "vecnormalize.pkl") == pytest.approx(192, abs=4)
+    with pytest.raises(ConfigError, match="trained with normalised observations"):
+        train(_cfg(policy_net="mlp", normalize_obs=False, total_steps=64,
+                   init_model=str(tmp_path / "a" / "final")), tmp_path / "c", progress=False)

@@ -308,7 +308,7 @@ def train(
         callbacks.append(eval_cb)
 
     if cfg.init_model and state is None:
-        _load_weights(model, cfg)
+        _load_weights(model, cfg, normalizer)
         if eval_cb is not None and not cfg.imitation_policy:  # the starting point is a candidate
             eval_cb.best_mean_reward = _evaluate(model, eval_cb, cfg)
             _save_model_dir(model, normalizer, cfg, run / "model", "best")
@@ -568,8 +568,10 @@ def _expert_round(
     return stats, demos
 
 
-def _load_weights(model: Any, cfg: TrainConfig) -> None:
-    """``cfg.init_model``'s policy weights into ``model`` (same algorithm and network)."""
+def _load_weights(model: Any, cfg: TrainConfig, normalizer: Any = None) -> None:
+    """``cfg.init_model``'s policy weights into ``model`` (same algorithm and network), and
+    with ``normalize_obs`` its observation statistics into ``normalizer``: the weights were
+    trained on observations normalised by them."""
     src_dir = resolve_model_dir(str(cfg.init_model))
     meta = read_meta(src_dir)
     if meta.get("algo") != cfg.algo:
@@ -577,6 +579,14 @@ def _load_weights(model: Any, cfg: TrainConfig) -> None:
             f"init_model {cfg.init_model}: a {meta.get('algo')} model, this config trains "
             f"{cfg.algo}"
         )
+    if bool(meta.get("normalized_obs")) != (normalizer is not None):
+        raise ConfigError(
+            f"init_model {cfg.init_model}: trained "
+            f"{'with' if meta.get('normalized_obs') else 'without'} normalised observations, "
+            f"this config {'normalises' if normalizer is not None else 'does not'}"
+        )
+    if normalizer is not None:
+        _restore_normalizer(normalizer, src_dir / "vecnormalize.pkl")
     src = load_model(cfg.algo, src_dir / "model.zip")
     try:
         model.policy.load_state_dict(src.policy.state_dict())
@@ -638,8 +648,8 @@ def _restore_normalizer(normalizer: VecNormalize, path: Path) -> None:
     observations act on garbage under fresh (zero-mean, unit) statistics."""
     if not path.is_file():
         raise ConfigError(
-            f"{path.parent}: the run normalises observations but its checkpoint has no "
-            "vecnormalize.pkl (written by an older rlsched); it cannot be resumed faithfully"
+            f"{path.parent}: trained on normalised observations but has no vecnormalize.pkl "
+            "(written by an older rlsched); its weights cannot be continued faithfully"
         )
     saved = VecNormalize.load(str(path), normalizer.venv)
     normalizer.obs_rms, normalizer.ret_rms = saved.obs_rms, saved.ret_rms
