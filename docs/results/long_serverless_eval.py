@@ -11,8 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from rlsched.evaluate import compare, make_env
-from rlsched.policies.registry import plain_heuristics
+from rlsched.evaluate import compare
 from rlsched.splits import SPLITS, TEST_SEED
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,8 +30,7 @@ def main() -> None:
                     "mean_reward": ev["results"].mean(axis=1).tolist()}
     for role, ds, seed in (("validation", split.validation, 10_000),
                            ("test", split.test, TEST_SEED)):
-        heur = plain_heuristics(make_env(ENV, ds, **kw))
-        rep = compare(ENV, ds, [*heur, ZOO, LONG], episodes=10, seed=seed, env_kwargs=kw)
+        rep = compare(ENV, ds, f"plain,{ZOO},{LONG}", episodes=10, seed=seed, env_kwargs=kw)
         rows = {r["policy"]: r for r in rep["results"]}
         out[role] = {"reference": rep["reference"], "dataset": rep["dataset"],
                      "reference_mean": rows[rep["reference"]]["mean_reward"]}

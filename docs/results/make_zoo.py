@@ -13,8 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from rlsched.agents.export import export_model, write_card
-from rlsched.evaluate import compare, make_env
-from rlsched.policies.registry import plain_heuristics
+from rlsched.evaluate import compare
 from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.zoo import ZOO_DIR
 
@@ -121,12 +120,10 @@ def held_out_entry(
     spec = f"learned:{ZOO_DIR / name / 'model'}"
     # every heuristic that does not search (WorkflowOffloading's CP-SAT `optimal` and
     # `mdp_rollout` take minutes per episode and are never the reference)
-    val = compare(env, split.validation,
-                  [*plain_heuristics(make_env(env, split.validation, **val_kwargs)), spec],
-                  episodes=episodes, seed=10_000, env_kwargs=val_kwargs)
-    test = compare(env, split.test,
-                   [*plain_heuristics(make_env(env, split.test, **test_kwargs)), spec],
-                   episodes=episodes, seed=TEST_SEED, env_kwargs=test_kwargs)
+    val = compare(env, split.validation, f"plain,{spec}", episodes=episodes, seed=10_000,
+                  env_kwargs=val_kwargs)
+    test = compare(env, split.test, f"plain,{spec}", episodes=episodes, seed=TEST_SEED,
+                   env_kwargs=test_kwargs)
     card = {
         **training_card(name, env, run, vals, size, selected_by),
         **card_fields,

@@ -23,8 +23,7 @@ import yaml
 from make_zoo import ROOT, ship, verdict
 
 from rlsched.agents.export import export_model
-from rlsched.evaluate import compare, make_env
-from rlsched.policies.registry import plain_heuristics
+from rlsched.evaluate import compare
 from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.zoo import ZOO_DIR, card
 
@@ -48,8 +47,7 @@ def main(name: str, run: Path, critic: bool) -> None:
     shutil.copytree(ZOO_DIR / name / "model", tmp / "short")
     size = export_model(run, tmp / "long", critic=critic)
     short, long_ = f"learned:{tmp / 'short'}", f"learned:{tmp / 'long'}"
-    heur = plain_heuristics(make_env(env, split.validation, **kw))
-    val = compare(env, split.validation, [*heur, short, long_], episodes=EPISODES,
+    val = compare(env, split.validation, f"plain,{short},{long_}", episodes=EPISODES,
                   seed=10_000, env_kwargs=kw)
     rows = {r["policy"]: r for r in val["results"]}
     for spec in (short, long_):
@@ -62,8 +60,8 @@ def main(name: str, run: Path, critic: bool) -> None:
     shutil.rmtree(dest)
     shutil.copytree(tmp / "long", dest)
     spec = f"learned:{dest}"
-    test = compare(env, split.test, [*plain_heuristics(make_env(env, split.test, **kw)), spec],
-                   episodes=EPISODES, seed=TEST_SEED, env_kwargs=kw)
+    test = compare(env, split.test, f"plain,{spec}", episodes=EPISODES, seed=TEST_SEED,
+                   env_kwargs=kw)
     keep = tuple(old["test"].get("metrics") or ())  # the metrics the card lists besides
     val_row = {**verdict(val, long_, EPISODES, keep), "seed": 10_000}
     cfg = yaml.safe_load((run / "config.yaml").read_text())

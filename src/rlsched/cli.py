@@ -240,7 +240,13 @@ def compare(
     dataset: Annotated[
         str | None, typer.Option(help="Dataset name (env default if omitted).")
     ] = None,
-    policies: Annotated[str, typer.Option(help="Comma list: names, learned:PATH, or all.")] = "all",
+    policies: Annotated[
+        str,
+        typer.Option(
+            help="Comma list: names, learned:PATH, all (every heuristic) or plain (the "
+            "heuristics that do not search)."
+        ),
+    ] = "all",
     episodes: Annotated[int, typer.Option(help="Episodes per policy.")] = 5,
     seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 0,
     json_out: Annotated[

@@ -27,8 +27,7 @@ import numpy as np
 from rich.console import Console
 
 from rlsched.data import load_dataset
-from rlsched.evaluate import compare, make_env
-from rlsched.policies.registry import plain_heuristics
+from rlsched.evaluate import compare
 from rlsched.report.figures import comparison_bars, learning_curve
 from rlsched.report.leaderboard import markdown_table, rich_table
 from rlsched.runtime import git_commit, versions
@@ -203,7 +202,7 @@ def run_demo(
 
 def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[str, Any]]:
     """Stage 0: each shipped policy against every heuristic of its env (those that do not
-    search: :func:`~rlsched.policies.registry.plain_heuristics`), on the test data and
+    search: ``plain`` in :func:`~rlsched.policies.registry.expand_policies`), on the test data and
     preset its card names, the same seeded episodes for all; one generated verdict line each,
     in the zoo's order. Entries are judged ``workers`` at a time (each alone is one core's
     work). Each clairvoyant oracle is the one recorded in the card (:func:`oracle_line`): it
@@ -226,11 +225,8 @@ def _zoo_row(e: dict[str, Any], episodes: int) -> dict[str, Any]:
     if card["preset"]:
         kwargs["scenario"] = card["preset"]
     t = time.perf_counter()
-    heuristics = plain_heuristics(make_env(e["env"], card["dataset"], **kwargs))
-    rep = compare(
-        e["env"], card["dataset"], [*heuristics, e["path"]], episodes=episodes, seed=TEST_SEED,
-        env_kwargs=kwargs,
-    )
+    rep = compare(e["env"], card["dataset"], f"plain,{e['path']}", episodes=episodes,
+                  seed=TEST_SEED, env_kwargs=kwargs)
     row = next(r for r in rep["results"] if r["policy"] == e["path"])
     p = _paired(row.get("paired"))
     line = headline(f"zoo: {e['path']}", p) if p is not None else f"{e['path']}: no interval"

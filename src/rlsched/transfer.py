@@ -17,7 +17,6 @@ from typing import Any
 from rlsched.envs.args import env_parameters
 from rlsched.envs.make import make_env
 from rlsched.evaluate import compare
-from rlsched.policies.registry import plain_heuristics
 from rlsched.report.leaderboard import main_mean
 from rlsched.splits import TEST_SEED
 from rlsched.zoo import PREFIX, card
@@ -73,8 +72,7 @@ def transfer(
         if n < 2:
             raise ValueError(f"--sizes: {n} nodes; a placement needs at least 2")
         kw = {**base, arg: n}
-        env = make_env(env_id, dataset, **kw)
-        rep = compare(env_id, dataset, [*plain_heuristics(env), spec], episodes=episodes, seed=seed,
+        rep = compare(env_id, dataset, f"plain,{spec}", episodes=episodes, seed=seed,
                       env_kwargs=kw)
         by = {r["policy"]: r for r in rep["results"]}
         ref = by[rep["reference"]]

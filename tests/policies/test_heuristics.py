@@ -104,3 +104,11 @@ def test_all_expands_to_every_applicable_heuristic() -> None:
     assert applicable_heuristics(env) == list(HEURISTICS)
     assert expand_policies("first_fit,all", env)[0] == "first_fit"
     assert len(expand_policies("all", env)) == len(HEURISTICS)
+
+
+def test_plain_expands_to_the_heuristics_that_do_not_search() -> None:
+    env = make_env("rlsched/WorkflowOffloading-v0")
+    every, plain = expand_policies("all", env), expand_policies("plain,heft", env)
+    # the searching ones (CP-SAT `optimal`, `mdp_rollout`) are left out, the order kept
+    assert "mdp_rollout" in every and "mdp_rollout" not in plain
+    assert plain == [n for n in every if make_policy(n, env, seed=0).category == "heuristic"]

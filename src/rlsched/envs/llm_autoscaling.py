@@ -91,6 +91,13 @@ def _scale_range(name: str, value: float | Sequence[float]) -> tuple[float, floa
     return lo, hi
 
 
+def _draw(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
+    """A factor drawn uniformly from ``(lo, hi)``; a fixed one (lo == hi) draws nothing, so
+    fixed settings replay the episodes they always did."""
+    lo, hi = bounds
+    return float(rng.uniform(lo, hi)) if hi > lo else lo
+
+
 class LLMAutoscalingEnv(RlschedEnv):
     """
     ## Description
@@ -275,7 +282,7 @@ class LLMAutoscalingEnv(RlschedEnv):
             raise ValueError(f"compat must be None or 'splitwise-sim', got {compat!r}")
         if episode_duration is not None and not episode_duration > 0:
             raise ValueError("episode_duration must be > 0 or None (the whole trace)")
-        lo, hi = _scale_range("rate_scale", rate_scale)
+        self.rate_scale_range = _scale_range("rate_scale", rate_scale)
         # the request mix: token counts scaled per episode (trace mixes for generalisation)
         self.prompt_scale_range = _scale_range("prompt_scale", prompt_scale)
         self.output_scale_range = _scale_range("output_scale", output_scale)
@@ -285,7 +292,6 @@ class LLMAutoscalingEnv(RlschedEnv):
         else:
             self._base = load_requests(dataset)
             self._dataset_name = str(dataset)
-        self.rate_scale_range = (lo, hi)
         self.poisson = bool(poisson)
         self.episode_duration = None if episode_duration is None else float(episode_duration)
         self.episode_start = None if episode_start is None else float(episode_start)
@@ -404,15 +410,12 @@ class LLMAutoscalingEnv(RlschedEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         rng = self.np_random
-        lo, hi = self.rate_scale_range
-        self.rate_scale = float(rng.uniform(lo, hi)) if hi > lo else lo
+        self.rate_scale = _draw(rng, self.rate_scale_range)
         reqs = self._base
         if self.poisson:
             reqs = reqs.resample_poisson(int(rng.integers(2**31)))
-        # drawn only when a range is given: fixed settings replay the episodes they always did
-        (plo, phi), (olo, ohi) = self.prompt_scale_range, self.output_scale_range
-        self.prompt_scale = float(rng.uniform(plo, phi)) if phi > plo else plo
-        self.output_scale = float(rng.uniform(olo, ohi)) if ohi > olo else olo
+        self.prompt_scale = _draw(rng, self.prompt_scale_range)
+        self.output_scale = _draw(rng, self.output_scale_range)
         reqs = reqs.scale_sizes(self.prompt_scale, self.output_scale)
         reqs = reqs.scale_rate(self.rate_scale).shifted_to_zero()
         self._reqs = reqs

@@ -122,13 +122,15 @@ def plain_heuristics(env: Any) -> list[str]:
 
 
 def expand_policies(specs: str, env: Any) -> list[str]:
-    """Split a comma-separated list; ``all`` expands to every applicable heuristic."""
+    """Split a comma-separated list; ``all`` expands to every applicable heuristic, ``plain``
+    to those that do not search (:func:`plain_heuristics`)."""
     out: list[str] = []
     for s in (x.strip() for x in specs.split(",")):
         if not s:
             continue
-        if s == "all":
-            out.extend(n for n in applicable_heuristics(env) if n not in out)
+        if s in ("all", "plain"):
+            found = applicable_heuristics(env) if s == "all" else plain_heuristics(env)
+            out.extend(n for n in found if n not in out)
         elif s not in out:
             out.append(s)
     if not out:
