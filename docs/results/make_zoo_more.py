@@ -4,7 +4,11 @@ has the commands):
 
 - ``vm-recovering-5-ppo``: VMPlacement `recovering-5`, best_fit cloned, then MaskablePPO;
 - ``kube-gang-ppo``: KubeScheduling `gang`, k8s_balanced cloned, then MaskablePPO;
-- ``workflow-congested-ppo``: WorkflowOffloading `congested`, HEFT cloned, then MaskablePPO.
+- ``workflow-congested-ppo``: WorkflowOffloading `congested`, HEFT cloned, then MaskablePPO;
+- ``vm-recovering-5-ppo`` again, from ``configs/vm_placement_recovering5_nodes.yaml`` (``--nodes``):
+  the same recipe without VMAgent's fixed-size grid and observation statistics, so that the
+  network runs at any server count. It replaces the first one only when its validation verdict
+  is not "worse" (the same validation episodes, the same reference rule).
 
 For each, the kept seed is the one best on validation (its periodic evaluation, the same
 validation episodes every time), never on test. Its card takes the validation verdict measured
@@ -21,7 +25,7 @@ from make_zoo import ROOT, held_out_entry  # the ServerlessPlacement entry's
 from rlsched.splits import SPLITS
 
 EPISODES = 10
-#: name -> (env, preset, config, algo, policy_net, main metrics for the card)
+#: name -> (env, preset, config, policy_net, main metrics for the card[, env arguments])
 ENTRIES = {
     "vm-recovering-5-ppo": ("rlsched/VMPlacement-v0", "recovering-5",
                             "vm_placement_recovering5", "node", ("placed",)),
@@ -30,23 +34,34 @@ ENTRIES = {
     "workflow-congested-ppo": ("rlsched/WorkflowOffloading-v0", "congested",
                                "workflow_offloading_congested", "node", ("mean_completion",)),
 }
+#: ``--nodes``: the size-agnostic VMPlacement entry
+NODES = {"vm-recovering-5-ppo": ("rlsched/VMPlacement-v0", "recovering-5",
+                                 "vm_placement_recovering5_nodes", "node", ("placed",),
+                                 {"grid_obs": False})}
 
 
-def build(name: str) -> None:
-    env, preset, config, net, metrics = ENTRIES[name]
+def build(name: str, entries: dict = ENTRIES) -> None:
+    env, preset, config, net, metrics, *extra = entries[name]
     runs = sorted((ROOT / "runs/zoo" / config).glob("seed*"), key=lambda p: int(p.name[4:]))
     runs = [r for r in runs if (r / "run.json").exists()]
-    kwargs = {**SPLITS[env].env_kwargs, "scenario": preset}
+    extra_kwargs = extra[0] if extra else {}
+    kwargs = {**SPLITS[env].env_kwargs, **extra_kwargs, "scenario": preset}
     held_out_entry(
         name, env, runs, EPISODES, kwargs, kwargs,
         f"best validation reward of the {len(runs)} seeds (periodic evaluation, the same "
         "validation episodes every time; the clone before PPO is the first candidate)",
         {"preset": preset, "trained_on": f"{SPLITS[env].train}, preset {preset}",
-         "algo": "maskable_ppo", "policy_net": net},
+         "algo": "maskable_ppo", "policy_net": net,
+         **({"env_kwargs": {**SPLITS[env].env_kwargs, **extra_kwargs}} if extra_kwargs else {})},
         metrics=metrics,
     )
 
 
 if __name__ == "__main__":
-    for n in sys.argv[1:] or list(ENTRIES):
-        build(n)
+    args = sys.argv[1:]
+    if "--nodes" in args:
+        for n in [a for a in args if a != "--nodes"] or list(NODES):
+            build(n, NODES)
+    else:
+        for n in args or list(ENTRIES):
+            build(n)

@@ -400,3 +400,28 @@ def test_generated_trace_object_as_dataset() -> None:
     env = VMPlacementEnv(num_nodes=2, dataset=generate_vm_requests(200, 1, seed=0))
     assert env.dataset_name == "vm-requests"
     assert replay_and_check(env, 0) > 0
+
+
+def test_grid_obs_false_leaves_only_per_numa_keys_of_any_size() -> None:
+    """Without VMAgent's fixed-size grid the other keys are unchanged and only `feat` and
+    `request` are not per NUMA, so the observation layout does not depend on the server count."""
+    full = VMPlacementEnv(num_nodes=6, scenario="recovering", dataset=SMALL)
+    lean = VMPlacementEnv(num_nodes=6, scenario="recovering", dataset=SMALL, grid_obs=False)
+    assert set(full.observation_space.spaces) - set(lean.observation_space.spaces) == {"obs"}
+    a, _ = full.reset(seed=3)
+    b, _ = lean.reset(seed=3)
+    rng = np.random.default_rng(3)
+    for _ in range(40):
+        assert "obs" not in b and lean.observation_space.contains(b)
+        for k, v in b.items():
+            np.testing.assert_array_equal(v, a[k])
+        act = int(rng.choice(np.flatnonzero(full.action_masks())))
+        a, ra, ta, *_ = full.step(act)
+        b, rb, tb, *_ = lean.step(act)
+        assert (ra, ta) == (rb, tb)
+        if ta:
+            break
+    big = VMPlacementEnv(num_nodes=50, scenario="recovering", dataset=SMALL, grid_obs=False)
+    for k, s in lean.observation_space.spaces.items():
+        t = big.observation_space.spaces[k]
+        assert (s.shape[1:] == t.shape[1:]) if k.startswith("node_") else s.shape == t.shape

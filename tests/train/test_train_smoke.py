@@ -99,6 +99,26 @@ def test_node_model_trained_at_10_nodes_acts_validly_at_other_sizes(
     np.testing.assert_allclose(node_logits(pol.model.policy, shuffled), scores[perm], rtol=1e-5)
 
 
+def test_vm_node_model_without_the_grid_runs_at_other_server_counts(tmp_path: Path) -> None:
+    """VMPlacement with `grid_obs: false` and no observation statistics: a node-scoring model
+    trained at 5 servers acts by the mask at 20 (the zoo's VM entry transfers this way)."""
+    from rlsched.evaluate import evaluate
+
+    kw = {"scenario": "recovering-5", "grid_obs": False}
+    cfg = TrainConfig(
+        env_id="rlsched/VMPlacement-v0", dataset="synthetic:vm?creations=3000&days=3&seed=0",
+        env_kwargs=kw, total_steps=256, n_envs=2, n_steps=64, batch_size=64, n_epochs=1,
+        eval_freq=0, normalize_obs=False, node_value="pooled", tensorboard=False, seed=1,
+    )  # fmt: skip
+    train(cfg, tmp_path, progress=False)
+    env = make_env("rlsched/VMPlacement-v0", "synthetic:vm?creations=3000&days=3&seed=1",
+                   **{**kw, "num_nodes": 20, "episode_length": 60})  # fmt: skip
+    pol = make_policy(f"learned:{tmp_path}/model", env)
+    assert pol.resized and env.action_space.n == 40
+    (ep,) = evaluate(pol, env, episodes=1, seed=2)
+    assert ep.length > 0 and ep.metrics["invalid_actions"] == 0
+
+
 def test_node_model_acts_like_predict_at_its_own_size(run_dir: Path) -> None:
     from rlsched.agents.networks import node_logits
 

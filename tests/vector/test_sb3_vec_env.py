@@ -122,6 +122,21 @@ def test_batched_training_equals_dummy_training(tmp_path: Path) -> None:
         assert rows[0] == rows[1] and rows[0]
 
 
+def test_subproc_training_equals_dummy_training(tmp_path: Path) -> None:
+    """`vec_env: subproc` steps the same envs in their own processes: the same weights."""
+    from sb3_contrib import MaskablePPO
+
+    params = {}
+    for vec_env in ("dummy", "subproc"):
+        res = train(_tiny(vec_env, n_envs=2, batch_size=32), tmp_path / vec_env, progress=False)
+        assert res.steps == 192
+        model = MaskablePPO.load(tmp_path / vec_env / "final" / "model.zip", device="cpu")
+        params[vec_env] = [p.detach().clone() for p in model.policy.parameters()]
+        assert len(list((tmp_path / vec_env / "monitor").glob("*.monitor.csv"))) == 2
+    for pd, ps in zip(params["dummy"], params["subproc"], strict=True):
+        assert torch.equal(pd, ps)
+
+
 def test_batched_training_with_evaluation_and_mlp_policy(tmp_path: Path) -> None:
     res = train(
         _tiny("batched", eval_freq=96, eval_episodes=1, policy_net="mlp", n_envs=2),
@@ -134,7 +149,8 @@ def test_batched_training_with_evaluation_and_mlp_policy(tmp_path: Path) -> None
 
 def test_vec_env_config_is_checked() -> None:
     with pytest.raises(ConfigError, match="vec_env"):
-        TrainConfig.from_dict({"vec_env": "subproc"})
+        TrainConfig.from_dict({"vec_env": "threads"})
     with pytest.raises(ConfigError, match="not available for rlsched/KubeScheduling-v0"):
         TrainConfig.from_dict({"vec_env": "batched", "env_id": "rlsched/KubeScheduling-v0"})
     assert TrainConfig.from_dict({"vec_env": "batched"}).vec_env == "batched"
+    assert TrainConfig.from_dict({"vec_env": "subproc"}).vec_env == "subproc"

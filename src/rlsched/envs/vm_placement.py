@@ -91,7 +91,9 @@ class VMPlacementEnv(RlschedEnv):
     two arrays computed per step); later steps never change them, so a caller may keep them.
 
     - ``obs (N, 2, 2)``: remaining (cpu, mem) per server and NUMA, raw (cores, GB): VMAgent's
-      ``obs``.
+      ``obs``. Left out with ``grid_obs=False``: then every key but ``feat`` and ``request``
+      has one row per NUMA, so a node-scoring network trained at one server count runs at any
+      other (``node_free`` holds the same numbers, over the capacity).
     - ``feat (2, 2, 2)``: the request as VMAgent builds it: double
       ``[[[c/2, m/2], [c/2, m/2]], [[c/2, m/2], [c/2, m/2]]]``, single
       ``[[[c, m], [0, 0]], [[0, 0], [c, m]]]`` (row ``k``: the request placed on NUMA ``k``).
@@ -151,7 +153,8 @@ class VMPlacementEnv(RlschedEnv):
     ``double_mem_threshold`` (None: see above), ``numa_cpu`` (40), ``numa_mem`` (90),
     ``start`` (None), ``start_range`` ((0, 1)), ``reward`` (``"count"``), ``episode_length``
     (None), ``frag_cores`` (16, see :meth:`fragmentation`), ``invalid_action_penalty`` (0),
-    ``compat`` (None | ``"vmagent"``, see the description), ``render_mode`` (``"ansi"``).
+    ``compat`` (None | ``"vmagent"``, see the description), ``grid_obs`` (True: the ``obs``
+    key, see the observation space), ``render_mode`` (``"ansi"``).
     ``num_servers`` and ``max_steps``, the old names of ``num_nodes`` and ``episode_length``,
     are accepted until rlsched 0.3 with a DeprecationWarning.
     Demands and capacities are rounded to multiples of 1/1024 core or GB, which keeps the
@@ -206,6 +209,7 @@ class VMPlacementEnv(RlschedEnv):
         frag_cores: float = 16.0,
         invalid_action_penalty: float = 0.0,
         compat: str | None = None,
+        grid_obs: bool = True,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -261,9 +265,11 @@ class VMPlacementEnv(RlschedEnv):
         self.action_space = spaces.Discrete(2 * N)
         f32 = np.float32
         cap = np.array([self.numa_cpu, self.numa_mem], dtype=f32)
+        self.grid_obs = bool(grid_obs)
+        grid = {"obs": spaces.Box(0.0, np.broadcast_to(cap, (N, 2, 2)).copy(), dtype=f32)}
         self.observation_space = spaces.Dict(
             {
-                "obs": spaces.Box(0.0, np.broadcast_to(cap, (N, 2, 2)).copy(), dtype=f32),
+                **(grid if self.grid_obs else {}),
                 "feat": spaces.Box(0.0, np.broadcast_to(cap, (2, 2, 2)).copy(), dtype=f32),
                 "node_free": spaces.Box(0.0, 1.0, (2 * N, 2), f32),
                 "node_sibling": spaces.Box(0.0, 1.0, (2 * N, 2), f32),
@@ -594,8 +600,9 @@ class VMPlacementEnv(RlschedEnv):
         j = self._j
         Z = self._Z
         Y = np.divide(Z, self._cap)
+        grid = {"obs": Z[0, :2].T.reshape(self.num_nodes, 2, 2)} if self.grid_obs else {}
         return {
-            "obs": Z[0, :2].T.reshape(self.num_nodes, 2, 2),
+            **grid,
             "feat": self._feat[j].copy(),
             "node_free": Y[0, :2].T,
             "node_sibling": Y[0, 2:].T,

@@ -47,7 +47,10 @@ class TrainConfig:
     """How the ``n_envs`` training envs are stepped: ``dummy`` (SB3's DummyVecEnv of single
     envs, every env id) or ``batched`` (one array-stepped vector env, :mod:`rlsched.vector`,
     for the env ids in ``rlsched.vector.BATCHED_ENV_IDS``; the same episodes under the same
-    seeds, several times the env steps per second). Evaluation always uses single envs."""
+    seeds, several times the env steps per second) or ``subproc`` (SB3's SubprocVecEnv: one
+    process per env, for envs whose step is slow, such as LLMAutoscaling's request-level
+    simulator; the same episodes as ``dummy``, on ``n_envs`` cores). Evaluation always uses
+    single envs."""
     learning_rate: float = 3e-4
     """Adam step size."""
     n_steps: int = 256
@@ -232,8 +235,8 @@ class TrainConfig:
             )
         if self.imitation_episodes < 1 or self.imitation_epochs < 0:
             raise ConfigError(f"{source}: imitation_episodes must be >= 1, epochs >= 0")
-        if self.vec_env not in ("dummy", "batched"):
-            raise ConfigError(f"{source}: vec_env must be 'dummy' or 'batched'")
+        if self.vec_env not in ("dummy", "batched", "subproc"):
+            raise ConfigError(f"{source}: vec_env must be 'dummy', 'batched' or 'subproc'")
         if self.node_value not in ("all", "pooled"):
             raise ConfigError(f"{source}: node_value must be 'all' or 'pooled'")
         if self.vec_env == "batched" and self.env_id not in BATCHED_ENV_IDS:

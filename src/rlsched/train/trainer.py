@@ -34,7 +34,7 @@ from sb3_contrib.common.maskable.evaluation import evaluate_policy
 from stable_baselines3.common.callbacks import BaseCallback, EvalCallback
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.utils import set_random_seed
-from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
 
 from rlsched.agents import networks
 from rlsched.agents.models import (
@@ -80,26 +80,32 @@ def _tensorboard(cfg: TrainConfig) -> bool:
 
 
 def _vec_env(
-    cfg: TrainConfig, dataset: str | None, n_envs: int, seed: int, monitor_dir: Path | None
-) -> DummyVecEnv:
-    """``n_envs`` single envs in SB3's DummyVecEnv, each in a Monitor (CSV ``monitor_dir/RANK``
-    when given); sub-env ``r``'s action space and first reset are seeded with ``seed + r``."""
-    vec = make_vec_env(
+    cfg: TrainConfig,
+    dataset: str | None,
+    n_envs: int,
+    seed: int,
+    monitor_dir: Path | None,
+    subproc: bool = False,
+) -> VecEnv:
+    """``n_envs`` single envs in SB3's DummyVecEnv (``subproc``: SubprocVecEnv, one process
+    each), each in a Monitor (CSV ``monitor_dir/RANK`` when given); sub-env ``r``'s action
+    space and first reset are seeded with ``seed + r``."""
+    return make_vec_env(
         lambda: make_env(cfg.env_id, dataset, **cfg.env_kwargs),
         n_envs=n_envs,
         seed=seed,
         monitor_dir=None if monitor_dir is None else str(monitor_dir),
         monitor_kwargs={"info_keywords": ()},
-        vec_env_cls=DummyVecEnv,
+        vec_env_cls=SubprocVecEnv if subproc else DummyVecEnv,
     )
-    assert isinstance(vec, DummyVecEnv)
-    return vec
 
 
 def _teacher_env(cfg: TrainConfig) -> gym.Env:
     """The single env the imitation teacher plays in (seeded apart from training and
     evaluation)."""
-    env = _vec_env(cfg, cfg.dataset, 1, cfg.seed + TEACHER_SEED, None).envs[0]
+    vec = _vec_env(cfg, cfg.dataset, 1, cfg.seed + TEACHER_SEED, None)
+    assert isinstance(vec, DummyVecEnv)
+    env = vec.envs[0]
     env.reset(seed=cfg.seed + TEACHER_SEED)
     return env
 
@@ -162,7 +168,9 @@ def train(
             cfg.env_id, cfg.n_envs, cfg.dataset, monitor_dir=run / "monitor", **cfg.env_kwargs
         )
     else:
-        venv = _vec_env(cfg, cfg.dataset, cfg.n_envs, cfg.seed, run / "monitor")
+        venv = _vec_env(
+            cfg, cfg.dataset, cfg.n_envs, cfg.seed, run / "monitor", cfg.vec_env == "subproc"
+        )
     keys = float_box_keys(venv.observation_space)
     obs_space = venv.observation_space
     has_nodes = isinstance(obs_space, spaces.Dict) and any(

@@ -10,6 +10,7 @@ import numpy as np
 
 from rlsched.core.llm.cluster import (
     InstanceState,
+    Server,
     get_sku,
 )
 from rlsched.core.llm.slo import unloaded_latencies
@@ -40,15 +41,23 @@ class Accounting(SimulatorState):
     def _cumulative(self) -> tuple[float, float, float]:
         """GPU-hours, US$ and kWh from time 0 to now."""
         now = self.now
+        if self._acc_seen < len(self.all_servers):
+            self._acc_open.extend(self.all_servers[self._acc_seen :])
+            self._acc_seen = len(self.all_servers)
+        gpu_c, cost_c, joules_c = self._acc_closed
         gpu_s = cost = joules = 0.0
-        for s in self.all_servers:
-            alive = s.alive_seconds(now)
-            sku = s.sku
-            gpu_s += sku.gpus * alive
-            cost += sku.cost_per_hour * alive / 3600.0
-            busy = s.instance.busy_seconds(now) if s.instance is not None else 0.0
-            joules += sku.idle_power_w * alive + (sku.peak_power_w - sku.idle_power_w) * busy
-        return gpu_s / 3600.0, cost, joules / 3.6e6
+        still_open: list[Server] = []
+        for s in self._acc_open:
+            g, c, j = _server_totals(s, now)
+            inst = s.instance
+            if s.removed is not None and s.removed <= now and (inst is None or not inst.busy):
+                gpu_c, cost_c, joules_c = gpu_c + g, cost_c + c, joules_c + j  # final
+            else:
+                still_open.append(s)
+                gpu_s, cost, joules = gpu_s + g, cost + c, joules + j
+        self._acc_closed = (gpu_c, cost_c, joules_c)
+        self._acc_open = still_open
+        return (gpu_c + gpu_s) / 3600.0, cost_c + cost, (joules_c + joules) / 3.6e6
 
     def _checkpoint(self) -> None:
         v = self._cumulative()
@@ -107,3 +116,12 @@ class Accounting(SimulatorState):
             self._lat,
             disaggregated=ptag != ttag,
         )
+
+
+def _server_totals(s: Server, now: float) -> tuple[float, float, float]:
+    """GPU-seconds, US$ and joules of one server from its creation to ``now``."""
+    alive = s.alive_seconds(now)
+    sku = s.sku
+    busy = s.instance.busy_seconds(now) if s.instance is not None else 0.0
+    joules = sku.idle_power_w * alive + (sku.peak_power_w - sku.idle_power_w) * busy
+    return sku.gpus * alive, sku.cost_per_hour * alive / 3600.0, joules

@@ -204,6 +204,11 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         """Every instance not removed, in creation order."""
         self.all_servers: list[Server] = []
         """Every server ever created (removed ones keep their ``removed`` time)."""
+        # Accounting folds a removed, idle server into a fixed total once, so that the cost
+        # and energy sums walk the live servers only (not every server ever created).
+        self._acc_closed = (0.0, 0.0, 0.0)
+        self._acc_open: list[Server] = []
+        self._acc_seen = 0
         self.all_instances: list[Instance] = []
         self._active: dict[str, list[Instance]] = {t: [] for t in TAGS}
         self._next_server = 0

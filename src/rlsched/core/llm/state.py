@@ -84,6 +84,9 @@ class SimulatorState(ClusterControl):
     stale_events: int
     instances: list[Instance]
     all_servers: list[Server]
+    _acc_closed: tuple[float, float, float]
+    _acc_open: list[Server]
+    _acc_seen: int
     all_instances: list[Instance]
     _active: dict[str, list[Instance]]
     _next_server: int
