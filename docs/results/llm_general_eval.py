@@ -37,9 +37,9 @@ ZOO = "learned:zoo/llm-autoscaling-slo-ppo"
 OUT = ROOT / f"docs/results/{GROUP}_eval.json"
 
 
-def run(spec: str, env) -> dict[str, list[float]]:
-    pol = make_policy(spec, env, seed=TEST_SEED)
-    eps = evaluate(pol, env, EPISODES, TEST_SEED)
+def run(spec: str, env, seed: int = TEST_SEED) -> dict[str, list[float]]:
+    pol = make_policy(spec, env, seed=seed)
+    eps = evaluate(pol, env, EPISODES, seed)
     return {k: [float(e.metrics[k]) for e in eps] for k in ("slo_attainment", "cost")}
 
 

@@ -22,16 +22,14 @@ import time
 from pathlib import Path
 
 import numpy as np
+from llm_general_eval import EPISODES, fmt, run  # 5 episodes per preset, the same helpers
 
 from rlsched.envs.make import make_env
-from rlsched.evaluate import evaluate
-from rlsched.policies.registry import make_policy
 from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.stats import paired
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = "rlsched/LLMAutoscaling-v0"
-EPISODES = 5
 VALIDATION_SEED = 10_000
 RUNS = ("p20-seed0", "p20-seed1", "p40-seed0", "p40-seed1")
 HEURISTICS = ("hpa", "threshold")
@@ -40,20 +38,8 @@ OUT = ROOT / "docs/results/llm_long_eval.json"
 METRICS = (("slo_attainment", "higher"), ("cost", "lower"))
 
 
-def run(spec: str, env, seed: int) -> dict[str, list[float]]:
-    pol = make_policy(spec, env, seed=seed)
-    eps = evaluate(pol, env, EPISODES, seed)
-    return {k: [float(e.metrics[k]) for e in eps] for k in ("slo_attainment", "cost")}
-
-
 def mean(r: dict[str, list[float]]) -> dict[str, float]:
     return {k: float(np.mean(v)) for k, v in r.items()}
-
-
-def fmt(p, unit: str = "") -> str:
-    lo, hi = p.ci95
-    v = p.verdict if p.verdict == "no significant difference" else f"**{p.verdict}**"
-    return f"{p.mean_diff:+.3g}{unit} [{lo:+.3g}, {hi:+.3g}] {v}"
 
 
 def main() -> None:
