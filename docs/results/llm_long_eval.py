@@ -8,9 +8,10 @@ chosen on validation and then judged once on the held-out code trace.
    keep the model that meets the issue's LLM goal (mean SLO attainment at least HPA's at no more
    than HPA's mean cost) at the most loads; ties go to the higher mean attainment over the
    three loads.
-2. Test (code, seeds 1000+, 5 episodes per preset, code-1x to code-3x): the kept model paired
-   with HPA and threshold on SLO attainment and cost per episode (95% paired intervals), beside
-   the zoo's scaler.
+2. Test (seeds 1000+, 5 episodes per preset): the held-out code trace at code-1x to code-3x,
+   then the conv trace (the one training drew from) at conv-1x to conv-3x, as the goal names
+   both: the kept model paired with HPA and threshold on SLO attainment and cost per episode
+   (95% paired intervals), beside the zoo's scaler.
 
 Writes docs/results/llm_long_eval.json and prints markdown tables.
 
@@ -70,24 +71,26 @@ def main() -> None:
     # 2. test
     spec = specs[kept]
     rows = []
-    for load in ("1x", "2x", "3x"):
-        preset = f"code-{load}"
-        env = make_env(ENV, split.test, **{**split.env_kwargs, "scenario": preset})
-        res = {h: run(h, env, TEST_SEED) for h in HEURISTICS}
-        res[ZOO] = run(ZOO, env, TEST_SEED)
-        res[kept] = run(spec, env, TEST_SEED)
-        entry: dict = {"policies": res, "means": {k: mean(v) for k, v in res.items()}}
-        for ref in HEURISTICS:
-            for metric, direction in METRICS:
-                cells = []
-                for who in (kept, ZOO):
-                    p = paired(res[who][metric], res[ref][metric], direction=direction,
-                               reference=ref, metric=metric)
-                    entry[f"{who} {metric} vs {ref}"] = p.to_json()
-                    cells.append(p)
-                rows.append((preset, ref, metric, *cells))
-        report["test"][preset] = entry
-        print(preset, json.dumps(entry["means"]), flush=True)
+    # the held-out code trace, then conv (the training trace) on test seeds: the goal names both
+    for trace, dataset in (("code", split.test), ("conv", "azure-llm:conv")):
+        for load in ("1x", "2x", "3x"):
+            preset = f"{trace}-{load}"
+            env = make_env(ENV, dataset, **{**split.env_kwargs, "scenario": preset})
+            res = {h: run(h, env, TEST_SEED) for h in HEURISTICS}
+            res[ZOO] = run(ZOO, env, TEST_SEED)
+            res[kept] = run(spec, env, TEST_SEED)
+            entry: dict = {"policies": res, "means": {k: mean(v) for k, v in res.items()}}
+            for ref in HEURISTICS:
+                for metric, direction in METRICS:
+                    cells = []
+                    for who in (kept, ZOO):
+                        p = paired(res[who][metric], res[ref][metric], direction=direction,
+                                   reference=ref, metric=metric)
+                        entry[f"{who} {metric} vs {ref}"] = p.to_json()
+                        cells.append(p)
+                    rows.append((preset, ref, metric, *cells))
+            report["test"][preset] = entry
+            print(preset, json.dumps(entry["means"]), flush=True)
     report["seconds"] = time.perf_counter() - t0
     OUT.write_text(json.dumps(report, indent=1) + "\n")
     print(f"\n| preset | vs | metric | {kept} (long budget) | zoo scaler |\n|---|---|---|---|---|")
