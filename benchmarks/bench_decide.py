@@ -7,7 +7,8 @@ without torch) on observations of its env, at the node counts given where the en
 ``num_nodes`` (and at its training size), beside SB3's ``predict`` on the same
 observations. Observations come from one episode of the best heuristic's play on the entry's
 test data (their states, not the policy's): the time of a decision does not depend on them.
-Median and 99th percentile over ``--decisions`` decisions, after 20 warm-up calls.
+Median and 99th percentile over ``--decisions`` decisions (fewer where the observations would hold
+more than ``ROW_BUDGET`` action rows in all), after 20 warm-up calls.
 
     python benchmarks/bench_decide.py [--sizes 10,20,100] [--decisions 2000] [--json F]
 """
@@ -66,6 +67,11 @@ def _time(f: Any, states: list[tuple[Any, np.ndarray]]) -> dict[str, float]:
     }
 
 
+#: Observations kept for timing hold at most about this many action rows in all (PodRebalancing
+#: at 100 nodes has 300,001 move rows of 20 features per observation: 2,000 would need 48 GB).
+ROW_BUDGET = 4_000_000
+
+
 def one(name: str, c: dict[str, Any], num_nodes: int | None, n: int) -> dict[str, Any]:
     env_id = c["env"]
     kwargs = dict(c.get("env_kwargs") or {})
@@ -76,7 +82,8 @@ def one(name: str, c: dict[str, Any], num_nodes: int | None, n: int) -> dict[str
     env = make_env(env_id, SPLITS[env_id].test, **kwargs)
     pol = make_policy(f"learned:zoo/{name}", env, seed=0)
     assert isinstance(pol, LearnedPolicy)
-    states = _states(env, n)
+    actions = int(getattr(env.action_space, "n", 1))
+    states = _states(env, min(n, max(50, ROW_BUDGET // actions)))
     row: dict[str, Any] = {
         "entry": name, "env": env_id, "num_nodes": getattr(env.unwrapped, "num_nodes", None),
         "actions": len(states[0][1]), "decisions": len(states),

@@ -6,7 +6,7 @@ has the commands):
 - ``kube-gang-ppo``: KubeScheduling `gang`, k8s_balanced cloned, then MaskablePPO;
 - ``workflow-congested-ppo``: WorkflowOffloading `congested`, HEFT cloned, then MaskablePPO;
 - ``vm-recovering-5-ppo`` again, from ``configs/vm_placement_recovering5_nodes.yaml`` (``--nodes``):
-  the same recipe without VMAgent's fixed-size grid and observation statistics, so that the
+  the same recipe without VMAgent's fixed-size grid (and with a pooled critic), so that the
   network runs at any server count. It replaces the first one only when its validation verdict
   is not "worse" (the same validation episodes, the same reference rule).
 
@@ -45,7 +45,9 @@ NODES = {"vm-recovering-5-ppo": ("rlsched/VMPlacement-v0", "recovering-5",
                                  {"grid_obs": False})}
 
 
-def same_episodes_choice(env: str, runs: list, kwargs: dict, metric: str) -> tuple:
+def same_episodes_choice(
+    env: str, runs: list, kwargs: dict, metric: str, lower_is_better: bool = False
+) -> tuple:
     """Each run's model on the same validation episodes (seeds 10,000+; a run's periodic
     evaluation uses episodes of its own seed, so their rewards do not compare across seeds):
     the run with the best mean main metric, and every run's mean."""
@@ -54,7 +56,8 @@ def same_episodes_choice(env: str, runs: list, kwargs: dict, metric: str) -> tup
     for r in runs:
         eps = evaluate(make_policy(f"learned:{r / 'model'}", e, seed=10_000), e, EPISODES, 10_000)
         means[r] = float(np.mean([x.metrics[metric] for x in eps]))
-    return max(means, key=means.__getitem__), means
+    sign = -1.0 if lower_is_better else 1.0
+    return max(means, key=lambda r: sign * means[r]), means
 
 
 def build(name: str, entries: dict = ENTRIES) -> None:

@@ -186,3 +186,29 @@ def test_other_algorithms_train_and_act(tmp_path: Path, algo: str, net: str) -> 
         bigger = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", num_nodes=12)
         with pytest.raises(PolicyError, match=r"not a node-scoring network.*Discrete\(10\)"):
             make_policy(f"learned:{tmp_path}/model", bigger)
+
+
+def test_pods_node_model_reading_no_per_node_globals_runs_at_other_node_counts(
+    tmp_path: Path,
+) -> None:
+    """PodRebalancing's network with `node_global_keys: [clock]` reads only the per-move rows and
+    the clock, so a model trained at 4 nodes acts by the mask at 6 (whose `load`, `capacity`,
+    ... are larger); one that reads every key cannot."""
+    from rlsched.errors import PolicyError
+    from rlsched.evaluate import evaluate
+
+    kw = {"max_pods_per_node": 30, "action_features": True, "episode_length": 4}
+    base = dict(env_id="rlsched/PodRebalancing-v0", dataset="synthetic:pods", env_kwargs=kw,
+                total_steps=64, n_envs=1, n_steps=32, batch_size=32, n_epochs=1, eval_freq=0,
+                policy_net="node", node_value="pooled", tensorboard=False, seed=0)  # fmt: skip
+    train(TrainConfig(**base, node_global_keys=["clock"]), tmp_path / "clock", progress=False)
+    train(TrainConfig(**base), tmp_path / "all", progress=False)
+    env = make_env("rlsched/PodRebalancing-v0", "synthetic:pods", **kw, num_nodes=6)
+    pol = make_policy(f"learned:{tmp_path / 'clock'}/model", env)
+    assert pol.resized and env.action_space.n == 1 + 6 * 30 * 6
+    (ep,) = evaluate(pol, env, episodes=1, seed=1)
+    assert ep.length == 4 and ep.metrics["invalid_actions"] == 0
+    with pytest.raises(PolicyError, match="shape"):
+        make_policy(f"learned:{tmp_path / 'all'}/model", env)
+    with pytest.raises(ConfigError, match="node_global_keys"):
+        train(TrainConfig(**base, node_global_keys=["nope"]), tmp_path / "bad", progress=False)

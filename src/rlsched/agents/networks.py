@@ -13,7 +13,7 @@ scale enter without running statistics (no VecNormalize needed, nothing to drift
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -42,15 +42,30 @@ class NodeSetExtractor(BaseFeaturesExtractor):
 
     The first ``N * hidden`` features are the per-node embeddings :class:`NodeScoreHead` scores;
     the rest (mean and max over nodes, and the global embedding) feed the value network.
+    ``global_keys`` names the other (non-``node_``) keys the network reads (None: all of them);
+    the rest of the observation is ignored, so keys whose size is the node count can be left out
+    and the model then acts at any node count.
     """
 
     def __init__(
-        self, observation_space: spaces.Dict, hidden: int = 64, pooled_value: bool = False
+        self,
+        observation_space: spaces.Dict,
+        hidden: int = 64,
+        pooled_value: bool = False,
+        global_keys: Sequence[str] | None = None,
     ) -> None:
         node_keys = sorted(k for k in observation_space.spaces if k.startswith("node_"))
         glob_keys = sorted(k for k in observation_space.spaces if not k.startswith("node_"))
         if not node_keys:
             raise ValueError("NodeSetExtractor needs observation keys starting with 'node_'")
+        if global_keys is not None:
+            unknown = sorted(set(global_keys) - set(glob_keys))
+            if unknown:
+                raise ValueError(
+                    f"global_keys {unknown} are not non-node observation keys; those are "
+                    f"{glob_keys}"
+                )
+            glob_keys = sorted(global_keys)
         first_shape = observation_space.spaces[node_keys[0]].shape
         assert first_shape is not None  # a Box: Dict spaces of Boxes only
         n_nodes = int(first_shape[0])
@@ -159,13 +174,19 @@ def _swap_action_head(policy: Any, lr_schedule: Any) -> None:
 
 
 def node_policy_kwargs(
-    hidden: int = 64, value_arch: list[int] | None = None, pooled_value: bool = False
+    hidden: int = 64,
+    value_arch: list[int] | None = None,
+    pooled_value: bool = False,
+    global_keys: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """``policy_kwargs`` for the node-scoring policies below (``pooled_value``: see
-    :class:`PooledValueMlp`; saved with the model, so it loads as it was trained)."""
+    :class:`PooledValueMlp`; ``global_keys``: see :class:`NodeSetExtractor`; saved with the
+    model, so it loads as it was trained)."""
     ext_kwargs: dict[str, Any] = {"hidden": hidden}
     if pooled_value:  # absent otherwise: models saved before the option load unchanged
         ext_kwargs["pooled_value"] = True
+    if global_keys is not None:
+        ext_kwargs["global_keys"] = list(global_keys)
     return {
         "features_extractor_class": NodeSetExtractor,
         "features_extractor_kwargs": ext_kwargs,
@@ -201,13 +222,18 @@ def is_node_policy(policy: Any) -> bool:
     )
 
 
-def resized_space_error(model_space: spaces.Dict, env_space: gym.Space) -> str | None:
+def resized_space_error(
+    model_space: spaces.Dict, env_space: gym.Space, read: Sequence[str] | None = None
+) -> str | None:
     """Why a node policy trained on ``model_space`` cannot act on ``env_space`` (None: it can):
     the keys must match, ``node_*`` arrays may differ only in their first (node) axis, and
-    every other entry must have the shape it had in training."""
+    every other entry the network reads (``read``: those keys; None: every key) must have the
+    shape it had in training."""
     if not isinstance(env_space, spaces.Dict) or set(env_space.spaces) != set(model_space.spaces):
         return "the observation keys differ"
     for k, m in model_space.spaces.items():
+        if read is not None and k not in read:
+            continue
         a, b = m.shape or (), env_space.spaces[k].shape or ()
         same = a[1:] == b[1:] if k.startswith("node_") else a == b
         if not same or len(a) != len(b):

@@ -106,11 +106,14 @@ class LearnedPolicy(Policy):
                 f"and its observation layout; this env has action space {env.action_space} "
                 f"(train ppo or maskable_ppo with policy_net node to run on any cluster size)"
             )
-        why = resized_space_error(model_space, env.observation_space)
+        ext = self.model.policy.features_extractor
+        why = resized_space_error(
+            model_space, env.observation_space, [*ext.node_keys, *ext.glob_keys]
+        )
         if why is None and not isinstance(env.action_space, spaces.Discrete):
             why = f"action space {env.action_space} is not Discrete"
         if why is None:
-            first = self.model.policy.features_extractor.node_keys[0]
+            first = ext.node_keys[0]
             n = int(env.observation_space.spaces[first].shape[0])
             if int(env.action_space.n) != n:
                 why = f"{env.action_space.n} actions for {n} nodes (the head scores one per node)"

@@ -84,6 +84,10 @@ class TrainConfig:
     the pooled and global ones (its input grows with the node count); ``pooled``: the mean and
     max over nodes and the global embedding only, a much cheaper update (docs/benchmarks.md)
     and a critic that runs on any cluster size too."""
+    node_global_keys: list[str] | None = None
+    """``node`` network: the non-``node_`` observation keys it reads (None: all). Leaving out
+    the keys sized by the node count (PodRebalancing's per-node ``load``, ``capacity``, ...)
+    lets the model act at any node count."""
     log_std_init: float | None = None
     """PPO with a Box (continuous) action space: initial log standard deviation of the Gaussian
     policy; None keeps SB3's 0 (std 1, which with actions clipped to [-1, 1] explores mostly at

@@ -187,6 +187,15 @@ def train(
         use_node_net = cfg.policy_net == "node"
     else:
         use_node_net = cfg.policy_net == "node" or (cfg.policy_net == "auto" and has_nodes)
+    if cfg.node_global_keys is not None:
+        glob = sorted(k for k in obs_space.spaces if not k.startswith("node_"))
+        unknown = sorted(set(cfg.node_global_keys) - set(glob))
+        if not use_node_net or unknown:
+            raise ConfigError(
+                f"node_global_keys {cfg.node_global_keys}: "
+                + (f"{unknown} are not among {cfg.env_id}'s non-node observation keys {glob}"
+                   if use_node_net else "only the node network (policy_net node) reads them")
+            )  # fmt: skip
     normalizer = None
     if cfg.normalize_obs and not use_node_net:
         venv = normalizer = VecNormalize(
@@ -209,7 +218,10 @@ def train(
     elif use_node_net:
         policy = networks.MaskableNodePolicy if cfg.algo == "maskable_ppo" else networks.NodePolicy
         policy_kwargs = networks.node_policy_kwargs(
-            cfg.node_hidden, list(cfg.net_arch), pooled_value=cfg.node_value == "pooled"
+            cfg.node_hidden,
+            list(cfg.net_arch),
+            pooled_value=cfg.node_value == "pooled",
+            global_keys=cfg.node_global_keys,
         )
     else:
         policy_kwargs = {"net_arch": {"pi": list(cfg.net_arch), "vf": list(cfg.net_arch)}}
