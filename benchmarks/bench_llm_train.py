@@ -19,15 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import machine, write_json
+from common import machine, run_fresh, write_json
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "llm_autoscaling_long.yaml"
 CASES = {"before": "dummy", "after": "dummy", "subproc": "subproc"}
@@ -52,14 +49,7 @@ def _one(vec_env: str, steps: int) -> dict[str, float]:
 
 
 def _case(name: str, steps: int, src: str | None) -> dict[str, float]:
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(src) / "src"), env.get("PYTHONPATH", "")])
-    out = subprocess.run(
-        [sys.executable, __file__, "--one", CASES[name], "--steps", str(steps)],
-        env=env, check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    return run_fresh(__file__, ["--one", CASES[name], "--steps", str(steps)], src)
 
 
 def main() -> dict:

@@ -26,16 +26,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from common import machine, write_json
+from common import machine, run_fresh, write_json
 from rlsched.train import TrainConfig, train
 
 NETWORKS = [
@@ -86,14 +83,7 @@ def networks(steps: int) -> list[dict[str, Any]]:
 def _case(name: str, steps: int, src: str | None) -> dict[str, float]:
     """One throughput case in a fresh process; ``src``: import rlsched from there (the code
     before a change, e.g. a ``git worktree`` of the baseline commit) instead."""
-    env = dict(os.environ)
-    if src:
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(src) / "src"), env.get("PYTHONPATH", "")])
-    out = subprocess.run(
-        [sys.executable, __file__, "--one", name, "--steps", str(steps)],
-        env=env, check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    return run_fresh(__file__, ["--one", name, "--steps", str(steps)], src)
 
 
 def throughput(steps: int, rounds: int, before_src: str | None = None) -> dict[str, Any]:

@@ -6,8 +6,11 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -60,3 +63,16 @@ def write_json(path: str | None, out: dict[str, Any]) -> dict[str, Any]:
         with open(path, "w") as fh:
             json.dump(out, fh, indent=2)
     return out
+
+
+def run_fresh(script: str, args: list[str], src: str | None = None) -> dict[str, Any]:
+    """Run ``script args`` in a fresh Python process and return the JSON object it prints as
+    its last line; ``src``: import rlsched from that checkout instead (the code before a
+    change, e.g. a ``git worktree`` of the baseline commit)."""
+    env = dict(os.environ)
+    if src:
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(src) / "src"), env.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, script, *args], env=env, check=True, capture_output=True, text=True
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))

@@ -16,15 +16,12 @@ import json
 
 from make_zoo import ROOT, held_out_entry
 from make_zoo_more import same_episodes_choice
+from make_zoo_pods import ENV, EPISODES, NAME, PRESET  # the first model's entry
 
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
 
-ENV = "rlsched/PodRebalancing-v0"
-NAME = "pod-rebalancing-today-ppo"
-PRESET = "today"
 RUNS = sorted(ROOT.glob("runs/zoo/pod_rebalancing_nodes/seed*"), key=lambda p: int(p.name[4:]))
-EPISODES = 10
 OUT = ROOT / "docs/results/pods_nodes_choice.json"
 
 

@@ -37,6 +37,20 @@ def _width(space: gym.Space, per_node: bool) -> int:
     return int(np.prod(shape[1:])) if per_node else int(np.prod(shape))
 
 
+def read_global_keys(
+    observation_space: spaces.Dict, global_keys: Sequence[str] | None = None
+) -> list[str]:
+    """The non-``node_`` keys a node network reads: ``global_keys`` (None: all of them); a
+    ValueError names any that is not one."""
+    glob = sorted(k for k in observation_space.spaces if not k.startswith("node_"))
+    if global_keys is None:
+        return glob
+    unknown = sorted(set(global_keys) - set(glob))
+    if unknown:
+        raise ValueError(f"{unknown} are not among the non-node observation keys {glob}")
+    return sorted(global_keys)
+
+
 class NodeSetExtractor(BaseFeaturesExtractor):
     """Embeds each node with a shared MLP; output ``[node_0 ... node_{N-1}, pooled, global]``.
 
@@ -55,17 +69,9 @@ class NodeSetExtractor(BaseFeaturesExtractor):
         global_keys: Sequence[str] | None = None,
     ) -> None:
         node_keys = sorted(k for k in observation_space.spaces if k.startswith("node_"))
-        glob_keys = sorted(k for k in observation_space.spaces if not k.startswith("node_"))
         if not node_keys:
             raise ValueError("NodeSetExtractor needs observation keys starting with 'node_'")
-        if global_keys is not None:
-            unknown = sorted(set(global_keys) - set(glob_keys))
-            if unknown:
-                raise ValueError(
-                    f"global_keys {unknown} are not non-node observation keys; those are "
-                    f"{glob_keys}"
-                )
-            glob_keys = sorted(global_keys)
+        glob_keys = read_global_keys(observation_space, global_keys)
         first_shape = observation_space.spaces[node_keys[0]].shape
         assert first_shape is not None  # a Box: Dict spaces of Boxes only
         n_nodes = int(first_shape[0])

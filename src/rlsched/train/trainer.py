@@ -188,14 +188,14 @@ def train(
     else:
         use_node_net = cfg.policy_net == "node" or (cfg.policy_net == "auto" and has_nodes)
     if cfg.node_global_keys is not None:
-        glob = sorted(k for k in obs_space.spaces if not k.startswith("node_"))
-        unknown = sorted(set(cfg.node_global_keys) - set(glob))
-        if not use_node_net or unknown:
+        if not use_node_net:
             raise ConfigError(
-                f"node_global_keys {cfg.node_global_keys}: "
-                + (f"{unknown} are not among {cfg.env_id}'s non-node observation keys {glob}"
-                   if use_node_net else "only the node network (policy_net node) reads them")
-            )  # fmt: skip
+                "node_global_keys: only the node network (policy_net node) reads them"
+            )
+        try:
+            networks.read_global_keys(obs_space, cfg.node_global_keys)
+        except ValueError as e:
+            raise ConfigError(f"node_global_keys of {cfg.env_id}: {e}") from None
     normalizer = None
     if cfg.normalize_obs and not use_node_net:
         venv = normalizer = VecNormalize(

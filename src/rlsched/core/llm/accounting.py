@@ -41,9 +41,6 @@ class Accounting(SimulatorState):
     def _cumulative(self) -> tuple[float, float, float]:
         """GPU-hours, US$ and kWh from time 0 to now."""
         now = self.now
-        if self._acc_seen < len(self.all_servers):
-            self._acc_open.extend(self.all_servers[self._acc_seen :])
-            self._acc_seen = len(self.all_servers)
         gpu_c, cost_c, joules_c = self._acc_closed
         gpu_s = cost = joules = 0.0
         still_open: list[Server] = []

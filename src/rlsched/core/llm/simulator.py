@@ -208,7 +208,6 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         # and energy sums walk the live servers only (not every server ever created).
         self._acc_closed = (0.0, 0.0, 0.0)
         self._acc_open: list[Server] = []
-        self._acc_seen = 0
         self.all_instances: list[Instance] = []
         self._active: dict[str, list[Instance]] = {t: [] for t in TAGS}
         self._next_server = 0
@@ -577,6 +576,7 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         inst.tiebreak = float(self._rng.random())
         server.instance = inst
         self.all_servers.append(server)
+        self._acc_open.append(server)
         self.all_instances.append(inst)
         self.instances.append(inst)
         self._note_capacity(tag, cap)

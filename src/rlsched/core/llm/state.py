@@ -86,7 +86,6 @@ class SimulatorState(ClusterControl):
     all_servers: list[Server]
     _acc_closed: tuple[float, float, float]
     _acc_open: list[Server]
-    _acc_seen: int
     all_instances: list[Instance]
     _active: dict[str, list[Instance]]
     _next_server: int
