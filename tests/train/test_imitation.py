@@ -135,3 +135,56 @@ def test_trainer_warm_starts_and_records_it(tmp_path: Path) -> None:
     assert im["first_fit"]["samples"] == 4 * 8 and im["samples"] == 2 * 4 * 8
     assert np.isfinite(im["eval_mean_reward"])
     assert (tmp_path / "model" / "model.zip").is_file()
+
+
+def test_changed_labels_weigh_more_and_survive_aggregation_and_checkpoints(
+    tmp_path: Path,
+) -> None:
+    """DAgger records where the teacher overruled the learner; the refit can weigh those
+    labels more, and the flags survive ``+`` and ``save`` / ``load``."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from rlsched.agents import networks
+    from rlsched.train.imitation import Demonstrations
+
+    always_first = lambda obs, mask: int(np.flatnonzero(mask)[0])  # noqa: E731
+    dagger = collect(
+        _make, "greedy_eft", episodes=4, gamma=1.0, seed=3, progress=False, behaviour=always_first
+    )
+    first = np.array([np.flatnonzero(m)[0] for m in dagger.masks])
+    np.testing.assert_array_equal(dagger.changed, dagger.actions != first)
+    assert 0 < dagger.changed.sum() < len(dagger)
+    both = collect(_make, "greedy_eft", episodes=1, gamma=1.0, seed=0, progress=False) + dagger
+    assert not both.changed[: len(both) - len(dagger)].any()  # the teacher's own: unchanged
+    both.save(tmp_path / "demos.npz")
+    np.testing.assert_array_equal(Demonstrations.load(tmp_path / "demos.npz").changed, both.changed)
+
+    # the same states labelled twice, with contradicting actions: the weight decides the fit
+    k = np.flatnonzero(dagger.changed)
+    obs = {key: np.concatenate([v[k], v[k]]) for key, v in dagger.obs.items()}
+    contra = Demonstrations(
+        obs, np.concatenate([dagger.masks[k]] * 2), np.concatenate([dagger.actions[k], first[k]]),
+        np.zeros(2 * len(k), np.float32), 1, 0.0,
+        changed=np.r_[np.ones(len(k), bool), np.zeros(len(k), bool)],
+    )  # fmt: skip
+    share = {}
+    for weight in (5.0, 0.2):
+        torch.manual_seed(0)
+        model = MaskablePPO(networks.MaskableNodePolicy, DummyVecEnv([_make]), device="cpu",
+                            policy_kwargs=networks.node_policy_kwargs(32, [32]), seed=0)
+        stats = pretrain(model.policy, contra, epochs=60, batch_size=64, seed=0,
+                         progress=False, changed_weight=weight)
+        ob = {key: torch.as_tensor(v[: len(k)]) for key, v in obs.items()}
+        with torch.no_grad():
+            probs = model.policy.get_distribution(ob, action_masks=contra.masks[: len(k)])
+        picked = probs.distribution.probs.argmax(1).numpy()
+        share[weight] = float((picked == dagger.actions[k]).mean())  # the teacher's label
+        assert np.isfinite(stats["changed_accuracy"])
+    # weighted up, the changed labels win most states; weighted down, the learner's own do
+    assert share[5.0] >= 0.6 and share[0.2] <= 0.4 and share[5.0] - share[0.2] >= 0.4, share
+
+
+def test_changed_weight_must_be_positive() -> None:
+    with pytest.raises(ConfigError, match="imitation_changed_weight"):
+        TrainConfig(env_id=ENV, imitation_changed_weight=0.0).validate()

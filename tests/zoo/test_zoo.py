@@ -91,3 +91,4 @@ def test_pods_zoo_policy_runs_through_compare() -> None:
     )
     row = next(r for r in rep["results"] if r["kind"] == "learned")
     assert row["metrics"]["invalid_actions"] == 0 and "paired" in row
+

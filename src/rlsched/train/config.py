@@ -128,6 +128,10 @@ class TrainConfig:
     imitation_dagger_rounds: int = 0
     """DAgger rounds after the first fit: run the clone for ``imitation_episodes`` episodes,
     label every state it reaches with the teacher, refit on all data so far."""
+    imitation_changed_weight: float = 1.0
+    """DAgger and expert iteration: in each refit, the weight of the labels where the teacher
+    changed the learner's decision, against 1 for the others (1: all alike). A teacher's gain
+    lies in the few decisions it changes, and an unweighted fit reproduces those least."""
     imitation_lr: float = 1e-3
     """Adam step size of the warm start."""
     expert_iterations: int = 0
@@ -237,6 +241,8 @@ class TrainConfig:
             raise ConfigError(
                 f"{source}: expert_iterations needs an actor-critic algo, not {self.algo}"
             )
+        if not self.imitation_changed_weight > 0:
+            raise ConfigError(f"{source}: imitation_changed_weight must be > 0")
         if self.imitation_episodes < 1 or self.imitation_epochs < 0:
             raise ConfigError(f"{source}: imitation_episodes must be >= 1, epochs >= 0")
         if self.vec_env not in ("dummy", "batched", "subproc"):

@@ -48,6 +48,9 @@ class Demonstrations:
     #: DAgger: the share of states where the behaviour policy did what the teacher labelled
     #: (None: the teacher acted; not carried through ``+``)
     agreement: float | None = None
+    #: DAgger: per label, whether the teacher changed the behaviour policy's decision (None:
+    #: the teacher acted, so it changed nothing); ``pretrain``'s ``changed_weight`` reads it
+    changed: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
@@ -60,6 +63,7 @@ class Demonstrations:
             masks=self.masks,
             actions=self.actions,
             returns=self.returns,
+            changed=self._changed(),
             info=np.array([self.episodes, self.mean_episode_return], dtype=np.float64),
         )
         np.savez_compressed(path, **arrays)
@@ -69,10 +73,15 @@ class Demonstrations:
         with np.load(path) as z:
             obs = {k[4:]: z[k] for k in z.files if k.startswith("obs/")}
             info = z["info"]
+            changed = z["changed"] if "changed" in z.files else None  # older checkpoints
             return cls(
                 obs[""] if set(obs) == {""} else obs,
                 z["masks"], z["actions"], z["returns"], int(info[0]), float(info[1]),
+                changed=changed,
             )  # fmt: skip
+
+    def _changed(self) -> np.ndarray:
+        return np.zeros(len(self), bool) if self.changed is None else self.changed
 
     def __add__(self, other: Demonstrations) -> Demonstrations:
         if isinstance(self.obs, dict):
@@ -91,6 +100,7 @@ class Demonstrations:
             np.concatenate([self.returns, other.returns]),
             n,
             float(mean),
+            changed=np.concatenate([self._changed(), other._changed()]),
         )
 
 
@@ -123,6 +133,7 @@ def collect(
     ep_returns: list[float] = []
     desc = f"imitation: {teacher_name}" + (" labels the learner" if behaviour else "")
     same = 0
+    changed: list[bool] = []
     for ep in tqdm(range(episodes), desc=desc, disable=not progress):
         pol.reset(seed=seed + ep)
         obs, _ = env.reset(seed=seed + ep)
@@ -137,6 +148,7 @@ def collect(
             if behaviour is not None:
                 a = int(behaviour(obs, mask))
                 same += a == acts[-1]
+                changed.append(a != acts[-1])
             obs, r, term, trunc, _ = env.step(a)
             rewards.append(float(r))
             done = term or trunc
@@ -159,6 +171,7 @@ def collect(
         episodes,
         float(np.mean(ep_returns)),
         None if behaviour is None else same / len(acts),
+        None if behaviour is None else np.asarray(changed, dtype=bool),
     )
 
 
@@ -171,10 +184,13 @@ def pretrain(
     value_coef: float = 0.5,
     seed: int = 0,
     progress: bool = True,
+    changed_weight: float = 1.0,
 ) -> dict[str, float]:
     """Fit an SB3 actor-critic ``policy`` to ``demos``: masked cross-entropy on the actions
-    plus ``value_coef`` x MSE of the value on the returns. Returns the last epoch's action
-    accuracy, losses and the number of samples."""
+    (the labels where the teacher changed the behaviour policy's decision, ``demos.changed``,
+    weighted ``changed_weight`` times the others) plus ``value_coef`` x MSE of the value on the
+    returns. Returns the last epoch's action accuracy, its accuracy on the changed labels (if
+    any), losses and the number of samples."""
     gen = torch.Generator().manual_seed(seed)
     obs: Any
     if isinstance(demos.obs, dict):
@@ -184,13 +200,15 @@ def pretrain(
     invalid = torch.as_tensor(~demos.masks)
     acts = torch.as_tensor(demos.actions)
     rets = torch.as_tensor(demos.returns)
+    changed = torch.as_tensor(demos._changed())
+    weights = 1.0 + (float(changed_weight) - 1.0) * changed.float()
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     n = len(demos)
     stats: dict[str, float] = {}
     policy.set_training_mode(True)
     for _ in tqdm(range(epochs), desc="imitation: fit", disable=not progress):
         perm = torch.randperm(n, generator=gen)
-        tot_pi = tot_v = hits = 0.0
+        tot_pi = tot_v = hits = hits_changed = 0.0
         for i in range(0, n, batch_size):
             idx = perm[i : i + batch_size]
             ob = {k: v[idx] for k, v in obs.items()} if isinstance(obs, dict) else obs[idx]
@@ -202,7 +220,9 @@ def pretrain(
                 latent_pi, latent_vf = policy.mlp_extractor(features)
             logits = policy.action_net(latent_pi).masked_fill(invalid[idx], -1e8)
             values = policy.value_net(latent_vf).squeeze(-1)
-            loss_pi = torch.nn.functional.cross_entropy(logits, acts[idx])
+            ce = torch.nn.functional.cross_entropy(logits, acts[idx], reduction="none")
+            w = weights[idx]
+            loss_pi = (ce * w).sum() / w.sum()
             loss_v = torch.nn.functional.mse_loss(values, rets[idx])
             opt.zero_grad()
             (loss_pi + value_coef * loss_v).backward()
@@ -210,7 +230,12 @@ def pretrain(
             k = len(idx)
             tot_pi += loss_pi.item() * k
             tot_v += loss_v.item() * k
-            hits += float((logits.argmax(1) == acts[idx]).sum())
+            hit = logits.argmax(1) == acts[idx]
+            hits += float(hit.sum())
+            hits_changed += float((hit & changed[idx]).sum())
+        n_changed = int(changed.sum())
         stats = {"accuracy": hits / n, "action_loss": tot_pi / n, "value_loss": tot_v / n}
+        if n_changed:  # DAgger labels where the teacher overruled the learner
+            stats["changed_accuracy"] = hits_changed / n_changed
     policy.set_training_mode(False)
     return {**stats, "samples": float(n), "teacher_mean_return": demos.mean_episode_return}

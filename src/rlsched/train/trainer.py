@@ -477,6 +477,7 @@ def _warm_start(
             lr=cfg.imitation_lr,
             seed=cfg.seed + k + 1,
             progress=progress,
+            changed_weight=cfg.imitation_changed_weight,
         )
         rounds.append(round_stats)
     if rounds:
@@ -573,6 +574,7 @@ def _expert_round(
         lr=cfg.imitation_lr,
         seed=cfg.seed + 100 + k,
         progress=progress,
+        changed_weight=cfg.imitation_changed_weight,
     )
     stats.update(
         round=k, teacher=teacher, teacher_options=dict(cfg.expert_teacher),
