@@ -6,7 +6,10 @@ iteration: the rollout over the student labels the states it reaches, refit, sho
 
     for s in 0 1 2; do rlsched train --config configs/workflow_offloading_small_exit.yaml \\
         --out runs/zoo/workflow_offloading_small_exit/seed$s --seed $s; done
-    python docs/results/make_zoo_wf_small.py
+    python docs/results/make_zoo_wf_small.py [CONFIG]
+
+``CONFIG``: ``workflow_offloading_small_exit`` (default) or
+``workflow_offloading_small_lookahead`` (the same recipe with the env's ``lookahead`` feature).
 
 The rule, fixed here before any test episode ran: every seed's kept model plays the same
 validation episodes (the validation set, seeds 10,000+) and the lowest mean completion is
@@ -20,6 +23,7 @@ recorded oracle is ``optimal``).
 """
 
 import json
+import sys
 import time
 
 import numpy as np
@@ -31,8 +35,13 @@ from rlsched.stats import bootstrap_mean_ci, paired
 from rlsched.zoo import ZOO_DIR
 
 ENV = "rlsched/WorkflowOffloading-v0"
-NAME = "workflow-small-exit-ppo"
-RUNS = ROOT / "runs/zoo/workflow_offloading_small_exit"
+#: config -> (zoo entry it would become, extra env arguments, results file)
+RECIPES = {
+    "workflow_offloading_small_exit": ("workflow-small-exit-ppo", {}, "wf_small_eval.json"),
+    "workflow_offloading_small_lookahead": (
+        "workflow-small-lookahead-ppo", {"lookahead": True}, "wf_small_lookahead_eval.json"
+    ),
+}
 TRAIN = "synthetic:placement?workflows=200&tasks=15&seed=2"
 VALIDATION = "synthetic:placement?workflows=30&tasks=15&seed=3"
 TEST = "synthetic:placement?workflows=30&tasks=15&seed=4"
@@ -42,7 +51,9 @@ EPISODES = 40
 VAL_SEED, TEST_SEED = 10_000, 1000
 
 
-def judge(dataset: str, seed: int, policies: str) -> tuple[dict, dict[str, list[float]]]:
+def judge(
+    dataset: str, seed: int, policies: str, extra: dict
+) -> tuple[dict, dict[str, list[float]]]:
     """``compare`` with every episode's optimality gap (the env's isolated CP-SAT optimum)."""
     gaps: dict[str, list[float]] = {}
 
@@ -50,7 +61,8 @@ def judge(dataset: str, seed: int, policies: str) -> tuple[dict, dict[str, list[
         gaps.setdefault(name, []).append(float(env.unwrapped.optimality_gap()))
 
     rep = compare(ENV, dataset, policies, episodes=EPISODES, seed=seed, on_episode_end=hook,
-                  env_kwargs={**KWARGS, "scenario": PRESET, "optimality_reference": True})
+                  env_kwargs={**KWARGS, **extra, "scenario": PRESET,
+                                      "optimality_reference": True})
     return rep, gaps
 
 
@@ -73,48 +85,49 @@ def summary(rep: dict, gaps: dict[str, list[float]], spec: str) -> dict:
     return out
 
 
-def main() -> None:
+def main(config: str) -> None:
     t0 = time.perf_counter()
-    runs = sorted((r for r in RUNS.glob("seed*") if (r / "run.json").exists()),
-                  key=lambda p: int(p.name[4:]))
+    name, extra, results = RECIPES[config]
+    found = (ROOT / "runs/zoo" / config).glob("seed*")
+    runs = sorted((r for r in found if (r / "run.json").exists()), key=lambda p: int(p.name[4:]))
     # selection on the same validation episodes, never on test
     val_means = {}
     for r in runs:
-        rep, _ = judge(VALIDATION, VAL_SEED, f"learned:{r / 'model'}")
+        rep, _ = judge(VALIDATION, VAL_SEED, f"learned:{r / 'model'}", extra)
         val_means[r] = rep["results"][0]["metrics"]["mean_completion"]
     kept = min(val_means, key=val_means.__getitem__)
     print({r.name: round(v, 3) for r, v in val_means.items()}, "->", kept.name, flush=True)
     spec = f"learned:{kept / 'model'}"
     pols = f"plain,mdp_rollout,optimal,{spec}"
-    val, val_gaps = judge(VALIDATION, VAL_SEED, pols)
-    test, test_gaps = judge(TEST, TEST_SEED, pols)
+    val, val_gaps = judge(VALIDATION, VAL_SEED, pols, extra)
+    test, test_gaps = judge(TEST, TEST_SEED, pols, extra)
     rows = {r["policy"]: r for r in test["results"]}
     val_verdict = next(r for r in val["results"] if r["policy"] == spec)["paired"]["verdict"]
     out = {"kept": kept.name, "validation_mean_per_seed": {r.name: v for r, v in val_means.items()},
            "validation": {"reference": val["reference"], **summary(val, val_gaps, spec)},
            "test": {"reference": test["reference"], **summary(test, test_gaps, spec)},
            "ships": val_verdict != "worse", "seconds": time.perf_counter() - t0}
-    (ROOT / "docs/results/wf_small_eval.json").write_text(json.dumps(out, indent=1) + "\n")
+    (ROOT / "docs/results" / results).write_text(json.dumps(out, indent=1) + "\n")
     report(out)
     if out["ships"]:
-        ship_entry(kept, runs, val_means, val, test, rows, spec)
+        ship_entry(name, extra, results, kept, runs, val_means, val, test, rows, spec)
 
 
-def ship_entry(kept, runs, val_means, val, test, rows, spec) -> None:
+def ship_entry(name, extra, results, kept, runs, val_means, val, test, rows, spec) -> None:
     """Export the kept model into the zoo with its card (verdicts re-pointed at the entry)."""
-    size = export_model(kept, ZOO_DIR / NAME / "model")
-    entry = f"learned:{ZOO_DIR / NAME / 'model'}"
+    size = export_model(kept, ZOO_DIR / name / "model")
+    entry = f"learned:{ZOO_DIR / name / 'model'}"
     for rep in (val, test):
         for r in rep["results"]:
             if r["policy"] == spec:
                 r["policy"] = entry
     spec = entry
     card = {
-        **training_card(NAME, ENV, kept, {r: float(np.load(r / "eval/evaluations.npz")[
+        **training_card(name, ENV, kept, {r: float(np.load(r / "eval/evaluations.npz")[
             "results"].mean(axis=1).max()) for r in runs}, size,
             f"lowest mean completion of the {len(runs)} seeds' kept models (each its best "
             f"periodic evaluation) on the same {EPISODES} validation episodes (seeds 10,000+)"),
-        "env_kwargs": KWARGS,
+        "env_kwargs": {**KWARGS, **extra},
         "preset": PRESET,
         "trained_on": f"{TRAIN}, preset {PRESET}, one workflow per episode",
         "algo": "maskable_ppo",
@@ -130,7 +143,7 @@ def ship_entry(kept, runs, val_means, val, test, rows, spec) -> None:
         "policy": "optimal",
         "recorded": "docs/results/make_zoo_wf_small.py, "
                     + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-        "source": "docs/results/wf_small_eval.json (CP-SAT, each workflow solved on arrival)",
+        "source": f"docs/results/{results} (CP-SAT, each workflow solved on arrival)",
         "main_metric": "mean_completion",
         "direction": "lower",
         "episode_values": rows["optimal"]["episode_values"],
@@ -154,4 +167,4 @@ def report(out: dict) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1] if len(sys.argv) > 1 else "workflow_offloading_small_exit")

@@ -203,7 +203,8 @@ def run_demo(
 def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[str, Any]]:
     """Stage 0: each shipped policy against every heuristic of its env (those that do not
     search: ``plain`` in :func:`~rlsched.policies.registry.expand_policies`), on the test data and
-    preset its card names, the same seeded episodes for all; one generated verdict line each,
+    preset its card names, the same seeded episodes for all (``episodes``, or the card's test
+    episodes where it has more); one generated verdict line each,
     in the zoo's order. Entries are judged ``workers`` at a time (each alone is one core's
     work). Each clairvoyant oracle is the one recorded in the card (:func:`oracle_line`): it
     takes minutes per env."""
@@ -224,6 +225,8 @@ def _zoo_row(e: dict[str, Any], episodes: int) -> dict[str, Any]:
     kwargs = dict(e["env_kwargs"])
     if card["preset"]:
         kwargs["scenario"] = card["preset"]
+    # at least the card's own episodes, so the line re-measures the card's test verdict
+    episodes = max(episodes, int(card.get("episodes") or 0))
     t = time.perf_counter()
     rep = compare(e["env"], card["dataset"], f"plain,{e['path']}", episodes=episodes,
                   seed=TEST_SEED, env_kwargs=kwargs)

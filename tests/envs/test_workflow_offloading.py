@@ -183,3 +183,44 @@ def test_load_sets_arrivals_at_a_share_of_the_edge_capacity() -> None:
     assert env.preset == "congested" and env.arrival_rate != 0.2
     with pytest.raises(ValueError, match="load must be positive"):
         WorkflowOffloadingEnv(dataset="wfinstances:blast-43", load=0.0)
+
+
+def test_lookahead_feature_is_where_the_critical_child_can_finish() -> None:
+    """``node_child_done[s]``: placing the task on ``s``, then the best server for its most
+    critical child gives that finish, as the env itself computes once the child is next."""
+    kw = {"dataset": "synthetic:placement?workflows=20&tasks=10&seed=5", "num_workflows": 1,
+          "reward": "makespan", "task_order": "rank", "num_nodes": 3}  # fmt: skip
+    plain = WorkflowOffloadingEnv(**kw)
+    env = WorkflowOffloadingEnv(**kw, lookahead=True)
+    assert "node_child_done" not in plain.observation_space.spaces  # models trained before
+    checked = sinks = 0
+    for ep in range(6):
+        obs, _ = env.reset(seed=ep)
+        plain.reset(seed=ep)
+        done = False
+        while not done:
+            w, t, u, now = env._wf[env._w], env._task, env.time_unit, env._now
+            kids = env._children[env._w][t]
+            if not kids:  # a sink: its own done time
+                np.testing.assert_allclose(obs["node_child_done"], obs["node_done"], rtol=1e-5)
+                sinks += 1
+            else:
+                c = max(kids, key=lambda k: env._ranks[env._w][k])
+                for s in np.flatnonzero(env.action_masks()):
+                    sim = copy.deepcopy(env)
+                    sim.step(int(s))
+                    same_image = w.tasks[c].image == w.tasks[t].image
+                    if sim._done or sim._task != c or same_image:  # the cache would differ
+                        continue
+                    best = min(sim.estimate(j)["done"] for j in np.flatnonzero(sim.action_masks()))
+                    assert obs["node_child_done"][s] == pytest.approx(
+                        max(best - now, 0.0) / u, rel=1e-5, abs=1e-6
+                    )
+                    checked += 1
+            a = int(np.argmin(np.where(env.action_masks(), obs["node_done"], np.inf)))
+            obs, _, done, _, _ = env.step(a)
+            plain.step(a)
+            if not done:  # the feature only adds a key: everything else is the plain env's
+                for k, v in plain._observation().items():
+                    np.testing.assert_array_equal(obs[k], v)
+    assert checked >= 20 and sinks >= 6, (checked, sinks)

@@ -92,3 +92,26 @@ def test_pods_zoo_policy_runs_through_compare() -> None:
     row = next(r for r in rep["results"] if r["kind"] == "learned")
     assert row["metrics"]["invalid_actions"] == 0 and "paired" in row
 
+
+def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> None:
+    name = "workflow-small-lookahead-ppo"
+    c = card(name)
+    train, val, test = c["training"]["dataset"], c["validation"]["dataset"], c["test"]["dataset"]
+    # three synthetic sets of different seeds: selection and test never see training data
+    assert not overlap(val, test) and not overlap(train, test) and not overlap(train, val)
+    oracle = c["test"]["oracle"]
+    assert oracle["policy"] == "optimal" and len(oracle["episode_values"]) == c["test"]["episodes"]
+    rep = compare(
+        c["env"],
+        test,
+        f"heft,learned:zoo/{name}",
+        episodes=2,
+        seed=0,
+        env_kwargs={**c["env_kwargs"], "scenario": c["preset"]},
+    )
+    row = next(r for r in rep["results"] if r["kind"] == "learned")
+    assert row["metrics"]["invalid_actions"] == 0 and row["metrics"]["workflows"] == 1
+    # it reads the look-ahead key: without it the env's observations do not fit the model
+    with pytest.raises(PolicyError):
+        compare(c["env"], test, f"learned:zoo/{name}", episodes=2, seed=0,
+                env_kwargs={k: v for k, v in c["env_kwargs"].items() if k != "lookahead"})

@@ -153,6 +153,12 @@ class WorkflowOffloadingEnv(RlschedEnv):
       (what earliest-finish policies minimise).
     - ``node_busy (N,)``: reserved cpu-time after now over the server's cores (0 for the cloud).
     - ``node_queue (N,)``: tasks placed and not yet finished.
+    - ``node_child_done (N,)`` (only with ``lookahead=True``): if the task goes to the server,
+      the earliest finish, over the servers that can host it, of its most critical child (the
+      highest upward rank), its input from this task counted and from undecided other parents
+      not; plus, for a sink child, its output's return to the origin; for a sink task,
+      ``node_done``. Relative to now. One step of what a rollout sees: where this task's
+      placement leaves the critical path's next task.
     - ``task (8,)``: work, cpu, mem, data in (sum over predecessors; a source: ``input_data``),
       data out, upward rank,
       depth (longest chain of predecessors), fraction of the workflow's tasks still undecided.
@@ -210,7 +216,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
     cloud), ``edge_distance`` ((1, 2)), ``cloud_price`` (2e-4 $/s), ``edge_price`` (5e-5 $/s),
     ``max_tasks`` (200: larger workflows are skipped), ``time_unit`` (None), ``server_seed``
     (0), ``optimality_reference`` (False), ``optimal_max_tasks`` (20), ``optimal_time_limit``
-    (2 s), ``invalid_action_penalty`` (None: the undecided tasks), ``render_mode``.
+    (2 s), ``invalid_action_penalty`` (None: the undecided tasks), ``lookahead`` (False: adds
+    ``node_child_done``), ``render_mode``.
 
     ## Version History
 
@@ -271,6 +278,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         optimal_max_tasks: int = 20,
         optimal_time_limit: float = 2.0,
         invalid_action_penalty: float | None = None,
+        lookahead: bool = False,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -289,6 +297,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
             raise ValueError("cloud_rtt must be >= 0")
         self._set_render_mode(render_mode)
         self.invalid_action_penalty = invalid_action_penalty
+        self.lookahead = bool(lookahead)
         self.reward_name = reward
         self.task_order = task_order
         self.scenario = scenario
@@ -418,6 +427,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
             "node_queue": spaces.Box(0.0, inf, (N,), f32),
             "task": spaces.Box(0.0, inf, (len(_TASK_FEATURES),), f32),
         }
+        if self.lookahead:
+            boxes["node_child_done"] = spaces.Box(0.0, inf, (N,), f32)
         # in key order, as a Dict space sorts a mapping's keys
         self.observation_space = spaces.Dict(sorted(boxes.items()))
         #: the observation's arrays: name -> shape, in the space's key order
@@ -742,9 +753,11 @@ class WorkflowOffloadingEnv(RlschedEnv):
         task = w.tasks[t]
         obs["node_origin"][self._origin[self._w]] = 1.0
         now = self._now
+        ests = []
         for s in range(N):
             srv, st = self.servers[s], self._states[s]
             est = self.estimate(s)
+            ests.append(est)
             obs["node_image"][s] = float(st.image_ready(task.image) is not None)
             obs["node_transfer"][s] = est["t_trans"] / u
             obs["node_start"][s] = max(0.0, est["start"] - now) / u
@@ -758,6 +771,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
             obs["node_free"][s] = (max(0.0, 1 - c / srv.cpu), max(0.0, 1 - m / srv.mem))
             busy = sum((e - max(b, now)) * cpu for b, e, cpu, _ in st.intervals if e > now)
             obs["node_busy"][s] = busy / srv.cpu / u
+        if self.lookahead:
+            obs["node_child_done"][:] = np.maximum(self._child_done(ests) - now, 0.0) / u
         data_in = sum(w.tasks[p].data for p in task.parents) if task.parents else w.input_data
         obs["task"][:] = (
             task.work / u,
@@ -770,6 +785,35 @@ class WorkflowOffloadingEnv(RlschedEnv):
             1.0 - self._decided / len(w.tasks),
         )
         return obs
+
+    def _child_done(self, ests: list[Estimate]) -> np.ndarray:
+        """Absolute ``node_child_done`` times, one per server the current task could go to
+        (``ests``: its :meth:`estimate` there); see the class docstring."""
+        w, t = self._wf[self._w], self._task
+        kids = self._children[self._w][t]
+        if not kids:
+            return np.array([e["done"] for e in ests])
+        ranks = self._ranks[self._w]
+        c = max(kids, key=lambda k: ranks[k])
+        child = w.tasks[c]
+        hosts = [j for j in range(self.num_servers) if w.can_host(c, j)]
+        # the child's inputs from parents already placed (those still undecided are not known)
+        placed = [p for p in child.parents if p != t and self._server[p] >= 0]
+        fin, srv = self._finish, self._server
+        floor = {
+            j: max([w.arrival] + [fin[p] + w.trans_time(p, int(srv[p]), j) for p in placed])
+            for j in hosts
+        }
+        sink = self._is_sink[self._w][c]
+        out = np.full(len(ests), np.inf)
+        for s, est in enumerate(ests):
+            for j in hosts:
+                ready = max(floor[j], est["finish"] + w.trans_time(t, s, j))
+                _, end, _ = self._states[j].plan(
+                    ready, w.exec_time(c, j), child.cpu, child.mem, child.image, self.pull_time
+                )
+                out[s] = min(out[s], end + (w.output_time(c, j) if sink else 0.0))
+        return out
 
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:
