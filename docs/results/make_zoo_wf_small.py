@@ -27,7 +27,7 @@ import sys
 import time
 
 import numpy as np
-from make_zoo import ROOT, ship, training_card, verdict
+from make_zoo import ROOT, best_validation, ship, training_card, verdict
 
 from rlsched.agents.export import export_model
 from rlsched.evaluate import compare
@@ -123,8 +123,7 @@ def ship_entry(name, extra, results, kept, runs, val_means, val, test, rows, spe
                 r["policy"] = entry
     spec = entry
     card = {
-        **training_card(name, ENV, kept, {r: float(np.load(r / "eval/evaluations.npz")[
-            "results"].mean(axis=1).max()) for r in runs}, size,
+        **training_card(name, ENV, kept, {r: best_validation(r) for r in runs}, size,
             f"lowest mean completion of the {len(runs)} seeds' kept models (each its best "
             f"periodic evaluation) on the same {EPISODES} validation episodes (seeds 10,000+)"),
         "env_kwargs": {**KWARGS, **extra},

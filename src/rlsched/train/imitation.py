@@ -132,7 +132,6 @@ def collect(
     rets: list[float] = []
     ep_returns: list[float] = []
     desc = f"imitation: {teacher_name}" + (" labels the learner" if behaviour else "")
-    same = 0
     changed: list[bool] = []
     for ep in tqdm(range(episodes), desc=desc, disable=not progress):
         pol.reset(seed=seed + ep)
@@ -147,7 +146,6 @@ def collect(
             acts.append(a)
             if behaviour is not None:
                 a = int(behaviour(obs, mask))
-                same += a == acts[-1]
                 changed.append(a != acts[-1])
             obs, r, term, trunc, _ = env.step(a)
             rewards.append(float(r))
@@ -159,6 +157,7 @@ def collect(
         rets.extend(reversed(back))
         ep_returns.append(float(sum(rewards)))
     env.close()
+    flags = None if behaviour is None else np.asarray(changed, dtype=bool)
     if isinstance(obs_l[0], dict):
         stacked: Any = {k: np.stack([o[k] for o in obs_l]) for k in obs_l[0]}
     else:
@@ -170,8 +169,8 @@ def collect(
         np.asarray(rets, dtype=np.float32),
         episodes,
         float(np.mean(ep_returns)),
-        None if behaviour is None else same / len(acts),
-        None if behaviour is None else np.asarray(changed, dtype=bool),
+        None if flags is None else float(np.mean(~flags)),  # the share it agreed with
+        flags,
     )
 
 

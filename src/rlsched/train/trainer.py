@@ -448,15 +448,7 @@ def _warm_start(
         seed=cfg.seed + TEACHER_SEED,
         progress=progress,
     )
-    stats: dict[str, Any] = imitation_mod.pretrain(
-        model.policy,
-        demos,
-        cfg.imitation_epochs,
-        batch_size=cfg.batch_size,
-        lr=cfg.imitation_lr,
-        seed=cfg.seed,
-        progress=progress,
-    )
+    stats = _refit(model, demos, cfg, cfg.seed, progress)
     rounds = []
     for k in range(cfg.imitation_dagger_rounds):
 
@@ -469,17 +461,7 @@ def _warm_start(
             progress=progress,
             behaviour=_learner(model, cfg),
         )
-        round_stats = imitation_mod.pretrain(
-            model.policy,
-            demos,
-            cfg.imitation_epochs,
-            batch_size=cfg.batch_size,
-            lr=cfg.imitation_lr,
-            seed=cfg.seed + k + 1,
-            progress=progress,
-            changed_weight=cfg.imitation_changed_weight,
-        )
-        rounds.append(round_stats)
+        rounds.append(_refit(model, demos, cfg, cfg.seed + k + 1, progress))
     if rounds:
         stats = {**rounds[-1], "first_fit": stats, "dagger_rounds": len(rounds)}
     stats.update(policy=cfg.imitation_policy, seconds=time.perf_counter() - t0)
@@ -488,6 +470,19 @@ def _warm_start(
         eval_cb.best_mean_reward = stats["eval_mean_reward"]
         _save_model_dir(model, normalizer, cfg, run / "model", "best")
     return stats, demos
+
+
+def _refit(
+    model: Any, demos: imitation_mod.Demonstrations, cfg: TrainConfig, seed: int, progress: bool
+) -> dict[str, Any]:
+    """Fit the actor (and critic) to every label so far: the warm start's first fit, each DAgger
+    round and each expert round (labels the teacher changed weigh ``imitation_changed_weight``;
+    the first fit has none)."""
+    return imitation_mod.pretrain(
+        model.policy, demos, cfg.imitation_epochs, batch_size=cfg.batch_size,
+        lr=cfg.imitation_lr, seed=seed, progress=progress,
+        changed_weight=cfg.imitation_changed_weight,
+    )  # fmt: skip
 
 
 def _learner(model: Any, cfg: TrainConfig) -> Any:
@@ -566,16 +561,7 @@ def _expert_round(
         behaviour=_learner(model, cfg),
     )
     demos = new if demos is None else demos + new
-    stats: dict[str, Any] = imitation_mod.pretrain(
-        model.policy,
-        demos,
-        cfg.imitation_epochs,
-        batch_size=cfg.batch_size,
-        lr=cfg.imitation_lr,
-        seed=cfg.seed + 100 + k,
-        progress=progress,
-        changed_weight=cfg.imitation_changed_weight,
-    )
+    stats = _refit(model, demos, cfg, cfg.seed + 100 + k, progress)
     stats.update(
         round=k, teacher=teacher, teacher_options=dict(cfg.expert_teacher),
         new_samples=len(new), student_agreement=new.agreement,
