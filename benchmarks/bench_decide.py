@@ -140,7 +140,7 @@ def main() -> None:
                 flush=True,
             )
             rows.append(r)
-    write_json(args.json, {"machine": machine(), "rows": rows})
+    write_json(args.json, {"machine": machine(), "row_budget": ROW_BUDGET, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -59,3 +59,27 @@ def test_scorer_weights_are_a_copy() -> None:
     for p in pol.model.policy.parameters():
         p.data.add_(1.0)  # training on: the scorer made before keeps its weights
     np.testing.assert_array_equal(scorer.logits(obs), before)
+
+
+def test_scoring_only_the_valid_moves_picks_what_scoring_all_does() -> None:
+    """PodRebalancing masks most moves: act() scores the valid rows alone, to the same choice."""
+    env = make_env("rlsched/PodRebalancing-v0", "synthetic:pods?seed=2", scenario="today",
+                   max_pods_per_node=30, action_features=True, migration_cost=0.003,
+                   num_nodes=10, episode_length=12)  # fmt: skip
+    pol = make_policy("learned:zoo/pod-rebalancing-today-ppo", env, seed=0)
+    assert isinstance(pol, LearnedPolicy) and pol._scorer is not None
+    scorer = pol._scorer
+    obs, _ = env.reset(seed=1)
+    done, subset_used, moves = False, 0, 0
+    while not done:
+        mask = env.unwrapped.action_masks()
+        valid = np.flatnonzero(mask)
+        full = scorer.logits(obs)
+        np.testing.assert_allclose(scorer.logits(obs, valid), full[valid], rtol=1e-5, atol=1e-5)
+        a = scorer.act(obs, mask)
+        assert mask[a] and full[a] >= full[valid].max() - 1e-5
+        subset_used += len(valid) <= len(mask) // 2
+        moves += a != 0
+        obs, _, term, trunc, _ = env.step(a)
+        done = term or trunc
+    assert subset_used == 12 and moves > 0

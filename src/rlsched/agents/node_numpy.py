@@ -71,12 +71,18 @@ class NodeScorer:
             },
         )  # fmt: skip
 
-    def logits(self, observation: Mapping[str, np.ndarray]) -> np.ndarray:
-        """One logit per node for one observation (any node count)."""
+    def logits(
+        self, observation: Mapping[str, np.ndarray], rows: np.ndarray | None = None
+    ) -> np.ndarray:
+        """One logit per node for one observation (any node count); with ``rows`` (node
+        indices) only theirs, in that order: each node's logit depends on its own row and the
+        global features alone, so a subset costs its share of the arithmetic."""
         first = np.asarray(observation[self.node_keys[0]])
         n = first.shape[0]
         parts = [np.asarray(observation[k], dtype=np.float32).reshape(n, -1)
                  for k in self.node_keys]  # fmt: skip
+        if rows is not None:
+            parts = [p[rows] for p in parts]
         nodes = _symlog(parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1))
         if self.glob_keys:
             g = np.concatenate(
@@ -92,8 +98,15 @@ class NodeScorer:
 
     def act(self, observation: Mapping[str, np.ndarray], mask: np.ndarray) -> int:
         """The highest-scoring valid node (any node when none is valid), as the masked greedy
-        policy of the torch model picks it."""
-        return masked_argmax(self.logits(observation), mask)
+        policy of the torch model picks it. Only the valid nodes are scored when they are at
+        most half: the same choice (first of equal logits included, as the subset keeps the
+        order), at a fraction of the cost where most actions are masked (PodRebalancing's
+        moves: 12% valid at 10 nodes)."""
+        m = np.asarray(mask, dtype=bool)
+        valid = np.flatnonzero(m)
+        if 0 < len(valid) <= len(m) // 2:
+            return int(valid[np.argmax(self.logits(observation, valid))])
+        return masked_argmax(self.logits(observation), m)
 
 
 def masked_argmax(logits: np.ndarray, mask: np.ndarray | None) -> int:
