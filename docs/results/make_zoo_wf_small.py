@@ -9,11 +9,12 @@ iteration: the rollout over the student labels the states it reaches, refit, sho
     python docs/results/make_zoo_wf_small.py [CONFIG]
 
 ``CONFIG``: ``workflow_offloading_small_exit`` (default),
-``workflow_offloading_small_lookahead`` (the same recipe with the env's ``lookahead`` feature)
+``workflow_offloading_small_lookahead`` (the same recipe with the env's ``lookahead`` feature),
 ``workflow_offloading_small_lookahead_more`` (twice the teacher labels per round) or
-``workflow_offloading_small_cpsat`` (the CP-SAT plan as the teacher). The last two pool their
-seeds with the earlier look-ahead recipes': every seed of each is a candidate for the same
-entry, chosen by the same validation rule.
+``workflow_offloading_small_cpsat`` (the CP-SAT plan as the teacher; its seeds are pooled with
+those of ``workflow_offloading_small_cpsat_wide``, the same with a wider network). The last two
+pool their seeds with the earlier look-ahead recipes': every seed of each is a candidate for the
+same entry, chosen by the same validation rule.
 
 The rule, fixed here before any test episode ran: every seed's kept model plays the same
 validation episodes (the validation set, seeds 10,000+) and the lowest mean completion is
@@ -40,23 +41,26 @@ from rlsched.zoo import ZOO_DIR
 
 ENV = "rlsched/WorkflowOffloading-v0"
 #: config -> (zoo entry it would become, extra env arguments, results file, the configs whose
-#: seeds are the candidates)
+#: seeds are the candidates, the configs whose seeds the entry so far was chosen from)
+LOOKAHEAD = ("workflow_offloading_small_lookahead",)
+MORE = (*LOOKAHEAD, "workflow_offloading_small_lookahead_more")
 RECIPES = {
     "workflow_offloading_small_exit": (
-        "workflow-small-exit-ppo", {}, "wf_small_eval.json", ("workflow_offloading_small_exit",)
+        "workflow-small-exit-ppo", {}, "wf_small_eval.json", ("workflow_offloading_small_exit",),
+        (),
     ),
     "workflow_offloading_small_lookahead": (
         "workflow-small-lookahead-ppo", {"lookahead": True}, "wf_small_lookahead_eval.json",
-        ("workflow_offloading_small_lookahead",),
+        LOOKAHEAD, (),
     ),
     "workflow_offloading_small_lookahead_more": (
         "workflow-small-lookahead-ppo", {"lookahead": True}, "wf_small_lookahead_more_eval.json",
-        ("workflow_offloading_small_lookahead", "workflow_offloading_small_lookahead_more"),
+        MORE, LOOKAHEAD,
     ),
     "workflow_offloading_small_cpsat": (
         "workflow-small-lookahead-ppo", {"lookahead": True}, "wf_small_cpsat_eval.json",
-        ("workflow_offloading_small_lookahead", "workflow_offloading_small_lookahead_more",
-         "workflow_offloading_small_cpsat"),
+        (*MORE, "workflow_offloading_small_cpsat", "workflow_offloading_small_cpsat_wide"),
+        MORE,
     ),
 }
 TRAIN = "synthetic:placement?workflows=200&tasks=15&seed=2"
@@ -109,7 +113,7 @@ def label(run) -> str:
 
 def main(config: str) -> None:
     t0 = time.perf_counter()
-    name, extra, results, pool = RECIPES[config]
+    name, extra, results, pool, so_far = RECIPES[config]
     runs = [r for c in pool for r in sorted(
         (r for r in (ROOT / "runs/zoo" / c).glob("seed*") if (r / "run.json").exists()),
         key=lambda p: int(p.name[4:]))]
@@ -121,7 +125,7 @@ def main(config: str) -> None:
         val_values[r] = rep["results"][0]["episode_values"]
     kept = min(val_means, key=val_means.__getitem__)
     # a pooled choice replaces what the earlier configs alone would keep (the entry so far)
-    earlier = [r for r in runs if r.parent.name in pool[:-1]]
+    earlier = [r for r in runs if r.parent.name in so_far]
     first = min(earlier, key=val_means.__getitem__) if earlier else kept
     replaces = None if first == kept else paired(
         val_values[kept], val_values[first], direction="lower", reference=label(first),
@@ -141,7 +145,9 @@ def main(config: str) -> None:
            "seconds": time.perf_counter() - t0}
     (ROOT / "docs/results" / results).write_text(json.dumps(out, indent=1) + "\n")
     report(out)
-    if out["ships"]:
+    if out["ships"] and so_far and first == kept:
+        print(f"the entry so far ({label(kept)}) stays: nothing to ship")
+    elif out["ships"]:
         ship_entry(name, extra, results, kept, runs, val_means, val, test, rows, spec, replaces)
 
 

@@ -25,8 +25,11 @@ def main() -> None:
         c = card(n)
         t = c.get("training", {})
         seeds = c.get("seeds_trained", [])
-        train = (f"{c.get('algo', '')}, {t.get('steps', '?'):,} steps, seed {c.get('seed')} "
-                 f"of {len(seeds)}")
+        # a pooled choice names its candidates ``config/seedN``, from more than one config
+        configs = {str(x).split("/")[0] for x in seeds if isinstance(x, str)}
+        of = (f"(best of {len(seeds)} runs of {len(configs)} configs)" if configs
+              else f"of {len(seeds)}")
+        train = f"{c.get('algo', '')}, {t.get('steps', '?'):,} steps, seed {c.get('seed')} {of}"
         print(f"| `{n}` | {c['env'].removeprefix('rlsched/')} | `{c.get('preset', '')}` | "
               f"{train} | {c['size_bytes'] / 1024:,.0f} KiB | {verdict(c.get('validation'))} | "
               f"{verdict(c.get('test'))} |")
