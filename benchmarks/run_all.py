@@ -461,6 +461,8 @@ def decide_section(dc: dict) -> list[str]:
             f"{r['act']['median_ms']:.3f} | {r['act']['p99_ms']:.3f} | "
             f"{f'{sb3:.3f}' if sb3 is not None else '-'} |"
         )
+    for note in dc.get("notes", []):  # rows remeasured after the full run
+        out += ["", f"Note: {note}."]
     at100 = [r for r in dc["rows"] if r.get("num_nodes") == 100 and "act" in r]
     if at100:
         met = [f"{r['entry']} ({r['act']['median_ms']:.3f} ms)" for r in at100

@@ -10,11 +10,12 @@ iteration: the rollout over the student labels the states it reaches, refit, sho
 
 ``CONFIG``: ``workflow_offloading_small_exit`` (default),
 ``workflow_offloading_small_lookahead`` (the same recipe with the env's ``lookahead`` feature),
-``workflow_offloading_small_lookahead_more`` (twice the teacher labels per round) or
+``workflow_offloading_small_lookahead_more`` (twice the teacher labels per round),
 ``workflow_offloading_small_cpsat`` (the CP-SAT plan as the teacher; its seeds are pooled with
-those of ``workflow_offloading_small_cpsat_wide``, the same with a wider network). The last two
-pool their seeds with the earlier look-ahead recipes': every seed of each is a candidate for the
-same entry, chosen by the same validation rule.
+those of ``workflow_offloading_small_cpsat_wide``, the same with a wider network) or
+``workflow_offloading_small_lookahead_wide`` (the more-labels recipe with a wider network). The
+last three pool their seeds with every earlier look-ahead recipe's: each seed is a candidate
+for the same entry, chosen by the same validation rule.
 
 The rule, fixed here before any test episode ran: every seed's kept model plays the same
 validation episodes (the validation set, seeds 10,000+) and the lowest mean completion is
@@ -44,6 +45,7 @@ ENV = "rlsched/WorkflowOffloading-v0"
 #: seeds are the candidates, the configs whose seeds the entry so far was chosen from)
 LOOKAHEAD = ("workflow_offloading_small_lookahead",)
 MORE = (*LOOKAHEAD, "workflow_offloading_small_lookahead_more")
+CPSAT = (*MORE, "workflow_offloading_small_cpsat", "workflow_offloading_small_cpsat_wide")
 RECIPES = {
     "workflow_offloading_small_exit": (
         "workflow-small-exit-ppo", {}, "wf_small_eval.json", ("workflow_offloading_small_exit",),
@@ -59,8 +61,11 @@ RECIPES = {
     ),
     "workflow_offloading_small_cpsat": (
         "workflow-small-lookahead-ppo", {"lookahead": True}, "wf_small_cpsat_eval.json",
-        (*MORE, "workflow_offloading_small_cpsat", "workflow_offloading_small_cpsat_wide"),
-        MORE,
+        CPSAT, MORE,
+    ),
+    "workflow_offloading_small_lookahead_wide": (
+        "workflow-small-lookahead-ppo", {"lookahead": True}, "wf_small_wide_eval.json",
+        (*CPSAT, "workflow_offloading_small_lookahead_wide"), CPSAT,
     ),
 }
 TRAIN = "synthetic:placement?workflows=200&tasks=15&seed=2"
