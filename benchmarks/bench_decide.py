@@ -87,6 +87,7 @@ def one(name: str, c: dict[str, Any], num_nodes: int | None, n: int) -> dict[str
     row: dict[str, Any] = {
         "entry": name, "env": env_id, "num_nodes": getattr(env.unwrapped, "num_nodes", None),
         "actions": len(states[0][1]), "decisions": len(states),
+        "valid_actions": int(np.median([m.sum() for _, m in states])),
         "path": "numpy (NodeScorer)" if pol._scorer is not None
         else "numpy (MlpActor)" if pol._mlp is not None else "torch (SB3 predict)",
         "act": _time(pol.act, states),

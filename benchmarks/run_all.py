@@ -473,12 +473,16 @@ def decide_section(dc: dict) -> list[str]:
                     f"{', '.join(met) or 'none'}; not met by {', '.join(missed) or 'none'}."]
     pods = [r for r in dc["rows"] if r.get("env") == "rlsched/PodRebalancing-v0" and "act" in r]
     if pods:
-        at = ", ".join(f"{r['act']['median_ms']:.3f} ms at {r['num_nodes']}" for r in pods)
+        at = ", ".join(
+            f"{r['act']['median_ms']:.3f} ms at {r['num_nodes']} nodes"
+            + (f" ({r['valid_actions']:,} valid of {r['actions']:,})" if "valid_actions" in r
+               else "")
+            for r in pods
+        )
         out += ["", "PodRebalancing's actions are (pod, target) moves, 1 + N²·K of them; the "
-                    "network scores the valid ones only (at 100 nodes the test workload's 40 "
-                    "pods can each move to the 99 other nodes: 3,961 valid of 300,001): "
-                    f"{at} nodes. That arithmetic grows with pods × nodes; under 0.2 ms at "
-                    "100 nodes would take scoring fewer moves than are valid."]
+                    f"network scores the valid ones only (median over the states): {at}. That "
+                    "arithmetic grows with pods × nodes; under 0.2 ms at 100 nodes would take "
+                    "scoring fewer moves than are valid."]
     out += ["", "The search teacher (`rollout`) decides in 0.07-1.2 s per decision: its "
                 "latency and quality per env are in docs/results.md (`bench_rollout.py`)."]
     return out

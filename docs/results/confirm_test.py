@@ -34,6 +34,7 @@ from make_zoo import ROOT
 
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
+from rlsched.spread import gain_pct
 from rlsched.zoo import card
 
 EPISODES, SEED = 30, 2000
@@ -72,8 +73,7 @@ def main(name: str) -> None:
     best = np.asarray(rows[ref]["episode_values"], dtype=float)
     learned = np.asarray(rows[spec]["episode_values"], dtype=float)
     oracle = np.asarray(rows["clairvoyant"]["episode_values"], dtype=float)
-    lower = rows[spec]["paired"]["direction"] == "lower"
-    sign = 1.0 if lower else -1.0
+    lower = rep["direction"] == "lower"
     out = {
         "entry": name, "dataset": c["test"]["dataset"], "env_kwargs": kwargs,
         "episodes": EPISODES, "seed": SEED, "reference": ref, "main_metric": rep["main_metric"],
@@ -81,7 +81,7 @@ def main(name: str) -> None:
         "metrics": {name: r["metrics"] for name, r in rows.items()},
         "learned_vs_best": rows[spec]["paired"],
         "oracle_vs_best": rows["clairvoyant"]["paired"],
-        "headroom_pct": float(100 * sign * (best.mean() - oracle.mean()) / best.mean()),
+        "headroom_pct": gain_pct(rows["clairvoyant"]["paired"], rep["direction"]),
         "headroom_closed": headroom_share(best, learned, oracle, lower),
         "episode_values": {name: r["episode_values"] for name, r in rows.items()},
         "seconds": time.perf_counter() - t0,
