@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
 
 import rlsched  # noqa: F401
 from common import machine, pin_one_core, write_json
@@ -72,7 +73,9 @@ def _time(f: Any, states: list[tuple[Any, np.ndarray]]) -> dict[str, float]:
 ROW_BUDGET = 4_000_000
 
 
-def one(name: str, c: dict[str, Any], num_nodes: int | None, n: int) -> dict[str, Any]:
+def one(
+    name: str, c: dict[str, Any], num_nodes: int | None, n: int, blas: int | None = None
+) -> dict[str, Any]:
     env_id = c["env"]
     kwargs = dict(c.get("env_kwargs") or {})
     if c.get("preset"):
@@ -82,6 +85,8 @@ def one(name: str, c: dict[str, Any], num_nodes: int | None, n: int) -> dict[str
     env = make_env(env_id, SPLITS[env_id].test, **kwargs)
     pol = make_policy(f"learned:zoo/{name}", env, seed=0)
     assert isinstance(pol, LearnedPolicy)
+    if blas is not None:  # after LearnedPolicy's own setting (one thread), to compare with it
+        threadpool_limits(limits=blas, user_api="blas")
     actions = int(getattr(env.action_space, "n", 1))
     states = _states(env, min(n, max(50, ROW_BUDGET // actions)))
     row: dict[str, Any] = {
@@ -116,18 +121,21 @@ def main() -> None:
     ap.add_argument("--sizes", default="10,20,100")
     ap.add_argument("--decisions", type=int, default=2000)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--blas-threads", type=int, default=None,
+                    help="override the acting path's one BLAS thread (a before/after check)")
+    ap.add_argument("--entries", default=None, help="comma list of zoo entries (default: all)")
     args = ap.parse_args()
     pin_one_core()
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rows = []
-    for name in names():
+    for name in args.entries.split(",") if args.entries else names():
         c = card(name)
         takes_nodes = "num_nodes" in inspect.signature(env_class(c["env"])).parameters
         own = int(card_size(c)) if takes_nodes else None
         node = takes_nodes and c.get("policy_net") == "node"
         for size in [None, *(n for n in sizes if n != own)] if node else [None]:
             try:
-                r = one(name, c, size, args.decisions)
+                r = one(name, c, size, args.decisions, args.blas_threads)
             except PolicyError as e:  # a model whose other inputs have the node count
                 print(f"{name} at {size} nodes: cannot act ({e})", flush=True)
                 rows.append({"entry": name, "env": c["env"], "num_nodes": size,
@@ -141,7 +149,10 @@ def main() -> None:
                 flush=True,
             )
             rows.append(r)
-    write_json(args.json, {"machine": machine(), "row_budget": ROW_BUDGET, "rows": rows})
+    # the BLAS threads the acting path ran with (LearnedPolicy limits them: rlsched.runtime)
+    blas = sorted({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+    write_json(args.json, {"machine": machine(), "row_budget": ROW_BUDGET, "blas_threads": blas,
+                           "rows": rows})  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -443,7 +443,9 @@ def decide_section(dc: dict) -> list[str]:
         "are valid, only the valid ones are scored (the same choice). Median and 99th "
         "percentile over the decisions given (fewer where the observations would hold more than "
         f"{dc.get('row_budget', 4_000_000):,} action rows in all). Measured {m['date']} (machine "
-        f"speed {m['python_loop_1e6_ms']} ms per 10^6 Python additions; git {m['git_commit']}).",
+        f"speed {m['python_loop_1e6_ms']} ms per 10^6 Python additions; git {m['git_commit']}"
+        + (f"; numpy's BLAS on {', '.join(map(str, dc['blas_threads']))} thread(s), as "
+           "`LearnedPolicy` sets it" if dc.get("blas_threads") else "") + ").",
         "",
         "| entry | nodes | actions | decisions | path | median ms | p99 ms "
         "| SB3 predict median ms |",

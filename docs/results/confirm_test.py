@@ -18,9 +18,15 @@ test, fixed here before it ran:
 Writes ``docs/results/confirm_ENTRY.json``. Run from the repository root (PodRebalancing:
 about 4 minutes here):
 
-    python docs/results/confirm_test.py ENTRY
+    python docs/results/confirm_test.py ENTRY [--seed S] [--tag TAG]
+
+``--seed S``: a further test on 30 other fresh episodes (seeds S to S+29; 3000 for a third test,
+fixed before a replaced entry's first run there), written to ``confirm_ENTRY_seedS.json``;
+``--tag TAG`` names the file ``confirm_ENTRY_TAG.json`` instead (a replaced entry re-measured on
+episodes an earlier model was tested on keeps that model's record).
 """
 
+import argparse
 import json
 import sys
 import time
@@ -58,7 +64,7 @@ def headroom_share(
     return {"share": share(best, learned, oracle), "ci95": [float(ci.low), float(ci.high)]}
 
 
-def main(name: str) -> None:
+def main(name: str, seed: int = SEED, tag: str | None = None) -> None:
     t0 = time.perf_counter()
     c = card(name)
     env_id = c["env"]
@@ -67,7 +73,7 @@ def main(name: str) -> None:
         kwargs["scenario"] = c["preset"]
     spec = f"learned:zoo/{name}"
     rep = compare(env_id, c["test"]["dataset"], f"all,{spec},clairvoyant", episodes=EPISODES,
-                  seed=SEED, env_kwargs=kwargs)
+                  seed=seed, env_kwargs=kwargs)
     rows = {r["policy"]: r for r in rep["results"]}
     ref = rep["reference"]
     best = np.asarray(rows[ref]["episode_values"], dtype=float)
@@ -76,7 +82,7 @@ def main(name: str) -> None:
     lower = rep["direction"] == "lower"
     out = {
         "entry": name, "dataset": c["test"]["dataset"], "env_kwargs": kwargs,
-        "episodes": EPISODES, "seed": SEED, "reference": ref, "main_metric": rep["main_metric"],
+        "episodes": EPISODES, "seed": seed, "reference": ref, "main_metric": rep["main_metric"],
         "means": {name: r["metrics"][rep["main_metric"]] for name, r in rows.items()},
         "metrics": {name: r["metrics"] for name, r in rows.items()},
         "learned_vs_best": rows[spec]["paired"],
@@ -86,11 +92,17 @@ def main(name: str) -> None:
         "episode_values": {name: r["episode_values"] for name, r in rows.items()},
         "seconds": time.perf_counter() - t0,
     }  # fmt: skip
-    path = ROOT / "docs/results" / f"confirm_{name}.json"
+    suffix = f"_{tag}" if tag else "" if seed == SEED else f"_seed{seed}"
+    path = ROOT / "docs/results" / f"confirm_{name}{suffix}.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     bulky = ("env_kwargs", "episode_values", "metrics")
     print(json.dumps({k: v for k, v in out.items() if k not in bulky}, indent=1))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("entry")
+    ap.add_argument("--seed", type=int, default=SEED)
+    ap.add_argument("--tag", default=None)
+    a = ap.parse_args()
+    main(a.entry, a.seed, a.tag)
