@@ -64,6 +64,12 @@ def headroom_share(
     return {"share": share(best, learned, oracle), "ci95": [float(ci.low), float(ci.high)]}
 
 
+def main_mean(row: dict, metric: str) -> float:
+    """A policy's mean of the env's main metric (``reward``: its mean return, which is not among
+    the episode metrics)."""
+    return float(row["mean_reward"] if metric == "reward" else row["metrics"][metric])
+
+
 def main(name: str, seed: int = SEED, tag: str | None = None) -> None:
     t0 = time.perf_counter()
     c = card(name)
@@ -83,7 +89,7 @@ def main(name: str, seed: int = SEED, tag: str | None = None) -> None:
     out = {
         "entry": name, "dataset": c["test"]["dataset"], "env_kwargs": kwargs,
         "episodes": EPISODES, "seed": seed, "reference": ref, "main_metric": rep["main_metric"],
-        "means": {name: r["metrics"][rep["main_metric"]] for name, r in rows.items()},
+        "means": {name: main_mean(r, rep["main_metric"]) for name, r in rows.items()},
         "metrics": {name: r["metrics"] for name, r in rows.items()},
         "learned_vs_best": rows[spec]["paired"],
         "oracle_vs_best": rows["clairvoyant"]["paired"],
