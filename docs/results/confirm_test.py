@@ -38,6 +38,7 @@ from scipy import stats as sps
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_zoo import ROOT
 
+from rlsched.envs.base import episode_value
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
 from rlsched.spread import gain_pct
@@ -64,12 +65,6 @@ def headroom_share(
     return {"share": share(best, learned, oracle), "ci95": [float(ci.low), float(ci.high)]}
 
 
-def main_mean(row: dict, metric: str) -> float:
-    """A policy's mean of the env's main metric (``reward``: its mean return, which is not among
-    the episode metrics)."""
-    return float(row["mean_reward"] if metric == "reward" else row["metrics"][metric])
-
-
 def main(name: str, seed: int = SEED, tag: str | None = None) -> None:
     t0 = time.perf_counter()
     c = card(name)
@@ -89,7 +84,8 @@ def main(name: str, seed: int = SEED, tag: str | None = None) -> None:
     out = {
         "entry": name, "dataset": c["test"]["dataset"], "env_kwargs": kwargs,
         "episodes": EPISODES, "seed": seed, "reference": ref, "main_metric": rep["main_metric"],
-        "means": {name: main_mean(r, rep["main_metric"]) for name, r in rows.items()},
+        "means": {name: episode_value(rep["main_metric"], r["mean_reward"], r["metrics"])
+                  for name, r in rows.items()},
         "metrics": {name: r["metrics"] for name, r in rows.items()},
         "learned_vs_best": rows[spec]["paired"],
         "oracle_vs_best": rows["clairvoyant"]["paired"],

@@ -34,6 +34,19 @@ def select(runs: list[Path]) -> tuple[dict[Path, float], Path]:
     return vals, max(vals, key=vals.__getitem__)
 
 
+def candidate_runs(configs: tuple[str, ...]) -> list[Path]:
+    """The finished runs (``runs/zoo/CONFIG/seedN`` with a ``run.json``) of each config, seed
+    by seed: the candidates of a pooled choice."""
+    return [r for c in configs for r in sorted(
+        (r for r in (ROOT / "runs/zoo" / c).glob("seed*") if (r / "run.json").exists()),
+        key=lambda p: int(p.name[4:]))]  # fmt: skip
+
+
+def label(run: Path) -> str:
+    """``config/seedN``: the candidates of a pooled choice come from more than one config."""
+    return f"{run.parent.name}/{run.name}"
+
+
 def _seed(run: Path) -> int:
     return int(json.loads((run / "run.json").read_text())["seed"])
 

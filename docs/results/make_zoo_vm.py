@@ -36,7 +36,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-from make_zoo import ROOT, best_validation, ship, training_card, verdict
+from make_zoo import (
+    ROOT,
+    best_validation,
+    candidate_runs,
+    label,
+    ship,
+    training_card,
+    verdict,
+)
 
 from rlsched.agents.export import export_model
 from rlsched.evaluate import compare
@@ -53,17 +61,11 @@ CHOICE_EPISODES, CARD_EPISODES, VAL_SEED = 30, 10, 10_000
 METRIC = "placed"
 
 
-def label(run: Path) -> str:
-    return f"{run.parent.name}/{run.name}"
-
-
 def main() -> None:
     t0 = time.perf_counter()
     split = SPLITS[ENV]
     kwargs = {**split.env_kwargs, **EXTRA, "scenario": PRESET}
-    runs = [r for c in POOL for r in sorted(
-        (r for r in (ROOT / "runs/zoo" / c).glob("seed*") if (r / "run.json").exists()),
-        key=lambda p: int(p.name[4:]))]
+    runs = candidate_runs(POOL)
     entry = f"learned:{ZOO_DIR / NAME / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
     rep = compare(ENV, split.validation, ["plain", entry, *specs], episodes=CHOICE_EPISODES,

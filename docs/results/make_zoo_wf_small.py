@@ -33,7 +33,15 @@ import sys
 import time
 
 import numpy as np
-from make_zoo import ROOT, best_validation, ship, training_card, verdict
+from make_zoo import (
+    ROOT,
+    best_validation,
+    candidate_runs,
+    label,
+    ship,
+    training_card,
+    verdict,
+)
 
 from rlsched.agents.export import export_model
 from rlsched.evaluate import compare
@@ -111,17 +119,10 @@ def summary(rep: dict, gaps: dict[str, list[float]], spec: str) -> dict:
     return out
 
 
-def label(run) -> str:
-    """``config/seedN``: the candidates of a pooled choice come from more than one config."""
-    return f"{run.parent.name}/{run.name}"
-
-
 def main(config: str) -> None:
     t0 = time.perf_counter()
     name, extra, results, pool, so_far = RECIPES[config]
-    runs = [r for c in pool for r in sorted(
-        (r for r in (ROOT / "runs/zoo" / c).glob("seed*") if (r / "run.json").exists()),
-        key=lambda p: int(p.name[4:]))]
+    runs = candidate_runs(pool)
     # selection on the same validation episodes, never on test
     val_means, val_values = {}, {}
     for r in runs:
