@@ -69,6 +69,27 @@ def test_dagger_collection_follows_the_learner_and_records_the_teacher() -> None
     assert i == len(demos)
 
 
+def test_parallel_collection_gives_the_serial_labels_in_order() -> None:
+    """Workers play episodes by seed, so the labels do not depend on how many there are:
+    teacher-acted and DAgger-style (a learner closure, which forked workers inherit)."""
+    always_first = lambda obs, mask: int(np.flatnonzero(mask)[0])  # noqa: E731
+    for behaviour in (None, always_first):
+        serial = collect(_make, "heft", 5, 0.9, seed=11, progress=False, behaviour=behaviour)
+        par = collect(_make, "heft", 5, 0.9, seed=11, progress=False, behaviour=behaviour,
+                      workers=2)  # fmt: skip
+        assert len(par) == len(serial) == 5 * 8
+        np.testing.assert_array_equal(par.actions, serial.actions)
+        np.testing.assert_array_equal(par.masks, serial.masks)
+        np.testing.assert_allclose(par.returns, serial.returns)
+        assert par.mean_episode_return == pytest.approx(serial.mean_episode_return)
+        assert par.agreement == serial.agreement
+        np.testing.assert_array_equal(par._changed(), serial._changed())
+        for k, v in serial.obs.items():
+            np.testing.assert_array_equal(par.obs[k], v)
+    # the learner differs from the teacher somewhere, so the DAgger case checked something
+    assert 0 < serial._changed().sum() < len(serial)
+
+
 def test_pretrain_makes_the_network_copy_the_teacher() -> None:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
@@ -135,6 +156,40 @@ def test_trainer_warm_starts_and_records_it(tmp_path: Path) -> None:
     assert im["first_fit"]["samples"] == 4 * 8 and im["samples"] == 2 * 4 * 8
     assert np.isfinite(im["eval_mean_reward"])
     assert (tmp_path / "model" / "model.zip").is_file()
+
+
+def test_imitation_alone_ships_the_clone_and_needs_a_teacher(tmp_path: Path) -> None:
+    """``total_steps: 0``: the warm start (here with two labelling workers) is the whole run,
+    and the model is the fitted clone, greedy actions and all."""
+    cfg = TrainConfig(
+        env_id=ENV, dataset=DATA, eval_dataset=DATA, env_kwargs=KW, total_steps=0, n_envs=1,
+        n_steps=64, batch_size=32, eval_freq=64, eval_episodes=1, imitation_policy="heft",
+        imitation_episodes=4, imitation_epochs=40, imitation_dagger_rounds=1,
+        imitation_workers=2, tensorboard=False,
+    )  # fmt: skip
+    train(cfg, tmp_path, progress=False)
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["steps"] == 0 and run["imitation"]["samples"] == 2 * 4 * 8
+    # the clone, not a PPO update of it, is the model: it plays HEFT's schedule on its labels
+    env = _make()
+    pol = make_policy(f"learned:{tmp_path / 'model'}", env, seed=0)
+    heft = make_policy("heft", env, seed=0)
+    agree = total = 0
+    for ep in range(3):
+        obs, _ = env.reset(seed=100 + ep)
+        heft.reset(seed=100 + ep)
+        done = False
+        while not done:
+            mask = env.unwrapped.action_masks()
+            a, b = pol.act(obs, mask), heft.act(obs, mask)
+            agree, total = agree + (a == b), total + 1
+            obs, _, done, _, _ = env.step(b)
+    assert agree / total >= 0.8, agree / total
+    for bad in ({"imitation_policy": None}, {"imitation_policy": "heft", "expert_iterations": 1}):
+        with pytest.raises(ConfigError, match="total_steps 0"):
+            TrainConfig(env_id=ENV, total_steps=0, **bad).validate()
+    with pytest.raises(ConfigError, match="imitation_workers"):
+        TrainConfig(env_id=ENV, imitation_workers=0).validate()
 
 
 def test_changed_labels_weigh_more_and_survive_aggregation_and_checkpoints(

@@ -38,7 +38,8 @@ class TrainConfig:
     ``masked_dqn`` (:mod:`rlsched.agents.masked_dqn`: dueling double DQN that never picks a
     masked action, with a piecewise-linear epsilon schedule)."""
     total_steps: int = 50_000
-    """Env steps to train for (over all parallel envs)."""
+    """Env steps to train for (over all parallel envs). 0 with ``imitation_policy`` (and no
+    expert iterations): imitation alone, the fitted clone is the model."""
     seed: int = 0
     """Seeds python, numpy, torch, the envs (``seed + rank``) and evaluation (``seed + 10_000``)."""
     n_envs: int = 4
@@ -134,6 +135,10 @@ class TrainConfig:
     lies in the few decisions it changes, and an unweighted fit reproduces those least."""
     imitation_lr: float = 1e-3
     """Adam step size of the warm start."""
+    imitation_workers: int = 1
+    """Processes that play the teacher's episodes (warm start, DAgger and expert rounds) in
+    parallel: a search teacher such as ``mdp_rollout`` takes a minute or more per episode.
+    The labels are the same whatever the number (each episode depends on its seed alone)."""
     expert_iterations: int = 0
     """Expert iteration (Anthony et al., 2017): after the first PPO phase, this many rounds
     of (a) the search teacher ``rollout`` over the best model so far (``rollout:learned:RUN/
@@ -215,8 +220,13 @@ class TrainConfig:
         if self.algo not in ALGOS:
             raise ConfigError(f"{source}: algo {self.algo!r} is not one of {', '.join(ALGOS)}")
         for name in ("total_steps", "n_envs", "n_steps", "batch_size", "eval_episodes"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) < 1 and not (name == "total_steps" and self.total_steps == 0):
                 raise ConfigError(f"{source}: {name} must be >= 1")
+        if self.total_steps == 0 and (not self.imitation_policy or self.expert_iterations):
+            raise ConfigError(
+                f"{source}: total_steps 0 (imitation alone) needs imitation_policy and no "
+                "expert_iterations"
+            )
         if self.imitation_policy is not None and self.algo in ("dqn", "masked_dqn"):
             raise ConfigError(
                 f"{source}: imitation_policy needs an actor-critic algo, not {self.algo}"
@@ -241,6 +251,8 @@ class TrainConfig:
             raise ConfigError(
                 f"{source}: expert_iterations needs an actor-critic algo, not {self.algo}"
             )
+        if self.imitation_workers < 1:
+            raise ConfigError(f"{source}: imitation_workers must be >= 1")
         if not self.imitation_changed_weight > 0:
             raise ConfigError(f"{source}: imitation_changed_weight must be > 0")
         if self.imitation_episodes < 1 or self.imitation_epochs < 0:

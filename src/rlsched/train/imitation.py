@@ -20,6 +20,7 @@ DAgger with ``rollout:learned:MODEL`` as the teacher: rollouts over the student 
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,6 +111,93 @@ def _unwrapped(env: gym.Env) -> Any:
     return env.unwrapped
 
 
+#: What every worker of a parallel :func:`collect` labels with: set in the parent just
+#: before the pool forks, so the env factory, the teacher and the learner (closures, torch
+#: models) reach the workers without being pickled.
+_SPEC: tuple[Any, ...] | None = None
+#: A worker's own env and teacher, made on its first episode.
+_WORKER: tuple[gym.Env, Policy] | None = None
+
+
+@dataclass
+class _Episode:
+    """One labelled episode (what a worker sends back)."""
+
+    obs: list[Any]
+    masks: list[np.ndarray]
+    actions: list[int]
+    returns: list[float]
+    episode_return: float
+    changed: list[bool]
+
+
+def _play(
+    env: gym.Env,
+    pol: Policy,
+    ep_seed: int,
+    gamma: float,
+    behaviour: Callable[[Any, np.ndarray], int] | None,
+) -> _Episode:
+    """One episode from ``reset(seed=ep_seed)``, every state labelled by ``pol``."""
+    pol.reset(seed=ep_seed)
+    obs, _ = env.reset(seed=ep_seed)
+    out = _Episode([], [], [], [], 0.0, [])
+    rewards: list[float] = []
+    done = False
+    while not done:
+        mask = np.asarray(_unwrapped(env).action_masks(), dtype=np.bool_)
+        a = int(pol.act(obs, mask))
+        out.obs.append(obs)
+        out.masks.append(mask)
+        out.actions.append(a)
+        if behaviour is not None:
+            a = int(behaviour(obs, mask))
+            out.changed.append(a != out.actions[-1])
+        obs, r, term, trunc, _ = env.step(a)
+        rewards.append(float(r))
+        done = term or trunc
+    g, back = 0.0, []
+    for r in reversed(rewards):
+        g = r + gamma * g
+        back.append(g)
+    out.returns = back[::-1]
+    out.episode_return = float(sum(rewards))
+    return out
+
+
+def _make_teacher(
+    teacher: str | Callable[[gym.Env, int], Policy], env: gym.Env, seed: int
+) -> Policy:
+    return make_policy(teacher, env, seed=seed) if isinstance(teacher, str) else teacher(env, seed)
+
+
+def _worker_episode(ep_seed: int) -> _Episode:
+    """A pool worker's episode: its env and teacher are made once, from :data:`_SPEC`."""
+    global _WORKER
+    assert _SPEC is not None
+    make_env, teacher, seed, gamma, behaviour = _SPEC
+    if _WORKER is None:
+        torch.set_num_threads(1)  # the workers share the cores: one thread each
+        env = make_env()
+        _WORKER = (env, _make_teacher(teacher, env, seed))
+    env, pol = _WORKER
+    return _play(env, pol, ep_seed, gamma, behaviour)
+
+
+def _parallel(spec: tuple[Any, ...], seeds: list[int], workers: int) -> Any:
+    """``_worker_episode`` over ``seeds`` in ``workers`` forked processes, in order."""
+    global _SPEC
+    _SPEC = spec
+    try:
+        pool = multiprocessing.get_context("fork").Pool(workers)
+        try:
+            yield from pool.imap(_worker_episode, seeds)
+        finally:
+            pool.terminate()
+    finally:
+        _SPEC = None
+
+
 def collect(
     make_env: Callable[[], gym.Env],
     teacher: str | Callable[[gym.Env, int], Policy],
@@ -118,57 +206,47 @@ def collect(
     seed: int = 0,
     progress: bool = True,
     behaviour: Callable[[Any, np.ndarray], int] | None = None,
+    workers: int = 1,
 ) -> Demonstrations:
     """Run ``teacher`` for ``episodes`` episodes (seeds ``seed``, ``seed + 1``, ...) and record
     its decisions. With ``behaviour(obs, mask) -> action`` (DAgger), that policy acts and the
     teacher only labels the states it reaches; returns are then the behaviour's. ``teacher``
-    is a policy name or ``factory(env, seed) -> Policy``."""
-    env = make_env()
-    pol = make_policy(teacher, env, seed=seed) if isinstance(teacher, str) else teacher(env, seed)
-    teacher_name = teacher if isinstance(teacher, str) else pol.name
-    obs_l: list[Any] = []
-    masks: list[np.ndarray] = []
-    acts: list[int] = []
-    rets: list[float] = []
-    ep_returns: list[float] = []
-    desc = f"imitation: {teacher_name}" + (" labels the learner" if behaviour else "")
-    changed: list[bool] = []
-    for ep in tqdm(range(episodes), desc=desc, disable=not progress):
-        pol.reset(seed=seed + ep)
-        obs, _ = env.reset(seed=seed + ep)
-        rewards: list[float] = []
-        done = False
-        while not done:
-            mask = np.asarray(_unwrapped(env).action_masks(), dtype=np.bool_)
-            a = int(pol.act(obs, mask))
-            obs_l.append(obs)
-            masks.append(mask)
-            acts.append(a)
-            if behaviour is not None:
-                a = int(behaviour(obs, mask))
-                changed.append(a != acts[-1])
-            obs, r, term, trunc, _ = env.step(a)
-            rewards.append(float(r))
-            done = term or trunc
-        g, back = 0.0, []
-        for r in reversed(rewards):
-            g = r + gamma * g
-            back.append(g)
-        rets.extend(reversed(back))
-        ep_returns.append(float(sum(rewards)))
-    env.close()
-    flags = None if behaviour is None else np.asarray(changed, dtype=bool)
+    is a policy name or ``factory(env, seed) -> Policy``.
+
+    ``workers > 1`` plays the episodes in that many forked processes (a search teacher such as
+    ``mdp_rollout`` takes a minute or more per episode). Each episode depends on its seed alone
+    (``reset(seed=...)`` of the env and the teacher), so the labels are the same, in the same
+    order, whatever the number of workers."""
+    seeds = [seed + ep for ep in range(episodes)]
+    env: gym.Env | None = None
+    if workers > 1 and episodes > 1 and "fork" in multiprocessing.get_all_start_methods():
+        name = teacher if isinstance(teacher, str) else getattr(teacher, "__name__", "teacher")
+        played: Any = _parallel(
+            (make_env, teacher, seed, gamma, behaviour), seeds, min(workers, episodes)
+        )
+    else:
+        env = make_env()
+        pol = _make_teacher(teacher, env, seed)
+        name = teacher if isinstance(teacher, str) else pol.name
+        played = (_play(env, pol, s, gamma, behaviour) for s in seeds)
+    desc = f"imitation: {name}" + (" labels the learner" if behaviour else "")
+    eps = list(tqdm(played, total=episodes, desc=desc, disable=not progress))
+    if env is not None:
+        env.close()
+    obs_l = [o for e in eps for o in e.obs]
+    flags = None if behaviour is None else np.asarray(
+        [c for e in eps for c in e.changed], dtype=bool)  # fmt: skip
     if isinstance(obs_l[0], dict):
         stacked: Any = {k: np.stack([o[k] for o in obs_l]) for k in obs_l[0]}
     else:
         stacked = np.stack(obs_l)
     return Demonstrations(
         stacked,
-        np.stack(masks),
-        np.asarray(acts, dtype=np.int64),
-        np.asarray(rets, dtype=np.float32),
+        np.stack([m for e in eps for m in e.masks]),
+        np.asarray([a for e in eps for a in e.actions], dtype=np.int64),
+        np.asarray([g for e in eps for g in e.returns], dtype=np.float32),
         episodes,
-        float(np.mean(ep_returns)),
+        float(np.mean([e.episode_return for e in eps])),
         None if flags is None else float(np.mean(~flags)),  # the share it agreed with
         flags,
     )

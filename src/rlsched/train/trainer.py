@@ -447,6 +447,7 @@ def _warm_start(
         cfg.gamma,
         seed=cfg.seed + TEACHER_SEED,
         progress=progress,
+        workers=cfg.imitation_workers,
     )
     stats = _refit(model, demos, cfg, cfg.seed, progress)
     rounds = []
@@ -460,6 +461,7 @@ def _warm_start(
             seed=cfg.seed + 30_000 + k * cfg.imitation_episodes,
             progress=progress,
             behaviour=_learner(model, cfg),
+            workers=cfg.imitation_workers,
         )
         rounds.append(_refit(model, demos, cfg, cfg.seed + k + 1, progress))
     if rounds:
@@ -559,6 +561,7 @@ def _expert_round(
         seed=cfg.seed + EXPERT_SEED + k * cfg.imitation_episodes,
         progress=progress,
         behaviour=_learner(model, cfg),
+        workers=cfg.imitation_workers,
     )
     demos = new if demos is None else demos + new
     stats = _refit(model, demos, cfg, cfg.seed + 100 + k, progress)
