@@ -269,22 +269,23 @@ def pretrain(
     returns. Returns the last epoch's action accuracy, its accuracy on the changed labels (if
     any), losses and the number of samples."""
     gen = torch.Generator().manual_seed(seed)
+    dev = getattr(policy, "device", torch.device("cpu"))  # the policy's (an SB3 policy's)
     obs: Any
     if isinstance(demos.obs, dict):
-        obs = {k: torch.as_tensor(v) for k, v in demos.obs.items()}
+        obs = {k: torch.as_tensor(v, device=dev) for k, v in demos.obs.items()}
     else:
-        obs = torch.as_tensor(demos.obs)
-    invalid = torch.as_tensor(~demos.masks)
-    acts = torch.as_tensor(demos.actions)
-    rets = torch.as_tensor(demos.returns)
-    changed = torch.as_tensor(demos._changed())
+        obs = torch.as_tensor(demos.obs, device=dev)
+    invalid = torch.as_tensor(~demos.masks, device=dev)
+    acts = torch.as_tensor(demos.actions, device=dev)
+    rets = torch.as_tensor(demos.returns, device=dev)
+    changed = torch.as_tensor(demos._changed(), device=dev)
     weights = 1.0 + (float(changed_weight) - 1.0) * changed.float()
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     n = len(demos)
     stats: dict[str, float] = {}
     policy.set_training_mode(True)
     for _ in tqdm(range(epochs), desc="imitation: fit", disable=not progress):
-        perm = torch.randperm(n, generator=gen)
+        perm = torch.randperm(n, generator=gen).to(dev)  # the same order on any device
         tot_pi = tot_v = hits = hits_changed = 0.0
         for i in range(0, n, batch_size):
             idx = perm[i : i + batch_size]
