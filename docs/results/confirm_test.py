@@ -23,7 +23,9 @@ about 4 minutes here):
 ``--seed S``: a further test on 30 other fresh episodes (seeds S to S+29; 3000 for a third test,
 fixed before a replaced entry's first run there), written to ``confirm_ENTRY_seedS.json``;
 ``--tag TAG`` names the file ``confirm_ENTRY_TAG.json`` instead (a replaced entry re-measured on
-episodes an earlier model was tested on keeps that model's record).
+episodes an earlier model was tested on keeps that model's record). ``--plain``: every
+heuristic that does not search and the model, no oracle and so no headroom (WorkflowOffloading's
+search policies and oracle take over an hour for 30 episodes here).
 """
 
 import argparse
@@ -65,7 +67,7 @@ def headroom_share(
     return {"share": share(best, learned, oracle), "ci95": [float(ci.low), float(ci.high)]}
 
 
-def main(name: str, seed: int = SEED, tag: str | None = None) -> None:
+def main(name: str, seed: int = SEED, tag: str | None = None, plain: bool = False) -> None:
     t0 = time.perf_counter()
     c = card(name)
     env_id = c["env"]
@@ -73,14 +75,23 @@ def main(name: str, seed: int = SEED, tag: str | None = None) -> None:
     if c.get("preset"):
         kwargs["scenario"] = c["preset"]
     spec = f"learned:zoo/{name}"
-    rep = compare(env_id, c["test"]["dataset"], f"all,{spec},clairvoyant", episodes=EPISODES,
-                  seed=seed, env_kwargs=kwargs)
+    policies = f"plain,{spec}" if plain else f"all,{spec},clairvoyant"
+    rep = compare(env_id, c["test"]["dataset"], policies, episodes=EPISODES, seed=seed,
+                  env_kwargs=kwargs)
     rows = {r["policy"]: r for r in rep["results"]}
     ref = rep["reference"]
     best = np.asarray(rows[ref]["episode_values"], dtype=float)
     learned = np.asarray(rows[spec]["episode_values"], dtype=float)
-    oracle = np.asarray(rows["clairvoyant"]["episode_values"], dtype=float)
     lower = rep["direction"] == "lower"
+    if plain:
+        oracle_fields: dict = {"oracle": "not run (--plain)"}
+    else:
+        oracle = np.asarray(rows["clairvoyant"]["episode_values"], dtype=float)
+        oracle_fields = {
+            "oracle_vs_best": rows["clairvoyant"]["paired"],
+            "headroom_pct": gain_pct(rows["clairvoyant"]["paired"], rep["direction"]),
+            "headroom_closed": headroom_share(best, learned, oracle, lower),
+        }
     out = {
         "entry": name, "dataset": c["test"]["dataset"], "env_kwargs": kwargs,
         "episodes": EPISODES, "seed": seed, "reference": ref, "main_metric": rep["main_metric"],
@@ -88,9 +99,7 @@ def main(name: str, seed: int = SEED, tag: str | None = None) -> None:
                   for name, r in rows.items()},
         "metrics": {name: r["metrics"] for name, r in rows.items()},
         "learned_vs_best": rows[spec]["paired"],
-        "oracle_vs_best": rows["clairvoyant"]["paired"],
-        "headroom_pct": gain_pct(rows["clairvoyant"]["paired"], rep["direction"]),
-        "headroom_closed": headroom_share(best, learned, oracle, lower),
+        **oracle_fields,
         "episode_values": {name: r["episode_values"] for name, r in rows.items()},
         "seconds": time.perf_counter() - t0,
     }  # fmt: skip
@@ -106,5 +115,7 @@ if __name__ == "__main__":
     ap.add_argument("entry")
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--tag", default=None)
+    ap.add_argument("--plain", action="store_true",
+                    help="every heuristic that does not search and the model; no oracle")
     a = ap.parse_args()
-    main(a.entry, a.seed, a.tag)
+    main(a.entry, a.seed, a.tag, a.plain)

@@ -7,7 +7,10 @@ and the test verdict from docs/results/results_presets.json (the full results ru
     python docs/results/make_zoo.py
 """
 
+import argparse
 import json
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +18,15 @@ import numpy as np
 from rlsched.agents.export import export_model, write_card
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS, TEST_SEED
+from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
 
 ENV = "rlsched/ServerlessPlacement-v0"
 NAME = "serverless-edge-maskable-ppo"
 ROOT = Path(__file__).resolve().parents[2]
 RUNS = [ROOT / f"runs/results/serverless/seed{s}" for s in (0, 1, 2)]
+#: the cards' usual episodes per verdict, and the first validation seed
+CARD_EPISODES, VAL_SEED = 10, 10_000
 
 
 def best_validation(run: Path) -> float:
@@ -157,6 +163,124 @@ def ship(card: dict, run: Path) -> None:
         f"--seed {card['seed']}`\n" + cfg
     )
     print(json.dumps({k: card[k] for k in ("seed", "size_bytes", "validation", "test")}, indent=1))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A zoo entry chosen again over a pool of candidate runs by the validation rule of
+    :func:`pooled_choice`."""
+
+    name: str  # the zoo entry
+    env: str
+    preset: str
+    extra: dict  # env arguments beside the split's and the preset
+    pool: tuple[str, ...]  # configs whose finished runs (runs/zoo/CONFIG/seedN) are candidates
+    metric: str  # the env's main metric
+    unit: str  # how the metric reads in a sentence ("VMs placed")
+    results: str  # docs/results/RESULTS[_N].json
+    script: str  # the script that runs the choice (named in the card)
+    episodes: int  # validation episodes by default
+    heuristics: str = "plain"  # the heuristics played beside the candidates
+    direction: str = "higher"  # of the metric
+
+
+def pooled_choice(c: Choice) -> None:
+    """The rule (``make_zoo_vm.py`` has its history): every candidate run's kept model, the
+    shipped entry and ``c.heuristics`` play the same validation episodes (seeds 10,000+;
+    ``--episodes N``, default ``c.episodes``); a candidate is eligible when it is not
+    significantly worse than the best heuristic there; the eligible one with the best mean
+    replaces the entry when the entry is not eligible, or when that candidate is
+    significantly better than the entry. Writes ``docs/results/RESULTS.json`` (``_N`` when N
+    is not the default) and, on a replacement, the entry and its card (validation and test
+    verdicts on the card's usual 10 episodes each)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--episodes", type=int, default=c.episodes)
+    episodes = ap.parse_args().episodes
+    t0 = time.perf_counter()
+    split = SPLITS[c.env]
+    kwargs = {**split.env_kwargs, **c.extra, "scenario": c.preset}
+    runs = candidate_runs(c.pool)
+    entry = f"learned:{ZOO_DIR / c.name / 'model'}"
+    specs = {f"learned:{r / 'model'}": r for r in runs}
+    rep = compare(c.env, split.validation, [c.heuristics, entry, *specs], episodes=episodes,
+                  seed=VAL_SEED, env_kwargs=kwargs)
+    rows = {r["policy"]: r for r in rep["results"]}
+    ref = rep["reference"]
+    sign = 1.0 if c.direction == "higher" else -1.0
+
+    def mean(spec: str) -> float:
+        return float(rows[spec]["metrics"][c.metric])
+
+    def eligible(spec: str) -> bool:
+        return rows[spec]["paired"]["verdict"] != "worse"
+
+    pool = [s for s in specs if eligible(s)]
+    kept = max(pool, key=lambda s: sign * mean(s)) if pool else None
+    vs_entry = None if kept is None else paired(
+        rows[kept]["episode_values"], rows[entry]["episode_values"], direction=c.direction,
+        reference="the entry so far", metric=c.metric).to_json()
+    replace = kept is not None and (not eligible(entry) or vs_entry["verdict"] == "better")
+    out = {
+        "validation": {"dataset": split.validation, "episodes": episodes,
+                       "seed": VAL_SEED, "reference": ref,
+                       "means": {(label(specs[s]) if s in specs else s): mean(s) for s in rows},
+                       "vs_best": {(label(specs[s]) if s in specs else s): rows[s]["paired"]
+                                   for s in rows if "paired" in rows[s]}},
+        "entry_eligible": eligible(entry),
+        "kept": None if kept is None else label(specs[kept]),
+        "kept_vs_entry": vs_entry,
+        "replaces": replace,
+        "seconds": time.perf_counter() - t0,
+    }  # fmt: skip
+    name = c.results + ("" if episodes == c.episodes else f"_{episodes}")
+    (ROOT / f"docs/results/{name}.json").write_text(json.dumps(out, indent=1) + "\n")
+    print(f"reference {ref} {mean(ref):.2f}; entry {mean(entry):.2f} "
+          f"({rows[entry]['paired']['verdict']})")
+    for s, r in specs.items():
+        p = rows[s]["paired"]
+        print(f"  {label(r):45s} {mean(s):8.2f} {p['mean_diff']:+.2f} "
+              f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}] {p['verdict']}")
+    print(f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replace}")
+    if replace:
+        _ship_choice(c, specs[kept], runs, kwargs, {label(r): mean(s) for s, r in specs.items()},
+                     vs_entry, ref, episodes)
+
+
+def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means: dict,
+                 vs_entry: dict, ref: str, episodes: int) -> None:
+    size = export_model(run, ZOO_DIR / c.name / "model")
+    split = SPLITS[c.env]
+    spec = f"learned:{ZOO_DIR / c.name / 'model'}"
+    val = compare(c.env, split.validation, f"plain,{spec}", episodes=CARD_EPISODES,
+                  seed=VAL_SEED, env_kwargs=kwargs)
+    test = compare(c.env, split.test, f"plain,{spec}", episodes=CARD_EPISODES, seed=TEST_SEED,
+                   env_kwargs=kwargs)
+    lo, hi = vs_entry["ci95"]
+    card = {
+        **training_card(c.name, c.env, run, {r: best_validation(r) for r in runs}, size,
+            f"{'highest' if c.direction == 'higher' else 'lowest'} mean {c.metric} on the same "
+            f"{episodes} validation episodes (seeds 10,000+) among the {len(runs)} candidate "
+            f"runs' kept models not significantly worse than the best heuristic there ({ref}); "
+            f"{c.script}"),
+        "env_kwargs": {**split.env_kwargs, **c.extra},
+        "preset": c.preset,
+        "trained_on": f"{split.train}, preset {c.preset}",
+        "algo": "maskable_ppo",
+        "policy_net": "node",
+        "validation_mean_per_seed": val_means,
+        "replaced_because": (
+            f"on the same {episodes} validation episodes, against the entry so far: "
+            f"{vs_entry['verdict']} ({vs_entry['mean_diff']:+.2f} {c.unit}, 95% CI "
+            f"{lo:+.2f} to {hi:+.2f})"),
+        "validation": {**verdict(val, spec, CARD_EPISODES, (c.metric,)), "seed": VAL_SEED},
+        "test": {**verdict(test, spec, CARD_EPISODES, (c.metric,)), "seed": TEST_SEED},
+    }  # fmt: skip
+    card["seeds_trained"] = [label(r) for r in runs]
+    card["training"]["best_validation_reward_per_seed"] = {
+        label(r): best_validation(r) for r in runs}
+    ship(card, run)
+    print(json.dumps({k: np.round(v, 3) if isinstance(v, float) else v
+                      for k, v in card["test"]["paired"].items()}))
 
 
 if __name__ == "__main__":

@@ -37,126 +37,20 @@ tell a best_fit clone from a first_fit one. Validation episodes cost about 0.4 s
 the test set is not touched, and a replacement is judged by the third test above.
 """
 
-import argparse
+from make_zoo import Choice, pooled_choice
 
-import json
-import time
-from pathlib import Path
-
-import numpy as np
-from make_zoo import (
-    ROOT,
-    best_validation,
-    candidate_runs,
-    label,
-    ship,
-    training_card,
-    verdict,
+CHOICE = Choice(
+    name="vm-recovering-5-ppo",
+    env="rlsched/VMPlacement-v0",
+    preset="recovering-5",
+    extra={"grid_obs": False},
+    pool=("vm_placement_recovering5_nodes", "vm_placement_recovering5_firstfit"),
+    metric="placed",
+    unit="VMs placed",
+    results="vm_recovering5_choice",
+    script="docs/results/make_zoo_vm.py",
+    episodes=30,
 )
 
-from rlsched.agents.export import export_model
-from rlsched.evaluate import compare
-from rlsched.splits import SPLITS, TEST_SEED
-from rlsched.stats import paired
-from rlsched.zoo import ZOO_DIR
-
-NAME = "vm-recovering-5-ppo"
-ENV = "rlsched/VMPlacement-v0"
-PRESET = "recovering-5"
-EXTRA = {"grid_obs": False}
-POOL = ("vm_placement_recovering5_nodes", "vm_placement_recovering5_firstfit")
-CHOICE_EPISODES, CARD_EPISODES, VAL_SEED = 30, 10, 10_000
-METRIC = "placed"
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--episodes", type=int, default=CHOICE_EPISODES)
-    episodes = ap.parse_args().episodes
-    t0 = time.perf_counter()
-    split = SPLITS[ENV]
-    kwargs = {**split.env_kwargs, **EXTRA, "scenario": PRESET}
-    runs = candidate_runs(POOL)
-    entry = f"learned:{ZOO_DIR / NAME / 'model'}"
-    specs = {f"learned:{r / 'model'}": r for r in runs}
-    rep = compare(ENV, split.validation, ["plain", entry, *specs], episodes=episodes,
-                  seed=VAL_SEED, env_kwargs=kwargs)
-    rows = {r["policy"]: r for r in rep["results"]}
-    ref = rep["reference"]
-
-    def mean(spec: str) -> float:
-        return float(rows[spec]["metrics"][METRIC])
-
-    def eligible(spec: str) -> bool:
-        return rows[spec]["paired"]["verdict"] != "worse"
-
-    pool = [s for s in specs if eligible(s)]
-    kept = max(pool, key=mean) if pool else None
-    vs_entry = None if kept is None else paired(
-        rows[kept]["episode_values"], rows[entry]["episode_values"], direction="higher",
-        reference="the entry so far", metric=METRIC).to_json()
-    replace = kept is not None and (not eligible(entry) or vs_entry["verdict"] == "better")
-    out = {
-        "validation": {"dataset": split.validation, "episodes": episodes,
-                       "seed": VAL_SEED, "reference": ref,
-                       "means": {(label(specs[s]) if s in specs else s): mean(s) for s in rows},
-                       "vs_best": {(label(specs[s]) if s in specs else s): rows[s]["paired"]
-                                   for s in rows if "paired" in rows[s]}},
-        "entry_eligible": eligible(entry),
-        "kept": None if kept is None else label(specs[kept]),
-        "kept_vs_entry": vs_entry,
-        "replaces": replace,
-        "seconds": time.perf_counter() - t0,
-    }  # fmt: skip
-    name = "vm_recovering5_choice" + ("" if episodes == CHOICE_EPISODES else f"_{episodes}")
-    (ROOT / f"docs/results/{name}.json").write_text(json.dumps(out, indent=1) + "\n")
-    print(f"reference {ref} {mean(ref):.2f}; entry {mean(entry):.2f} "
-          f"({rows[entry]['paired']['verdict']})")
-    for s, r in specs.items():
-        p = rows[s]["paired"]
-        print(f"  {label(r):45s} {mean(s):8.2f} {p['mean_diff']:+.2f} "
-              f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}] {p['verdict']}")
-    print(f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replace}")
-    if replace:
-        ship_entry(specs[kept], runs, kwargs, {label(r): mean(s) for s, r in specs.items()},
-                   vs_entry, ref, episodes)
-
-
-def ship_entry(run: Path, runs: list[Path], kwargs: dict, val_means: dict, vs_entry: dict,
-               ref: str, episodes: int) -> None:
-    size = export_model(run, ZOO_DIR / NAME / "model")
-    split = SPLITS[ENV]
-    spec = f"learned:{ZOO_DIR / NAME / 'model'}"
-    val = compare(ENV, split.validation, f"plain,{spec}", episodes=CARD_EPISODES,
-                  seed=VAL_SEED, env_kwargs=kwargs)
-    test = compare(ENV, split.test, f"plain,{spec}", episodes=CARD_EPISODES, seed=TEST_SEED,
-                   env_kwargs=kwargs)
-    lo, hi = vs_entry["ci95"]
-    card = {
-        **training_card(NAME, ENV, run, {r: best_validation(r) for r in runs}, size,
-            f"highest mean {METRIC} on the same {episodes} validation episodes (seeds "
-            f"10,000+) among the {len(runs)} candidate runs' kept models not significantly "
-            f"worse than the best heuristic there ({ref}); docs/results/make_zoo_vm.py"),
-        "env_kwargs": {**split.env_kwargs, **EXTRA},
-        "preset": PRESET,
-        "trained_on": f"{split.train}, preset {PRESET}",
-        "algo": "maskable_ppo",
-        "policy_net": "node",
-        "validation_mean_per_seed": val_means,
-        "replaced_because": (
-            f"on the same {episodes} validation episodes, against the entry so far: "
-            f"{vs_entry['verdict']} ({vs_entry['mean_diff']:+.2f} VMs placed, 95% CI "
-            f"{lo:+.2f} to {hi:+.2f})"),
-        "validation": {**verdict(val, spec, CARD_EPISODES, (METRIC,)), "seed": VAL_SEED},
-        "test": {**verdict(test, spec, CARD_EPISODES, (METRIC,)), "seed": TEST_SEED},
-    }  # fmt: skip
-    card["seeds_trained"] = [label(r) for r in runs]
-    card["training"]["best_validation_reward_per_seed"] = {
-        label(r): best_validation(r) for r in runs}
-    ship(card, run)
-    print(json.dumps({k: np.round(v, 3) if isinstance(v, float) else v
-                      for k, v in card["test"]["paired"].items()}))
-
-
 if __name__ == "__main__":
-    main()
+    pooled_choice(CHOICE)

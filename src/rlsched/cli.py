@@ -205,9 +205,13 @@ def train(
         f"for {plan_text(cfg)} (seed {cfg.seed}) -> {out}"
     )
     res = run_train(cfg, out, progress=progress)
+    done = (
+        f"{res.steps:,} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s)"
+        if cfg.total_steps else "imitation alone, no RL steps"
+    )
     console.print(
-        f"done: {res.steps:,} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s); "
-        f"{held_out_text(cfg, res.eval_mean_reward, res.steps)}; model in [bold]{res.model_dir}[/]"
+        f"done: {done}; {held_out_text(cfg, res.eval_mean_reward, res.steps)}; "
+        f"model in [bold]{res.model_dir}[/]"
     )
 
 

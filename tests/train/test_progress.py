@@ -41,3 +41,11 @@ def test_train_counts_the_steps_it_runs_and_explains_a_missing_evaluation(
     assert "None" not in res.output
     assert json.loads((run / "progress.json").read_text())["steps"] == 128
     assert json.loads((run / "run.json").read_text())["steps"] == 128
+
+
+def test_plan_text_names_imitation_alone() -> None:
+    from rlsched.train.progress import plan_text
+
+    cfg = TrainConfig(total_steps=0, imitation_policy="heft")
+    assert plan_text(cfg) == "0 RL steps (imitation of heft alone)"
+    assert plan_text(TrainConfig(total_steps=3000, n_steps=256, n_envs=4)).startswith("3,072 steps")

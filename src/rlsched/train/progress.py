@@ -26,6 +26,8 @@ def planned_steps(cfg: TrainConfig) -> int:
 
 def plan_text(cfg: TrainConfig) -> str:
     """``3,072 steps (3,000 rounded up to whole rollouts)``."""
+    if cfg.total_steps == 0:
+        return f"0 RL steps (imitation of {cfg.imitation_policy} alone)"
     n = planned_steps(cfg)
     extra = f" ({cfg.total_steps:,} rounded up to whole rollouts)" if n > cfg.total_steps else ""
     return f"{n:,} steps{extra}"
