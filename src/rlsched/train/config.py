@@ -219,9 +219,11 @@ class TrainConfig:
     def validate(self, source: str = "config") -> None:
         if self.algo not in ALGOS:
             raise ConfigError(f"{source}: algo {self.algo!r} is not one of {', '.join(ALGOS)}")
-        for name in ("total_steps", "n_envs", "n_steps", "batch_size", "eval_episodes"):
-            if getattr(self, name) < 1 and not (name == "total_steps" and self.total_steps == 0):
+        for name in ("n_envs", "n_steps", "batch_size", "eval_episodes"):
+            if getattr(self, name) < 1:
                 raise ConfigError(f"{source}: {name} must be >= 1")
+        if self.total_steps < 0:
+            raise ConfigError(f"{source}: total_steps must be >= 0")
         if self.total_steps == 0 and (not self.imitation_policy or self.expert_iterations):
             raise ConfigError(
                 f"{source}: total_steps 0 (imitation alone) needs imitation_policy and no "
