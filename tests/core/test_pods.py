@@ -8,6 +8,7 @@ from rlsched.core.pods import (
     WindowRequests,
     assigned_resources,
     draw_requests,
+    greedy_candidates,
     simulate_window,
 )
 
@@ -178,3 +179,18 @@ def test_workload_validation() -> None:
         PodWorkload(**{**ok, "pod_node": np.array([1])})
     with pytest.raises(ValueError, match="mode"):
         PodWorkload(**ok, mode="batch")
+
+
+def test_greedy_candidates_follow_greedy_order() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(300):
+        # up to 60 slots with few moves each: the first k moves can lie past its first block
+        S, N, k = int(rng.integers(1, 60)), int(rng.integers(2, 9)), int(rng.integers(1, 30))
+        viol = rng.integers(0, 3, S).astype(float)  # small counts: many ties
+        load = rng.integers(0, 3, N) / 2.0
+        moves = rng.random((S, N)) < rng.choice([0.05, 0.5])
+        got = greedy_candidates(viol, load, moves, k)
+        # the reference: every feasible move sorted by (more violations, slot, load, node)
+        s, n = np.nonzero(moves)
+        ref = sorted(zip(-viol[s], s, load[n], n, strict=True))[:k]
+        assert got.tolist() == [int(si) * N + int(ni) for _, si, _, ni in ref]

@@ -292,3 +292,35 @@ def test_action_feature_rows_describe_their_move() -> None:
         want = (res_cpu[dst] + rc[pod]) / env.node_cpu[dst]
         assert r[col["dst_cpu_reserved_after"]] == pytest.approx(want, rel=1e-5)
     assert checked == env.num_pods * N
+
+
+def test_candidates_keep_greedy_migrations_first_moves() -> None:
+    from rlsched.policies.pods import GreedyMigrationPolicy
+
+    full, few = _env(), _env(candidates=3)
+    greedy = GreedyMigrationPolicy()
+    acted_on = 0
+    for seed in (0, 1):
+        obs, _ = full.reset(seed=seed)
+        obs_few, _ = few.reset(seed=seed)
+        for _ in range(full.episode_length):
+            m_full, m_few = full.action_masks(), few.action_masks()
+            assert m_few[0] and not (m_few & ~m_full).any()  # a subset, doing nothing kept
+            assert m_few.sum() == 1 + min(3, m_full.sum() - 1)
+            a = greedy.act(obs, m_full)
+            assert greedy.act(obs_few, m_few) == a  # greedy's own move is among them
+            acted_on += a != 0
+            obs, *_ = full.step(a)
+            obs_few, *_ = few.step(a)
+    assert acted_on > 0  # the check saw greedy move pods, not only do nothing
+    # a feasible move outside the candidates is an invalid action there
+    full.reset(seed=0)
+    few.reset(seed=0)
+    outside = np.flatnonzero(full.action_masks() & ~few.action_masks())
+    assert len(outside) and few.step(int(outside[0]))[4]["invalid_action"]
+
+
+@pytest.mark.parametrize("bad", [0, -2, True])
+def test_candidates_must_be_a_positive_count(bad) -> None:
+    with pytest.raises(ValueError, match="candidates"):
+        _env(candidates=bad)

@@ -81,3 +81,20 @@ def test_greedy_beats_no_migration_on_the_default_data() -> None:
         if name == "greedy_migration":
             assert all(e.metrics["migrations"] > 0 for e in res)
     assert viol["greedy_migration"] < 0.5 * viol["no_migration"]
+
+
+def test_anchored_mask_is_the_envs_candidates_mask() -> None:
+    from rlsched.policies.pods import anchored_mask
+
+    kw = {"dataset": "synthetic:pods?nodes=3&pods=12&windows=48&seed=1", "max_pods_per_node": 12}
+    full, few = PodRebalancingEnv(**kw), PodRebalancingEnv(**kw, candidates=4)
+    rng = np.random.default_rng(0)
+    for seed in (0, 1):
+        obs, _ = full.reset(seed=seed)
+        few.reset(seed=seed)
+        for _ in range(full.episode_length):
+            anchored = few.action_masks()
+            np.testing.assert_array_equal(anchored_mask(obs, full.action_masks(), 4), anchored)
+            a = int(rng.choice(np.flatnonzero(anchored)))  # random: states greedy never visits
+            obs, *_ = full.step(a)
+            few.step(a)

@@ -212,3 +212,30 @@ def test_pods_node_model_reading_no_per_node_globals_runs_at_other_node_counts(
         make_policy(f"learned:{tmp_path / 'all'}/model", env)
     with pytest.raises(ConfigError, match="node_global_keys"):
         train(TrainConfig(**base, node_global_keys=["nope"]), tmp_path / "bad", progress=False)
+
+
+def test_pods_model_trained_on_candidates_acts_among_them_in_any_env(tmp_path: Path) -> None:
+    """A PodRebalancing model trained with `candidates: k` picks among greedy_migration's first
+    k moves also where the env offers every move (another node count included): the anchor is
+    part of the policy, not only of its training env."""
+    from rlsched.policies.pods import anchored_mask
+
+    kw = {"max_pods_per_node": 30, "action_features": True, "episode_length": 4}
+    train(
+        TrainConfig(env_id="rlsched/PodRebalancing-v0", dataset="synthetic:pods",
+                    env_kwargs={**kw, "candidates": 2}, total_steps=64, n_envs=1, n_steps=32,
+                    batch_size=32, n_epochs=1, eval_freq=0, policy_net="node",
+                    node_value="pooled", node_global_keys=["clock"], tensorboard=False, seed=0),
+        tmp_path / "run", progress=False,
+    )  # fmt: skip
+    for nodes in (None, 6):
+        env = make_env("rlsched/PodRebalancing-v0", "synthetic:pods", **kw, num_nodes=nodes)
+        pol = make_policy(f"learned:{tmp_path / 'run'}/model", env)
+        assert pol.candidates == 2
+        obs, _ = env.reset(seed=3)
+        for _ in range(4):
+            mask = env.unwrapped.action_masks()
+            assert mask.sum() > 3  # the env itself offers more than the anchor's 2 + noop
+            a = pol.act(obs, mask)
+            assert anchored_mask(obs, mask, 2)[a]
+            obs, *_ = env.step(a)

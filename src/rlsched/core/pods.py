@@ -396,3 +396,33 @@ def simulate_window(
         assigned_mem=a_mem,
         axis=axis,
     )
+
+
+def greedy_candidates(
+    violations: np.ndarray, load: np.ndarray, moves: np.ndarray, k: int
+) -> np.ndarray:
+    """The ``k`` feasible moves a greedy rebalancer tries first, best first.
+
+    ``violations``: ``(S,)`` the last window's violated requests of the pod in each slot (0 for
+    an empty slot); ``load``: ``(N,)`` each node's load; ``moves``: ``(S, N)`` True where the
+    pod in slot ``s`` may move to node ``n``. The order is that of ``greedy_migration``'s own
+    choice: pods with more violations first (ties: lower slot), each to less loaded nodes first
+    (ties: lower node), so its move is always the first; pods without violations come last, in
+    the same order. Returns flat ``s * N + n`` indices (at most ``k``).
+    """
+    N = moves.shape[1]
+    order = np.argsort(-violations, kind="stable")  # more violations first, then lower slot
+    # only the first pods that give k moves are needed: look at them a block at a time (one
+    # block nearly always: a pod can go to most nodes), not at every pod's moves
+    pods, found, start = order[:0], 0, 0
+    while found < k and start < len(order):
+        block = order[start : start + max(k, 16)]
+        counts = np.cumsum(moves[block].sum(axis=1))
+        enough = int(np.searchsorted(counts, k - found))  # the block's pod that reaches k
+        pods = np.concatenate([pods, block[: enough + 1]])
+        found += int(counts[min(enough, len(block) - 1)])
+        start += len(block)
+    nodes = np.argsort(load, kind="stable")  # less loaded first, then lower node
+    # row-major nonzero: pod by pod in that order, each pod's nodes in load order
+    r, c = np.nonzero(moves[pods][:, nodes])
+    return (pods[r[:k]] * N + nodes[c[:k]]).astype(np.int64)

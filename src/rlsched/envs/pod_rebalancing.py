@@ -13,6 +13,7 @@ from rlsched.core.pods import (
     WindowResult,
     assigned_resources,
     draw_requests,
+    greedy_candidates,
     simulate_window,
 )
 from rlsched.envs.base import Metric, RlschedEnv, deprecated_attribute, load_named
@@ -84,6 +85,12 @@ class PodRebalancingEnv(RlschedEnv):
     (kube-scheduler's NodeResourcesFit: requests may not overcommit a node; BestEffort sharing
     only decides who gets idle or contended cpu at run time).
 
+    With ``candidates=k`` the mask keeps ``0`` and only the ``k`` feasible moves
+    ``greedy_migration`` tries first (:func:`~rlsched.core.pods.greedy_candidates`: pods with
+    more violations in the last window first, each to less loaded nodes first), its own move
+    first among them. A policy trained so is anchored to the heuristic: it picks among a few
+    moves at any cluster size (``greedy_migration`` plays the same moves as without it).
+
     ## Observation Space
 
     A ``Dict`` describing the window just played (float32). No key starts with ``node_``: the
@@ -149,9 +156,10 @@ class PodRebalancingEnv(RlschedEnv):
     ``slots`` (10), ``episode_length`` (24 windows = 2 hours), ``migration_cost`` (0.05 per move),
     ``invalid_action_penalty`` (None: windows left * (1 + migration_cost)); ``episode_windows``,
     the old name of ``episode_length``, is accepted until rlsched 0.3 with a DeprecationWarning;
-    ``action_features`` (False), ``scenario`` (None: the default preset; a preset name of
-    :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over the preset's),
-    ``render_mode`` (None | ``"ansi"``).
+    ``action_features`` (False), ``candidates`` (None: every feasible move is valid; ``k``:
+    only greedy_migration's first ``k``, "Action Space"), ``scenario`` (None: the default
+    preset; a preset name of :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments
+    win over the preset's), ``render_mode`` (None | ``"ansi"``).
 
     ## Version History
 
@@ -185,6 +193,7 @@ class PodRebalancingEnv(RlschedEnv):
         migration_cost: float = 0.05,
         invalid_action_penalty: float | None = None,
         action_features: bool = False,
+        candidates: int | None = None,
         scenario: str | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -203,6 +212,9 @@ class PodRebalancingEnv(RlschedEnv):
         self.migration_cost = float(migration_cost)
         self.invalid_action_penalty = invalid_action_penalty
         self.action_features = bool(action_features)
+        if candidates is not None and (isinstance(candidates, bool) or int(candidates) < 1):
+            raise ValueError(f"candidates must be None or an integer >= 1, not {candidates!r}")
+        self.candidates = None if candidates is None else int(candidates)
 
         wl, self._dataset_name = _workload(dataset)
         self.mode = mode or wl.mode
@@ -385,7 +397,17 @@ class PodRebalancingEnv(RlschedEnv):
         )
         fit[np.arange(len(slots)), src] = False
         moves = mask[1:].reshape(N * K, N)
-        moves[slots] = fit
+        if self.candidates is None:
+            moves[slots] = fit
+            return mask
+        # greedy_migration's first choices only (its own move among them): a learned policy
+        # anchored to them picks among a few moves, whatever the cluster size
+        res = self._last
+        assert res is not None
+        load = (res.node_series * self._inv_cap[:, None, :]).astype(np.float32)
+        node_load = np.asarray(load, dtype=float).mean(axis=1).max(axis=1)
+        best = greedy_candidates(res.pod_violations[pods], node_load, fit, self.candidates)
+        moves[slots[best // N], best % N] = True
         return mask
 
     def _move(self, p: int, dst: int) -> None:

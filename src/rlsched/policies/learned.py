@@ -32,6 +32,7 @@ from rlsched.agents.networks import is_node_policy, node_logits, resized_space_e
 from rlsched.agents.node_numpy import NodeScorer
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Action, Observation, Policy
+from rlsched.policies.pods import anchored_actions
 from rlsched.runtime import set_torch_threads
 
 # the model folder's names, defined in rlsched.agents.models, are also read from here
@@ -82,6 +83,10 @@ class LearnedPolicy(Policy):
         self._mlp: MlpActor | None = None
         if self._scorer is None and self.algo in ("ppo", "maskable_ppo"):
             self._mlp = MlpActor.from_policy(self.model.policy, self.normalizer)
+        # trained on a heuristic's first moves only (PodRebalancing's ``candidates``): it acts
+        # among them in any env, not among moves it never learned to weigh
+        k = self.env_kwargs.get("candidates")
+        self.candidates = int(k) if k and self.env_id == "rlsched/PodRebalancing-v0" else None
 
     @property
     def env_id(self) -> str:
@@ -148,6 +153,13 @@ class LearnedPolicy(Policy):
             action, _ = self.model.predict(obs, deterministic=True)
             return np.asarray(action, dtype=np.float32)
         mask = np.asarray(mask, dtype=bool)
+        if self.candidates is not None and mask.any():
+            assert isinstance(observation, dict)  # PodRebalancing's observations
+            valid = anchored_actions(observation, mask, self.candidates)
+            if self._scorer is not None:  # score only those: 9 rows of 300,001 at 100 nodes
+                return int(valid[np.argmax(self._scorer.logits(observation, valid))])
+            mask = np.zeros(len(mask), dtype=bool)
+            mask[valid] = True
         if self._scorer is not None and mask.any():
             assert isinstance(observation, Mapping)  # node-scoring models take Dict observations
             return self._scorer.act(observation, mask)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from rlsched.core.pods import greedy_candidates
 from rlsched.policies.base import Observation, Policy
 
 
@@ -66,6 +67,29 @@ class GreedyMigrationPolicy(Policy):
         load = np.asarray(observation["load"], dtype=float).mean(axis=1).max(axis=1)
         dst = int(np.argmin(np.where(moves[s], load, np.inf)))
         return 1 + s * N + dst
+
+
+def anchored_actions(observation: Observation, mask: np.ndarray, candidates: int) -> np.ndarray:
+    """The valid actions left when ``mask`` is narrowed to action 0 and the ``candidates``
+    valid moves greedy_migration tries first, ascending: what the env's mask keeps with
+    ``candidates`` (:func:`~rlsched.core.pods.greedy_candidates`), computed from the
+    observation. A model trained with that argument acts through it in any env, so it picks
+    among the moves it learned to pick among."""
+    assert isinstance(observation, dict)
+    viol = np.asarray(observation["pod_violations"], dtype=float)
+    N, K = viol.shape
+    m = np.asarray(mask, dtype=bool)
+    v = (viol * np.asarray(observation["pod_mask"])).ravel()
+    load = np.asarray(observation["load"], dtype=float).mean(axis=1).max(axis=1)
+    moves = 1 + greedy_candidates(v, load, m[1:].reshape(N * K, N), candidates)
+    return np.sort(np.concatenate([[0], moves]) if m[0] else moves)
+
+
+def anchored_mask(observation: Observation, mask: np.ndarray, candidates: int) -> np.ndarray:
+    """:func:`anchored_actions` as a mask."""
+    out = np.zeros(len(mask), dtype=bool)
+    out[anchored_actions(observation, mask, candidates)] = True
+    return out
 
 
 POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {
