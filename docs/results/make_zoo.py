@@ -182,6 +182,7 @@ class Choice:
     episodes: int  # validation episodes by default
     heuristics: str = "plain"  # the heuristics played beside the candidates
     direction: str = "higher"  # of the metric
+    card_fields: tuple[tuple[str, str], ...] = ()  # more (key, text) for a replacement's card
 
 
 def pooled_choice(c: Choice) -> None:
@@ -275,6 +276,7 @@ def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means
         "validation": {**verdict(val, spec, CARD_EPISODES, (c.metric,)), "seed": VAL_SEED},
         "test": {**verdict(test, spec, CARD_EPISODES, (c.metric,)), "seed": TEST_SEED},
     }  # fmt: skip
+    card.update(dict(c.card_fields))
     card["seeds_trained"] = [label(r) for r in runs]
     card["training"]["best_validation_reward_per_seed"] = {
         label(r): best_validation(r) for r in runs}

@@ -239,3 +239,31 @@ def test_pods_model_trained_on_candidates_acts_among_them_in_any_env(tmp_path: P
             a = pol.act(obs, mask)
             assert anchored_mask(obs, mask, 2)[a]
             obs, *_ = env.step(a)
+
+
+def test_train_datasets_give_each_sub_env_its_workload(tmp_path: Path) -> None:
+    """`train_datasets`: sub-env r trains on the r-th of [dataset, *train_datasets]; none may
+    share data with the test set."""
+    from rlsched.train.trainer import _mixed_vec_env
+
+    kw = {"max_pods_per_node": 30, "action_features": True, "episode_length": 4}
+    base = dict(env_id="rlsched/PodRebalancing-v0", dataset="synthetic:pods", env_kwargs=kw,
+                eval_dataset="synthetic:pods?seed=1", n_envs=4, tensorboard=False,
+                seed=0)  # fmt: skip
+    cfg = TrainConfig(**base, train_datasets=["synthetic:pods?seed=3"])
+    venv = _mixed_vec_env(cfg, tmp_path / "monitor")
+    names = [e.unwrapped.dataset_name for e in venv.envs]
+    assert names[0] == names[2] != names[1] == names[3] and "seed=3" in names[1]
+    # the two clusters differ: other services and sizes
+    assert not np.array_equal(venv.envs[0].unwrapped.workload.request_cpu,
+                              venv.envs[1].unwrapped.workload.request_cpu)  # fmt: skip
+    venv.close()
+    with pytest.raises(ConfigError, match="test set"):
+        TrainConfig(**base, train_datasets=["synthetic:pods?seed=2"]).validate()  # test cluster
+    with pytest.raises(ConfigError, match="validation"):
+        TrainConfig(**base, train_datasets=["synthetic:pods?seed=1"]).validate()
+    train(TrainConfig(**{**base, "n_envs": 2}, train_datasets=["synthetic:pods?seed=3"],
+                      total_steps=64, n_steps=32, batch_size=32, n_epochs=1, eval_freq=0,
+                      policy_net="node", node_global_keys=["clock"]),
+          tmp_path / "run", progress=False)  # fmt: skip
+    assert (tmp_path / "run" / "monitor" / "1.monitor.csv").is_file()

@@ -18,7 +18,8 @@ NAME = "serverless-edge-maskable-ppo"
 
 
 @pytest.mark.parametrize(
-    "name", [NAME, "llm-autoscaling-slo-ppo", "pod-rebalancing-today-ppo"]
+    "name",
+    [NAME, "llm-autoscaling-slo-ppo", "pod-rebalancing-today-ppo", "pod-rebalancing-anchored-ppo"],
 )
 def test_entries_carry_their_env_size_and_verdicts(name: str) -> None:
     assert name in names()
@@ -91,6 +92,27 @@ def test_pods_zoo_policy_runs_through_compare() -> None:
     )
     row = next(r for r in rep["results"] if r["kind"] == "learned")
     assert row["metrics"]["invalid_actions"] == 0 and "paired" in row
+
+
+def test_anchored_pods_entry_keeps_its_anchor_at_100_nodes() -> None:
+    """The anchored entry picks among noop and greedy_migration's first 8 moves, in the env as
+    every other policy sees it (all feasible moves valid), at a size it was not trained at."""
+    from rlsched.evaluate import make_env
+    from rlsched.policies import make_policy
+    from rlsched.policies.pods import anchored_mask
+
+    env_id = "rlsched/PodRebalancing-v0"
+    env = make_env(env_id, SPLITS[env_id].test, **SPLITS[env_id].env_kwargs, num_nodes=100,
+                   episode_length=3)  # fmt: skip
+    pol = make_policy("learned:zoo/pod-rebalancing-anchored-ppo", env)
+    assert pol.candidates == 8 and pol.resized
+    obs, _ = env.reset(seed=1000)
+    for _ in range(3):
+        mask = env.unwrapped.action_masks()
+        assert mask.sum() > 1000  # every feasible move
+        a = pol.act(obs, mask)
+        assert anchored_mask(obs, mask, 8)[a]
+        obs, *_ = env.step(a)
 
 
 def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> None:

@@ -398,6 +398,15 @@ def simulate_window(
     )
 
 
+def node_load(load: np.ndarray) -> np.ndarray:
+    """``(N,)`` each node's load over the window, from its ``(N, slots, 2)`` per-slot cpu and
+    memory loads: the larger of the two means over the slots (greedy_migration's order of
+    targets). The same float64 numbers as ``load.astype(float).mean(1).max(1)``, faster."""
+    s = np.add.reduce(load, axis=1, dtype=np.float64)  # = float64 mean, without its overhead
+    s /= load.shape[1]
+    return np.asarray(s.max(axis=1))
+
+
 def greedy_candidates(
     violations: np.ndarray, load: np.ndarray, moves: np.ndarray, k: int
 ) -> np.ndarray:

@@ -14,6 +14,7 @@ from rlsched.core.pods import (
     assigned_resources,
     draw_requests,
     greedy_candidates,
+    node_load,
     simulate_window,
 )
 from rlsched.envs.base import Metric, RlschedEnv, deprecated_attribute, load_named
@@ -404,9 +405,8 @@ class PodRebalancingEnv(RlschedEnv):
         # anchored to them picks among a few moves, whatever the cluster size
         res = self._last
         assert res is not None
-        load = (res.node_series * self._inv_cap[:, None, :]).astype(np.float32)
-        node_load = np.asarray(load, dtype=float).mean(axis=1).max(axis=1)
-        best = greedy_candidates(res.pod_violations[pods], node_load, fit, self.candidates)
+        load = node_load((res.node_series * self._inv_cap[:, None, :]).astype(np.float32))
+        best = greedy_candidates(res.pod_violations[pods], load, fit, self.candidates)
         moves[slots[best // N], best % N] = True
         return mask
 

@@ -46,6 +46,7 @@ __all__ = [
     "resolve_model_dir",
 ]
 
+
 class LearnedPolicy(Policy):
     """Acts greedily with a trained SB3 model, always within the action mask.
 
@@ -146,6 +147,14 @@ class LearnedPolicy(Policy):
         return self._scorer.logits(observation).astype(np.float64)
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
+        if self.candidates is not None:  # first: this path is PodRebalancing's at 100 nodes
+            assert isinstance(observation, dict)  # PodRebalancing's observations
+            valid = anchored_actions(observation, mask, self.candidates)
+            if self._scorer is not None and len(valid):  # 9 rows of 300,001 at 100 nodes
+                return int(valid[np.argmax(self._scorer.logits(observation, valid))])
+            if len(valid):
+                mask = np.zeros(len(mask), dtype=bool)
+                mask[valid] = True
         if self._mlp is not None and not isinstance(observation, Mapping):
             return self._mlp.act(np.asarray(observation), mask)
         obs = self._normalize(observation)
@@ -153,13 +162,6 @@ class LearnedPolicy(Policy):
             action, _ = self.model.predict(obs, deterministic=True)
             return np.asarray(action, dtype=np.float32)
         mask = np.asarray(mask, dtype=bool)
-        if self.candidates is not None and mask.any():
-            assert isinstance(observation, dict)  # PodRebalancing's observations
-            valid = anchored_actions(observation, mask, self.candidates)
-            if self._scorer is not None:  # score only those: 9 rows of 300,001 at 100 nodes
-                return int(valid[np.argmax(self._scorer.logits(observation, valid))])
-            mask = np.zeros(len(mask), dtype=bool)
-            mask[valid] = True
         if self._scorer is not None and mask.any():
             assert isinstance(observation, Mapping)  # node-scoring models take Dict observations
             return self._scorer.act(observation, mask)

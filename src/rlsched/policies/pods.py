@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from rlsched.core.pods import greedy_candidates
+from rlsched.core.pods import greedy_candidates, node_load
 from rlsched.policies.base import Observation, Policy
 
 
@@ -49,7 +49,7 @@ class GreedyMigrationPolicy(Policy):
         assert isinstance(observation, dict)
         viol = np.asarray(observation["pod_violations"], dtype=float)
         v = (viol * np.asarray(observation["pod_mask"])).ravel()
-        load = np.asarray(observation["load"], dtype=float).mean(axis=1).max(axis=1)
+        load = node_load(np.asarray(observation["load"]))
         # violations dominate (a count), the target's load (a fraction) breaks ties
         moves = np.where(v[:, None] > 0, v[:, None], -1.0) * 1e3 - load[None, :]
         return np.concatenate([[0.0], moves.ravel()])
@@ -64,7 +64,7 @@ class GreedyMigrationPolicy(Policy):
         if len(cand) == 0:
             return 0
         s = int(cand[np.argmax(v[cand])])  # argmax: the first of equal maxima
-        load = np.asarray(observation["load"], dtype=float).mean(axis=1).max(axis=1)
+        load = node_load(np.asarray(observation["load"]))
         dst = int(np.argmin(np.where(moves[s], load, np.inf)))
         return 1 + s * N + dst
 
@@ -80,7 +80,7 @@ def anchored_actions(observation: Observation, mask: np.ndarray, candidates: int
     N, K = viol.shape
     m = np.asarray(mask, dtype=bool)
     v = (viol * np.asarray(observation["pod_mask"])).ravel()
-    load = np.asarray(observation["load"], dtype=float).mean(axis=1).max(axis=1)
+    load = node_load(np.asarray(observation["load"]))
     moves = 1 + greedy_candidates(v, load, m[1:].reshape(N * K, N), candidates)
     return np.sort(np.concatenate([[0], moves]) if m[0] else moves)
 

@@ -14,7 +14,7 @@ import yaml
 from rlsched.agents.models import ALGOS
 from rlsched.envs.args import type_name
 from rlsched.errors import ConfigError
-from rlsched.splits import check_validation
+from rlsched.splits import SPLITS, check_validation, overlap
 from rlsched.suggest import did_you_mean
 from rlsched.vector import BATCHED_ENV_IDS
 
@@ -27,6 +27,11 @@ class TrainConfig:
     """Registered env id."""
     dataset: str | None = "wfinstances:montage-58,epigenomics-41,1000genome-52"
     """Registry name of the training workload (None: the env's default dataset)."""
+    train_datasets: list[str] = field(default_factory=list)
+    """More training workloads beside ``dataset`` (generalisation: several clusters or
+    traces at once): sub-env ``r`` trains on ``[dataset, *train_datasets][r % (1 + len)]``,
+    so ``n_envs`` should be a multiple of their number. Imitation teachers play ``dataset``.
+    None may share data with the validation or the test set. Not with ``vec_env: batched``."""
     eval_dataset: str | None = "wfcommons:epigenomics?tasks=60&seed=1&workflows=3"
     """Validation workload for periodic evaluation (the best model on it is kept); None = the
     training workload with other seeds. It must share no workflow, trace or generator seed
@@ -281,6 +286,20 @@ class TrainConfig:
             raise ConfigError(f"{source}: gamma must be in (0, 1]")
 
         check_validation(self.env_id, self.eval_dataset or self.dataset, source)
+        if self.train_datasets and self.vec_env == "batched":
+            raise ConfigError(f"{source}: train_datasets needs vec_env dummy or subproc")
+        for extra in self.train_datasets:
+            if not isinstance(extra, str) or not extra:
+                raise ConfigError(f"{source}: train_datasets holds dataset names, not {extra!r}")
+            shared = overlap(extra, self.eval_dataset) if self.eval_dataset else set()
+            split = SPLITS.get(self.env_id)
+            shared |= overlap(extra, split.test) if split else set()
+            if shared:
+                what = ", ".join(sorted(":".join(u) for u in shared))
+                raise ConfigError(
+                    f"{source}: train_datasets entry {extra!r} shares {what} with the "
+                    "validation or the test set (rlsched.splits)"
+                )
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -33,6 +33,7 @@ from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from sb3_contrib.common.maskable.evaluation import evaluate_policy
 from stable_baselines3.common.callbacks import BaseCallback, EvalCallback
 from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
 
@@ -98,6 +99,27 @@ def _vec_env(
         monitor_kwargs={"info_keywords": ()},
         vec_env_cls=SubprocVecEnv if subproc else DummyVecEnv,
     )
+
+
+def _mixed_vec_env(cfg: TrainConfig, monitor_dir: Path) -> VecEnv:
+    """:func:`_vec_env` with ``cfg.train_datasets``: sub-env ``r`` on the ``r``-th workload of
+    ``[dataset, *train_datasets]`` (cyclically), seeded, monitored and stepped as there
+    (``make_vec_env`` builds every sub-env from the same arguments, so not with it)."""
+    datasets = [cfg.dataset, *cfg.train_datasets]
+
+    def thunk(rank: int) -> Any:
+        def init() -> gym.Env:
+            env = make_env(cfg.env_id, datasets[rank % len(datasets)], **cfg.env_kwargs)
+            env.action_space.seed(cfg.seed + rank)  # as make_vec_env: the reset seeds the rest
+            monitor_dir.mkdir(parents=True, exist_ok=True)
+            return Monitor(env, filename=str(monitor_dir / str(rank)), info_keywords=())
+
+        return init
+
+    cls = SubprocVecEnv if cfg.vec_env == "subproc" else DummyVecEnv
+    venv = cls([thunk(r) for r in range(cfg.n_envs)])
+    venv.seed(cfg.seed)
+    return venv
 
 
 def _teacher_env(cfg: TrainConfig) -> gym.Env:
@@ -167,6 +189,8 @@ def train(
         venv: Any = make_sb3_vec_env(
             cfg.env_id, cfg.n_envs, cfg.dataset, monitor_dir=run / "monitor", **cfg.env_kwargs
         )
+    elif cfg.train_datasets:
+        venv = _mixed_vec_env(cfg, run / "monitor")
     else:
         venv = _vec_env(
             cfg, cfg.dataset, cfg.n_envs, cfg.seed, run / "monitor", cfg.vec_env == "subproc"
