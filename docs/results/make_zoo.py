@@ -247,15 +247,23 @@ def pooled_choice(c: Choice) -> None:
                      vs_entry, ref, episodes)
 
 
+def export_and_judge(env: str, name: str, run: Path, kwargs: dict) -> tuple[int, str, dict, dict]:
+    """Export ``run``'s model as zoo entry ``name``; its size, spec and the compare reports of
+    it beside every plain heuristic on the card's validation and test episodes."""
+    size = export_model(run, ZOO_DIR / name / "model")
+    split = SPLITS[env]
+    spec = f"learned:{ZOO_DIR / name / 'model'}"
+    val = compare(env, split.validation, f"plain,{spec}", episodes=CARD_EPISODES,
+                  seed=VAL_SEED, env_kwargs=kwargs)
+    test = compare(env, split.test, f"plain,{spec}", episodes=CARD_EPISODES, seed=TEST_SEED,
+                   env_kwargs=kwargs)
+    return size, spec, val, test
+
+
 def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means: dict,
                  vs_entry: dict, ref: str, episodes: int) -> None:
-    size = export_model(run, ZOO_DIR / c.name / "model")
+    size, spec, val, test = export_and_judge(c.env, c.name, run, kwargs)
     split = SPLITS[c.env]
-    spec = f"learned:{ZOO_DIR / c.name / 'model'}"
-    val = compare(c.env, split.validation, f"plain,{spec}", episodes=CARD_EPISODES,
-                  seed=VAL_SEED, env_kwargs=kwargs)
-    test = compare(c.env, split.test, f"plain,{spec}", episodes=CARD_EPISODES, seed=TEST_SEED,
-                   env_kwargs=kwargs)
     lo, hi = vs_entry["ci95"]
     card = {
         **training_card(c.name, c.env, run, {r: best_validation(r) for r in runs}, size,

@@ -54,10 +54,10 @@ from make_zoo import (
     ROOT,
     TEST_SEED,
     VAL_SEED,
-    ZOO_DIR,
     Choice,
     best_validation,
     candidate_runs,
+    export_and_judge,
     label,
     pooled_choice,
     ship,
@@ -65,8 +65,6 @@ from make_zoo import (
     verdict,
 )
 
-from rlsched.agents.export import export_model
-from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
 
 ANCHORED = "pod-rebalancing-anchored-ppo"
@@ -95,14 +93,9 @@ def add_anchored(c: Choice) -> None:
         raise SystemExit(f"no anchored model to ship: kept {choice['kept']}, {vs_entry}")
     runs = candidate_runs(c.pool)
     run = next(r for r in runs if label(r) == choice["kept"])
-    size = export_model(run, ZOO_DIR / ANCHORED / "model")
     split = SPLITS[c.env]
     kwargs = {**split.env_kwargs, "scenario": c.preset}  # the env as every entry's: all moves
-    spec = f"learned:{ZOO_DIR / ANCHORED / 'model'}"
-    val = compare(c.env, split.validation, f"plain,{spec}", episodes=CARD_EPISODES,
-                  seed=VAL_SEED, env_kwargs=kwargs)
-    test = compare(c.env, split.test, f"plain,{spec}", episodes=CARD_EPISODES, seed=TEST_SEED,
-                   env_kwargs=kwargs)
+    size, spec, val, test = export_and_judge(c.env, ANCHORED, run, kwargs)
     lo, hi = vs_entry["ci95"]
     episodes = choice["validation"]["episodes"]
     card = {
