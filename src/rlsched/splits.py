@@ -125,6 +125,11 @@ def overlap(a: str, b: str) -> set[tuple[str, ...]]:
     return units(a) & units(b)
 
 
+def shared_text(shared: set[tuple[str, ...]]) -> str:
+    """What :func:`overlap` found, for an error message (``wfinstances:blast-43, ...``)."""
+    return ", ".join(sorted(":".join(u) for u in shared))
+
+
 def check_validation(env_id: str, validation: str | None, source: str = "config") -> None:
     """Refuse a validation set that shares data with ``env_id``'s test set."""
     split = SPLITS.get(env_id)
@@ -132,9 +137,8 @@ def check_validation(env_id: str, validation: str | None, source: str = "config"
         return  # no split for this env, or a dataset given as an object
     shared = overlap(validation, split.test)
     if shared:
-        what = ", ".join(sorted(":".join(u) for u in shared))
         raise ConfigError(
-            f"{source}: the validation set {validation!r} shares {what} with {env_id}'s test "
-            f"set {split.test!r} (rlsched.splits): select models on data the test never uses, "
-            f"e.g. {split.validation!r}"
+            f"{source}: the validation set {validation!r} shares {shared_text(shared)} with "
+            f"{env_id}'s test set {split.test!r} (rlsched.splits): select models on data the "
+            f"test never uses, e.g. {split.validation!r}"
         )

@@ -405,10 +405,15 @@ class PodRebalancingEnv(RlschedEnv):
         # anchored to them picks among a few moves, whatever the cluster size
         res = self._last
         assert res is not None
-        load = node_load((res.node_series * self._inv_cap[:, None, :]).astype(np.float32))
+        load = node_load(self._slot_loads(res))  # what greedy reads from the observation
         best = greedy_candidates(res.pod_violations[pods], load, fit, self.candidates)
         moves[slots[best // N], best % N] = True
         return mask
+
+    def _slot_loads(self, res: WindowResult) -> np.ndarray:
+        """``(N, slots, 2)`` float32: each node's cpu / memory demand over its allocatable per
+        slot of the window (the ``load`` observation)."""
+        return (res.node_series * self._inv_cap[:, None, :]).astype(np.float32)
 
     def _move(self, p: int, dst: int) -> None:
         K, N = self.max_pods_per_node, self.num_nodes
@@ -508,7 +513,7 @@ class PodRebalancingEnv(RlschedEnv):
             )
         phase = 2 * np.pi * (self._window(self._t) % WINDOWS_PER_DAY) / WINDOWS_PER_DAY
         obs = {
-            "load": (res.node_series * self._inv_cap[:, None, :]).astype(f32),
+            "load": self._slot_loads(res),
             "violations": node_rate.astype(f32),
             "capacity": (np.stack([self.node_cpu, self.node_mem], 1) / self._unit).astype(f32),
             "reserved": (np.stack([self._res_cpu, self._res_mem], 1) * self._inv_cap)

@@ -55,18 +55,24 @@ class GreedyMigrationPolicy(Policy):
         return np.concatenate([[0.0], moves.ravel()])
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
-        assert isinstance(observation, dict)
-        viol = np.asarray(observation["pod_violations"], dtype=float)
-        N, K = viol.shape
-        v = (viol * np.asarray(observation["pod_mask"])).ravel()
-        moves = np.asarray(mask[1:], dtype=bool).reshape(N * K, N)
-        cand = np.flatnonzero((v > 0) & moves.any(axis=1))
-        if len(cand) == 0:
-            return 0
-        s = int(cand[np.argmax(v[cand])])  # argmax: the first of equal maxima
-        load = node_load(np.asarray(observation["load"]))
-        dst = int(np.argmin(np.where(moves[s], load, np.inf)))
-        return 1 + s * N + dst
+        # the first move of greedy_candidates' order (where that order is written), if its
+        # pod had violations: then no pod with violations can move and it does nothing
+        first, v, N = _greedy_order(observation, mask, 1)
+        return 1 + int(first[0]) if len(first) and v[first[0] // N] > 0 else 0
+
+
+def _greedy_order(
+    observation: Observation, mask: np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """greedy_migration's first ``k`` valid moves (flat ``slot * N + node``, as
+    :func:`~rlsched.core.pods.greedy_candidates`), each slot's violations and ``N``."""
+    assert isinstance(observation, dict)
+    viol = np.asarray(observation["pod_violations"], dtype=float)
+    N, K = viol.shape
+    v = (viol * np.asarray(observation["pod_mask"])).ravel()
+    load = node_load(np.asarray(observation["load"]))
+    moves = np.asarray(mask[1:], dtype=bool).reshape(N * K, N)
+    return greedy_candidates(v, load, moves, k), v, N
 
 
 def anchored_actions(observation: Observation, mask: np.ndarray, candidates: int) -> np.ndarray:
@@ -75,14 +81,8 @@ def anchored_actions(observation: Observation, mask: np.ndarray, candidates: int
     ``candidates`` (:func:`~rlsched.core.pods.greedy_candidates`), computed from the
     observation. A model trained with that argument acts through it in any env, so it picks
     among the moves it learned to pick among."""
-    assert isinstance(observation, dict)
-    viol = np.asarray(observation["pod_violations"], dtype=float)
-    N, K = viol.shape
-    m = np.asarray(mask, dtype=bool)
-    v = (viol * np.asarray(observation["pod_mask"])).ravel()
-    load = node_load(np.asarray(observation["load"]))
-    moves = 1 + greedy_candidates(v, load, m[1:].reshape(N * K, N), candidates)
-    return np.sort(np.concatenate([[0], moves]) if m[0] else moves)
+    moves = 1 + _greedy_order(observation, mask, candidates)[0]
+    return np.sort(np.concatenate([[0], moves]) if mask[0] else moves)
 
 
 def anchored_mask(observation: Observation, mask: np.ndarray, candidates: int) -> np.ndarray:

@@ -14,7 +14,7 @@ import yaml
 from rlsched.agents.models import ALGOS
 from rlsched.envs.args import type_name
 from rlsched.errors import ConfigError
-from rlsched.splits import SPLITS, check_validation, overlap
+from rlsched.splits import SPLITS, check_validation, overlap, shared_text
 from rlsched.suggest import did_you_mean
 from rlsched.vector import BATCHED_ENV_IDS
 
@@ -295,10 +295,9 @@ class TrainConfig:
             split = SPLITS.get(self.env_id)
             shared |= overlap(extra, split.test) if split else set()
             if shared:
-                what = ", ".join(sorted(":".join(u) for u in shared))
                 raise ConfigError(
-                    f"{source}: train_datasets entry {extra!r} shares {what} with the "
-                    "validation or the test set (rlsched.splits)"
+                    f"{source}: train_datasets entry {extra!r} shares {shared_text(shared)} "
+                    "with the validation or the test set (rlsched.splits)"
                 )
 
     def to_dict(self) -> dict[str, Any]:
