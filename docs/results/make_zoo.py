@@ -261,12 +261,13 @@ def export_and_judge(env: str, name: str, run: Path, kwargs: dict) -> tuple[int,
 
 
 def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means: dict,
-                 vs_entry: dict, ref: str, episodes: int) -> None:
+                 vs_entry: dict, ref: str, episodes: int, selected_by: str | None = None) -> None:
     size, spec, val, test = export_and_judge(c.env, c.name, run, kwargs)
     split = SPLITS[c.env]
     lo, hi = vs_entry["ci95"]
     card = {
         **training_card(c.name, c.env, run, {r: best_validation(r) for r in runs}, size,
+            selected_by or
             f"{'highest' if c.direction == 'higher' else 'lowest'} mean {c.metric} on the same "
             f"{episodes} validation episodes (seeds 10,000+) among the {len(runs)} candidate "
             f"runs' kept models not significantly worse than the best heuristic there ({ref}); "
