@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from rlsched.agents.export import export_model, write_card
 from rlsched.evaluate import compare
@@ -260,6 +261,12 @@ def export_and_judge(env: str, name: str, run: Path, kwargs: dict) -> tuple[int,
     return size, spec, val, test
 
 
+def _more_datasets(run: Path) -> str:
+    """The run's ``train_datasets`` in words (empty without them)."""
+    more = yaml.safe_load((run / "config.yaml").read_text()).get("train_datasets") or []
+    return f" and {len(more)} more workloads ({', '.join(more)})" if more else ""
+
+
 def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means: dict,
                  vs_entry: dict, ref: str, episodes: int, selected_by: str | None = None) -> None:
     size, spec, val, test = export_and_judge(c.env, c.name, run, kwargs)
@@ -274,7 +281,7 @@ def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means
             f"{c.script}"),
         "env_kwargs": {**split.env_kwargs, **c.extra},
         "preset": c.preset,
-        "trained_on": f"{split.train}, preset {c.preset}",
+        "trained_on": f"{split.train}{_more_datasets(run)}, preset {c.preset}",
         "algo": "maskable_ppo",
         "policy_net": "node",
         "validation_mean_per_seed": val_means,

@@ -12,6 +12,7 @@ used nowhere).
 
     bash docs/results/train_wf_congested_pool.sh   # the candidates (16 cores; run once)
     python docs/results/make_zoo_wf_congested_broad.py [--episodes N]
+    python docs/results/zoo_oracle.py   # after a replacement: the card's oracle record
 
 (a run with N other than the rule's 10 writes its figures and ships nothing).
 
@@ -75,20 +76,22 @@ def _play(job: tuple[str, int, int, list[str]]) -> tuple[str, int, dict[str, lis
     return ds, seed, {r["policy"]: list(r["episode_values"]) for r in rep["results"]}
 
 
-def main() -> None:
+def main(c: Choice = CHOICE, first_seed: int = VAL_SEED) -> None:
+    """The rule above for the pool ``c.pool`` on episodes ``first_seed`` onwards of each family
+    (``make_zoo_wf_congested_anchored.py`` runs it again for another pool)."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--episodes", type=int, default=CHOICE.episodes)
+    ap.add_argument("--episodes", type=int, default=c.episodes)
     ap.add_argument("--workers", type=int, default=2)
     n = ap.parse_args().episodes
     t0 = time.perf_counter()
-    runs = candidate_runs(CHOICE.pool)
-    entry = f"learned:{ZOO_DIR / CHOICE.name / 'model'}"
+    runs = candidate_runs(c.pool)
+    entry = f"learned:{ZOO_DIR / c.name / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
     policies = ["heft", entry, *specs]
     # the slow family (seismology: 864 decisions an episode) in halves, to balance the workers
     half = n // 2
-    jobs = [(ds, VAL_SEED, n, policies) for ds in FAMILIES if "seismology" not in ds]
-    jobs += [(ds, VAL_SEED + k, m, policies) for ds in FAMILIES if "seismology" in ds
+    jobs = [(ds, first_seed, n, policies) for ds in FAMILIES if "seismology" not in ds]
+    jobs += [(ds, first_seed + k, m, policies) for ds in FAMILIES if "seismology" in ds
              for k, m in ((0, half), (half, n - half)) if m]  # fmt: skip
     with ProcessPoolExecutor(ap.parse_args().workers) as pool:
         parts = sorted(pool.map(_play, jobs), key=lambda p: (FAMILIES.index(p[0]), p[1]))
@@ -117,8 +120,8 @@ def main() -> None:
             [v[p] for d, _, v in parts if d == ds]))) for p in policies}
         for ds in FAMILIES}  # fmt: skip
     out = {
-        "validation": {"datasets": list(FAMILIES), "episodes_per_family": n, "seed": VAL_SEED,
-                       "preset": CHOICE.preset, "reference": "heft",
+        "validation": {"datasets": list(FAMILIES), "episodes_per_family": n, "seed": first_seed,
+                       "preset": c.preset, "reference": "heft",
                        "mean_completion_per_family": per_family,
                        "mean_gap_pct": {name(p): float(gap[p].mean()) for p in policies},
                        "vs_heft": {name(p): v for p, v in verdicts.items()}},
@@ -128,7 +131,7 @@ def main() -> None:
         "replaces": replace,
         "seconds": time.perf_counter() - t0,
     }  # fmt: skip
-    res = CHOICE.results + ("" if n == CHOICE.episodes else f"_{n}")
+    res = c.results + ("" if n == c.episodes else f"_{n}")
     (ROOT / f"docs/results/{res}.json").write_text(json.dumps(out, indent=1) + "\n")
     for p in policies[1:]:
         v = verdicts[p]
@@ -136,18 +139,19 @@ def main() -> None:
               f"{v['ci95'][1]:+.2f}] {v['verdict']}")
     print(f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replace}; "
           f"{out['seconds']:.0f} s")
-    if replace and n == CHOICE.episodes:  # a run with another N only reports
+    if replace and n == c.episodes:  # a run with another N only reports
         assert kept is not None and vs_entry is not None
         _ship_choice(
-            CHOICE, specs[kept], runs,
-            kwargs={**SPLITS[CHOICE.env].env_kwargs, "scenario": CHOICE.preset},
+            c, specs[kept], runs,
+            kwargs={**SPLITS[c.env].env_kwargs, "scenario": c.preset},
             val_means={label(r): float(gap[s].mean()) for s, r in specs.items()},
             vs_entry=vs_entry, ref="heft", episodes=len(zero),
             selected_by=(
-                f"lowest mean completion relative to HEFT over {n} episodes (seeds 10,000+) "
-                f"of each of {', '.join(d.split('?')[0] for d in FAMILIES)} (families used "
-                f"neither in training nor in test), among the {len(runs)} candidate runs' "
-                f"kept models not significantly worse than HEFT there; {CHOICE.script}"),
+                f"lowest mean completion relative to HEFT over {n} episodes "
+                f"(seeds {first_seed:,}+) of each of "
+                f"{', '.join(d.split('?')[0] for d in FAMILIES)} (families used neither in "
+                f"training nor in test), among the {len(runs)} candidate runs' kept models "
+                f"not significantly worse than HEFT there; {c.script}"),
         )
 
 

@@ -8,6 +8,7 @@ from rlsched.core.offloading import (
     OffloadTask,
     Server,
     check_schedule,
+    eft_order,
     patent_example,
     simulate,
 )
@@ -172,3 +173,16 @@ def test_patent_example_and_rank() -> None:
     # task 6 finishes at 2.02 on es2 and sends its 0.1 MB back to es1 (distance 1): 0.1 s
     assert s.finish.max() == pytest.approx(2.02)
     assert s.makespan == pytest.approx(2.12)
+
+
+def test_eft_order_sorts_valid_servers_by_finish_then_transfer_then_index() -> None:
+    """The order HEFT's choice and the env's ``candidates`` come from, against a plain sort
+    (ties drawn on purpose: finishes and transfers from a few values)."""
+    rng = np.random.default_rng(0)
+    for _ in range(300):
+        n = int(rng.integers(1, 9))
+        done = rng.choice([1.0, 2.0, 3.0, np.inf], n)
+        trans = rng.choice([0.0, 0.5, 1.0], n)
+        mask = rng.random(n) < 0.7
+        want = sorted(np.flatnonzero(mask), key=lambda s: (done[s], trans[s], s))
+        assert eft_order(done, trans, mask).tolist() == want

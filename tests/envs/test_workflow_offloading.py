@@ -224,3 +224,37 @@ def test_lookahead_feature_is_where_the_critical_child_can_finish() -> None:
                 for k, v in plain._observation().items():
                     np.testing.assert_array_equal(obs[k], v)
     assert checked >= 20 and sinks >= 6, (checked, sinks)
+
+
+def test_candidates_keep_the_servers_of_earliest_finish() -> None:
+    """``candidates: k``: the mask keeps the k valid servers of earliest estimated finish
+    (ties: less transfer, lower index), HEFT's choice first; k=1 leaves HEFT's choice alone,
+    so any policy plays HEFT's episode."""
+    from rlsched.policies.offloading import HeftPolicy
+
+    for k in (1, 2, 3):
+        env = WorkflowOffloadingEnv(num_workflows=2, candidates=k)
+        full = WorkflowOffloadingEnv(num_workflows=2)
+        for seed in range(2):
+            env.reset(seed=seed)
+            full.reset(seed=seed)
+            rng = np.random.default_rng(seed)
+            done = False
+            while not done:
+                base = full.action_masks()
+                keys = {int(s): (round(e["done"], 9), e["t_trans"], int(s))
+                        for s in np.flatnonzero(base) for e in [env.estimate(int(s))]}
+                want = sorted(sorted(keys, key=keys.__getitem__)[:k])
+                assert np.flatnonzero(env.action_masks()).tolist() == want
+                a = int(rng.choice(want))
+                _, _, done, _, _ = env.step(a)
+                full.step(a)
+    heft_env = WorkflowOffloadingEnv(num_workflows=3)
+    heft = HeftPolicy(heft_env)
+    want_info, _ = _play(heft_env, 5, pick=lambda e, m: heft.act(None, m))
+    got_info, _ = _play(WorkflowOffloadingEnv(num_workflows=3, candidates=1), 5)  # random picks
+    got, want = got_info["metrics"], want_info["metrics"]
+    assert got.keys() == want.keys()
+    assert all(got[m] == want[m] or (np.isnan(got[m]) and np.isnan(want[m])) for m in got)
+    with pytest.raises(ValueError, match="candidates"):
+        WorkflowOffloadingEnv(candidates=0)

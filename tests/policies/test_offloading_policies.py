@@ -6,7 +6,7 @@ import pytest
 
 import rlsched  # noqa: F401
 from rlsched.evaluate import compare, make_env
-from rlsched.policies.offloading import POLICY_FACTORIES, MdpLookaheadPolicy
+from rlsched.policies.offloading import POLICY_FACTORIES, MdpLookaheadPolicy, anchored_servers
 from rlsched.policies.registry import applicable_heuristics, make_policy
 
 
@@ -137,3 +137,27 @@ def test_all_cloud_is_not_a_heuristic_of_a_cloudless_env() -> None:
     assert "all_cloud" not in applicable_heuristics(bounded)
     assert "all_local" in applicable_heuristics(bounded)
     assert "all_cloud" in applicable_heuristics(make_env(env_id, "wfinstances:blast-43"))
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_anchored_servers_from_the_observation_equal_the_env_mask(k: int) -> None:
+    """What ``learned:`` narrows an env's mask to for a model trained with ``candidates: k``,
+    from the observation alone, is the mask that env argument gives (random play, the
+    congested preset's five edge servers and the cloud)."""
+    anchored = make_env("rlsched/WorkflowOffloading-v0", scenario="congested", candidates=k)
+    full = make_env("rlsched/WorkflowOffloading-v0", scenario="congested")
+    rng = np.random.default_rng(k)
+    states = 0
+    for seed in range(2):
+        obs, _ = full.reset(seed=seed)
+        anchored.reset(seed=seed)
+        done = False
+        while not done:
+            mask = full.unwrapped.action_masks()
+            want = np.flatnonzero(anchored.unwrapped.action_masks())
+            assert anchored_servers(obs, mask, k).tolist() == want.tolist()
+            a = int(rng.choice(want))
+            obs, _, done, _, _ = full.step(a)
+            anchored.step(a)
+            states += 1
+    assert states > 50

@@ -241,6 +241,40 @@ def test_pods_model_trained_on_candidates_acts_among_them_in_any_env(tmp_path: P
             obs, *_ = env.step(a)
 
 
+def test_offloading_model_trained_on_candidates_acts_among_them_in_any_env(
+    tmp_path: Path,
+) -> None:
+    """A WorkflowOffloading model trained with `candidates: k` picks among the k servers of
+    earliest finish also where the env offers every server (another server count included),
+    computed from the observation as the env computes them."""
+    from rlsched.policies.offloading import anchored_servers
+
+    data = "synthetic:placement?workflows=20&tasks=8&seed=5"
+    kw = {"num_workflows": 2, "reward": "makespan"}
+    train(
+        TrainConfig(env_id="rlsched/WorkflowOffloading-v0", dataset=data, eval_dataset=None,
+                    env_kwargs={**kw, "num_nodes": 4, "candidates": 2}, total_steps=64,
+                    n_envs=1, n_steps=32, batch_size=32, n_epochs=1, eval_freq=0,
+                    policy_net="node", tensorboard=False, seed=0),
+        tmp_path / "run", progress=False,
+    )  # fmt: skip
+    decisions = 0
+    for nodes in (4, 7):
+        env = make_env("rlsched/WorkflowOffloading-v0", data, **kw, num_nodes=nodes)
+        pol = make_policy(f"learned:{tmp_path / 'run'}/model", env)
+        assert pol.candidates == 2
+        obs, _ = env.reset(seed=3)
+        done = False
+        while not done:
+            mask = env.unwrapped.action_masks()
+            assert mask.sum() > 2  # the env itself offers more than the anchor's 2
+            a = pol.act(obs, mask)
+            assert a in anchored_servers(obs, mask, 2)
+            obs, _, done, _, _ = env.step(a)
+            decisions += 1
+    assert decisions >= 30
+
+
 def test_train_datasets_give_each_sub_env_its_workload(tmp_path: Path) -> None:
     """`train_datasets`: sub-env r trains on the r-th of [dataset, *train_datasets]; none may
     share data with the test set."""

@@ -450,3 +450,11 @@ def patent_example(
     return OffloadInstance(
         servers, adj, bandwidth, pull_time, tasks, 0.0, "patent-example", origin=0, input_data=0.0
     )
+
+
+def eft_order(done: np.ndarray, transfer: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The valid servers in earliest-finish order: by ``done`` (finish, plus a sink's return to
+    the origin), then less ``transfer``, then lower index. Its first is HEFT's server; the env's
+    ``candidates`` keeps its first few (a policy anchored to HEFT)."""
+    valid = np.flatnonzero(mask)
+    return valid[np.lexsort((valid, np.asarray(transfer)[valid], np.asarray(done)[valid]))]

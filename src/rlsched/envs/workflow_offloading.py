@@ -13,6 +13,7 @@ from rlsched.core.offloading import (
     OffloadTask,
     Server,
     ServerState,
+    eft_order,
     patent_example,
     ready_time,
 )
@@ -217,7 +218,9 @@ class WorkflowOffloadingEnv(RlschedEnv):
     ``max_tasks`` (200: larger workflows are skipped), ``time_unit`` (None), ``server_seed``
     (0), ``optimality_reference`` (False), ``optimal_max_tasks`` (20), ``optimal_time_limit``
     (2 s), ``invalid_action_penalty`` (None: the undecided tasks), ``lookahead`` (False: adds
-    ``node_child_done``), ``render_mode``.
+    ``node_child_done``), ``candidates`` (None; k: the mask keeps the k valid servers of
+    earliest estimated finish, HEFT's choice first among them, so a policy trained so is
+    anchored to HEFT: k=1 is HEFT itself), ``render_mode``.
 
     ## Version History
 
@@ -279,6 +282,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         optimal_time_limit: float = 2.0,
         invalid_action_penalty: float | None = None,
         lookahead: bool = False,
+        candidates: int | None = None,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -298,6 +302,12 @@ class WorkflowOffloadingEnv(RlschedEnv):
         self._set_render_mode(render_mode)
         self.invalid_action_penalty = invalid_action_penalty
         self.lookahead = bool(lookahead)
+        if candidates is not None and int(candidates) < 1:
+            raise ValueError(f"candidates must be None or >= 1, got {candidates!r}")
+        self.candidates = None if candidates is None else int(candidates)
+        # the anchored mask of the current decision, kept by _observation (which estimates
+        # every server anyway) so that action_masks need not estimate them again
+        self._anchor_mask: np.ndarray | None = None
         self.reward_name = reward
         self.task_order = task_order
         self.scenario = scenario
@@ -618,11 +628,38 @@ class WorkflowOffloadingEnv(RlschedEnv):
         return [dict(r) for r in self._log]
 
     def action_masks(self) -> np.ndarray:
-        """The servers that can host the current task (all True once the episode is over)."""
+        """The servers that can host the current task (all True once the episode is over);
+        with ``candidates``, only the first ``candidates`` of them in earliest-finish order."""
         if self._done:
             return np.ones(self.num_servers, dtype=bool)
+        mask = self._host_mask()
+        if self.candidates is None or mask.sum() <= self.candidates:
+            return mask
+        if self._anchor_mask is None:
+            self._anchor_mask = self._first_candidates(mask, *self.eft_keys(mask))
+        return self._anchor_mask.copy()
+
+    def _host_mask(self) -> np.ndarray:
         w, t = self._wf[self._w], self._task
         return np.array([w.can_host(t, s) for s in range(self.num_servers)], dtype=bool)
+
+    def _first_candidates(
+        self, mask: np.ndarray, done: np.ndarray, transfer: np.ndarray
+    ) -> np.ndarray:
+        assert self.candidates is not None
+        out = np.zeros_like(mask)
+        out[eft_order(done, transfer, mask)[: self.candidates]] = True
+        return out
+
+    def eft_keys(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per server (``inf`` where ``mask`` is False): ``estimate``'s ``done`` rounded to
+        1e-9 s and its ``t_trans``, the keys of :func:`~rlsched.core.offloading.eft_order`."""
+        done = np.full(self.num_servers, np.inf)
+        trans = np.full(self.num_servers, np.inf)
+        for s in np.flatnonzero(mask):
+            e = self.estimate(int(s))
+            done[s], trans[s] = round(e["done"], 9), e["t_trans"]
+        return done, trans
 
     def estimate(self, action: int) -> Estimate:
         """What placing the current task on ``action`` gives, without changing state.
@@ -773,6 +810,10 @@ class WorkflowOffloadingEnv(RlschedEnv):
             obs["node_busy"][s] = busy / srv.cpu / u
         if self.lookahead:
             obs["node_child_done"][:] = np.maximum(self._child_done(ests) - now, 0.0) / u
+        if self.candidates is not None:  # the same keys as eft_keys, for this decision
+            done = np.array([round(e["done"], 9) for e in ests])
+            trans = np.array([e["t_trans"] for e in ests])
+            self._anchor_mask = self._first_candidates(self._host_mask(), done, trans)
         data_in = sum(w.tasks[p].data for p in task.parents) if task.parents else w.input_data
         obs["task"][:] = (
             task.work / u,

@@ -8,7 +8,7 @@ or a training run folder holding ``model/``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,16 @@ from rlsched.agents.networks import is_node_policy, node_logits, resized_space_e
 from rlsched.agents.node_numpy import NodeScorer
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Action, Observation, Policy
+from rlsched.policies.offloading import anchored_servers
 from rlsched.policies.pods import anchored_actions
 from rlsched.runtime import set_torch_threads
+
+#: env id -> the valid actions a model trained with the env argument ``candidates`` keeps,
+#: computed from an observation (the env's mask, narrowed as that env narrows it)
+ANCHORS: dict[str, Callable[[Observation, np.ndarray, int], np.ndarray]] = {
+    "rlsched/PodRebalancing-v0": anchored_actions,
+    "rlsched/WorkflowOffloading-v0": anchored_servers,
+}
 
 # the model folder's names, defined in rlsched.agents.models, are also read from here
 __all__ = [
@@ -84,10 +92,11 @@ class LearnedPolicy(Policy):
         self._mlp: MlpActor | None = None
         if self._scorer is None and self.algo in ("ppo", "maskable_ppo"):
             self._mlp = MlpActor.from_policy(self.model.policy, self.normalizer)
-        # trained on a heuristic's first moves only (PodRebalancing's ``candidates``): it acts
-        # among them in any env, not among moves it never learned to weigh
+        # trained on a heuristic's first choices only (``candidates``: greedy_migration's moves,
+        # HEFT's servers): it acts among them in any env, not among ones it never learned to weigh
         k = self.env_kwargs.get("candidates")
-        self.candidates = int(k) if k and self.env_id == "rlsched/PodRebalancing-v0" else None
+        self._anchor = ANCHORS.get(self.env_id) if k else None
+        self.candidates = int(k) if k and self._anchor is not None else None
 
     @property
     def env_id(self) -> str:
@@ -147,9 +156,10 @@ class LearnedPolicy(Policy):
         return self._scorer.logits(observation).astype(np.float64)
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
-        if self.candidates is not None:  # first: this path is PodRebalancing's at 100 nodes
-            assert isinstance(observation, dict)  # PodRebalancing's observations
-            valid = anchored_actions(observation, mask, self.candidates)
+        if self._anchor is not None and self.candidates is not None:
+            # first: this is PodRebalancing's path at 100 nodes
+            assert isinstance(observation, dict)  # both anchored envs' observations
+            valid = self._anchor(observation, mask, self.candidates)
             if self._scorer is not None and len(valid):  # 9 rows of 300,001 at 100 nodes
                 return int(valid[np.argmax(self._scorer.logits(observation, valid))])
             if len(valid):

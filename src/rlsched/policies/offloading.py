@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from rlsched.core.offloading import eft_order
 from rlsched.core.optimal import solve
 from rlsched.policies.base import Observation, Policy
 from rlsched.policies.rollout import RolloutPolicy
@@ -30,14 +31,22 @@ def _base(env: Any) -> Any:
 
 def _eft(env: Any, mask: np.ndarray) -> int:
     """Valid server with the earliest estimated finish, a sink's return transfer to the origin
-    included (ties: less transfer time, lower index)."""
-    best, key = int(np.argmax(mask)), (np.inf, np.inf)
-    for s in np.flatnonzero(mask):
-        e = env.estimate(int(s))
-        k = (round(e["done"], 9), e["t_trans"])
-        if k < key:
-            best, key = int(s), k
-    return best
+    included (ties: less transfer time, lower index): the first of ``eft_order``."""
+    if not mask.any():
+        return 0
+    done, transfer = env.eft_keys(mask)
+    return int(eft_order(done, transfer, mask)[0])
+
+
+def anchored_servers(observation: Observation, mask: np.ndarray, candidates: int) -> np.ndarray:
+    """The valid servers left when ``mask`` is narrowed to the ``candidates`` of earliest
+    finish, ascending: what the env's mask keeps with ``candidates``, computed from the
+    observation (``node_done`` and ``node_transfer``: float32 relative times, so servers
+    whose finish differs by less than float32 resolves are ordered by transfer and index).
+    A model trained with that argument acts through it in any env."""
+    assert isinstance(observation, dict)
+    order = eft_order(observation["node_done"], observation["node_transfer"], mask)
+    return np.sort(order[:candidates])
 
 
 class _EnvPolicy(Policy):

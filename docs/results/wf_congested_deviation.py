@@ -1,0 +1,74 @@
+"""Issue 13, descriptive: how often the WorkflowOffloading ``congested`` models leave HEFT's
+server. For the zoo entry and the four HEFT-anchored runs fine-tuned by PPO
+(``make_zoo_wf_congested_anchored.py``): 3 episodes (seeds 11,000-11,002) of two of the
+unused validation families and of the training runs, the share of decisions where the model's
+server is not HEFT's (the first of ``eft_order``), and of those the share that go to the cloud;
+also the four anchored clones without RL (``make_zoo_wf_congested_anchored_clone.py``).
+Nothing is chosen on it.
+
+    python docs/results/wf_congested_deviation.py   # writes wf_congested_deviation.json
+"""
+
+import json
+import time
+from pathlib import Path
+
+from rlsched.core.offloading import eft_order
+from rlsched.evaluate import make_env
+from rlsched.policies.registry import make_policy
+from rlsched.splits import SPLITS
+from rlsched.zoo import ZOO_DIR
+
+ENV = "rlsched/WorkflowOffloading-v0"
+ROOT = Path(__file__).resolve().parents[2]
+DATASETS = (
+    "wfcommons:cycles?tasks=80&seed=21&workflows=4",
+    "wfcommons:soykb?tasks=100&seed=21&workflows=4",
+    SPLITS[ENV].train,
+)
+MODELS = {"entry": f"learned:{ZOO_DIR / 'workflow-congested-ppo' / 'model'}"} | {
+    f"anchored{k}/seed{s}":
+        f"learned:{ROOT}/runs/zoo/workflow_offloading_congested_anchored{k}/seed{s}/model"
+    for k in (2, 3) for s in (0, 1)
+} | {
+    f"anchored_clone/seed{s}":
+        f"learned:{ROOT}/runs/zoo/workflow_offloading_congested_anchored_clone/seed{s}/model"
+    for s in range(4)
+}  # fmt: skip
+
+
+def deviation(ds: str, spec: str, episodes: int = 3) -> dict:
+    env = make_env(ENV, ds, scenario="congested")
+    u = env.unwrapped
+    pol = make_policy(spec, env, seed=0)
+    n = dev = cloud = 0
+    for ep in range(episodes):
+        obs, _ = env.reset(seed=11_000 + ep)
+        done = False
+        while not done:
+            mask = u.action_masks()
+            heft = int(eft_order(*u.eft_keys(mask), mask)[0])
+            a = pol.act(obs, mask)
+            n += 1
+            dev += a != heft
+            cloud += a != heft and u.servers[a].is_cloud
+            obs, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+    return {"decisions": n, "deviate": dev / n, "of_those_to_cloud": cloud / max(dev, 1)}
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    out: dict = {}
+    for ds in DATASETS:
+        for name, spec in MODELS.items():
+            r = out.setdefault(ds, {})[name] = deviation(ds, spec)
+            print(f"{ds.split('?')[0][:24]:24s} {name:18s} {r['decisions']:5d} decisions, "
+                  f"{r['deviate']:6.1%} not HEFT's server ({r['of_those_to_cloud']:.0%} of "
+                  f"those to the cloud)", flush=True)
+    out["seconds"] = time.perf_counter() - t0
+    (ROOT / "docs/results/wf_congested_deviation.json").write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
