@@ -186,6 +186,18 @@ class Choice:
     card_fields: tuple[tuple[str, str], ...] = ()  # more (key, text) for a replacement's card
 
 
+def record_choice(c: Choice, episodes: int, validation: dict, entry_eligible: bool,
+                  kept: str | None, vs_entry: dict | None, replace: bool, t0: float) -> dict:
+    """The rule's record of one choice, written to ``docs/results/RESULTS.json`` (``_N`` when
+    ``episodes`` is not the default)."""
+    out = {"validation": validation, "entry_eligible": entry_eligible, "kept": kept,
+           "kept_vs_entry": vs_entry, "replaces": replace,
+           "seconds": time.perf_counter() - t0}  # fmt: skip
+    name = c.results + ("" if episodes == c.episodes else f"_{episodes}")
+    (ROOT / f"docs/results/{name}.json").write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
 def pooled_choice(c: Choice) -> None:
     """The rule (``make_zoo_vm.py`` has its history): every candidate run's kept model, the
     shipped entry and ``c.heuristics`` play the same validation episodes (seeds 10,000+;
@@ -222,20 +234,13 @@ def pooled_choice(c: Choice) -> None:
         rows[kept]["episode_values"], rows[entry]["episode_values"], direction=c.direction,
         reference="the entry so far", metric=c.metric).to_json()
     replace = kept is not None and (not eligible(entry) or vs_entry["verdict"] == "better")
-    out = {
-        "validation": {"dataset": split.validation, "episodes": episodes,
-                       "seed": VAL_SEED, "reference": ref,
-                       "means": {(label(specs[s]) if s in specs else s): mean(s) for s in rows},
-                       "vs_best": {(label(specs[s]) if s in specs else s): rows[s]["paired"]
-                                   for s in rows if "paired" in rows[s]}},
-        "entry_eligible": eligible(entry),
-        "kept": None if kept is None else label(specs[kept]),
-        "kept_vs_entry": vs_entry,
-        "replaces": replace,
-        "seconds": time.perf_counter() - t0,
-    }  # fmt: skip
-    name = c.results + ("" if episodes == c.episodes else f"_{episodes}")
-    (ROOT / f"docs/results/{name}.json").write_text(json.dumps(out, indent=1) + "\n")
+    out = record_choice(
+        c, episodes,
+        {"dataset": split.validation, "episodes": episodes, "seed": VAL_SEED, "reference": ref,
+         "means": {(label(specs[s]) if s in specs else s): mean(s) for s in rows},
+         "vs_best": {(label(specs[s]) if s in specs else s): rows[s]["paired"]
+                     for s in rows if "paired" in rows[s]}},
+        eligible(entry), None if kept is None else label(specs[kept]), vs_entry, replace, t0)
     print(f"reference {ref} {mean(ref):.2f}; entry {mean(entry):.2f} "
           f"({rows[entry]['paired']['verdict']})")
     for s, r in specs.items():

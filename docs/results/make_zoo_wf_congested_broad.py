@@ -34,12 +34,11 @@ A replacement is judged afterwards on 30 fresh test episodes, seeds 4000-4029
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
-from make_zoo import ROOT, VAL_SEED, Choice, _ship_choice, candidate_runs, label
+from make_zoo import VAL_SEED, Choice, _ship_choice, candidate_runs, label, record_choice
 
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
@@ -119,20 +118,13 @@ def main(c: Choice = CHOICE, first_seed: int = VAL_SEED) -> None:
         ds.split("?")[0]: {name(p): float(np.mean(np.concatenate(
             [v[p] for d, _, v in parts if d == ds]))) for p in policies}
         for ds in FAMILIES}  # fmt: skip
-    out = {
-        "validation": {"datasets": list(FAMILIES), "episodes_per_family": n, "seed": first_seed,
-                       "preset": c.preset, "reference": "heft",
-                       "mean_completion_per_family": per_family,
-                       "mean_gap_pct": {name(p): float(gap[p].mean()) for p in policies},
-                       "vs_heft": {name(p): v for p, v in verdicts.items()}},
-        "entry_eligible": entry_ok,
-        "kept": None if kept is None else label(specs[kept]),
-        "kept_vs_entry": vs_entry,
-        "replaces": replace,
-        "seconds": time.perf_counter() - t0,
-    }  # fmt: skip
-    res = c.results + ("" if n == c.episodes else f"_{n}")
-    (ROOT / f"docs/results/{res}.json").write_text(json.dumps(out, indent=1) + "\n")
+    out = record_choice(
+        c, n,
+        {"datasets": list(FAMILIES), "episodes_per_family": n, "seed": first_seed,
+         "preset": c.preset, "reference": "heft", "mean_completion_per_family": per_family,
+         "mean_gap_pct": {name(p): float(gap[p].mean()) for p in policies},
+         "vs_heft": {name(p): v for p, v in verdicts.items()}},
+        entry_ok, None if kept is None else label(specs[kept]), vs_entry, replace, t0)
     for p in policies[1:]:
         v = verdicts[p]
         print(f"  {name(p):45s} {gap[p].mean():+7.2f}% [{v['ci95'][0]:+.2f}, "
