@@ -258,3 +258,26 @@ def test_candidates_keep_the_servers_of_earliest_finish() -> None:
     assert all(got[m] == want[m] or (np.isnan(got[m]) and np.isnan(want[m])) for m in got)
     with pytest.raises(ValueError, match="candidates"):
         WorkflowOffloadingEnv(candidates=0)
+
+
+def test_finish_gap_is_the_lag_behind_the_earliest_finish() -> None:
+    """``finish_gap``: per server, how much later than the earliest-finishing valid server the
+    task would be done (0 for that server and where the task cannot go); HEFT's server is the
+    one at 0."""
+    from rlsched.core.offloading import eft_order
+
+    env = WorkflowOffloadingEnv(num_workflows=2, finish_gap=True)
+    assert "node_done_gap" not in WorkflowOffloadingEnv(num_workflows=2).observation_space.spaces
+    rng = np.random.default_rng(0)
+    obs, _ = env.reset(seed=0)
+    done, states = False, 0
+    while not done:
+        mask = env.action_masks()
+        est = np.array([env.estimate(s)["done"] for s in range(env.num_servers)])
+        want = np.where(mask, est - est[mask].min(), 0.0) / env.time_unit
+        assert np.allclose(obs["node_done_gap"], want, rtol=1e-5, atol=1e-6)
+        heft = int(eft_order(*env.eft_keys(mask), mask)[0])
+        assert obs["node_done_gap"][heft] == 0.0
+        obs, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        states += 1
+    assert states > 10

@@ -160,6 +160,10 @@ class WorkflowOffloadingEnv(RlschedEnv):
       not; plus, for a sink child, its output's return to the origin; for a sink task,
       ``node_done``. Relative to now. One step of what a rollout sees: where this task's
       placement leaves the critical path's next task.
+    - ``node_done_gap (N,)`` (only with ``finish_gap=True``): ``node_done`` minus the earliest
+      ``node_done`` among the servers that can host the task (0 where it cannot), so the
+      server of earliest finish reads 0 however long the queues are: a network reading
+      squashed inputs tells 300 from 305 time units apart poorly, 0 from 5 well.
     - ``task (8,)``: work, cpu, mem, data in (sum over predecessors; a source: ``input_data``),
       data out, upward rank,
       depth (longest chain of predecessors), fraction of the workflow's tasks still undecided.
@@ -220,7 +224,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
     (2 s), ``invalid_action_penalty`` (None: the undecided tasks), ``lookahead`` (False: adds
     ``node_child_done``), ``candidates`` (None; k: the mask keeps the k valid servers of
     earliest estimated finish, HEFT's choice first among them, so a policy trained so is
-    anchored to HEFT: k=1 is HEFT itself), ``render_mode``.
+    anchored to HEFT: k=1 is HEFT itself), ``finish_gap`` (False: adds ``node_done_gap``),
+    ``render_mode``.
 
     ## Version History
 
@@ -283,6 +288,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         invalid_action_penalty: float | None = None,
         lookahead: bool = False,
         candidates: int | None = None,
+        finish_gap: bool = False,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -305,6 +311,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         if candidates is not None and int(candidates) < 1:
             raise ValueError(f"candidates must be None or >= 1, got {candidates!r}")
         self.candidates = None if candidates is None else int(candidates)
+        self.finish_gap = bool(finish_gap)
         # the anchored mask of the current decision, kept by _observation (which estimates
         # every server anyway) so that action_masks need not estimate them again
         self._anchor_mask: np.ndarray | None = None
@@ -439,6 +446,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
         }
         if self.lookahead:
             boxes["node_child_done"] = spaces.Box(0.0, inf, (N,), f32)
+        if self.finish_gap:
+            boxes["node_done_gap"] = spaces.Box(0.0, inf, (N,), f32)
         # in key order, as a Dict space sorts a mapping's keys
         self.observation_space = spaces.Dict(sorted(boxes.items()))
         #: the observation's arrays: name -> shape, in the space's key order
@@ -810,6 +819,11 @@ class WorkflowOffloadingEnv(RlschedEnv):
             obs["node_busy"][s] = busy / srv.cpu / u
         if self.lookahead:
             obs["node_child_done"][:] = np.maximum(self._child_done(ests) - now, 0.0) / u
+        if self.finish_gap:  # behind the earliest finish among the servers that can host it
+            done_at = np.array([e["done"] for e in ests])
+            host = self._host_mask()
+            first = done_at[host].min() if host.any() else now
+            obs["node_done_gap"][:] = np.where(host, done_at - first, 0.0) / u
         if self.candidates is not None:  # the same keys as eft_keys, for this decision
             done = np.array([round(e["done"], 9) for e in ests])
             trans = np.array([e["t_trans"] for e in ests])
