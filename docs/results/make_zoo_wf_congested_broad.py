@@ -67,20 +67,21 @@ CHOICE = Choice(
 
 
 def _play(
-    job: tuple[str, int, int, list[str], dict],
+    job: tuple[Choice, str, int, int, list[str]],
 ) -> tuple[str, int, dict[str, list[float]]]:
     """One family's episodes ``[seed, seed + n)``: every policy's mean completion per episode.
-    ``extra``: env arguments the candidates need (``Choice.extra``, observation keys only); HEFT
-    and the entry play without them, the candidates with them, on the same seeded episodes
-    (HEFT plays both, and must score the same in both)."""
-    ds, seed, n, specs, extra = job
-    kwargs = {**SPLITS[CHOICE.env].env_kwargs, "scenario": CHOICE.preset}
-    groups = [(specs[:2], kwargs), (["heft", *specs[2:]], {**kwargs, **extra})] if extra else [
-        (specs, kwargs)]
+    ``c.extra``: env arguments the candidates need (observation keys only); HEFT and the entry
+    play without them, the candidates with them, on the same seeded episodes (HEFT plays both,
+    and must score the same in both)."""
+    c, ds, seed, n, specs = job
+    kwargs = {**SPLITS[c.env].env_kwargs, "scenario": c.preset}
+    groups = [(specs, kwargs)]
+    if c.extra:  # the candidates read observation keys HEFT and the entry do not
+        groups = [(specs[:2], kwargs), (["heft", *specs[2:]], {**kwargs, **c.extra})]
     out: dict[str, list[float]] = {}
     for group, kw in groups:
-        rep = compare(CHOICE.env, ds, group, episodes=n, seed=seed, env_kwargs=kw)
-        assert rep["main_metric"] == CHOICE.metric, rep["main_metric"]
+        rep = compare(c.env, ds, group, episodes=n, seed=seed, env_kwargs=kw)
+        assert rep["main_metric"] == c.metric, rep["main_metric"]
         for r in rep["results"]:
             vals = list(r["episode_values"])
             assert out.setdefault(r["policy"], vals) == vals, "the same episodes in both groups"
@@ -101,8 +102,8 @@ def main(c: Choice = CHOICE, first_seed: int = VAL_SEED) -> None:
     policies = ["heft", entry, *specs]
     # the slow family (seismology: 864 decisions an episode) in halves, to balance the workers
     half = n // 2
-    jobs = [(ds, first_seed, n, policies, c.extra) for ds in FAMILIES if "seismology" not in ds]
-    jobs += [(ds, first_seed + k, m, policies, c.extra) for ds in FAMILIES if "seismology" in ds
+    jobs = [(c, ds, first_seed, n, policies) for ds in FAMILIES if "seismology" not in ds]
+    jobs += [(c, ds, first_seed + k, m, policies) for ds in FAMILIES if "seismology" in ds
              for k, m in ((0, half), (half, n - half)) if m]  # fmt: skip
     with ProcessPoolExecutor(ap.parse_args().workers) as pool:
         parts = sorted(pool.map(_play, jobs), key=lambda p: (FAMILIES.index(p[0]), p[1]))

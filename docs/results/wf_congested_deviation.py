@@ -2,22 +2,25 @@
 server. For the zoo entry and the four HEFT-anchored runs fine-tuned by PPO
 (``make_zoo_wf_congested_anchored.py``): 3 episodes (seeds 11,000-11,002) of two of the
 unused validation families and of the training runs, the share of decisions where the model's
-server is not HEFT's (the first of ``eft_order``), and of those the share that go to the cloud;
+server is not HEFT's, and of those the share that go to the cloud;
 also the four anchored clones without RL (``make_zoo_wf_congested_anchored_clone.py``).
-Nothing is chosen on it.
+Nothing is chosen on it. The entry is the one shipped when it runs, named in the JSON by its
+card's config and seed (the committed JSON, of 2026-11-27 before that field, holds the entry
+then shipped: ``workflow_offloading_congested_mix`` seed 2).
 
-    python docs/results/wf_congested_deviation.py   # writes wf_congested_deviation.json
+    python docs/results/wf_congested_deviation.py [--json PATH]   # default: the JSON beside it
 """
 
+import argparse
 import json
 import time
 from pathlib import Path
 
-from rlsched.core.offloading import eft_order
+from rlsched.agents.models import read_meta
 from rlsched.evaluate import make_env
 from rlsched.policies.registry import make_policy
 from rlsched.splits import SPLITS
-from rlsched.zoo import ZOO_DIR
+from rlsched.zoo import ZOO_DIR, card
 
 ENV = "rlsched/WorkflowOffloading-v0"
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,16 +41,19 @@ MODELS = {"entry": f"learned:{ZOO_DIR / 'workflow-congested-ppo' / 'model'}"} | 
 
 
 def deviation(ds: str, spec: str, episodes: int = 3) -> dict:
-    env = make_env(ENV, ds, scenario="congested")
+    # the observation keys the model reads (`finish_gap`); its anchor is its own, not the env's
+    meta = read_meta(spec.removeprefix("learned:"))["env_kwargs"]
+    env = make_env(ENV, ds, scenario="congested", finish_gap=bool(meta.get("finish_gap")))
     u = env.unwrapped
     pol = make_policy(spec, env, seed=0)
+    ref = make_policy("heft", env, seed=0)
     n = dev = cloud = 0
     for ep in range(episodes):
         obs, _ = env.reset(seed=11_000 + ep)
         done = False
         while not done:
             mask = u.action_masks()
-            heft = int(eft_order(*u.eft_keys(mask), mask)[0])
+            heft = ref.act(obs, mask)
             a = pol.act(obs, mask)
             n += 1
             dev += a != heft
@@ -58,8 +64,12 @@ def deviation(ds: str, spec: str, episodes: int = 3) -> dict:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json", default=str(ROOT / "docs/results/wf_congested_deviation.json"))
+    path = ap.parse_args().json
     t0 = time.perf_counter()
-    out: dict = {}
+    c = card("workflow-congested-ppo")
+    out: dict = {"entry": f"{c['config']} --seed {c['seed']}"}
     for ds in DATASETS:
         for name, spec in MODELS.items():
             r = out.setdefault(ds, {})[name] = deviation(ds, spec)
@@ -67,7 +77,7 @@ def main() -> None:
                   f"{r['deviate']:6.1%} not HEFT's server ({r['of_those_to_cloud']:.0%} of "
                   f"those to the cloud)", flush=True)
     out["seconds"] = time.perf_counter() - t0
-    (ROOT / "docs/results/wf_congested_deviation.json").write_text(json.dumps(out, indent=1))
+    Path(path).write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":

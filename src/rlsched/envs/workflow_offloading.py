@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any, ClassVar, TypedDict
 
 import numpy as np
@@ -79,6 +80,14 @@ class Estimate(TypedDict):
     finish: float
     done: float
     pulled: bool
+
+
+def _eft_keys(ests: Sequence[Estimate | None]) -> tuple[np.ndarray, np.ndarray]:
+    """``eft_order``'s keys from per-server estimates (None: not a candidate, ``inf``): the
+    finish plus a sink's return, rounded to 1e-9 s, and the transfer time."""
+    done = np.array([np.inf if e is None else round(e["done"], 9) for e in ests])
+    trans = np.array([np.inf if e is None else e["t_trans"] for e in ests])
+    return done, trans
 
 
 class WorkflowOffloadingEnv(RlschedEnv):
@@ -641,10 +650,10 @@ class WorkflowOffloadingEnv(RlschedEnv):
         with ``candidates``, only the first ``candidates`` of them in earliest-finish order."""
         if self._done:
             return np.ones(self.num_servers, dtype=bool)
-        mask = self._host_mask()
-        if self.candidates is None or mask.sum() <= self.candidates:
-            return mask
-        if self._anchor_mask is None:
+        if self.candidates is None:
+            return self._host_mask()
+        if self._anchor_mask is None:  # _observation keeps it for every decision
+            mask = self._host_mask()
             self._anchor_mask = self._first_candidates(mask, *self.eft_keys(mask))
         return self._anchor_mask.copy()
 
@@ -663,12 +672,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
     def eft_keys(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per server (``inf`` where ``mask`` is False): ``estimate``'s ``done`` rounded to
         1e-9 s and its ``t_trans``, the keys of :func:`~rlsched.core.offloading.eft_order`."""
-        done = np.full(self.num_servers, np.inf)
-        trans = np.full(self.num_servers, np.inf)
-        for s in np.flatnonzero(mask):
-            e = self.estimate(int(s))
-            done[s], trans[s] = round(e["done"], 9), e["t_trans"]
-        return done, trans
+        return _eft_keys([self.estimate(s) if m else None for s, m in enumerate(mask)])
 
     def estimate(self, action: int) -> Estimate:
         """What placing the current task on ``action`` gives, without changing state.
@@ -819,15 +823,14 @@ class WorkflowOffloadingEnv(RlschedEnv):
             obs["node_busy"][s] = busy / srv.cpu / u
         if self.lookahead:
             obs["node_child_done"][:] = np.maximum(self._child_done(ests) - now, 0.0) / u
+        if self.finish_gap or self.candidates is not None:
+            host = self._host_mask()
         if self.finish_gap:  # behind the earliest finish among the servers that can host it
             done_at = np.array([e["done"] for e in ests])
-            host = self._host_mask()
             first = done_at[host].min() if host.any() else now
             obs["node_done_gap"][:] = np.where(host, done_at - first, 0.0) / u
-        if self.candidates is not None:  # the same keys as eft_keys, for this decision
-            done = np.array([round(e["done"], 9) for e in ests])
-            trans = np.array([e["t_trans"] for e in ests])
-            self._anchor_mask = self._first_candidates(self._host_mask(), done, trans)
+        if self.candidates is not None:  # every server is estimated here: keep the mask
+            self._anchor_mask = self._first_candidates(host, *_eft_keys(ests))
         data_in = sum(w.tasks[p].data for p in task.parents) if task.parents else w.input_data
         obs["task"][:] = (
             task.work / u,
