@@ -1,5 +1,6 @@
 """The node network's pooled value MLP (``node_value: pooled``): a cheaper update, saved with
-the model, and a critic that runs on any node count."""
+the model, and a critic that runs on any node count; and its residual prior
+(``node_prior_key``): the untrained policy is the heuristic whose key the prior is."""
 
 from pathlib import Path
 
@@ -66,3 +67,69 @@ def test_pooled_critic_values_a_cluster_of_another_size(tmp_path: Path) -> None:
 def test_node_value_is_checked() -> None:
     with pytest.raises(ConfigError, match="node_value"):
         _cfg(node_value="nodes").validate()
+
+
+def _residual_model(env: object, scale: float = -10.0) -> object:
+    from sb3_contrib import MaskablePPO
+
+    from rlsched.agents import networks
+
+    kwargs = networks.node_policy_kwargs(prior_key="node_done_gap", prior_scale=scale)
+    return MaskablePPO(networks.MaskableNodePolicy, env, policy_kwargs=kwargs, seed=0)
+
+
+@pytest.mark.parametrize("candidates", [None, 2])
+def test_an_untrained_residual_policy_is_the_heuristic_its_prior_is_the_key_of(
+    candidates: int | None,
+) -> None:
+    """``node_prior_key``: with HEFT's key (``node_done_gap``) as the prior and the network's
+    score at zero, the greedy policy is HEFT on every decision, in torch and in numpy."""
+    from rlsched.agents.networks import node_logits
+    from rlsched.agents.node_numpy import NodeScorer
+
+    kw = {} if candidates is None else {"candidates": candidates}
+    env = make_env("rlsched/WorkflowOffloading-v0", "wfinstances:montage-58,epigenomics-41",
+                   scenario="congested", finish_gap=True, **kw)  # fmt: skip
+    model = _residual_model(env)
+    scorer = NodeScorer.from_policy(model.policy)  # type: ignore[attr-defined]
+    heft = make_policy("heft", env)
+    obs, _ = env.reset(seed=1)
+    done, n = False, 0
+    while not done:
+        mask = env.unwrapped.action_masks()  # type: ignore[attr-defined]
+        want = heft.act(obs, mask)
+        got, _ = model.predict(obs, action_masks=mask, deterministic=True)  # type: ignore[attr-defined]
+        assert int(got) == want == scorer.act(obs, mask)
+        z = node_logits(model.policy, obs)  # type: ignore[attr-defined]
+        np.testing.assert_allclose(scorer.logits(obs), z, rtol=1e-5, atol=1e-5)
+        obs, _, term, trunc, _ = env.step(want)
+        done, n = term or trunc, n + 1
+    assert n > 100
+
+
+def test_a_residual_policy_learns_and_is_saved_with_its_prior(tmp_path: Path) -> None:
+    """Training moves the prior's coefficient and the score (the residual); the saved model
+    loads with both, and the numpy actor computes its logits."""
+    from rlsched.agents.networks import node_logits
+
+    env_kwargs = {"scenario": "congested", "finish_gap": True, "candidates": 2}
+    cfg = _cfg(env_id="rlsched/WorkflowOffloading-v0", dataset="wfinstances:epigenomics-41",
+               eval_dataset=None, env_kwargs=env_kwargs, node_prior_key="node_done_gap",
+               node_prior_scale=-10.0, ent_coef=0.01)  # fmt: skip
+    train(cfg, tmp_path, progress=False)
+    env = make_env("rlsched/WorkflowOffloading-v0", "wfinstances:srasearch-22", **env_kwargs)
+    pol = make_policy(f"learned:{tmp_path}/model", env)
+    head = pol.model.policy.action_net
+    assert head.prior_coef is not None and head.prior_coef.item() != -10.0
+    assert head.score.weight.abs().sum().item() > 0.0
+    assert pol._scorer is not None and pol._scorer.prior is not None
+    obs, _ = env.reset(seed=0)
+    z = node_logits(pol.model.policy, obs)
+    np.testing.assert_allclose(pol._scorer.logits(obs), z, rtol=1e-5, atol=1e-5)
+
+
+def test_the_prior_key_is_checked(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"node_prior_key.*node_nope"):
+        train(_cfg(node_prior_key="node_nope"), tmp_path, progress=False)
+    with pytest.raises(ConfigError, match="node_prior_key"):
+        train(_cfg(node_prior_key="node_capacity", algo="masked_dqn"), tmp_path, progress=False)

@@ -58,7 +58,10 @@ class NodeSetExtractor(BaseFeaturesExtractor):
     the rest (mean and max over nodes, and the global embedding) feed the value network.
     ``global_keys`` names the other (non-``node_``) keys the network reads (None: all of them);
     the rest of the observation is ignored, so keys whose size is the node count can be left out
-    and the model then acts at any node count.
+    and the model then acts at any node count. ``prior_key`` (a ``node_`` key of one value per
+    node, such as a heuristic's own score) is passed on, symlog-scaled, after the embeddings:
+    ``[node embeddings, prior_0 ... prior_{N-1}, pooled, global]``, for :class:`NodeScoreHead`
+    to add to its scores (a residual policy over that heuristic).
     """
 
     def __init__(
@@ -67,6 +70,8 @@ class NodeSetExtractor(BaseFeaturesExtractor):
         hidden: int = 64,
         pooled_value: bool = False,
         global_keys: Sequence[str] | None = None,
+        prior_key: str | None = None,
+        prior_scale: float = -1.0,
     ) -> None:
         node_keys = sorted(k for k in observation_space.spaces if k.startswith("node_"))
         if not node_keys:
@@ -77,9 +82,15 @@ class NodeSetExtractor(BaseFeaturesExtractor):
         n_nodes = int(first_shape[0])
         d_node = sum(_width(observation_space.spaces[k], True) for k in node_keys)
         d_glob = sum(_width(observation_space.spaces[k], False) for k in glob_keys)
-        super().__init__(observation_space, features_dim=n_nodes * hidden + 3 * hidden)
+        col = prior_column(observation_space, prior_key)
+        n_prior = n_nodes if prior_key is not None else 0
+        super().__init__(observation_space, features_dim=n_nodes * hidden + n_prior + 3 * hidden)
         self.node_keys, self.glob_keys = node_keys, glob_keys
         self.n_nodes, self.hidden = n_nodes, hidden
+        # the prior's column among the concatenated node features (None: no prior); its scale
+        # is read by the policies below to build NodeScoreHead
+        self.prior_key, self.prior_col = prior_key, col
+        self.prior_scale = None if prior_key is None else float(prior_scale)
         # read by the policies below: the value MLP sees only the pooled and global embeddings
         self.pooled_value = bool(pooled_value)
         self.glob_net = nn.Sequential(nn.Linear(max(d_glob, 1), hidden), nn.ReLU())
@@ -107,25 +118,59 @@ class NodeSetExtractor(BaseFeaturesExtractor):
         h = torch.relu(h + F.linear(g, first.weight[:, d:], first.bias).unsqueeze(1))
         h = self.node_net[3](self.node_net[2](h))
         pooled = torch.cat([h.mean(dim=1), h.amax(dim=1), g], dim=1)
-        return torch.cat([h.reshape(b, -1), pooled], dim=1)
+        if self.prior_col is None:
+            return torch.cat([h.reshape(b, -1), pooled], dim=1)
+        return torch.cat([h.reshape(b, -1), nodes[:, :, self.prior_col], pooled], dim=1)
+
+
+def prior_column(observation_space: spaces.Dict, key: str | None) -> int | None:
+    """The column of ``key`` among the node features the node network concatenates (None when
+    ``key`` is None); a ValueError when it is not a ``node_`` key of one value per node."""
+    if key is None:
+        return None
+    node_keys = sorted(k for k in observation_space.spaces if k.startswith("node_"))
+    widths = [_width(observation_space.spaces[k], True) for k in node_keys]
+    if key not in node_keys:
+        raise ValueError(f"prior key {key!r} is not among the node observation keys {node_keys}")
+    i = list(node_keys).index(key)
+    if widths[i] != 1:
+        raise ValueError(f"prior key {key!r} has {widths[i]} values per node; it needs one")
+    return int(sum(widths[:i]))
 
 
 class NodeScoreHead(nn.Module):
-    """Action logits: the same linear score for every node's embedding."""
+    """Action logits: the same linear score for every node's embedding.
 
-    def __init__(self, n_nodes: int, hidden: int) -> None:
+    With ``prior_scale`` (the extractor passes a prior, ``prior_key``) the logit of node i is
+    ``prior_coef * prior_i + score(h_i)``: a residual policy. ``prior_coef`` is learned and starts
+    at ``prior_scale``, and ``score`` starts at zero, so the untrained policy's greedy choice is
+    the prior's argmax exactly (a heuristic whose key is the prior) and training learns only where
+    to depart from it.
+    """
+
+    def __init__(self, n_nodes: int, hidden: int, prior_scale: float | None = None) -> None:
         super().__init__()
         self.n_nodes, self.hidden = n_nodes, hidden
         self.score = nn.Linear(hidden, 1)
-        # near-uniform initial policy, as SB3 initialises its action head (gain 0.01)
-        nn.init.orthogonal_(self.score.weight, gain=0.01)
+        self.prior_coef: nn.Parameter | None = None
+        if prior_scale is None:
+            # near-uniform initial policy, as SB3 initialises its action head (gain 0.01)
+            nn.init.orthogonal_(self.score.weight, gain=0.01)
+        else:
+            nn.init.zeros_(self.score.weight)
+            self.prior_coef = nn.Parameter(torch.tensor(float(prior_scale)))
         nn.init.zeros_(self.score.bias)
 
     def forward(self, latent: torch.Tensor) -> torch.Tensor:
-        # latent = N node embeddings, then 3 pooled/global ones (NodeSetExtractor): N from width
-        n = latent.shape[1] // self.hidden - 3
+        # latent = N node embeddings, [N priors,] then 3 pooled/global ones (NodeSetExtractor):
+        # N from the width
+        per_node = self.hidden + (self.prior_coef is not None)
+        n = (latent.shape[1] - 3 * self.hidden) // per_node
         h = latent[:, : n * self.hidden].reshape(-1, n, self.hidden)
-        return self.score(h).squeeze(-1)
+        logits = self.score(h).squeeze(-1)
+        if self.prior_coef is None:
+            return logits
+        return logits + self.prior_coef * latent[:, n * self.hidden : n * per_node]
 
 
 class PooledValueMlp(MlpExtractor):
@@ -172,7 +217,7 @@ def _swap_action_head(policy: Any, lr_schedule: Any) -> None:
             f"node policy needs one action per node: {policy.action_space.n} actions, "
             f"{ext.n_nodes} nodes"
         )
-    policy.action_net = NodeScoreHead(ext.n_nodes, ext.hidden)
+    policy.action_net = NodeScoreHead(ext.n_nodes, ext.hidden, getattr(ext, "prior_scale", None))
     # the optimizer was built over the old head: rebuild it over the current parameters
     policy.optimizer = policy.optimizer_class(
         policy.parameters(), lr=lr_schedule(1), **policy.optimizer_kwargs
@@ -184,15 +229,19 @@ def node_policy_kwargs(
     value_arch: list[int] | None = None,
     pooled_value: bool = False,
     global_keys: Sequence[str] | None = None,
+    prior_key: str | None = None,
+    prior_scale: float = -1.0,
 ) -> dict[str, Any]:
     """``policy_kwargs`` for the node-scoring policies below (``pooled_value``: see
-    :class:`PooledValueMlp`; ``global_keys``: see :class:`NodeSetExtractor`; saved with the
-    model, so it loads as it was trained)."""
+    :class:`PooledValueMlp`; ``global_keys``, ``prior_key``: see :class:`NodeSetExtractor` and
+    :class:`NodeScoreHead`; saved with the model, so it loads as it was trained)."""
     ext_kwargs: dict[str, Any] = {"hidden": hidden}
     if pooled_value:  # absent otherwise: models saved before the option load unchanged
         ext_kwargs["pooled_value"] = True
     if global_keys is not None:
         ext_kwargs["global_keys"] = list(global_keys)
+    if prior_key is not None:
+        ext_kwargs.update(prior_key=prior_key, prior_scale=float(prior_scale))
     return {
         "features_extractor_class": NodeSetExtractor,
         "features_extractor_kwargs": ext_kwargs,

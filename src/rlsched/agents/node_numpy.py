@@ -9,7 +9,7 @@ same logits::
     nodes = symlog([node_* features])                    (N, d_node)
     g     = relu(symlog([other features]) @ Wg + bg)     (hidden,)
     h     = relu(relu(nodes @ W1n + g @ W1g + b1) @ W2 + b2)
-    logit = h @ w + b                                    (N,)
+    logit = h @ w + b  [+ c * nodes[:, prior column]]    (N,)
 
 for any node count, as the torch network does. Rollouts over a learned base
 (:mod:`rlsched.policies.rollout`) and every evaluation of a node-scoring model act through it
@@ -40,20 +40,26 @@ def float32_copy(t: Any) -> np.ndarray:
 class NodeScorer:
     """The actor of a node-scoring policy (module docstring), in numpy."""
 
-    __slots__ = ("W1g", "W1n", "W2", "Wg", "b1", "b2", "bg", "bs", "glob_keys", "node_keys", "ws")
+    __slots__ = (
+        "W1g", "W1n", "W2", "Wg", "b1", "b2", "bg", "bs", "glob_keys", "node_keys", "prior", "ws"
+    )  # fmt: skip
 
     def __init__(
         self,
         node_keys: list[str],
         glob_keys: list[str],
         layers: Mapping[str, np.ndarray],
+        prior: tuple[int, float] | None = None,
     ) -> None:
+        """``prior``: (column among the node features, coefficient) of a residual policy's
+        prior (:class:`rlsched.agents.networks.NodeScoreHead`); None: none."""
         self.node_keys, self.glob_keys = list(node_keys), list(glob_keys)
         f = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in layers.items()}
         self.Wg, self.bg = f["Wg"], f["bg"]
         self.W1n, self.W1g, self.b1 = f["W1n"], f["W1g"], f["b1"]
         self.W2, self.b2 = f["W2"], f["b2"]
         self.ws, self.bs = f["ws"], f["bs"]
+        self.prior = None if prior is None else (int(prior[0]), np.float32(prior[1]))
 
     @classmethod
     def from_policy(cls, policy: Any) -> NodeScorer:
@@ -62,6 +68,8 @@ class NodeScorer:
         glob, node = ext.glob_net[0], ext.node_net
         d_node = node[0].weight.shape[1] - ext.hidden
         w1 = float32_copy(node[0].weight).T  # (d_node + hidden, hidden)
+        coef = getattr(policy.action_net, "prior_coef", None)
+        prior = None if coef is None else (ext.prior_col, float(coef.detach().cpu()))
         return cls(
             ext.node_keys,
             ext.glob_keys,
@@ -72,6 +80,7 @@ class NodeScorer:
                 "ws": float32_copy(policy.action_net.score.weight).reshape(-1),
                 "bs": float32_copy(policy.action_net.score.bias).reshape(-1),
             },
+            prior,
         )  # fmt: skip
 
     def logits(
@@ -97,7 +106,11 @@ class NodeScorer:
         g = np.maximum(g @ self.Wg + self.bg, 0.0)
         h = np.maximum(nodes @ self.W1n + (g @ self.W1g + self.b1), 0.0)
         h = np.maximum(h @ self.W2 + self.b2, 0.0)
-        return np.asarray(h @ self.ws + self.bs, dtype=np.float32)
+        out = h @ self.ws + self.bs
+        if self.prior is not None:
+            col, coef = self.prior
+            out = out + coef * nodes[:, col]
+        return np.asarray(out, dtype=np.float32)
 
     def act(self, observation: Mapping[str, np.ndarray], mask: np.ndarray) -> int:
         """The highest-scoring valid node (any node when none is valid), as the masked greedy

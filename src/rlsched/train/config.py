@@ -94,6 +94,16 @@ class TrainConfig:
     """``node`` network: the non-``node_`` observation keys it reads (None: all). Leaving out
     the keys sized by the node count (PodRebalancing's per-node ``load``, ``capacity``, ...)
     lets the model act at any node count."""
+    node_prior_key: str | None = None
+    """``node`` network, PPO: a ``node_`` observation key of one value per node whose symlog,
+    times a learned coefficient starting at ``node_prior_scale``, is added to every node's
+    logit; the network's own score starts at zero. The untrained policy then picks the prior's
+    best node, and training learns a residual: where to depart from the heuristic whose key it
+    is (WorkflowOffloading's ``node_done_gap`` with ``finish_gap: true``: HEFT's key)."""
+    node_prior_scale: float = -1.0
+    """Starting coefficient of ``node_prior_key`` (negative: the lowest value scores highest);
+    its size sets how sharply the untrained policy follows the prior, hence how much PPO
+    explores away from it."""
     log_std_init: float | None = None
     """PPO with a Box (continuous) action space: initial log standard deviation of the Gaussian
     policy; None keeps SB3's 0 (std 1, which with actions clipped to [-1, 1] explores mostly at

@@ -220,6 +220,12 @@ def train(
             networks.read_global_keys(obs_space, cfg.node_global_keys)
         except ValueError as e:
             raise ConfigError(f"node_global_keys of {cfg.env_id}: {e}") from None
+    if cfg.node_prior_key is not None and (not use_node_net or cfg.algo == "masked_dqn"):
+        raise ConfigError("node_prior_key: only the PPO node network (policy_net node) reads it")
+    try:
+        networks.prior_column(obs_space, cfg.node_prior_key)
+    except ValueError as e:
+        raise ConfigError(f"node_prior_key of {cfg.env_id}: {e}") from None
     normalizer = None
     if cfg.normalize_obs and not use_node_net:
         venv = normalizer = VecNormalize(
@@ -246,6 +252,8 @@ def train(
             list(cfg.net_arch),
             pooled_value=cfg.node_value == "pooled",
             global_keys=cfg.node_global_keys,
+            prior_key=cfg.node_prior_key,
+            prior_scale=cfg.node_prior_scale,
         )
     else:
         policy_kwargs = {"net_arch": {"pi": list(cfg.net_arch), "vf": list(cfg.net_arch)}}
