@@ -12,6 +12,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -187,11 +188,12 @@ class Choice:
 
 
 def record_choice(c: Choice, episodes: int, validation: dict, entry_eligible: bool,
-                  kept: str | None, vs_entry: dict | None, replace: bool, t0: float) -> dict:
+                  kept: str | None, vs_entry: dict | None, replace: bool, t0: float,
+                  **more: Any) -> dict:
     """The rule's record of one choice, written to ``docs/results/RESULTS.json`` (``_N`` when
-    ``episodes`` is not the default)."""
+    ``episodes`` is not the default); ``more``: fields a rule adds (before ``seconds``)."""
     out = {"validation": validation, "entry_eligible": entry_eligible, "kept": kept,
-           "kept_vs_entry": vs_entry, "replaces": replace,
+           "kept_vs_entry": vs_entry, "replaces": replace, **more,
            "seconds": time.perf_counter() - t0}  # fmt: skip
     name = c.results + ("" if episodes == c.episodes else f"_{episodes}")
     (ROOT / f"docs/results/{name}.json").write_text(json.dumps(out, indent=1) + "\n")
@@ -273,7 +275,8 @@ def _more_datasets(run: Path) -> str:
 
 
 def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means: dict,
-                 vs_entry: dict, ref: str, episodes: int, selected_by: str | None = None) -> None:
+                 vs_entry: dict, ref: str, episodes: int, selected_by: str | None = None,
+                 replaced_because: str | None = None) -> None:
     size, spec, val, test = export_and_judge(c.env, c.name, run, kwargs)
     split = SPLITS[c.env]
     lo, hi = vs_entry["ci95"]
@@ -290,7 +293,7 @@ def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means
         "algo": "maskable_ppo",
         "policy_net": "node",
         "validation_mean_per_seed": val_means,
-        "replaced_because": (
+        "replaced_because": replaced_because or (
             f"on the same {episodes} validation episodes, against the entry so far: "
             f"{vs_entry['verdict']} ({vs_entry['mean_diff']:+.2f} {c.unit}, 95% CI "
             f"{lo:+.2f} to {hi:+.2f})"),

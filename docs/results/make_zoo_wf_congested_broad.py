@@ -34,8 +34,10 @@ A replacement is judged afterwards on 30 fresh test episodes, seeds 4000-4029
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 from make_zoo import VAL_SEED, Choice, _ship_choice, candidate_runs, label, record_choice
@@ -43,7 +45,7 @@ from make_zoo import VAL_SEED, Choice, _ship_choice, candidate_runs, label, reco
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
 from rlsched.stats import paired
-from rlsched.zoo import ZOO_DIR
+from rlsched.zoo import ZOO_DIR, card
 
 FAMILIES = (
     "wfcommons:cycles?tasks=80&seed=21&workflows=4",
@@ -67,17 +69,18 @@ CHOICE = Choice(
 
 
 def _play(
-    job: tuple[Choice, str, int, int, list[str]],
+    job: tuple[Choice, str, int, int, list[str], int],
 ) -> tuple[str, int, dict[str, list[float]]]:
     """One family's episodes ``[seed, seed + n)``: every policy's mean completion per episode.
-    ``c.extra``: env arguments the candidates need (observation keys only); HEFT and the entry
-    play without them, the candidates with them, on the same seeded episodes (HEFT plays both,
-    and must score the same in both)."""
-    c, ds, seed, n, specs = job
+    ``c.extra``: env arguments the candidates need (observation keys only); the first
+    ``n_plain`` policies (HEFT, and the entry unless it reads them too) play without them, the
+    rest with them, on the same seeded episodes (HEFT plays both, and must score the same in
+    both)."""
+    c, ds, seed, n, specs, n_plain = job
     kwargs = {**SPLITS[c.env].env_kwargs, "scenario": c.preset}
     groups = [(specs, kwargs)]
-    if c.extra:  # the candidates read observation keys HEFT and the entry do not
-        groups = [(specs[:2], kwargs), (["heft", *specs[2:]], {**kwargs, **c.extra})]
+    if c.extra:  # the candidates read observation keys HEFT does not
+        groups = [(specs[:n_plain], kwargs), (["heft", *specs[n_plain:]], {**kwargs, **c.extra})]
     out: dict[str, list[float]] = {}
     for group, kw in groups:
         rep = compare(c.env, ds, group, episodes=n, seed=seed, env_kwargs=kw)
@@ -88,9 +91,12 @@ def _play(
     return ds, seed, out
 
 
-def main(c: Choice = CHOICE, first_seed: int = VAL_SEED) -> None:
+def main(c: Choice = CHOICE, first_seed: int = VAL_SEED, failed_test: str | None = None) -> None:
     """The rule above for the pool ``c.pool`` on episodes ``first_seed`` onwards of each family
-    (``make_zoo_wf_congested_anchored.py`` runs it again for another pool)."""
+    (``make_zoo_wf_congested_anchored.py`` runs it again for another pool). ``failed_test``:
+    the record (``docs/results/confirm_*.json``) of the entry's last test fixed beforehand; when
+    it found the entry significantly worse than its reference, the kept candidate replaces the
+    entry whatever the entry's verdicts here (``make_zoo_wf_congested_retire.py``)."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--episodes", type=int, default=c.episodes)
     ap.add_argument("--workers", type=int, default=2)
@@ -100,10 +106,13 @@ def main(c: Choice = CHOICE, first_seed: int = VAL_SEED) -> None:
     entry = f"learned:{ZOO_DIR / c.name / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
     policies = ["heft", entry, *specs]
+    # the entry plays with c.extra where its card's env arguments hold them (it reads them)
+    n_plain = 1 if c.extra.items() <= card(c.name).get("env_kwargs", {}).items() else 2
     # the slow family (seismology: 864 decisions an episode) in halves, to balance the workers
     half = n // 2
-    jobs = [(c, ds, first_seed, n, policies) for ds in FAMILIES if "seismology" not in ds]
-    jobs += [(c, ds, first_seed + k, m, policies) for ds in FAMILIES if "seismology" in ds
+    jobs = [(c, ds, first_seed, n, policies, n_plain) for ds in FAMILIES
+            if "seismology" not in ds]  # fmt: skip
+    jobs += [(c, ds, first_seed + k, m, policies, n_plain) for ds in FAMILIES if "seismology" in ds
              for k, m in ((0, half), (half, n - half)) if m]  # fmt: skip
     with ProcessPoolExecutor(ap.parse_args().workers) as pool:
         parts = sorted(pool.map(_play, jobs), key=lambda p: (FAMILIES.index(p[0]), p[1]))
@@ -122,7 +131,14 @@ def main(c: Choice = CHOICE, first_seed: int = VAL_SEED) -> None:
         gap[kept], gap[entry], direction="lower", reference="the entry so far",
         metric="mean completion relative to HEFT (%)").to_json()
     entry_ok = verdicts[entry]["verdict"] != "worse"
-    replace = kept is not None and (not entry_ok or vs_entry["verdict"] == "better")
+    failed = None
+    if failed_test is not None:
+        rec = json.loads(Path(failed_test).read_text())
+        assert rec["entry"] == c.name, rec["entry"]
+        failed = {"record": failed_test, "seed": rec["seed"], "episodes": rec["episodes"],
+                  "vs_reference": rec["learned_vs_best"]}  # fmt: skip
+    retire = failed is not None and failed["vs_reference"]["verdict"] == "worse"
+    replace = kept is not None and (retire or not entry_ok or vs_entry["verdict"] == "better")
 
     def name(p: str) -> str:
         return label(specs[p]) if p in specs else ("entry" if p == entry else p)
@@ -137,12 +153,14 @@ def main(c: Choice = CHOICE, first_seed: int = VAL_SEED) -> None:
          "preset": c.preset, "reference": "heft", "mean_completion_per_family": per_family,
          "mean_gap_pct": {name(p): float(gap[p].mean()) for p in policies},
          "vs_heft": {name(p): v for p, v in verdicts.items()}},
-        entry_ok, None if kept is None else label(specs[kept]), vs_entry, replace, t0)
+        entry_ok, None if kept is None else label(specs[kept]), vs_entry, replace, t0,
+        **({} if failed is None else {"entry_failed_test": failed, "retires_entry": retire}))
     for p in policies[1:]:
         v = verdicts[p]
         print(f"  {name(p):45s} {gap[p].mean():+7.2f}% [{v['ci95'][0]:+.2f}, "
               f"{v['ci95'][1]:+.2f}] {v['verdict']}")
-    print(f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replace}; "
+    print(f"kept {out['kept']}; vs the entry {vs_entry}; entry retired by its failed test: "
+          f"{retire}; replaces: {replace}; "
           f"{out['seconds']:.0f} s")
     if replace and n == c.episodes:  # a run with another N only reports
         assert kept is not None and vs_entry is not None
@@ -157,6 +175,13 @@ def main(c: Choice = CHOICE, first_seed: int = VAL_SEED) -> None:
                 f"{', '.join(d.split('?')[0] for d in FAMILIES)} (families used neither in "
                 f"training nor in test), among the {len(runs)} candidate runs' kept models "
                 f"not significantly worse than HEFT there; {c.script}"),
+            replaced_because=None if not retire else (
+                f"the entry so far failed its test fixed beforehand ({failed['episodes']} "
+                f"episodes, seeds {failed['seed']}+: significantly worse than "
+                f"{failed['vs_reference']['reference']}, "
+                f"{failed['vs_reference']['mean_diff']:+.2f} {c.metric}); against it on the "
+                f"same validation episodes: {vs_entry['verdict']} ({vs_entry['mean_diff']:+.2f} "
+                f"{c.unit}, 95% CI {vs_entry['ci95'][0]:+.2f} to {vs_entry['ci95'][1]:+.2f})"),
         )
 
 

@@ -9,6 +9,10 @@ card's config and seed (the committed JSON, of 2026-11-27 before that field, hol
 then shipped: ``workflow_offloading_congested_mix`` seed 2).
 
     python docs/results/wf_congested_deviation.py [--json PATH]   # default: the JSON beside it
+    python docs/results/wf_congested_deviation.py --pool CONFIG [CONFIG ...] --json PATH
+
+(``--pool``: the entry and the finished runs ``runs/zoo/CONFIG/seedN`` instead of the models
+above; the residual runs of ``make_zoo_wf_congested_residual.py`` were measured so.)
 """
 
 import argparse
@@ -66,18 +70,25 @@ def deviation(ds: str, spec: str, episodes: int = 3) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json", default=str(ROOT / "docs/results/wf_congested_deviation.json"))
-    path = ap.parse_args().json
+    ap.add_argument("--pool", nargs="*", default=None)
+    args = ap.parse_args()
+    models = MODELS if args.pool is None else {"entry": MODELS["entry"]} | {
+        f"{cfg}/{run.name}": f"learned:{run / 'model'}"
+        for cfg in args.pool
+        for run in sorted((ROOT / "runs/zoo" / cfg).glob("seed*"))
+        if (run / "run.json").is_file()
+    }
     t0 = time.perf_counter()
     c = card("workflow-congested-ppo")
     out: dict = {"entry": f"{c['config']} --seed {c['seed']}"}
     for ds in DATASETS:
-        for name, spec in MODELS.items():
+        for name, spec in models.items():
             r = out.setdefault(ds, {})[name] = deviation(ds, spec)
-            print(f"{ds.split('?')[0][:24]:24s} {name:18s} {r['decisions']:5d} decisions, "
+            print(f"{ds.split('?')[0][:24]:24s} {name:50s} {r['decisions']:5d} decisions, "
                   f"{r['deviate']:6.1%} not HEFT's server ({r['of_those_to_cloud']:.0%} of "
                   f"those to the cloud)", flush=True)
     out["seconds"] = time.perf_counter() - t0
-    Path(path).write_text(json.dumps(out, indent=1))
+    Path(args.json).write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":
