@@ -133,3 +133,34 @@ def test_the_prior_key_is_checked(tmp_path: Path) -> None:
         train(_cfg(node_prior_key="node_nope"), tmp_path, progress=False)
     with pytest.raises(ConfigError, match="node_prior_key"):
         train(_cfg(node_prior_key="node_capacity", algo="masked_dqn"), tmp_path, progress=False)
+
+
+@pytest.mark.parametrize("candidates", [None, 8])
+def test_an_untrained_residual_policy_over_greedy_migration_is_greedy_migration(
+    candidates: int | None,
+) -> None:
+    """PodRebalancing's ``node_greedy_rank`` as the prior: greedy_migration on every decision
+    (moves and noop alike), through the numpy actor that scores only the valid moves."""
+    from sb3_contrib import MaskablePPO
+
+    from rlsched.agents import networks
+    from rlsched.agents.node_numpy import NodeScorer
+
+    kw = {} if candidates is None else {"candidates": candidates}
+    env = make_env("rlsched/PodRebalancing-v0", "synthetic:pods", max_pods_per_node=30,
+                   action_features=True, greedy_rank=True, **kw)  # fmt: skip
+    pk = networks.node_policy_kwargs(pooled_value=True, global_keys=["clock"],
+                                     prior_key="node_greedy_rank", prior_scale=-3.0)  # fmt: skip
+    model = MaskablePPO(networks.MaskableNodePolicy, env, policy_kwargs=pk, seed=0)
+    scorer = NodeScorer.from_policy(model.policy)
+    greedy = make_policy("greedy_migration", env)
+    obs, _ = env.reset(seed=1)
+    done, moves, noops = False, 0, 0
+    while not done:
+        mask = env.unwrapped.action_masks()  # type: ignore[attr-defined]
+        want = greedy.act(obs, mask)
+        assert scorer.act(obs, mask) == want
+        moves, noops = moves + (want != 0), noops + (want == 0)
+        obs, _, term, trunc, _ = env.step(want)
+        done = term or trunc
+    assert moves > 0 and noops > 0

@@ -324,3 +324,35 @@ def test_candidates_keep_greedy_migrations_first_moves() -> None:
 def test_candidates_must_be_a_positive_count(bad) -> None:
     with pytest.raises(ValueError, match="candidates"):
         _env(candidates=bad)
+
+
+def test_greedy_rank_is_greedy_migrations_order_of_preference() -> None:
+    """``greedy_rank``: every valid action's place in greedy_migration's order (its own choice
+    0, moves of pods with violations, then noop, then the rest), the valid count elsewhere; with
+    ``candidates`` the same order among the moves kept."""
+    from rlsched.policies.pods import GreedyMigrationPolicy
+
+    greedy = GreedyMigrationPolicy()
+    rng = np.random.default_rng(0)
+    assert "node_greedy_rank" not in _env().observation_space.spaces
+    for kw in ({}, {"candidates": 3}):
+        env = _env(greedy_rank=True, **kw)
+        obs, _ = env.reset(seed=1)
+        moved = 0
+        for _ in range(env.episode_length):
+            mask, rank = env.action_masks(), obs["node_greedy_rank"]
+            valid = np.flatnonzero(mask)
+            assert sorted(rank[valid]) == list(range(len(valid)))  # a ranking of the valid ones
+            assert (rank[~mask] == len(valid)).all()
+            a = greedy.act(obs, mask)
+            assert rank[a] == 0
+            # moves of pods with violations rank above noop, the others below it
+            v = (obs["pod_violations"] * obs["pod_mask"]).ravel()
+            pod_of = (valid[1:] - 1) // env.num_nodes if valid[0] == 0 else None
+            assert pod_of is not None
+            above = v[pod_of] > 0
+            assert (rank[valid[1:]][above] < rank[0]).all()
+            assert (rank[valid[1:]][~above] > rank[0]).all()
+            moved += a != 0
+            obs, *_ = env.step(int(rng.choice(valid)) if rng.random() < 0.5 else a)
+        assert moved > 0

@@ -158,7 +158,10 @@ class PodRebalancingEnv(RlschedEnv):
     ``invalid_action_penalty`` (None: windows left * (1 + migration_cost)); ``episode_windows``,
     the old name of ``episode_length``, is accepted until rlsched 0.3 with a DeprecationWarning;
     ``action_features`` (False), ``candidates`` (None: every feasible move is valid; ``k``:
-    only greedy_migration's first ``k``, "Action Space"), ``scenario`` (None: the default
+    only greedy_migration's first ``k``, "Action Space"), ``greedy_rank`` (False: True adds
+    ``node_greedy_rank``, each valid action's place in greedy_migration's order of preference,
+    0 for its own choice: the key of a residual policy over it, ``node_prior_key``),
+    ``scenario`` (None: the default
     preset; a preset name of :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments
     win over the preset's), ``render_mode`` (None | ``"ansi"``).
 
@@ -195,6 +198,7 @@ class PodRebalancingEnv(RlschedEnv):
         invalid_action_penalty: float | None = None,
         action_features: bool = False,
         candidates: int | None = None,
+        greedy_rank: bool = False,
         scenario: str | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -216,6 +220,7 @@ class PodRebalancingEnv(RlschedEnv):
         if candidates is not None and (isinstance(candidates, bool) or int(candidates) < 1):
             raise ValueError(f"candidates must be None or an integer >= 1, not {candidates!r}")
         self.candidates = None if candidates is None else int(candidates)
+        self.greedy_rank = bool(greedy_rank)
 
         wl, self._dataset_name = _workload(dataset)
         self.mode = mode or wl.mode
@@ -278,6 +283,10 @@ class PodRebalancingEnv(RlschedEnv):
         if self.action_features:
             self.observation_space.spaces["node_action"] = spaces.Box(
                 -inf, inf, (1 + N * K * N, len(ACTION_FEATURES)), f32
+            )
+        if self.greedy_rank:
+            self.observation_space.spaces["node_greedy_rank"] = spaces.Box(
+                0.0, inf, (1 + N * K * N,), f32
             )
         self._done = True
         self._last: WindowResult | None = None
@@ -528,7 +537,26 @@ class PodRebalancingEnv(RlschedEnv):
         }
         if self.action_features:
             obs["node_action"] = self._action_rows(res, node_rate)
+        if self.greedy_rank:
+            obs["node_greedy_rank"] = self._greedy_ranks(obs)
         return obs
+
+    def _greedy_ranks(self, obs: dict[str, np.ndarray]) -> np.ndarray:
+        """``(1 + N*K*N,)`` float32: each valid action's place in greedy_migration's order of
+        preference (0: its own choice), and the number of valid actions for the invalid ones.
+        That order: moves of pods with violations (more violations first, each to less loaded
+        nodes first: :func:`~rlsched.core.pods.greedy_candidates`), then noop, then the other
+        moves in the same order."""
+        N, K = self.num_nodes, self.max_pods_per_node
+        mask = self.action_masks()
+        moves = mask[1:].reshape(N * K, N)
+        v = (obs["pod_violations"] * obs["pod_mask"]).ravel().astype(float)
+        order = greedy_candidates(v, node_load(obs["load"]), moves, int(moves.sum()))
+        first = int((v[order // N] > 0).sum())  # moves of pods with violations: the first
+        ranked = np.concatenate([1 + order[:first], [0], 1 + order[first:]])
+        out = np.full(1 + N * K * N, float(len(ranked)), np.float32)
+        out[ranked] = np.arange(len(ranked), dtype=np.float32)
+        return out
 
     def _action_rows(self, res: WindowResult, node_rate: np.ndarray) -> np.ndarray:
         """``(1 + N*K*N, F)`` per-action features (columns: :data:`ACTION_FEATURES`)."""
