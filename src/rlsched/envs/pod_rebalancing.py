@@ -119,6 +119,10 @@ class PodRebalancingEnv(RlschedEnv):
       axis the "node" axis of :mod:`rlsched.agents.networks`, so one small MLP scores every
       (pod, target) pair (Decima-style), whatever the cluster size. Rows of impossible moves
       are zero and masked.
+    - with ``greedy_rank=True`` also ``node_greedy_rank (1 + N*K*N,)``: each valid action's
+      place in greedy_migration's order of preference (0: its own choice; moves of pods with
+      violations, then doing nothing, then the other moves), the number of valid actions for
+      the others.
 
     ## Rewards
 
