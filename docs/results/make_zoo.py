@@ -185,6 +185,7 @@ class Choice:
     heuristics: str = "plain"  # the heuristics played beside the candidates
     direction: str = "higher"  # of the metric
     card_fields: tuple[tuple[str, str], ...] = ()  # more (key, text) for a replacement's card
+    val_seed: int = VAL_SEED  # the first validation episode's seed (fresh ones for a new round)
 
 
 def record_choice(c: Choice, episodes: int, validation: dict, entry_eligible: bool,
@@ -202,7 +203,7 @@ def record_choice(c: Choice, episodes: int, validation: dict, entry_eligible: bo
 
 def pooled_choice(c: Choice) -> None:
     """The rule (``make_zoo_vm.py`` has its history): every candidate run's kept model, the
-    shipped entry and ``c.heuristics`` play the same validation episodes (seeds 10,000+;
+    shipped entry and ``c.heuristics`` play the same validation episodes (seeds ``c.val_seed``+;
     ``--episodes N``, default ``c.episodes``); a candidate is eligible when it is not
     significantly worse than the best heuristic there; the eligible one with the best mean
     replaces the entry when the entry is not eligible, or when that candidate is
@@ -219,7 +220,7 @@ def pooled_choice(c: Choice) -> None:
     entry = f"learned:{ZOO_DIR / c.name / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
     rep = compare(c.env, split.validation, [c.heuristics, entry, *specs], episodes=episodes,
-                  seed=VAL_SEED, env_kwargs=kwargs)
+                  seed=c.val_seed, env_kwargs=kwargs)
     rows = {r["policy"]: r for r in rep["results"]}
     ref = rep["reference"]
     sign = 1.0 if c.direction == "higher" else -1.0
@@ -238,7 +239,7 @@ def pooled_choice(c: Choice) -> None:
     replace = kept is not None and (not eligible(entry) or vs_entry["verdict"] == "better")
     out = record_choice(
         c, episodes,
-        {"dataset": split.validation, "episodes": episodes, "seed": VAL_SEED, "reference": ref,
+        {"dataset": split.validation, "episodes": episodes, "seed": c.val_seed, "reference": ref,
          "means": {(label(specs[s]) if s in specs else s): mean(s) for s in rows},
          "vs_best": {(label(specs[s]) if s in specs else s): rows[s]["paired"]
                      for s in rows if "paired" in rows[s]}},
@@ -284,9 +285,9 @@ def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means
         **training_card(c.name, c.env, run, {r: best_validation(r) for r in runs}, size,
             selected_by or
             f"{'highest' if c.direction == 'higher' else 'lowest'} mean {c.metric} on the same "
-            f"{episodes} validation episodes (seeds 10,000+) among the {len(runs)} candidate "
-            f"runs' kept models not significantly worse than the best heuristic there ({ref}); "
-            f"{c.script}"),
+            f"{episodes} validation episodes (seeds {c.val_seed:,}+) among the {len(runs)} "
+            f"candidate runs' kept models not significantly worse than the best heuristic "
+            f"there ({ref}); {c.script}"),
         "env_kwargs": {**split.env_kwargs, **c.extra},
         "preset": c.preset,
         "trained_on": f"{split.train}{_more_datasets(run)}, preset {c.preset}",

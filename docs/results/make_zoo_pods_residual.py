@@ -28,11 +28,11 @@ also before anything was judged.)
 
 The rule, fixed here before any of these runs was judged:
 
-- candidates: every finished seed's kept model (its best periodic evaluation); they play in
-  envs with ``greedy_rank`` (which only adds that observation), every plain heuristic and the
-  entry without it, on the same 100 fresh validation episodes of the validation cluster
-  (seeds 20,000-20,099: the entry was chosen on 10,000+); greedy_migration plays in both
-  groups and must score the same;
+- candidates: every finished seed's kept model (its best periodic evaluation); they, every
+  plain heuristic and the entry play the same 100 fresh validation episodes of the validation
+  cluster (seeds 20,000-20,099: the entry was chosen on 10,000+) in envs with ``greedy_rank``
+  (which only adds an observation the entry and the heuristics leave unread), by
+  ``make_zoo.pooled_choice``;
 - the reference is the best heuristic measured there; eligible: not significantly worse than
   it (paired 95% interval on violations);
 - the eligible candidate with the fewest mean violations replaces the entry when the entry is
@@ -45,21 +45,13 @@ The rule, fixed here before any of these runs was judged:
 Writes ``docs/results/pods_residual_choice.json`` and, on a replacement, the entry and its card.
 """
 
-import time
-
-import numpy as np
-from make_zoo import Choice, _ship_choice, candidate_runs, label, record_choice
-
-from rlsched.evaluate import compare
-from rlsched.splits import SPLITS
-from rlsched.stats import paired
-from rlsched.zoo import ZOO_DIR
+from make_zoo import Choice, pooled_choice
 
 CHOICE = Choice(
     name="pod-rebalancing-anchored-ppo",
     env="rlsched/PodRebalancing-v0",
     preset="today",
-    extra={"greedy_rank": True},
+    extra={"greedy_rank": True},  # the candidates read it; the entry and heuristics leave it
     pool=("pods_residual", "pods_residual_soft"),
     metric="violations",
     unit="violations",
@@ -75,75 +67,8 @@ CHOICE = Choice(
             "plus the network's score (a residual policy)",
         ),
     ),
+    val_seed=20_000,
 )
-SEED = 20_000
-
-
-def main(c: Choice = CHOICE) -> None:
-    t0 = time.perf_counter()
-    split = SPLITS[c.env]
-    kwargs = {**split.env_kwargs, "scenario": c.preset}
-    runs = candidate_runs(c.pool)
-    entry = f"learned:{ZOO_DIR / c.name / 'model'}"
-    specs = {f"learned:{r / 'model'}": r for r in runs}
-    plain = compare(c.env, split.validation, ["plain", entry], episodes=c.episodes, seed=SEED,
-                    env_kwargs=kwargs)  # fmt: skip
-    ref = plain["reference"]
-    cands = compare(c.env, split.validation, [ref, *specs], episodes=c.episodes, seed=SEED,
-                    env_kwargs={**kwargs, **c.extra})  # fmt: skip
-    vals = {r["policy"]: np.asarray(r["episode_values"], float) for r in plain["results"]}
-    more = {r["policy"]: np.asarray(r["episode_values"], float) for r in cands["results"]}
-    assert np.array_equal(vals[ref], more.pop(ref)), "the same episodes in both groups"
-    vals |= more
-
-    def vs(p: str, other: str = ref, name: str | None = None) -> dict:
-        return paired(
-            vals[p], vals[other], direction=c.direction, reference=name or other, metric=c.metric
-        ).to_json()
-
-    verdicts = {p: vs(p) for p in [entry, *specs]}
-    eligible = [s for s in specs if verdicts[s]["verdict"] != "worse"]
-    kept = min(eligible, key=lambda s: float(vals[s].mean())) if eligible else None
-    vs_entry = None if kept is None else vs(kept, entry, "the entry so far")
-    entry_ok = verdicts[entry]["verdict"] != "worse"
-    replace = kept is not None and (not entry_ok or vs_entry["verdict"] == "better")
-
-    def name(p: str) -> str:
-        return label(specs[p]) if p in specs else ("entry" if p == entry else p)
-
-    out = record_choice(
-        c, c.episodes,
-        {"dataset": split.validation, "episodes": c.episodes, "seed": SEED, "reference": ref,
-         "means": {name(p): float(v.mean()) for p, v in vals.items()},
-         "vs_best": {name(p): v for p, v in verdicts.items()}},
-        entry_ok, None if kept is None else label(specs[kept]), vs_entry, replace, t0)  # fmt: skip
-    print(f"reference {ref} {vals[ref].mean():.2f}")
-    for p, v in verdicts.items():
-        print(
-            f"  {name(p):30s} {vals[p].mean():8.2f} {v['mean_diff']:+.2f} "
-            f"[{v['ci95'][0]:+.2f}, {v['ci95'][1]:+.2f}] {v['verdict']}"
-        )
-    print(
-        f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replace}; {out['seconds']:.0f} s"
-    )
-    if replace:
-        assert kept is not None and vs_entry is not None
-        _ship_choice(
-            c,
-            specs[kept],
-            runs,
-            {**kwargs, **c.extra},
-            {label(r): float(vals[s].mean()) for s, r in specs.items()},
-            vs_entry,
-            ref,
-            c.episodes,
-            selected_by=(
-                f"fewest mean violations on {c.episodes} fresh validation episodes (seeds "
-                f"{SEED:,}+) among the {len(runs)} residual runs' kept models not significantly "
-                f"worse than the best heuristic there ({ref}); {c.script}"
-            ),
-        )
-
 
 if __name__ == "__main__":
-    main()
+    pooled_choice(CHOICE)

@@ -45,7 +45,7 @@ from make_zoo import VAL_SEED, Choice, _ship_choice, candidate_runs, label, reco
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
 from rlsched.stats import paired
-from rlsched.zoo import ZOO_DIR, card
+from rlsched.zoo import ZOO_DIR
 
 FAMILIES = (
     "wfcommons:cycles?tasks=80&seed=21&workflows=4",
@@ -69,26 +69,16 @@ CHOICE = Choice(
 
 
 def _play(
-    job: tuple[Choice, str, int, int, list[str], int],
+    job: tuple[Choice, str, int, int, list[str]],
 ) -> tuple[str, int, dict[str, list[float]]]:
     """One family's episodes ``[seed, seed + n)``: every policy's mean completion per episode.
-    ``c.extra``: env arguments the candidates need (observation keys only); the first
-    ``n_plain`` policies (HEFT, and the entry unless it reads them too) play without them, the
-    rest with them, on the same seeded episodes (HEFT plays both, and must score the same in
-    both)."""
-    c, ds, seed, n, specs, n_plain = job
-    kwargs = {**SPLITS[c.env].env_kwargs, "scenario": c.preset}
-    groups = [(specs, kwargs)]
-    if c.extra:  # the candidates read observation keys HEFT does not
-        groups = [(specs[:n_plain], kwargs), (["heft", *specs[n_plain:]], {**kwargs, **c.extra})]
-    out: dict[str, list[float]] = {}
-    for group, kw in groups:
-        rep = compare(c.env, ds, group, episodes=n, seed=seed, env_kwargs=kw)
-        assert rep["main_metric"] == c.metric, rep["main_metric"]
-        for r in rep["results"]:
-            vals = list(r["episode_values"])
-            assert out.setdefault(r["policy"], vals) == vals, "the same episodes in both groups"
-    return ds, seed, out
+    ``c.extra``: env arguments the candidates need (observation keys only); every policy plays
+    with them, and a model trained without them leaves them unread."""
+    c, ds, seed, n, specs = job
+    kwargs = {**SPLITS[c.env].env_kwargs, **c.extra, "scenario": c.preset}
+    rep = compare(c.env, ds, specs, episodes=n, seed=seed, env_kwargs=kwargs)
+    assert rep["main_metric"] == c.metric, rep["main_metric"]
+    return ds, seed, {r["policy"]: list(r["episode_values"]) for r in rep["results"]}
 
 
 def main(c: Choice = CHOICE, first_seed: int = VAL_SEED, failed_test: str | None = None) -> None:
@@ -106,13 +96,10 @@ def main(c: Choice = CHOICE, first_seed: int = VAL_SEED, failed_test: str | None
     entry = f"learned:{ZOO_DIR / c.name / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
     policies = ["heft", entry, *specs]
-    # the entry plays with c.extra where its card's env arguments hold them (it reads them)
-    n_plain = 1 if c.extra.items() <= card(c.name).get("env_kwargs", {}).items() else 2
     # the slow family (seismology: 864 decisions an episode) in halves, to balance the workers
     half = n // 2
-    jobs = [(c, ds, first_seed, n, policies, n_plain) for ds in FAMILIES
-            if "seismology" not in ds]  # fmt: skip
-    jobs += [(c, ds, first_seed + k, m, policies, n_plain) for ds in FAMILIES if "seismology" in ds
+    jobs = [(c, ds, first_seed, n, policies) for ds in FAMILIES if "seismology" not in ds]
+    jobs += [(c, ds, first_seed + k, m, policies) for ds in FAMILIES if "seismology" in ds
              for k, m in ((0, half), (half, n - half)) if m]  # fmt: skip
     with ProcessPoolExecutor(ap.parse_args().workers) as pool:
         parts = sorted(pool.map(_play, jobs), key=lambda p: (FAMILIES.index(p[0]), p[1]))

@@ -164,3 +164,35 @@ def test_an_untrained_residual_policy_over_greedy_migration_is_greedy_migration(
         obs, _, term, trunc, _ = env.step(want)
         done = term or trunc
     assert moves > 0 and noops > 0
+
+
+def test_a_node_model_acts_in_an_env_that_adds_observations_it_does_not_read() -> None:
+    """An env argument that only adds an observation key (``finish_gap``) does not shut out a
+    model trained without it: it acts as in the env it was trained for, ignoring the key; a
+    key it was trained with and the env lacks is refused by name."""
+    from rlsched.agents import networks
+    from rlsched.errors import PolicyError
+    from rlsched.splits import SPLITS
+
+    env_id = "rlsched/WorkflowOffloading-v0"
+    spec = "learned:zoo/workflow-small-lookahead-ppo"
+    kw = {**SPLITS[env_id].env_kwargs, "scenario": "congested", "lookahead": True}
+    plain = make_env(env_id, "wfinstances:blast-43", **kw)
+    more = make_env(env_id, "wfinstances:blast-43", **kw, finish_gap=True)
+    a, b = make_policy(spec, plain), make_policy(spec, more)
+    obs_a, _ = plain.reset(seed=2)
+    obs_b, _ = more.reset(seed=2)
+    done, n = False, 0
+    while not done:
+        mask = plain.unwrapped.action_masks()  # type: ignore[attr-defined]
+        act = a.act(obs_a, mask)
+        assert b.act(obs_b, mask) == act
+        # the torch network reads only its keys too (the resized path when nothing is valid)
+        z = networks.node_logits(b.model.policy, obs_b)
+        np.testing.assert_allclose(z, a.preferences(obs_a, mask), rtol=1e-4, atol=1e-4)
+        obs_a, _, done, _, _ = plain.step(act)
+        obs_b, *_ = more.step(act)
+        n += 1
+    assert n > 10
+    with pytest.raises(PolicyError, match=r"lacks.*node_child_done"):
+        make_policy(spec, make_env(env_id, "wfinstances:blast-43", scenario="congested"))

@@ -281,11 +281,16 @@ def resized_space_error(
     model_space: spaces.Dict, env_space: gym.Space, read: Sequence[str] | None = None
 ) -> str | None:
     """Why a node policy trained on ``model_space`` cannot act on ``env_space`` (None: it can):
-    the keys must match, ``node_*`` arrays may differ only in their first (node) axis, and
-    every other entry the network reads (``read``: those keys; None: every key) must have the
-    shape it had in training."""
-    if not isinstance(env_space, spaces.Dict) or set(env_space.spaces) != set(model_space.spaces):
-        return "the observation keys differ"
+    the env must hold every key the model was trained with (more are left unread: an env
+    argument that only adds an observation, such as ``finish_gap``, does not shut a model
+    out), ``node_*`` arrays may differ only in their first (node) axis, and every other entry
+    the network reads (``read``: those keys; None: every key) must have the shape it had in
+    training."""
+    if not isinstance(env_space, spaces.Dict):
+        return "the observation is not a Dict"
+    missing = sorted(set(model_space.spaces) - set(env_space.spaces))
+    if missing:
+        return f"the observation lacks {missing}, which the model was trained with"
     for k, m in model_space.spaces.items():
         if read is not None and k not in read:
             continue
@@ -299,8 +304,9 @@ def resized_space_error(
 def node_logits(policy: Any, observation: Mapping[str, np.ndarray]) -> np.ndarray:
     """The node policy's action logits for one observation of any node count (SB3's
     ``predict`` checks shapes against the training space; the network itself does not)."""
-
-    obs = {k: torch.as_tensor(np.asarray(v))[None] for k, v in observation.items()}
+    # the keys the model was trained with (an env may add observations it does not read)
+    keys = policy.observation_space.spaces
+    obs = {k: torch.as_tensor(np.asarray(observation[k]))[None] for k in keys}
     with torch.no_grad():
         x = preprocess_obs(obs, policy.observation_space, policy.normalize_images)
         latent = policy.mlp_extractor.forward_actor(policy.pi_features_extractor(x))
