@@ -22,19 +22,18 @@ episodes, seeds 5000-5029 (``confirm_test.py workflow-congested-ppo --seed 5000 
 fixed before this ran.
 """
 
-from make_zoo import Choice
+from dataclasses import replace
+
 from make_zoo_wf_congested_broad import CHOICE, main
 
-ANCHORED = Choice(
-    **{
-        **CHOICE.__dict__,
-        "pool": (
-            "workflow_offloading_congested_anchored2",
-            "workflow_offloading_congested_anchored3",
-        ),
-        "results": "wf_congested_anchored_choice",
-        "script": "docs/results/make_zoo_wf_congested_anchored.py",
-    }
+ANCHORED = replace(
+    CHOICE,
+    pool=(
+        "workflow_offloading_congested_anchored2",
+        "workflow_offloading_congested_anchored3",
+    ),
+    results="wf_congested_anchored_choice",
+    script="docs/results/make_zoo_wf_congested_anchored.py",
 )
 
 if __name__ == "__main__":

@@ -18,16 +18,15 @@ choices). A replacement is judged afterwards on 30 fresh test episodes, seeds 50
 (``confirm_test.py workflow-congested-ppo --seed 5000 --plain``), fixed before this ran.
 """
 
-from make_zoo import Choice
+from dataclasses import replace
+
 from make_zoo_wf_congested_broad import CHOICE, main
 
-CLONES = Choice(
-    **{
-        **CHOICE.__dict__,
-        "pool": ("workflow_offloading_congested_anchored_clone",),
-        "results": "wf_congested_anchored_clone_choice",
-        "script": "docs/results/make_zoo_wf_congested_anchored_clone.py",
-    }
+CLONES = replace(
+    CHOICE,
+    pool=("workflow_offloading_congested_anchored_clone",),
+    results="wf_congested_anchored_clone_choice",
+    script="docs/results/make_zoo_wf_congested_anchored_clone.py",
 )
 
 if __name__ == "__main__":

@@ -21,17 +21,16 @@ earlier choices). A replacement is judged afterwards on 30 fresh test episodes, 
 ran.
 """
 
-from make_zoo import Choice
+from dataclasses import replace
+
 from make_zoo_wf_congested_broad import CHOICE, main
 
-GAP_CLONES = Choice(
-    **{
-        **CHOICE.__dict__,
-        "pool": ("workflow_offloading_congested_gap_clone",),
-        "extra": {"finish_gap": True},  # the clones read node_done_gap; HEFT and the entry not
-        "results": "wf_congested_gap_clone_choice",
-        "script": "docs/results/make_zoo_wf_congested_gap_clone.py",
-    }
+GAP_CLONES = replace(
+    CHOICE,
+    pool=("workflow_offloading_congested_gap_clone",),
+    extra={"finish_gap": True},  # the clones read node_done_gap; HEFT and the entry not
+    results="wf_congested_gap_clone_choice",
+    script="docs/results/make_zoo_wf_congested_gap_clone.py",
 )
 
 if __name__ == "__main__":

@@ -22,17 +22,16 @@ afterwards on 30 fresh test episodes, seeds 5000-5029 (``confirm_test.py workflo
 --seed 5000 --plain``), fixed before this ran.
 """
 
-from make_zoo import Choice
+from dataclasses import replace
+
 from make_zoo_wf_congested_broad import CHOICE, main
 
-GAP_PPO = Choice(
-    **{
-        **CHOICE.__dict__,
-        "pool": ("workflow_offloading_congested_gap_ppo",),
-        "extra": {"finish_gap": True},  # the models read node_done_gap; HEFT and the entry not
-        "results": "wf_congested_gap_ppo_choice",
-        "script": "docs/results/make_zoo_wf_congested_gap_ppo.py",
-    }
+GAP_PPO = replace(
+    CHOICE,
+    pool=("workflow_offloading_congested_gap_ppo",),
+    extra={"finish_gap": True},  # the models read node_done_gap; HEFT and the entry not
+    results="wf_congested_gap_ppo_choice",
+    script="docs/results/make_zoo_wf_congested_gap_ppo.py",
 )
 
 if __name__ == "__main__":

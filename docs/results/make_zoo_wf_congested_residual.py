@@ -26,20 +26,19 @@ afterwards on 30 fresh test episodes, seeds 6000-6029 (``confirm_test.py workflo
 --seed 6000 --plain``), fixed before this ran.
 """
 
-from make_zoo import Choice
+from dataclasses import replace
+
 from make_zoo_wf_congested_broad import CHOICE, main
 
-RESIDUAL = Choice(
-    **{
-        **CHOICE.__dict__,
-        "pool": (
-            "workflow_offloading_congested_residual_clone",
-            "workflow_offloading_congested_residual",
-        ),
-        "extra": {"finish_gap": True},  # the models read node_done_gap; HEFT and the entry not
-        "results": "wf_congested_residual_choice",
-        "script": "docs/results/make_zoo_wf_congested_residual.py",
-    }
+RESIDUAL = replace(
+    CHOICE,
+    pool=(
+        "workflow_offloading_congested_residual_clone",
+        "workflow_offloading_congested_residual",
+    ),
+    extra={"finish_gap": True},  # the models read node_done_gap; HEFT and the entry not
+    results="wf_congested_residual_choice",
+    script="docs/results/make_zoo_wf_congested_residual.py",
 )
 
 if __name__ == "__main__":

@@ -28,18 +28,16 @@ round ran.
     python docs/results/zoo_oracle.py   # after a replacement: the card's oracle record
 """
 
+from dataclasses import replace
 from pathlib import Path
 
-from make_zoo import Choice
 from make_zoo_wf_congested_broad import main
 from make_zoo_wf_congested_residual import RESIDUAL
 
-RETIRE = Choice(
-    **{
-        **RESIDUAL.__dict__,
-        "results": "wf_congested_retire_choice",
-        "script": "docs/results/make_zoo_wf_congested_retire.py",
-    }
+RETIRE = replace(
+    RESIDUAL,
+    results="wf_congested_retire_choice",
+    script="docs/results/make_zoo_wf_congested_retire.py",
 )
 FAILED_TEST = Path(__file__).with_name("confirm_workflow-congested-ppo_seed5000.json")
 
