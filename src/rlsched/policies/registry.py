@@ -18,6 +18,7 @@ from rlsched.policies.base import Policy
 from rlsched.policies.heuristics import HEURISTICS, applicable, make_heuristic, sample_view, view_of
 from rlsched.policies.learned import LearnedPolicy
 from rlsched.policies.oracle import DEFAULT_TOP_K, ClairvoyantPolicy
+from rlsched.policies.residual import ResidualPolicy
 from rlsched.policies.rollout import RolloutPolicy
 from rlsched.suggest import did_you_mean
 
@@ -65,6 +66,12 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     if spec.startswith("learned:"):
         pol = LearnedPolicy(spec.split(":", 1)[1])
         pol.check_env(env.unwrapped)
+        res = pol.meta.get("residual")
+        if res:  # trained as a correction to a heuristic: it acts over that heuristic here too
+            if str(res["policy"]).startswith(("learned:", "clairvoyant", "rollout")):
+                raise PolicyError(f"{pol.dir}: a residual needs a heuristic base, not {res!r}")
+            heuristic = make_policy(str(res["policy"]), env, seed=seed)
+            return ResidualPolicy(pol, heuristic, float(res["scale"]), env.unwrapped)
         return pol
     factories = env_policy_factories(env)
     if spec in factories:

@@ -104,6 +104,15 @@ class TrainConfig:
     """Starting coefficient of ``node_prior_key`` (negative: the lowest value scores highest);
     its size sets how sharply the untrained policy follows the prior, hence how much PPO
     explores away from it."""
+    residual_policy: str | None = None
+    """PPO with a Box action space: a heuristic of the env (e.g. LLMAutoscaling's ``hpa``)
+    whose action the model's output corrects. The env plays ``clip(heuristic + residual_scale
+    x output)`` (:mod:`rlsched.policies.residual`); the actor's last layer starts at zero, so
+    the untrained model is the heuristic and training learns where to depart from it. Saved
+    with the model: ``learned:PATH`` acts over the same heuristic everywhere."""
+    residual_scale: float = 1.0
+    """How far the model's output (in ``[-1, 1]``) may move the heuristic's action, in action
+    units (LLMAutoscaling: 1 is ``action_scale_step`` instances per pool)."""
     log_std_init: float | None = None
     """PPO with a Box (continuous) action space: initial log standard deviation of the Gaussian
     policy; None keeps SB3's 0 (std 1, which with actions clipped to [-1, 1] explores mostly at
@@ -294,6 +303,22 @@ class TrainConfig:
             raise ConfigError(f"{source}: ent_coef and eval_freq must be >= 0")
         if not 0 < self.gamma <= 1:
             raise ConfigError(f"{source}: gamma must be in (0, 1]")
+
+        if self.residual_policy is not None:
+            if self.algo != "ppo":
+                raise ConfigError(
+                    f"{source}: residual_policy corrects a continuous action: algo ppo, "
+                    f"not {self.algo}"
+                )
+            if self.imitation_policy is not None or self.expert_iterations:
+                raise ConfigError(
+                    f"{source}: residual_policy starts at its heuristic already: no "
+                    "imitation_policy or expert_iterations"
+                )
+            if self.vec_env == "batched":
+                raise ConfigError(f"{source}: residual_policy needs vec_env dummy or subproc")
+            if not self.residual_scale > 0:
+                raise ConfigError(f"{source}: residual_scale must be > 0")
 
         check_validation(self.env_id, self.eval_dataset or self.dataset, source)
         if self.train_datasets and self.vec_env == "batched":

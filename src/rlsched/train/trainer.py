@@ -28,6 +28,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+import torch
 from gymnasium import spaces
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from sb3_contrib.common.maskable.evaluation import evaluate_policy
@@ -47,9 +48,10 @@ from rlsched.agents.models import (
     resolve_model_dir,
 )
 from rlsched.envs.make import make_env
-from rlsched.errors import ConfigError
+from rlsched.errors import ConfigError, PolicyError
 from rlsched.optional import available, install_hint
-from rlsched.policies.registry import make_rollout
+from rlsched.policies.registry import make_policy, make_rollout
+from rlsched.policies.residual import ResidualAction
 from rlsched.runtime import git_commit, set_torch_threads, versions
 from rlsched.train import imitation as imitation_mod
 from rlsched.train.config import TrainConfig
@@ -80,6 +82,19 @@ def _tensorboard(cfg: TrainConfig) -> bool:
     return cfg.tensorboard
 
 
+def _single_env(cfg: TrainConfig, dataset: str | None, seed: int) -> gym.Env:
+    """One training or evaluation env; with ``residual_policy``, wrapped so that it plays the
+    heuristic's action plus the model's scaled correction (:mod:`rlsched.policies.residual`)."""
+    env = make_env(cfg.env_id, dataset, **cfg.env_kwargs)
+    if cfg.residual_policy is None:
+        return env
+    try:
+        base = make_policy(cfg.residual_policy, env, seed=seed)
+        return ResidualAction(env, base, cfg.residual_scale)
+    except PolicyError as e:
+        raise ConfigError(f"residual_policy of {cfg.env_id}: {e}") from None
+
+
 def _vec_env(
     cfg: TrainConfig,
     dataset: str | None,
@@ -92,7 +107,7 @@ def _vec_env(
     each), each in a Monitor (CSV ``monitor_dir/RANK`` when given); sub-env ``r``'s action
     space and first reset are seeded with ``seed + r``."""
     return make_vec_env(
-        lambda: make_env(cfg.env_id, dataset, **cfg.env_kwargs),
+        lambda: _single_env(cfg, dataset, seed),
         n_envs=n_envs,
         seed=seed,
         monitor_dir=None if monitor_dir is None else str(monitor_dir),
@@ -109,7 +124,7 @@ def _mixed_vec_env(cfg: TrainConfig, monitor_dir: Path) -> VecEnv:
 
     def thunk(rank: int) -> Any:
         def init() -> gym.Env:
-            env = make_env(cfg.env_id, datasets[rank % len(datasets)], **cfg.env_kwargs)
+            env = _single_env(cfg, datasets[rank % len(datasets)], cfg.seed + rank)
             env.action_space.seed(cfg.seed + rank)  # as make_vec_env: the reset seeds the rest
             monitor_dir.mkdir(parents=True, exist_ok=True)
             return Monitor(env, filename=str(monitor_dir / str(rank)), info_keywords=())
@@ -155,6 +170,8 @@ def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, n
         "env_kwargs": cfg.env_kwargs,
         "dataset": cfg.dataset,
         "normalized_obs": normalizer is not None,
+        "residual": None if cfg.residual_policy is None
+        else {"policy": cfg.residual_policy, "scale": cfg.residual_scale},
         "seed": cfg.seed,
         "versions": versions(),
         "git_commit": git_commit(),
@@ -308,6 +325,12 @@ def train(
             **common,
         )
 
+    if cfg.residual_policy is not None:
+        # the actor's mean starts at exactly zero: the untrained model plays the heuristic
+        with torch.no_grad():
+            model.policy.action_net.weight.zero_()
+            model.policy.action_net.bias.zero_()
+
     class EpisodeMetrics(BaseCallback):
         """Log the env's own episode metrics (cost, RFRT, ...) to TensorBoard and a CSV."""
 
@@ -361,9 +384,13 @@ def train(
 
     if cfg.init_model and state is None:
         _load_weights(model, cfg, normalizer)
-        if eval_cb is not None and not cfg.imitation_policy:  # the starting point is a candidate
-            eval_cb.best_mean_reward = _evaluate(model, eval_cb, cfg)
-            _save_model_dir(model, normalizer, cfg, run / "model", "best")
+    # a start that is already a policy (given weights, or a residual's heuristic) is the first
+    # candidate: RL has to beat it on the evaluation episodes to replace it
+    starts_as_policy = cfg.init_model or cfg.residual_policy or cfg.node_prior_key
+    start_eval: float | None = state.get("start_eval") if state else None
+    if starts_as_policy and state is None and eval_cb is not None and not cfg.imitation_policy:
+        eval_cb.best_mean_reward = start_eval = _evaluate(model, eval_cb, cfg)
+        _save_model_dir(model, normalizer, cfg, run / "model", "best")
     imitation: dict[str, Any] | None = None
     demos: imitation_mod.Demonstrations | None = None
     rounds: list[dict[str, Any]] = []
@@ -398,6 +425,7 @@ def train(
         return {
             "phase": phase, "round_done": round_done, "imitation": imitation,
             "expert_rounds": rounds, "seconds": seconds0 + time.perf_counter() - t0,
+            "start_eval": start_eval,
         }  # fmt: skip
 
     if cfg.checkpoint_freq and state is None and imitation is not None:
@@ -450,6 +478,7 @@ def train(
         "seconds": seconds,
         "steps_per_second": steps / seconds if seconds > 0 else None,
         "best_eval_mean_reward": best,
+        "start_eval_mean_reward": start_eval,
         "imitation": imitation,
         "expert_rounds": rounds,
         "resumed": state is not None,

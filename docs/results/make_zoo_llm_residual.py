@@ -1,0 +1,185 @@
+"""Issue 13: residual scalers over HPA (configs/llm_autoscaling_residual.yaml, seeds 0-4,
+runs/zoo/llm_residual/seedN), chosen on validation, then judged once on fresh test episodes.
+
+Everything below was fixed and committed before any candidate was judged.
+
+1. Validation: the conv trace (training's; episodes of seeds 12,000+, which neither training's
+   periodic evaluation, seeds 10,000+, nor the earlier choices, 10,000+, drew), presets conv-1x,
+   conv-2x and conv-3x, 5 episodes each: every candidate's kept model (its best periodic
+   evaluation), the zoo's entry, HPA and threshold on the same episodes. A policy "meets the
+   goal" at a load when its mean SLO attainment is at least HPA's and its mean cost at most
+   HPA's (the issue's LLM goal, on means: a choice, not a verdict). The kept candidate meets it
+   at the most loads; ties go to the higher mean attainment over the three loads (the rule of
+   docs/results/llm_long_eval.py).
+2. The kept candidate ships as a second LLMAutoscaling entry, `llm-autoscaling-hpa-residual-ppo`,
+   only if it meets the goal at more validation loads than the entry `llm-autoscaling-slo-ppo`
+   does on the same episodes. That entry stays either way: it is chosen for the env's main
+   metric (SLO attainment, where it is significantly above every heuristic on 30 fresh test
+   episodes at code-1x, at a higher cost); a residual over HPA is for an operator who wants
+   HPA's attainment or better at HPA's cost or less, the issue's LLM goal.
+3. Test, fresh episodes (seeds 3000+: 1000+ and 2000+ were used by earlier tests), 10 per
+   preset, the held-out code trace at code-1x to code-3x, then the conv trace at conv-1x to
+   conv-3x (the goal names both): the kept candidate and the zoo's entry paired with HPA and
+   with threshold on SLO attainment and cost per episode, 95% paired intervals. At a preset
+   the goal is met when attainment is not significantly below HPA's and cost not significantly
+   above; "dominates" when, besides, one of the two is significantly better.
+   Nothing here is chosen on test.
+
+Writes docs/results/llm_residual_choice.json and, if the kept candidate ships, its card
+(validation: conv, seeds 10,000+; test: code-1x, seeds 1000+, 5 episodes, as the other
+entry's card; main metric SLO attainment against the best heuristic there) and
+configs/zoo/llm-autoscaling-hpa-residual-ppo.yaml.
+
+    python docs/results/make_zoo_llm_residual.py
+"""
+
+import json
+import time
+
+import numpy as np
+from llm_general_eval import fmt
+from make_zoo import ROOT, best_validation, ship, training_card, verdict
+
+from rlsched.agents.export import export_model
+from rlsched.envs.make import make_env
+from rlsched.evaluate import compare, evaluate
+from rlsched.policies.registry import make_policy
+from rlsched.splits import SPLITS, TEST_SEED
+from rlsched.stats import paired
+from rlsched.zoo import ZOO_DIR
+
+ENV = "rlsched/LLMAutoscaling-v0"
+NAME = "llm-autoscaling-hpa-residual-ppo"
+ZOO = "learned:zoo/llm-autoscaling-slo-ppo"
+RUNS = [ROOT / f"runs/zoo/llm_residual/seed{s}" for s in range(5)]
+VAL_SEED, VAL_EPISODES = 12_000, 5
+TEST_SEED_NEW, TEST_EPISODES = 3000, 10
+HEURISTICS = ("hpa", "threshold")
+METRICS = (("slo_attainment", "higher"), ("cost", "lower"))
+OUT = ROOT / "docs/results/llm_residual_choice.json"
+
+
+def run(spec: str, env, seed: int, episodes: int) -> dict[str, list[float]]:
+    pol = make_policy(spec, env, seed=seed)
+    eps = evaluate(pol, env, episodes, seed)
+    return {k: [float(e.metrics[k]) for e in eps] for k, _ in METRICS}
+
+
+def means(r: dict[str, list[float]]) -> dict[str, float]:
+    return {k: float(np.mean(v)) for k, v in r.items()}
+
+
+def meets(m: dict[str, float], hpa: dict[str, float]) -> bool:
+    return m["slo_attainment"] >= hpa["slo_attainment"] and m["cost"] <= hpa["cost"]
+
+
+def main() -> None:
+    split = SPLITS[ENV]
+    t0 = time.perf_counter()
+    specs = {r.name: f"learned:{r}/model" for r in RUNS}
+    report: dict = {"env": ENV, "candidates": {n: str(r.relative_to(ROOT)) for n, r in
+                    zip(specs, RUNS, strict=True)}, "validation": {}, "test": {}}
+    # 1. validation
+    who = [*specs, "zoo"]
+    goal_loads = dict.fromkeys(who, 0)
+    att: dict[str, list[float]] = {w: [] for w in who}
+    print("| validation preset | policy | SLO attainment | cost $ |\n|---|---|---|---|")
+    for load in ("1x", "2x", "3x"):
+        env = make_env(ENV, "azure-llm:conv", **{**split.env_kwargs, "scenario": f"conv-{load}"})
+        res = {h: means(run(h, env, VAL_SEED, VAL_EPISODES)) for h in HEURISTICS}
+        res["zoo"] = means(run(ZOO, env, VAL_SEED, VAL_EPISODES))
+        res.update({n: means(run(s, env, VAL_SEED, VAL_EPISODES)) for n, s in specs.items()})
+        report["validation"][f"conv-{load}"] = res
+        for w in who:
+            goal_loads[w] += meets(res[w], res["hpa"])
+            att[w].append(res[w]["slo_attainment"])
+        for k, m in res.items():
+            print(f"| conv-{load} | {k} | {m['slo_attainment']:.3f} | {m['cost']:.2f} |",
+                  flush=True)
+    kept = max(specs, key=lambda n: (goal_loads[n], float(np.mean(att[n]))))
+    ships = goal_loads[kept] > goal_loads["zoo"]
+    report.update(goal_loads=goal_loads, kept=kept, ships_as_second_entry=ships,
+                  validation_seconds=time.perf_counter() - t0)
+    print(f"\nloads meeting the goal on validation: {goal_loads}; kept: {kept}; "
+          f"ships as {NAME}: {ships}\n", flush=True)
+    # 2. the second entry
+    if ships:
+        ship_entry(RUNS[list(specs).index(kept)], goal_loads, report["validation"])
+    # 3. test
+    rows = []
+    for trace, dataset in (("code", split.test), ("conv", "azure-llm:conv")):
+        for load in ("1x", "2x", "3x"):
+            preset = f"{trace}-{load}"
+            env = make_env(ENV, dataset, **{**split.env_kwargs, "scenario": preset})
+            res = {h: run(h, env, TEST_SEED_NEW, TEST_EPISODES) for h in HEURISTICS}
+            zoo_key = "zoo"
+            res[zoo_key] = run(ZOO, env, TEST_SEED_NEW, TEST_EPISODES)
+            res[kept] = run(specs[kept], env, TEST_SEED_NEW, TEST_EPISODES)
+            entry: dict = {"policies": res, "means": {k: means(v) for k, v in res.items()}}
+            for ref in HEURISTICS:
+                for metric, direction in METRICS:
+                    cells = []
+                    for w in (kept, zoo_key):
+                        p = paired(res[w][metric], res[ref][metric], direction=direction,
+                                   reference=ref, metric=metric)
+                        entry[f"{w} {metric} vs {ref}"] = p.to_json()
+                        cells.append(p)
+                    rows.append((preset, ref, metric, *cells))
+            for w in (kept, zoo_key):
+                a, c = (entry[f"{w} {m} vs hpa"] for m, _ in METRICS)
+                ok = a["verdict"] != "worse" and c["verdict"] != "worse"
+                entry[f"{w} goal"] = {
+                    "met": ok,
+                    "dominates": ok and "better" in (a["verdict"], c["verdict"]),
+                }
+            report["test"][preset] = entry
+            print(preset, json.dumps(entry["means"]), flush=True)
+    report["seconds"] = time.perf_counter() - t0
+    OUT.write_text(json.dumps(report, indent=1) + "\n")
+    print(f"\n| preset | vs | metric | {kept} (residual over HPA) | llm-autoscaling-slo-ppo |\n"
+          "|---|---|---|---|---|")
+    for preset, ref, metric, a, b in rows:
+        unit = " $" if metric == "cost" else ""
+        print(f"| {preset} | {ref} | {metric} | {fmt(a, unit)} | {fmt(b, unit)} |")
+    for preset, e in report["test"].items():
+        print(preset, {k: v for k, v in e.items() if k.endswith(" goal")})
+    print(f"{report['seconds']:.0f} s")
+
+
+def ship_entry(run, goal_loads: dict, validation: dict) -> None:
+    split = SPLITS[ENV]
+    res = json.loads((run / "model" / "meta.json").read_text())["residual"]
+    size = export_model(run, ZOO_DIR / NAME / "model", critic=False)
+    spec = f"learned:{ZOO_DIR / NAME / 'model'}"
+    kwargs = dict(split.env_kwargs)
+    val = compare(ENV, split.validation, f"plain,{spec}", episodes=5, seed=10_000,
+                  env_kwargs=kwargs)
+    test = compare(ENV, split.test, f"plain,{spec}", episodes=5, seed=TEST_SEED,
+                   env_kwargs={**kwargs, "scenario": "code-1x"})
+    card = {
+        **training_card(
+            NAME, ENV, run, {r: best_validation(r) for r in RUNS}, size,
+            "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
+            f"mean cost) at the most of conv-1x, -2x and -3x on {VAL_EPISODES} validation "
+            f"episodes each (seeds {VAL_SEED:,}+), ties by mean attainment; "
+            "docs/results/make_zoo_llm_residual.py"),
+        "preset": "code-1x",
+        "trained_on": "azure-llm:conv at rate scale 0.5-4 with the request mix drawn per "
+                      "episode (prompts x 0.5-2.5, outputs x 0.1-1.5), reward_weights = "
+                      f"SLO_CONSTRAINED; a residual over {res['policy']} (residual_scale "
+                      f"{res['scale']})",
+        "algo": "ppo",
+        "policy_net": "mlp",
+        "residual": res,
+        "added_because": (
+            f"meets the LLM goal on validation at {goal_loads[run.name]} of 3 loads, "
+            f"llm-autoscaling-slo-ppo at {goal_loads['zoo']} (the same episodes)"),
+        "validation_means": validation,
+        "validation": {**verdict(val, spec, 5, ("slo_attainment", "cost")), "seed": 10_000},
+        "test": {**verdict(test, spec, 5, ("slo_attainment", "cost")), "seed": TEST_SEED},
+    }
+    ship(card, run)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""Residual policies for continuous actions: a heuristic's action plus a learned correction.
+
+A model trained with ``residual_policy: NAME`` (:class:`rlsched.train.config.TrainConfig`) never
+acts alone: the env it trains in is wrapped in :class:`ResidualAction`, which plays::
+
+    action = clip(base(observation) + scale * output, low, high)
+
+where ``base`` is the env's heuristic ``NAME`` (e.g. LLMAutoscaling's ``hpa``) acting on the same
+state, and ``output`` the network's action in ``[low, high]``. The trainer starts the actor's
+last layer at zero, so the untrained model *is* the heuristic and PPO learns only where to
+depart from it (residual RL: Johannink et al., 2019; Silver et al., 2018). The model folder
+records the base and the scale (``meta.json`` ``residual``), and ``learned:PATH`` builds a
+:class:`ResidualPolicy` from them in any comparison, evaluation or rollout.
+
+This is the continuous-action sibling of the node-scoring prior (``node_prior_key``): there
+the heuristic's score is a feature the network adds to, here its action.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from rlsched.errors import PolicyError
+from rlsched.policies.base import Action, Observation, Policy
+
+
+def box_space(env: Any, what: str) -> spaces.Box:
+    """The env's Box action space; a :class:`PolicyError` naming ``what`` for any other."""
+    space = env.action_space
+    if not isinstance(space, spaces.Box):
+        raise PolicyError(
+            f"{what}: a residual adds to a heuristic's continuous action; this env's action "
+            f"space is {space} (Box only: for node choices use node_prior_key)"
+        )
+    return space
+
+
+def _combine(space: spaces.Box, base: Any, scale: float, output: Any) -> np.ndarray:
+    a = np.asarray(base, dtype=np.float64) + scale * np.asarray(output, dtype=np.float64)
+    return np.clip(a, space.low, space.high).astype(space.dtype)
+
+
+def _mask(env: Any) -> np.ndarray:
+    masks = getattr(env.unwrapped, "action_masks", None)
+    return np.asarray(masks() if callable(masks) else np.ones(1, dtype=bool), dtype=bool)
+
+
+class ResidualAction(gym.Wrapper):
+    """Plays ``clip(base + scale * action)`` (module docstring); ``base`` is a heuristic
+    :class:`~rlsched.policies.base.Policy` built on this env. It acts on the raw observation
+    (inside any normalisation) and is reset with the env, so it keeps the state it keeps when
+    it plays alone (HPA's stabilisation window, ...)."""
+
+    def __init__(self, env: gym.Env, base: Policy, scale: float) -> None:
+        super().__init__(env)
+        self.box = box_space(env, f"residual over {getattr(base, 'name', base)!r}")
+        self.base, self.scale = base, float(scale)
+        self._obs: Any = None
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        obs, info = self.env.reset(**kwargs)
+        self.base.reset(kwargs.get("seed"))
+        self._obs = obs
+        return obs, info
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        base = self.base.act(self._obs, _mask(self.env))
+        obs, reward, term, trunc, info = self.env.step(
+            _combine(self.box, base, self.scale, action)
+        )
+        self._obs = obs
+        return obs, reward, term, trunc, info
+
+
+class ResidualPolicy(Policy):
+    """A trained residual model (``learned``) over its heuristic (``base``), acting as it
+    trained: ``clip(base.act + scale * learned.act)``."""
+
+    category = "learned"
+
+    def __init__(self, learned: Any, base: Policy, scale: float, env: Any) -> None:
+        self.learned, self.base, self.scale = learned, base, float(scale)
+        self.box = box_space(env, str(learned.name))
+        self.name = str(learned.name)
+
+    def reset(self, seed: int | None = None) -> None:
+        self.base.reset(seed)
+        self.learned.reset(seed)
+
+    def act(self, observation: Observation, mask: np.ndarray) -> Action:
+        base = self.base.act(observation, mask)
+        return _combine(self.box, base, self.scale, self.learned.act(observation, mask))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ResidualPolicy:
+        # rollouts copy a stateful base policy: the heuristic's state is copied, the network
+        # (large, read-only) is shared
+        out = copy.copy(self)
+        out.base = copy.deepcopy(self.base, memo)
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **self.learned.describe(),
+            "residual": {"policy": getattr(self.base, "name", str(self.base)), "scale": self.scale},
+        }

@@ -1,0 +1,168 @@
+"""Residual policies over a heuristic's continuous action (rlsched.policies.residual)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rlsched.envs.make import make_env
+from rlsched.errors import ConfigError, PolicyError
+from rlsched.policies.base import Policy
+from rlsched.policies.registry import make_policy
+from rlsched.policies.residual import ResidualAction, ResidualPolicy
+from rlsched.train import TrainConfig, train
+
+ENV = "rlsched/LLMAutoscaling-v0"
+KW: dict[str, Any] = {"episode_duration": 60.0}
+
+
+def _env() -> Any:
+    return make_env(ENV, "azure-llm:code", **KW)
+
+
+def _play(env: Any, act: Any, seed: int) -> tuple[list[np.ndarray], dict[str, float]]:
+    """Every action of one episode and its final metrics."""
+    obs, _ = env.reset(seed=seed)
+    done, actions, info = False, [], {}
+    while not done:
+        a = np.asarray(act(obs, env.unwrapped.action_masks()), dtype=np.float32)
+        actions.append(a)
+        obs, _, term, trunc, info = env.step(a)
+        done = term or trunc
+    return actions, dict(info.get("metrics") or {})
+
+
+class Constant(Policy):
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def act(self, observation: Any, mask: np.ndarray) -> np.ndarray:
+        return np.full(2, self.value, dtype=np.float32)
+
+
+def test_the_wrapper_plays_the_heuristic_plus_the_scaled_correction_clipped() -> None:
+    plain, wrapped = _env(), _env()
+    hpa = make_policy("hpa", plain, seed=0)
+    env = ResidualAction(wrapped, make_policy("hpa", wrapped, seed=0), scale=0.5)
+    obs, _ = env.reset(seed=4)
+    pobs, _ = plain.reset(seed=4)
+    hpa.reset(4)
+    outputs = [np.array(o, dtype=np.float32) for o in ([0.4, -0.2], [1.0, 1.0], [-1.0, 0.0])] * 10
+    seen = []
+    for out in outputs:
+        h = hpa.act(pobs, plain.unwrapped.action_masks())
+        expect = np.clip(h + 0.5 * out, -1, 1).astype(np.float32)
+        seen.append(not np.allclose(expect, h))
+        pobs, r1, t1, u1, _ = plain.step(expect)
+        obs, r2, t2, u2, _ = env.step(out)
+        np.testing.assert_array_equal(obs, pobs)
+        assert (r1, t1, u1) == (r2, t2, u2)
+        if t1 or u1:
+            break
+    assert any(seen)  # the corrections did move the heuristic's actions
+
+
+def test_a_residual_needs_a_continuous_action_space() -> None:
+    env = make_env("rlsched/VMPlacement-v0")
+    with pytest.raises(PolicyError, match="Box only"):
+        ResidualAction(env, Constant(0.0), 1.0)
+
+
+def _cfg(**kw: Any) -> TrainConfig:
+    base: dict[str, Any] = dict(
+        env_id=ENV, dataset="azure-llm:conv", eval_dataset=None, env_kwargs=dict(KW),
+        algo="ppo", policy_net="mlp", net_arch=[16, 16], total_steps=64, n_envs=1, n_steps=32,
+        batch_size=32, n_epochs=1, eval_freq=0, tensorboard=False, residual_policy="hpa",
+        residual_scale=0.5, log_std_init=-1.0,
+    )  # fmt: skip
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+@pytest.fixture(scope="module")
+def untrained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # learning_rate 1e-12: the updates run, the actor's zeroed last layer hardly moves
+    run = tmp_path_factory.mktemp("residual") / "run"
+    train(_cfg(learning_rate=1e-12), run, progress=False)
+    return run
+
+
+def test_an_untrained_residual_model_is_its_heuristic(untrained: Path) -> None:
+    env = _env()
+    pol = make_policy(f"learned:{untrained}", env, seed=0)
+    assert isinstance(pol, ResidualPolicy)
+    assert pol.describe()["residual"] == {"policy": "hpa", "scale": 0.5}
+    hpa = make_policy("hpa", env, seed=0)
+    for seed in (1, 2):
+        pol.reset(seed)
+        mine, m1 = _play(env, pol.act, seed)
+        hpa.reset(seed)
+        theirs, m2 = _play(env, hpa.act, seed)
+        assert len(mine) == len(theirs) > 1
+        for a, b in zip(mine, theirs, strict=True):
+            np.testing.assert_allclose(a, b, atol=1e-6)
+        assert m1 == m2
+
+
+def test_a_residual_model_acts_over_its_heuristic_after_training(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    train(_cfg(learning_rate=0.05, total_steps=128, n_epochs=4), run, progress=False)
+    env = _env()
+    pol = make_policy(f"learned:{run}", env, seed=0)
+    assert isinstance(pol, ResidualPolicy)
+    hpa = make_policy("hpa", env, seed=0)
+    obs, _ = env.reset(seed=3)
+    pol.reset(3)
+    hpa.reset(3)
+    mask = env.unwrapped.action_masks()
+    out = pol.learned.act(obs, mask)
+    assert np.abs(out).max() > 1e-4  # trained: the correction is no longer zero
+    h = hpa.act(obs, mask)
+    pol2 = copy.deepcopy(pol)  # a rollout's copy: the heuristic's state copied, the net shared
+    assert pol2.learned is pol.learned and pol2.base is not pol.base
+    np.testing.assert_allclose(pol.act(obs, mask), np.clip(h + 0.5 * out, -1, 1), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("kw", "match"),
+    [
+        ({"algo": "maskable_ppo"}, "algo ppo"),
+        ({"imitation_policy": "hpa"}, "no imitation_policy"),
+        ({"residual_scale": 0.0}, "residual_scale must be > 0"),
+    ],
+)
+def test_bad_residual_configs_are_refused(kw: dict[str, Any], match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        _cfg(**kw).validate()
+
+
+def test_an_unknown_or_discrete_residual_base_is_refused_by_name(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"residual_policy of .*'hpx'"):
+        train(_cfg(residual_policy="hpx"), tmp_path / "a", progress=False)
+    vm = _cfg(env_id="rlsched/VMPlacement-v0", dataset=None, env_kwargs={},
+              residual_policy="first_fit")  # fmt: skip
+    with pytest.raises(ConfigError, match="Box only"):
+        train(vm, tmp_path / "b", progress=False)
+
+
+def test_the_heuristic_start_is_the_first_candidate_model(tmp_path: Path) -> None:
+    # no periodic evaluation falls within 64 steps: the kept model is the evaluated start
+    run = tmp_path / "run"
+    res = train(_cfg(eval_freq=10_000, eval_episodes=1), run, progress=False)
+    assert res.eval_mean_reward is not None and np.isfinite(res.eval_mean_reward)
+    assert json.loads((run / "model" / "meta.json").read_text())["name"] == "best"
+    record = json.loads((run / "run.json").read_text())
+    assert record["start_eval_mean_reward"] == res.eval_mean_reward
+    env = _env()
+    pol = make_policy(f"learned:{run}", env, seed=0)
+    hpa = make_policy("hpa", env, seed=0)
+    pol.reset(5)
+    hpa.reset(5)
+    mine, _ = _play(env, pol.act, 5)
+    theirs, _ = _play(env, hpa.act, 5)
+    np.testing.assert_allclose(np.array(mine), np.array(theirs), atol=1e-6)
