@@ -19,7 +19,10 @@ NAME = "serverless-edge-maskable-ppo"
 
 @pytest.mark.parametrize(
     "name",
-    [NAME, "llm-autoscaling-slo-ppo", "pod-rebalancing-today-ppo", "pod-rebalancing-anchored-ppo"],
+    [
+        NAME, "llm-autoscaling-slo-ppo", "llm-autoscaling-hpa-residual-ppo",
+        "pod-rebalancing-today-ppo", "pod-rebalancing-anchored-ppo",
+    ],
 )
 def test_entries_carry_their_env_size_and_verdicts(name: str) -> None:
     assert name in names()
@@ -79,6 +82,21 @@ def test_llm_zoo_scaler_runs_through_compare() -> None:
     )
     row = next(r for r in rep["results"] if r["kind"] == "learned")
     assert 0.0 <= row["metrics"]["slo_attainment"] <= 1.0 and "paired" in row
+
+
+def test_the_residual_llm_entry_acts_over_hpa_through_compare() -> None:
+    from rlsched.envs.make import make_env
+    from rlsched.policies.registry import make_policy
+    from rlsched.policies.residual import ResidualPolicy
+
+    name = "learned:zoo/llm-autoscaling-hpa-residual-ppo"
+    kw = {"scenario": "conv-3x", "episode_duration": 60.0}
+    pol = make_policy(name, make_env("rlsched/LLMAutoscaling-v0", None, **kw), seed=0)
+    assert isinstance(pol, ResidualPolicy) and pol.base.name == "hpa"
+    rep = compare("rlsched/LLMAutoscaling-v0", None, f"hpa,{name}", episodes=2, seed=0,
+                  env_kwargs=kw)  # fmt: skip
+    row = next(r for r in rep["results"] if r["kind"] == "learned")
+    assert 0.0 <= row["metrics"]["slo_attainment"] <= 1.0 and row["paired"]["reference"]
 
 
 def test_pods_zoo_policy_runs_through_compare() -> None:
