@@ -61,6 +61,11 @@ def test_demo_writes_report_figures_and_a_usable_model(
         assert z["line"] in log.getvalue().replace("\n", " ") or z["name"] in log.getvalue()
         # the card's recorded oracle is still of today's episodes: its heuristic re-measured equal
         assert z["oracle"] and "not paired" not in z["oracle"] and z["oracle"] in report
+        # a residual entry is also paired with the heuristic it corrects
+        if z["name"] == "llm-autoscaling-hpa-residual-ppo":
+            assert z["residual"].startswith("over hpa") and z["residual"] in report
+        else:
+            assert z["residual"] is None
     rep = compare(
         "rlsched/ServerlessPlacement-v0",
         "wfinstances:blast-43",
@@ -97,3 +102,15 @@ def test_zoo_oracle_is_paired_only_on_the_episodes_it_was_recorded_on() -> None:
     assert line is not None and line.endswith("not paired")
     # fewer episodes today than recorded: the first ones are paired
     assert "3 pairs" in (oracle_line(rec, rep(best[:3], best[:3]), "p") or "")
+
+
+def test_a_residual_entry_is_paired_with_its_heuristic_on_its_card_metrics() -> None:
+    from rlsched.demo import residual_line
+    from rlsched.zoo import entries
+
+    by_name = {e["name"]: e for e in entries()}
+    kw = {"scenario": "conv-3x", "episode_duration": 60.0}
+    line = residual_line(by_name["llm-autoscaling-hpa-residual-ppo"], None, kw, 3)
+    assert line is not None and line.startswith("over hpa, the heuristic it corrects (3 pairs)")
+    assert "slo_attainment" in line and "; cost " in line
+    assert residual_line(by_name["llm-autoscaling-slo-ppo"], None, kw, 3) is None

@@ -27,7 +27,9 @@ import numpy as np
 from rich.console import Console
 
 from rlsched.data import load_dataset
-from rlsched.evaluate import compare
+from rlsched.envs.make import make_env
+from rlsched.evaluate import compare, evaluate
+from rlsched.policies.registry import make_policy
 from rlsched.report.figures import comparison_bars, learning_curve
 from rlsched.report.leaderboard import markdown_table, rich_table
 from rlsched.runtime import git_commit, versions
@@ -40,6 +42,7 @@ from rlsched.splits import WF_VALIDATION as VALIDATION
 from rlsched.stats import Paired, headline, paired
 from rlsched.train import TrainConfig, train
 from rlsched.train.progress import eta_text, planned_steps, read_progress
+from rlsched.zoo import card as zoo_card
 from rlsched.zoo import entries as zoo_entries
 
 ENV_ID = "rlsched/ServerlessPlacement-v0"
@@ -236,7 +239,34 @@ def _zoo_row(e: dict[str, Any], episodes: int) -> dict[str, Any]:
     return {"name": e["name"], "env": e["env"], "preset": card["preset"],
             "dataset": card["dataset"], "line": line, "report": rep,
             "oracle": oracle_line(card.get("oracle"), rep, e["path"]),
+            "residual": residual_line(e, card["dataset"], kwargs, episodes),
             "seconds": time.perf_counter() - t}
+
+
+def residual_line(
+    e: dict[str, Any], dataset: str | None, kwargs: dict[str, Any], episodes: int
+) -> str | None:
+    """For a residual entry (its card names the heuristic it corrects), the entry paired with
+    that heuristic on the same test episodes, on the main metric and on every metric its card
+    records (LLMAutoscaling's: SLO attainment and cost): what it adds to the policy it starts
+    from, which the main metric's verdict against the best heuristic does not say. None for
+    other entries."""
+    res = zoo_card(e["name"]).get("residual")
+    if not res:
+        return None
+    env = make_env(e["env"], dataset, **kwargs)
+    base = str(res["policy"])
+    runs = {spec: evaluate(make_policy(spec, env, seed=TEST_SEED), env, episodes, TEST_SEED)
+            for spec in (base, e["path"])}  # fmt: skip
+    u: Any = env.unwrapped
+    extra = [m for m in (e.get("test") or {}).get("metrics") or {} if m != u.main_metric]
+    parts = []
+    for m in [u.main_metric, *extra]:
+        mine, theirs = ([float(x.metrics[m]) for x in runs[k]] for k in (e["path"], base))
+        q = paired(mine, theirs, direction=u.metric_spec(m).direction or "higher",
+                   reference=base, metric=m)  # fmt: skip
+        parts.append(f"{m} {q.mean_diff:+.4g} [{q.ci95[0]:+.4g}, {q.ci95[1]:+.4g}] {q.verdict}")
+    return f"over {base}, the heuristic it corrects ({len(mine)} pairs): " + "; ".join(parts)
 
 
 def oracle_line(rec: dict[str, Any] | None, rep: dict[str, Any], spec: str) -> str | None:
@@ -275,8 +305,9 @@ def _print_zoo_row(console: Console, row: dict[str, Any]) -> dict[str, Any]:
         f"{row['line']} [{row['env'].removeprefix('rlsched/')} `{row['preset']}` on "
         f"{row['dataset']}, {row['seconds']:.0f}s]", markup=False, highlight=False,
     )
-    if row.get("oracle"):
-        console.print(f"  {row['oracle']}", markup=False, highlight=False)
+    for key in ("residual", "oracle"):
+        if row.get(key):
+            console.print(f"  {row[key]}", markup=False, highlight=False)
     return row
 
 
@@ -340,6 +371,7 @@ def _write_report(
     verdicts = "\n".join(f"- {line.strip()}" for line in lines)
     zoo_lines = "\n".join(
         f"- {z['env']} `{z['preset']}` on `{z['dataset']}`: {z['line']}"
+        + (f"\n  - {z['residual']}" if z.get("residual") else "")
         + (f"\n  - {z['oracle']}" if z.get("oracle") else "")
         for z in zoo or []
     ) or "- (no zoo policy shipped)"
