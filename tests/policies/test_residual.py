@@ -67,6 +67,29 @@ def test_the_wrapper_plays_the_heuristic_plus_the_scaled_correction_clipped() ->
     assert any(seen)  # the corrections did move the heuristic's actions
 
 
+def test_a_one_sided_range_only_ever_lowers_the_heuristic_action() -> None:
+    plain, wrapped = _env(), _env()
+    hpa = make_policy("hpa", plain, seed=0)
+    env = ResidualAction(wrapped, make_policy("hpa", wrapped, seed=0), 0.4, (-1.0, 0.0))
+    env.reset(seed=6)
+    pobs, _ = plain.reset(seed=6)
+    hpa.reset(6)
+    rng = np.random.default_rng(0)
+    lowered = 0
+    for _ in range(30):
+        out = rng.uniform(-1, 1, 2).astype(np.float32)
+        h = hpa.act(pobs, plain.unwrapped.action_masks())
+        expect = np.clip(h + 0.4 * np.minimum(out, 0.0), -1, 1).astype(np.float32)
+        assert np.all(expect <= h + 1e-7)
+        lowered += int(np.any(expect < h - 1e-7))
+        pobs, *_ = plain.step(expect)
+        obs, _, term, trunc, _ = env.step(out)
+        np.testing.assert_allclose(obs, pobs, atol=1e-6)  # float32 vs float64 sums
+        if term or trunc:
+            break
+    assert lowered > 0
+
+
 def test_a_residual_needs_a_continuous_action_space() -> None:
     env = make_env("rlsched/VMPlacement-v0")
     with pytest.raises(PolicyError, match="Box only"):
@@ -96,7 +119,7 @@ def test_an_untrained_residual_model_is_its_heuristic(untrained: Path) -> None:
     env = _env()
     pol = make_policy(f"learned:{untrained}", env, seed=0)
     assert isinstance(pol, ResidualPolicy)
-    assert pol.describe()["residual"] == {"policy": "hpa", "scale": 0.5}
+    assert pol.describe()["residual"] == {"policy": "hpa", "scale": 0.5, "range": [-1.0, 1.0]}
     hpa = make_policy("hpa", env, seed=0)
     for seed in (1, 2):
         pol.reset(seed)
@@ -134,6 +157,8 @@ def test_a_residual_model_acts_over_its_heuristic_after_training(tmp_path: Path)
         ({"algo": "maskable_ppo"}, "algo ppo"),
         ({"imitation_policy": "hpa"}, "no imitation_policy"),
         ({"residual_scale": 0.0}, "residual_scale must be > 0"),
+        ({"residual_range": [0.1, 1.0]}, "residual_range must be"),
+        ({"residual_range": [-1.0, -0.5]}, "0 is the heuristic itself"),
     ],
 )
 def test_bad_residual_configs_are_refused(kw: dict[str, Any], match: str) -> None:

@@ -71,7 +71,8 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
             if str(res["policy"]).startswith(("learned:", "clairvoyant", "rollout")):
                 raise PolicyError(f"{pol.dir}: a residual needs a heuristic base, not {res!r}")
             heuristic = make_policy(str(res["policy"]), env, seed=seed)
-            return ResidualPolicy(pol, heuristic, float(res["scale"]), env.unwrapped)
+            lo, hi = res.get("range") or (-1.0, 1.0)
+            return ResidualPolicy(pol, heuristic, float(res["scale"]), env.unwrapped, (lo, hi))
         return pol
     factories = env_policy_factories(env)
     if spec in factories:

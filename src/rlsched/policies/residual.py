@@ -3,10 +3,12 @@
 A model trained with ``residual_policy: NAME`` (:class:`rlsched.train.config.TrainConfig`) never
 acts alone: the env it trains in is wrapped in :class:`ResidualAction`, which plays::
 
-    action = clip(base(observation) + scale * output, low, high)
+    action = clip(base(observation) + scale * clip(output, *range), low, high)
 
 where ``base`` is the env's heuristic ``NAME`` (e.g. LLMAutoscaling's ``hpa``) acting on the same
-state, and ``output`` the network's action in ``[low, high]``. The trainer starts the actor's
+state, ``output`` the network's action in ``[low, high]`` and ``range`` the part of it the
+correction may use (``residual_range``: ``[-1, 0]`` only ever lowers the heuristic's action,
+e.g. holds fewer LLM instances than HPA would, never more). The trainer starts the actor's
 last layer at zero, so the untrained model *is* the heuristic and PPO learns only where to
 depart from it (residual RL: Johannink et al., 2019; Silver et al., 2018). The model folder
 records the base and the scale (``meta.json`` ``residual``), and ``learned:PATH`` builds a
@@ -40,8 +42,15 @@ def box_space(env: Any, what: str) -> spaces.Box:
     return space
 
 
-def _combine(space: spaces.Box, base: Any, scale: float, output: Any) -> np.ndarray:
-    a = np.asarray(base, dtype=np.float64) + scale * np.asarray(output, dtype=np.float64)
+#: the default bounds of the model's output: the whole ``[-1, 1]`` of a PPO Box action
+FULL_RANGE = (-1.0, 1.0)
+
+
+def _combine(
+    space: spaces.Box, base: Any, scale: float, output: Any, bounds: tuple[float, float]
+) -> np.ndarray:
+    out = np.clip(np.asarray(output, dtype=np.float64), *bounds)
+    a = np.asarray(base, dtype=np.float64) + scale * out
     return np.clip(a, space.low, space.high).astype(space.dtype)
 
 
@@ -56,10 +65,17 @@ class ResidualAction(gym.Wrapper):
     (inside any normalisation) and is reset with the env, so it keeps the state it keeps when
     it plays alone (HPA's stabilisation window, ...)."""
 
-    def __init__(self, env: gym.Env, base: Policy, scale: float) -> None:
+    def __init__(
+        self,
+        env: gym.Env,
+        base: Policy,
+        scale: float,
+        bounds: tuple[float, float] = FULL_RANGE,
+    ) -> None:
         super().__init__(env)
         self.box = box_space(env, f"residual over {getattr(base, 'name', base)!r}")
         self.base, self.scale = base, float(scale)
+        self.bounds = (float(bounds[0]), float(bounds[1]))
         self._obs: Any = None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
@@ -71,7 +87,7 @@ class ResidualAction(gym.Wrapper):
     def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         base = self.base.act(self._obs, _mask(self.env))
         obs, reward, term, trunc, info = self.env.step(
-            _combine(self.box, base, self.scale, action)
+            _combine(self.box, base, self.scale, action, self.bounds)
         )
         self._obs = obs
         return obs, reward, term, trunc, info
@@ -83,8 +99,16 @@ class ResidualPolicy(Policy):
 
     category = "learned"
 
-    def __init__(self, learned: Any, base: Policy, scale: float, env: Any) -> None:
+    def __init__(
+        self,
+        learned: Any,
+        base: Policy,
+        scale: float,
+        env: Any,
+        bounds: tuple[float, float] = FULL_RANGE,
+    ) -> None:
         self.learned, self.base, self.scale = learned, base, float(scale)
+        self.bounds = (float(bounds[0]), float(bounds[1]))
         self.box = box_space(env, str(learned.name))
         self.name = str(learned.name)
 
@@ -94,7 +118,8 @@ class ResidualPolicy(Policy):
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
         base = self.base.act(observation, mask)
-        return _combine(self.box, base, self.scale, self.learned.act(observation, mask))
+        out = self.learned.act(observation, mask)
+        return _combine(self.box, base, self.scale, out, self.bounds)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ResidualPolicy:
         # rollouts copy a stateful base policy: the heuristic's state is copied, the network
@@ -106,5 +131,9 @@ class ResidualPolicy(Policy):
     def describe(self) -> dict[str, Any]:
         return {
             **self.learned.describe(),
-            "residual": {"policy": getattr(self.base, "name", str(self.base)), "scale": self.scale},
+            "residual": {
+                "policy": getattr(self.base, "name", str(self.base)),
+                "scale": self.scale,
+                "range": list(self.bounds),
+            },
         }

@@ -113,6 +113,11 @@ class TrainConfig:
     residual_scale: float = 1.0
     """How far the model's output (in ``[-1, 1]``) may move the heuristic's action, in action
     units (LLMAutoscaling: 1 is ``action_scale_step`` instances per pool)."""
+    residual_range: list[float] = field(default_factory=lambda: [-1.0, 1.0])
+    """The part of the model's output ``[-1, 1]`` the correction may use (before
+    ``residual_scale``); it must hold 0, the heuristic itself. ``[-1, 0]``: the model can only
+    lower the heuristic's action (LLMAutoscaling: hold fewer instances than HPA would, so never
+    pay for more than HPA's pools)."""
     log_std_init: float | None = None
     """PPO with a Box (continuous) action space: initial log standard deviation of the Gaussian
     policy; None keeps SB3's 0 (std 1, which with actions clipped to [-1, 1] explores mostly at
@@ -319,6 +324,12 @@ class TrainConfig:
                 raise ConfigError(f"{source}: residual_policy needs vec_env dummy or subproc")
             if not self.residual_scale > 0:
                 raise ConfigError(f"{source}: residual_scale must be > 0")
+            r = list(self.residual_range)
+            if len(r) != 2 or not -1.0 <= r[0] <= 0.0 <= r[1] <= 1.0 or r[0] == r[1]:
+                raise ConfigError(
+                    f"{source}: residual_range must be [low, high] with -1 <= low <= 0 <= high "
+                    f"<= 1 and low < high (0 is the heuristic itself), got {r!r}"
+                )
 
         check_validation(self.env_id, self.eval_dataset or self.dataset, source)
         if self.train_datasets and self.vec_env == "batched":

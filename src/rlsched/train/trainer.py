@@ -90,7 +90,8 @@ def _single_env(cfg: TrainConfig, dataset: str | None, seed: int) -> gym.Env:
         return env
     try:
         base = make_policy(cfg.residual_policy, env, seed=seed)
-        return ResidualAction(env, base, cfg.residual_scale)
+        lo, hi = cfg.residual_range
+        return ResidualAction(env, base, cfg.residual_scale, (lo, hi))
     except PolicyError as e:
         raise ConfigError(f"residual_policy of {cfg.env_id}: {e}") from None
 
@@ -171,7 +172,11 @@ def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, n
         "dataset": cfg.dataset,
         "normalized_obs": normalizer is not None,
         "residual": None if cfg.residual_policy is None
-        else {"policy": cfg.residual_policy, "scale": cfg.residual_scale},
+        else {
+            "policy": cfg.residual_policy,
+            "scale": cfg.residual_scale,
+            "range": list(cfg.residual_range),
+        },
         "seed": cfg.seed,
         "versions": versions(),
         "git_commit": git_commit(),
