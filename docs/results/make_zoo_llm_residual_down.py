@@ -29,20 +29,24 @@ entry, its card (as make_zoo_llm_residual.py writes it) and its config.
     python docs/results/make_zoo_llm_residual_down.py
 """
 
-import json
 import shutil
 import time
 
 import numpy as np
-from llm_general_eval import fmt
-from make_zoo import ROOT, best_validation, ship, training_card, verdict
-from make_zoo_llm_residual import HEURISTICS, METRICS, departs, means, run
+from make_zoo import ROOT, ship
+from make_zoo_llm_residual import (
+    HEURISTICS,
+    departs,
+    finish,
+    means,
+    residual_card,
+    run,
+    test_round,
+)
 
 from rlsched.agents.export import export_model
 from rlsched.envs.make import make_env
-from rlsched.evaluate import compare
-from rlsched.splits import SPLITS, TEST_SEED
-from rlsched.stats import paired
+from rlsched.splits import SPLITS
 from rlsched.zoo import ZOO_DIR
 
 ENV = "rlsched/LLMAutoscaling-v0"
@@ -100,78 +104,26 @@ def main() -> None:
     if replaces:
         ship_entry(runs[list(specs).index(kept)], counts, report["validation"])
     # 4. test
-    rows = []
-    for trace, dataset in (("code", split.test), ("conv", "azure-llm:conv")):
-        for load in ("1x", "2x", "3x"):
-            preset = f"{trace}-{load}"
-            env = make_env(ENV, dataset, **{**split.env_kwargs, "scenario": preset})
-            res = {h: run(h, env, TEST_SEED_NEW, TEST_EPISODES) for h in HEURISTICS}
-            res["entry"] = run(entry, env, TEST_SEED_NEW, TEST_EPISODES)
-            res[kept] = run(specs[kept], env, TEST_SEED_NEW, TEST_EPISODES)
-            out: dict = {"policies": res, "means": {k: means(v) for k, v in res.items()}}
-            for ref in HEURISTICS:
-                for metric, direction in METRICS:
-                    cells = []
-                    for w in (kept, "entry"):
-                        p = paired(res[w][metric], res[ref][metric], direction=direction,
-                                   reference=ref, metric=metric)  # fmt: skip
-                        out[f"{w} {metric} vs {ref}"] = p.to_json()
-                        cells.append(p)
-                    rows.append((preset, ref, metric, *cells))
-            for w in (kept, "entry"):
-                a, c = (out[f"{w} {m} vs hpa"] for m, _ in METRICS)
-                ok = a["verdict"] != "worse" and c["verdict"] != "worse"
-                out[f"{w} goal"] = {
-                    "met": ok, "dominates": ok and "better" in (a["verdict"], c["verdict"])}
-            report["test"][preset] = out
-            print(preset, json.dumps(out["means"]), flush=True)
-    report["seconds"] = time.perf_counter() - t0
-    OUT.write_text(json.dumps(report, indent=1) + "\n")
-    print(f"\n| preset | vs | metric | {kept} (one-sided residual) | entry before |\n"
-          "|---|---|---|---|---|")
-    for preset, ref, metric, a, b in rows:
-        unit = " $" if metric == "cost" else ""
-        print(f"| {preset} | {ref} | {metric} | {fmt(a, unit)} | {fmt(b, unit)} |")
-    for preset, e in report["test"].items():
-        print(preset, {k: v for k, v in e.items() if k.endswith(" goal")})
-    print(f"{report['seconds']:.0f} s")
+    report["test"], rows = test_round({kept: specs[kept], "entry": entry}, TEST_SEED_NEW,
+                                      TEST_EPISODES)
+    finish(report, rows, t0, OUT, f"{kept} (one-sided residual) | entry before")
 
 
 def ship_entry(run_dir, counts: dict, validation: dict) -> None:
-    split = SPLITS[ENV]
-    res = json.loads((run_dir / "model" / "meta.json").read_text())["residual"]
     size = export_model(run_dir, ZOO_DIR / NAME / "model", critic=False)
-    spec = f"learned:{ZOO_DIR / NAME / 'model'}"
-    kwargs = dict(split.env_kwargs)
-    val = compare(ENV, split.validation, f"plain,{spec}", episodes=5, seed=10_000,
-                  env_kwargs=kwargs)  # fmt: skip
-    test = compare(ENV, split.test, f"plain,{spec}", episodes=5, seed=TEST_SEED,
-                   env_kwargs={**kwargs, "scenario": "code-1x"})  # fmt: skip
-    card = {
-        **training_card(
-            NAME, ENV, run_dir, {r: best_validation(r) for r in RUNS}, size,
-            "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
-            f"mean cost, not both equal) at the most of six validation settings (conv and "
-            f"training's request mixes at 1x, 2x, 3x; {VAL_EPISODES} episodes each, seeds "
-            f"{VAL_SEED:,}+), ties by mean attainment, among the one-sided runs whose kept "
-            "model departs from HPA; docs/results/make_zoo_llm_residual_down.py"),
-        "preset": "code-1x",
-        "trained_on": "azure-llm:conv at rate scale 0.5-4 with the request mix drawn per "
-                      "episode (prompts x 0.5-2.5, outputs x 0.1-1.5), reward_weights = "
-                      f"SLO_CONSTRAINED; a residual over {res['policy']} (residual_scale "
-                      f"{res['scale']}, residual_range {res['range']}: only ever lower)",
-        "algo": "ppo",
-        "policy_net": "mlp",
-        "residual": res,
-        "replaced_because": (
+    card = residual_card(
+        run_dir, RUNS, size,
+        "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
+        f"mean cost, not both equal) at the most of six validation settings (conv and "
+        f"training's request mixes at 1x, 2x, 3x; {VAL_EPISODES} episodes each, seeds "
+        f"{VAL_SEED:,}+), ties by mean attainment, among the one-sided runs whose kept "
+        "model departs from HPA; docs/results/make_zoo_llm_residual_down.py",
+        {"replaced_because": (
             f"meets the LLM goal on validation in {counts[run_dir.name]} of 6 settings, the "
-            f"two-sided entry in {counts['entry']} (the same episodes)"),
-        "validation_means": validation,
-        "validation": {**verdict(val, spec, 5, ("slo_attainment", "cost")), "seed": 10_000},
-        "test": {**verdict(test, spec, 5, ("slo_attainment", "cost")), "seed": TEST_SEED},
-    }  # fmt: skip
+            f"two-sided entry in {counts['entry']} (the same episodes)")},
+        validation,
+    )
     ship(card, run_dir)
-
 
 if __name__ == "__main__":
     main()
