@@ -11,8 +11,8 @@ correction may use (``residual_range``: ``[-1, 0]`` only ever lowers the heurist
 e.g. holds fewer LLM instances than HPA would, never more). The trainer starts the actor's
 last layer at zero, so the untrained model *is* the heuristic and PPO learns only where to
 depart from it (residual RL: Johannink et al., 2019; Silver et al., 2018). The model folder
-records the base and the scale (``meta.json`` ``residual``), and ``learned:PATH`` builds a
-:class:`ResidualPolicy` from them in any comparison, evaluation or rollout.
+records the base, the scale and the range (``meta.json`` ``residual``), and ``learned:PATH``
+builds a :class:`ResidualPolicy` from them in any comparison, evaluation or rollout.
 
 This is the continuous-action sibling of the node-scoring prior (``node_prior_key``): there
 the heuristic's score is a feature the network adds to, here its action.
