@@ -105,12 +105,16 @@ def test_zoo_oracle_is_paired_only_on_the_episodes_it_was_recorded_on() -> None:
 
 
 def test_a_residual_entry_is_paired_with_its_heuristic_on_its_card_metrics() -> None:
-    from rlsched.demo import residual_line
-    from rlsched.zoo import entries
+    from rlsched.demo import EpisodeMetrics, residual_line
+    from rlsched.zoo import card, entries
 
     by_name = {e["name"]: e for e in entries()}
     kw = {"scenario": "conv-3x", "episode_duration": 60.0}
-    line = residual_line(by_name["llm-autoscaling-hpa-residual-ppo"], None, kw, 3)
+    entry = by_name["llm-autoscaling-hpa-residual-ppo"]
+    played = EpisodeMetrics()  # the comparison's own episodes, as the demo's zoo stage keeps them
+    compare("rlsched/LLMAutoscaling-v0", None, f"hpa,{entry['path']}", episodes=3, seed=0,
+            env_kwargs=kw, on_episode_end=played)  # fmt: skip
+    line = residual_line(entry, card(entry["name"])["residual"]["policy"], played)
     assert line is not None and line.startswith("over hpa, the heuristic it corrects (3 pairs)")
     assert "slo_attainment" in line and "; cost " in line
-    assert residual_line(by_name["llm-autoscaling-slo-ppo"], None, kw, 3) is None
+    assert card("llm-autoscaling-slo-ppo").get("residual") is None

@@ -27,9 +27,7 @@ import numpy as np
 from rich.console import Console
 
 from rlsched.data import load_dataset
-from rlsched.envs.make import make_env
-from rlsched.evaluate import compare, evaluate
-from rlsched.policies.registry import make_policy
+from rlsched.evaluate import compare
 from rlsched.report.figures import comparison_bars, learning_curve
 from rlsched.report.leaderboard import markdown_table, rich_table
 from rlsched.runtime import git_commit, versions
@@ -231,38 +229,46 @@ def _zoo_row(e: dict[str, Any], episodes: int) -> dict[str, Any]:
     # at least the card's own episodes, so the line re-measures the card's test verdict
     episodes = max(episodes, int(card.get("episodes") or 0))
     t = time.perf_counter()
-    rep = compare(e["env"], card["dataset"], f"plain,{e['path']}", episodes=episodes,
-                  seed=TEST_SEED, env_kwargs=kwargs)
+    # a residual entry is also paired with its heuristic: the comparison's own episodes, kept
+    residual = zoo_card(e["name"]).get("residual")
+    played = EpisodeMetrics() if residual else None
+    base = f",{residual['policy']}" if residual else ""  # among "plain" already: listed once
+    rep = compare(e["env"], card["dataset"], f"plain{base},{e['path']}", episodes=episodes,
+                  seed=TEST_SEED, env_kwargs=kwargs, on_episode_end=played)
     row = next(r for r in rep["results"] if r["policy"] == e["path"])
     p = _paired(row.get("paired"))
     line = headline(f"zoo: {e['path']}", p) if p is not None else f"{e['path']}: no interval"
     return {"name": e["name"], "env": e["env"], "preset": card["preset"],
             "dataset": card["dataset"], "line": line, "report": rep,
             "oracle": oracle_line(card.get("oracle"), rep, e["path"]),
-            "residual": residual_line(e, card["dataset"], kwargs, episodes),
+            "residual": residual_line(e, str(residual["policy"]), played)
+            if residual and played else None,
             "seconds": time.perf_counter() - t}
 
 
-def residual_line(
-    e: dict[str, Any], dataset: str | None, kwargs: dict[str, Any], episodes: int
-) -> str | None:
-    """For a residual entry (its card names the heuristic it corrects), the entry paired with
-    that heuristic on the same test episodes, on the main metric and on every metric its card
+class EpisodeMetrics:
+    """An ``on_episode_end`` hook (:func:`rlsched.evaluate.evaluate`): every finished episode's
+    metrics, per policy name, and the env they were played in."""
+
+    def __init__(self) -> None:
+        self.by_policy: dict[str, list[dict[str, float]]] = {}
+        self.env: Any = None
+
+    def __call__(self, policy: str, k: int, env: Any) -> None:
+        self.env = env.unwrapped
+        self.by_policy.setdefault(policy, []).append(dict(self.env.metrics()))
+
+
+def residual_line(e: dict[str, Any], base: str, played: EpisodeMetrics) -> str:
+    """A residual entry (its card names ``base``, the heuristic it corrects) paired with that
+    heuristic on the episodes ``played`` holds, on the main metric and on every metric its card
     records (LLMAutoscaling's: SLO attainment and cost): what it adds to the policy it starts
-    from, which the main metric's verdict against the best heuristic does not say. None for
-    other entries."""
-    res = zoo_card(e["name"]).get("residual")
-    if not res:
-        return None
-    env = make_env(e["env"], dataset, **kwargs)
-    base = str(res["policy"])
-    runs = {spec: evaluate(make_policy(spec, env, seed=TEST_SEED), env, episodes, TEST_SEED)
-            for spec in (base, e["path"])}  # fmt: skip
-    u: Any = env.unwrapped
+    from, which the main metric's verdict against the best heuristic does not say."""
+    u = played.env
     extra = [m for m in (e.get("test") or {}).get("metrics") or {} if m != u.main_metric]
     parts = []
     for m in [u.main_metric, *extra]:
-        mine, theirs = ([float(x.metrics[m]) for x in runs[k]] for k in (e["path"], base))
+        mine, theirs = ([float(x[m]) for x in played.by_policy[k]] for k in (e["path"], base))
         q = paired(mine, theirs, direction=u.metric_spec(m).direction or "higher",
                    reference=base, metric=m)  # fmt: skip
         parts.append(f"{m} {q.mean_diff:+.4g} [{q.ci95[0]:+.4g}, {q.ci95[1]:+.4g}] {q.verdict}")

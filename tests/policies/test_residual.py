@@ -191,3 +191,12 @@ def test_the_heuristic_start_is_the_first_candidate_model(tmp_path: Path) -> Non
     mine, _ = _play(env, pol.act, 5)
     theirs, _ = _play(env, hpa.act, 5)
     np.testing.assert_allclose(np.array(mine), np.array(theirs), atol=1e-6)
+
+
+def test_a_residual_corrects_only_a_heuristic(tmp_path: Path) -> None:
+    env = _env()
+    oracle = make_policy("clairvoyant:hpa", env, seed=0)
+    with pytest.raises(PolicyError, match="corrects a heuristic, not 'clairvoyant'"):
+        ResidualAction(env, oracle, 0.4)
+    with pytest.raises(ConfigError, match="category 'oracle'"):
+        train(_cfg(residual_policy="clairvoyant:hpa"), tmp_path / "run", progress=False)

@@ -68,8 +68,6 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         pol.check_env(env.unwrapped)
         res = pol.meta.get("residual")
         if res:  # trained as a correction to a heuristic: it acts over that heuristic here too
-            if str(res["policy"]).startswith(("learned:", "clairvoyant", "rollout")):
-                raise PolicyError(f"{pol.dir}: a residual needs a heuristic base, not {res!r}")
             heuristic = make_policy(str(res["policy"]), env, seed=seed)
             lo, hi = res.get("range") or (-1.0, 1.0)
             return ResidualPolicy(pol, heuristic, float(res["scale"]), env.unwrapped, (lo, hi))

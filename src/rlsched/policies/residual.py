@@ -46,6 +46,17 @@ def box_space(env: Any, what: str) -> spaces.Box:
 FULL_RANGE = (-1.0, 1.0)
 
 
+def heuristic_base(base: Policy, what: str) -> Policy:
+    """``base`` if it is a heuristic (what a residual corrects: cheap, and the same in training
+    and in use); a :class:`PolicyError` naming ``what`` for a learned, search or oracle one."""
+    if getattr(base, "category", "heuristic") != "heuristic":
+        raise PolicyError(
+            f"{what}: a residual corrects a heuristic, not {getattr(base, 'name', base)!r} "
+            f"(category {base.category!r})"
+        )
+    return base
+
+
 def _combine(
     space: spaces.Box, base: Any, scale: float, output: Any, bounds: tuple[float, float]
 ) -> np.ndarray:
@@ -73,8 +84,9 @@ class ResidualAction(gym.Wrapper):
         bounds: tuple[float, float] = FULL_RANGE,
     ) -> None:
         super().__init__(env)
-        self.box = box_space(env, f"residual over {getattr(base, 'name', base)!r}")
-        self.base, self.scale = base, float(scale)
+        what = f"residual over {getattr(base, 'name', base)!r}"
+        self.box = box_space(env, what)
+        self.base, self.scale = heuristic_base(base, what), float(scale)
         self.bounds = (float(bounds[0]), float(bounds[1]))
         self._obs: Any = None
 
@@ -107,7 +119,8 @@ class ResidualPolicy(Policy):
         env: Any,
         bounds: tuple[float, float] = FULL_RANGE,
     ) -> None:
-        self.learned, self.base, self.scale = learned, base, float(scale)
+        self.learned, self.scale = learned, float(scale)
+        self.base = heuristic_base(base, str(learned.name))
         self.bounds = (float(bounds[0]), float(bounds[1]))
         self.box = box_space(env, str(learned.name))
         self.name = str(learned.name)
