@@ -81,18 +81,25 @@ def _play(
     return ds, seed, {r["policy"]: list(r["episode_values"]) for r in rep["results"]}
 
 
-def main(c: Choice = CHOICE, first_seed: int = VAL_SEED, failed_test: str | None = None) -> None:
+def main(
+    c: Choice = CHOICE,
+    first_seed: int = VAL_SEED,
+    failed_test: str | None = None,
+    retired: tuple[str, ...] = (),
+) -> None:
     """The rule above for the pool ``c.pool`` on episodes ``first_seed`` onwards of each family
     (``make_zoo_wf_congested_anchored.py`` runs it again for another pool). ``failed_test``:
     the record (``docs/results/confirm_*.json``) of the entry's last test fixed beforehand; when
     it found the entry significantly worse than its reference, the kept candidate replaces the
-    entry whatever the entry's verdicts here (``make_zoo_wf_congested_retire.py``)."""
+    entry whatever the entry's verdicts here (``make_zoo_wf_congested_retire.py``). ``retired``:
+    candidate labels (``config/seedN``) whose models a failed test retired; they are not
+    candidates again."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--episodes", type=int, default=c.episodes)
     ap.add_argument("--workers", type=int, default=2)
     n = ap.parse_args().episodes
     t0 = time.perf_counter()
-    runs = candidate_runs(c.pool)
+    runs = [r for r in candidate_runs(c.pool) if label(r) not in retired]
     entry = f"learned:{ZOO_DIR / c.name / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
     policies = ["heft", entry, *specs]
