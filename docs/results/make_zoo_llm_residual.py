@@ -212,7 +212,9 @@ def residual_card(run, runs: list, size: int, selected_by: str, because: dict,
                       f"SLO_CONSTRAINED; a residual over {res['policy']} (residual_scale "
                       f"{res['scale']}"
                       + (f", residual_range {res['range']}: only ever lower)" if one_sided
-                         else ")"),
+                         else ")" if list(res.get("range") or [-1, 1]) == [-1.0, 1.0]
+                         else f"; trained two-sided, played with range {res['range']}: the "
+                              "token pool never above HPA's)"),
         "algo": "ppo",
         "policy_net": "mlp",
         "residual": res,
