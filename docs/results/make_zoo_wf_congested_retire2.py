@@ -15,6 +15,14 @@ With no eligible candidate the entry stays. A replacement is judged afterwards o
 episodes, seeds 7000-7029 (``confirm_test.py workflow-congested-ppo --seed 7000 --plain``),
 fixed before this ran.
 
+Added after that test, before any of its seeds played: a second test fixed beforehand, 30 fresh
+test episodes, seeds 8000-8029 (``confirm_test.py workflow-congested-ppo --seed 8000 --plain``).
+Why: the replacement passed its first test (no significant difference from HEFT, -0.11 s
+[-0.56, +0.005], 1 win, 8 ties, 21 losses), but it is the third model in a row tested on this
+preset, and retiring and re-testing until one passes would make a pass partly a product of
+chance. A second test can only take the pass back, never grant one: the entry stays either way
+(no further round follows on this preset), and the docs report both tests.
+
     python docs/results/make_zoo_wf_congested_retire2.py
     python docs/results/zoo_oracle.py   # after a replacement: the card's oracle record
 """

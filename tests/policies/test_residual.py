@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,59 @@ def test_a_one_sided_range_only_ever_lowers_the_heuristic_action() -> None:
     assert lowered > 0
 
 
+def test_a_range_per_dimension_bounds_each_pool_on_its_own() -> None:
+    # the prompt pool may move both ways, the token pool only down
+    plain, wrapped = _env(), _env()
+    hpa = make_policy("hpa", plain, seed=0)
+    bounds = ([-1.0, -1.0], [1.0, 0.0])
+    env = ResidualAction(wrapped, make_policy("hpa", wrapped, seed=0), 0.4, bounds)
+    env.reset(seed=7)
+    pobs, _ = plain.reset(seed=7)
+    hpa.reset(7)
+    rng = np.random.default_rng(1)
+    raised_prompt = 0
+    for _ in range(30):
+        out = rng.uniform(-1, 1, 2).astype(np.float32)
+        h = hpa.act(pobs, plain.unwrapped.action_masks())
+        clipped = np.array([out[0], min(out[1], 0.0)])
+        expect = np.clip(h + 0.4 * clipped, -1, 1).astype(np.float32)
+        assert expect[1] <= h[1] + 1e-7
+        raised_prompt += int(expect[0] > h[0] + 1e-7)
+        pobs, *_ = plain.step(expect)
+        obs, _, term, trunc, _ = env.step(out)
+        np.testing.assert_allclose(obs, pobs, atol=1e-6)
+        if term or trunc:
+            break
+    assert raised_prompt > 0
+
+
+def test_a_residual_model_plays_the_range_its_meta_records(untrained: Path, tmp_path: Path) -> None:
+    # an operator's narrower range written into a copy's meta.json is the range it plays
+    copy_dir = tmp_path / "clamped"
+    shutil.copytree(untrained / "model", copy_dir)
+    meta = json.loads((copy_dir / "meta.json").read_text())
+    meta["residual"]["range"] = [[-1.0, -1.0], [1.0, 0.0]]
+    (copy_dir / "meta.json").write_text(json.dumps(meta))
+    pol = make_policy(f"learned:{copy_dir}", _env(), seed=0)
+    assert isinstance(pol, ResidualPolicy)
+    assert pol.describe()["residual"]["range"] == [[-1.0, -1.0], [1.0, 0.0]]
+    meta["residual"]["range"] = [[-1.0, -1.0, -1.0], [1.0, 0.0, 1.0]]
+    (copy_dir / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(PolicyError, match="3 values per bound for 2 dimensions"):
+        make_policy(f"learned:{copy_dir}", _env(), seed=0)
+
+
+def test_a_play_range_is_what_the_saved_model_plays(tmp_path: Path) -> None:
+    # trained two-sided, saved to play the token pool only below HPA
+    run = tmp_path / "run"
+    train(_cfg(residual_play_range=[[-1.0, -1.0], [1.0, 0.0]]), run, progress=False)
+    meta = json.loads((run / "model" / "meta.json").read_text())
+    assert meta["residual"]["range"] == [[-1.0, -1.0], [1.0, 0.0]]
+    pol = make_policy(f"learned:{run}", _env(), seed=0)
+    assert isinstance(pol, ResidualPolicy)
+    np.testing.assert_array_equal(pol.bounds[1], [1.0, 0.0])
+
+
 def test_a_residual_needs_a_continuous_action_space() -> None:
     env = make_env("rlsched/VMPlacement-v0")
     with pytest.raises(PolicyError, match="Box only"):
@@ -159,6 +213,11 @@ def test_a_residual_model_acts_over_its_heuristic_after_training(tmp_path: Path)
         ({"residual_scale": 0.0}, "residual_scale must be > 0"),
         ({"residual_range": [0.1, 1.0]}, "residual_range must be"),
         ({"residual_range": [-1.0, -0.5]}, "0 is the heuristic itself"),
+        ({"residual_range": [[-1.0, 0.0], [1.0, 0.0]]}, "low < high in every dimension"),
+        ({"residual_range": [[-1.0, -1.0], [1.0, 0.0, 1.0]]}, "lists of one length"),
+        ({"residual_range": [-1.0]}, "must be \\[low, high\\]"),
+        ({"residual_play_range": [0.5, 1.0]}, "residual_play_range must be"),
+        ({"residual_policy": None, "residual_play_range": [-1, 0]}, "needs residual_policy"),
     ],
 )
 def test_bad_residual_configs_are_refused(kw: dict[str, Any], match: str) -> None:

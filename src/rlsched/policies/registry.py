@@ -18,7 +18,7 @@ from rlsched.policies.base import Policy
 from rlsched.policies.heuristics import HEURISTICS, applicable, make_heuristic, sample_view, view_of
 from rlsched.policies.learned import LearnedPolicy
 from rlsched.policies.oracle import DEFAULT_TOP_K, ClairvoyantPolicy
-from rlsched.policies.residual import ResidualPolicy
+from rlsched.policies.residual import FULL_RANGE, ResidualPolicy
 from rlsched.policies.rollout import RolloutPolicy
 from rlsched.suggest import did_you_mean
 
@@ -69,7 +69,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         res = pol.meta.get("residual")
         if res:  # trained as a correction to a heuristic: it acts over that heuristic here too
             heuristic = make_policy(str(res["policy"]), env, seed=seed)
-            lo, hi = res.get("range") or (-1.0, 1.0)
+            lo, hi = res.get("range") or FULL_RANGE
             return ResidualPolicy(pol, heuristic, float(res["scale"]), env.unwrapped, (lo, hi))
         return pol
     factories = env_policy_factories(env)
@@ -162,9 +162,7 @@ def policy_catalogue() -> list[tuple[str, str, str]]:
     for env_id in ENV_IDS:
         for name, factory in policies_of(env_id).items():
             rows.append((name, short(env_id), rule(factory)))
-    rows.append(
-        ("learned:PATH", "any", "a model trained by `rlsched train` (model or run folder)")
-    )
+    rows.append(("learned:PATH", "any", "a model trained by `rlsched train` (model or run folder)"))
     return rows
 
 

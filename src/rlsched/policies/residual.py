@@ -8,7 +8,9 @@ acts alone: the env it trains in is wrapped in :class:`ResidualAction`, which pl
 where ``base`` is the env's heuristic ``NAME`` (e.g. LLMAutoscaling's ``hpa``) acting on the same
 state, ``output`` the network's action in ``[low, high]`` and ``range`` the part of it the
 correction may use (``residual_range``: ``[-1, 0]`` only ever lowers the heuristic's action,
-e.g. holds fewer LLM instances than HPA would, never more). The trainer starts the actor's
+e.g. holds fewer LLM instances than HPA would, never more; each bound may also be one value per
+action dimension, ``[[-1, -1], [1, 0]]``: LLMAutoscaling's prompt pool both ways, its token
+pool only down). The trainer starts the actor's
 last layer at zero, so the untrained model *is* the heuristic and PPO learns only where to
 depart from it (residual RL: Johannink et al., 2019; Silver et al., 2018). The model folder
 records the base, the scale and the range (``meta.json`` ``residual``), and ``learned:PATH``
@@ -21,6 +23,7 @@ the heuristic's score is a feature the network adds to, here its action.
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -45,6 +48,47 @@ def box_space(env: Any, what: str) -> spaces.Box:
 #: the default bounds of the model's output: the whole ``[-1, 1]`` of a PPO Box action
 FULL_RANGE = (-1.0, 1.0)
 
+#: ``(low, high)``: each a number (every action dimension) or one number per dimension
+Bounds = tuple[float | Sequence[float], float | Sequence[float]]
+
+
+def range_error(bounds: Any) -> str | None:
+    """Why ``bounds`` is not a residual range (None when it is): ``[low, high]``, each a number
+    or a list of numbers of one length, with ``-1 <= low <= 0 <= high <= 1`` and ``low < high``
+    in every dimension (0 is the heuristic itself, so every range must hold it)."""
+    try:
+        lo_raw, hi_raw = bounds
+        lo, hi = np.broadcast_arrays(
+            np.asarray(lo_raw, dtype=np.float64), np.asarray(hi_raw, dtype=np.float64)
+        )
+    except (TypeError, ValueError):
+        return f"must be [low, high] (numbers, or lists of one length), got {bounds!r}"
+    if lo.ndim > 1 or not (
+        np.all(lo >= -1.0) and np.all(lo <= 0.0) and np.all(hi >= 0.0) and np.all(hi <= 1.0)
+    ):
+        return (
+            f"must be [low, high] with -1 <= low <= 0 <= high <= 1 (0 is the heuristic "
+            f"itself), got {bounds!r}"
+        )
+    if np.any(lo >= hi):
+        return f"needs low < high in every dimension (0 is the heuristic itself), got {bounds!r}"
+    return None
+
+
+def _bound_arrays(space: spaces.Box, bounds: Bounds, what: str) -> tuple[Any, Any]:
+    why = range_error(bounds)
+    lo, hi = (np.asarray(b, dtype=np.float64) for b in bounds)
+    if why is None and lo.ndim + hi.ndim and max(lo.size, hi.size) not in (1, space.shape[-1]):
+        why = f"has {max(lo.size, hi.size)} values per bound for {space.shape[-1]} dimensions"
+    if why is not None:
+        raise PolicyError(f"{what}: residual range {why}")
+    return lo, hi
+
+
+def range_json(bounds: tuple[Any, Any]) -> list[Any]:
+    """``bounds`` as ``meta.json`` records them: ``[low, high]``, each a number or a list."""
+    return [np.asarray(b, dtype=np.float64).tolist() for b in bounds]
+
 
 def heuristic_base(base: Policy, what: str) -> Policy:
     """``base`` if it is a heuristic (what a residual corrects: cheap, and the same in training
@@ -58,7 +102,7 @@ def heuristic_base(base: Policy, what: str) -> Policy:
 
 
 def _combine(
-    space: spaces.Box, base: Any, scale: float, output: Any, bounds: tuple[float, float]
+    space: spaces.Box, base: Any, scale: float, output: Any, bounds: tuple[Any, Any]
 ) -> np.ndarray:
     out = np.clip(np.asarray(output, dtype=np.float64), *bounds)
     a = np.asarray(base, dtype=np.float64) + scale * out
@@ -81,13 +125,13 @@ class ResidualAction(gym.Wrapper):
         env: gym.Env,
         base: Policy,
         scale: float,
-        bounds: tuple[float, float] = FULL_RANGE,
+        bounds: Bounds = FULL_RANGE,
     ) -> None:
         super().__init__(env)
         what = f"residual over {getattr(base, 'name', base)!r}"
         self.box = box_space(env, what)
         self.base, self.scale = heuristic_base(base, what), float(scale)
-        self.bounds = (float(bounds[0]), float(bounds[1]))
+        self.bounds = _bound_arrays(self.box, bounds, what)
         self._obs: Any = None
 
     def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
@@ -117,12 +161,12 @@ class ResidualPolicy(Policy):
         base: Policy,
         scale: float,
         env: Any,
-        bounds: tuple[float, float] = FULL_RANGE,
+        bounds: Bounds = FULL_RANGE,
     ) -> None:
         self.learned, self.scale = learned, float(scale)
         self.base = heuristic_base(base, str(learned.name))
-        self.bounds = (float(bounds[0]), float(bounds[1]))
         self.box = box_space(env, str(learned.name))
+        self.bounds = _bound_arrays(self.box, bounds, str(learned.name))
         self.name = str(learned.name)
 
     def reset(self, seed: int | None = None) -> None:
@@ -147,6 +191,6 @@ class ResidualPolicy(Policy):
             "residual": {
                 "policy": getattr(self.base, "name", str(self.base)),
                 "scale": self.scale,
-                "range": list(self.bounds),
+                "range": range_json(self.bounds),
             },
         }

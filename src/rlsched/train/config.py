@@ -14,6 +14,7 @@ import yaml
 from rlsched.agents.models import ALGOS
 from rlsched.envs.args import type_name
 from rlsched.errors import ConfigError
+from rlsched.policies.residual import range_error
 from rlsched.splits import SPLITS, check_validation, overlap, shared_text
 from rlsched.suggest import did_you_mean
 from rlsched.vector import BATCHED_ENV_IDS
@@ -113,11 +114,18 @@ class TrainConfig:
     residual_scale: float = 1.0
     """How far the model's output (in ``[-1, 1]``) may move the heuristic's action, in action
     units (LLMAutoscaling: 1 is ``action_scale_step`` instances per pool)."""
-    residual_range: list[float] = field(default_factory=lambda: [-1.0, 1.0])
+    residual_range: list[Any] = field(default_factory=lambda: [-1.0, 1.0])
     """The part of the model's output ``[-1, 1]`` the correction may use (before
     ``residual_scale``); it must hold 0, the heuristic itself. ``[-1, 0]``: the model can only
     lower the heuristic's action (LLMAutoscaling: hold fewer instances than HPA would, so never
-    pay for more than HPA's pools)."""
+    pay for more than HPA's pools). Each bound may be one value per action dimension:
+    ``[[-1, -1], [1, 0]]`` lets LLMAutoscaling's prompt pool move both ways and its token
+    pool only down."""
+    residual_play_range: list[Any] | None = None
+    """The range the saved model plays (``meta.json`` ``residual.range``) when it is not
+    ``residual_range``: an operator's narrower bound applied after training, e.g. a model trained
+    two-sided that in use may only hold LLMAutoscaling's token pool below HPA's
+    (``[[-1, -1], [1, 0]]``). Training and its periodic evaluations play ``residual_range``."""
     log_std_init: float | None = None
     """PPO with a Box (continuous) action space: initial log standard deviation of the Gaussian
     policy; None keeps SB3's 0 (std 1, which with actions clipped to [-1, 1] explores mostly at
@@ -228,9 +236,7 @@ class TrainConfig:
         for key in data:
             if key not in names:
                 where = f"{source}:{lines[key]}" if key in lines else source
-                raise ConfigError(
-                    f"{where}: unknown field {key!r}{did_you_mean(str(key), names)}"
-                )
+                raise ConfigError(f"{where}: unknown field {key!r}{did_you_mean(str(key), names)}")
         # pydantic's lax mode: "3e-4" (YAML 1.1 reads it as a string) is a float, "fast" is not
         hints = typing.get_type_hints(cls)
         checked: dict[str, Any] = {}
@@ -324,12 +330,13 @@ class TrainConfig:
                 raise ConfigError(f"{source}: residual_policy needs vec_env dummy or subproc")
             if not self.residual_scale > 0:
                 raise ConfigError(f"{source}: residual_scale must be > 0")
-            r = list(self.residual_range)
-            if len(r) != 2 or not -1.0 <= r[0] <= 0.0 <= r[1] <= 1.0 or r[0] == r[1]:
-                raise ConfigError(
-                    f"{source}: residual_range must be [low, high] with -1 <= low <= 0 <= high "
-                    f"<= 1 and low < high (0 is the heuristic itself), got {r!r}"
-                )
+            for key in ("residual_range", "residual_play_range"):
+                value = getattr(self, key)
+                why = None if value is None else range_error(value)
+                if why is not None:
+                    raise ConfigError(f"{source}: {key} {why}")
+        elif self.residual_play_range is not None:
+            raise ConfigError(f"{source}: residual_play_range needs residual_policy")
 
         check_validation(self.env_id, self.eval_dataset or self.dataset, source)
         if self.train_datasets and self.vec_env == "batched":

@@ -51,7 +51,7 @@ from rlsched.envs.make import make_env
 from rlsched.errors import ConfigError, PolicyError
 from rlsched.optional import available, install_hint
 from rlsched.policies.registry import make_policy, make_rollout
-from rlsched.policies.residual import ResidualAction
+from rlsched.policies.residual import ResidualAction, range_json
 from rlsched.runtime import git_commit, set_torch_threads, versions
 from rlsched.train import imitation as imitation_mod
 from rlsched.train.config import TrainConfig
@@ -171,11 +171,12 @@ def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, n
         "env_kwargs": cfg.env_kwargs,
         "dataset": cfg.dataset,
         "normalized_obs": normalizer is not None,
-        "residual": None if cfg.residual_policy is None
+        "residual": None
+        if cfg.residual_policy is None
         else {
             "policy": cfg.residual_policy,
             "scale": cfg.residual_scale,
-            "range": list(cfg.residual_range),
+            "range": range_json(tuple(cfg.residual_play_range or cfg.residual_range)),
         },
         "seed": cfg.seed,
         "versions": versions(),
@@ -518,7 +519,6 @@ def _warm_start(
     stats = _refit(model, demos, cfg, cfg.seed, progress)
     rounds = []
     for k in range(cfg.imitation_dagger_rounds):
-
         demos = demos + imitation_mod.collect(
             lambda: _teacher_env(cfg),
             cfg.imitation_policy or "",
