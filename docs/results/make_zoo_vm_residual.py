@@ -1,0 +1,42 @@
+"""Issue 13: residual policies over first_fit for the VMPlacement entry ``vm-recovering-5-ppo``.
+
+Why: the entry (a first_fit clone fine-tuned by PPO) shows no significant difference from
+first_fit on its tests, where the clairvoyant oracle's headroom over the best heuristic is
+7.6%. ``configs/vm_placement_recovering5_residual.yaml`` makes the node network a residual
+policy over first_fit (first_fit's key ``node_position`` as a prior, the network's own score
+from zero), as WorkflowOffloading and PodRebalancing did:
+
+    for s in 0 1 2 3 4; do rlsched train --config configs/vm_placement_recovering5_residual.yaml \\
+        --out runs/zoo/vm_placement_recovering5_residual/seed$s --seed $s; done
+    python docs/results/make_zoo_vm_residual.py
+
+The rule, fixed here (2026-11-27, fourth session) while the runs trained and before any of
+them was judged: the rule of ``make_zoo_vm.py`` (``make_zoo.pooled_choice``) with these five
+runs as the candidates, on 100 fresh validation episodes (seeds 11,000-11,099; 10,000-10,199
+served the earlier choices). Every candidate's kept model, the entry and every plain
+heuristic play them; eligible: not significantly worse than the best heuristic there; the
+eligible candidate with the highest mean VMs placed replaces the entry only if the entry is
+not eligible or that candidate is significantly better than the entry. A replacement is
+judged afterwards on 30 fresh test episodes with the oracle, seeds 4000-4029
+(``confirm_test.py vm-recovering-5-ppo --seed 4000``; 1000+ to 3000+ were used before).
+"""
+
+from dataclasses import replace
+
+from make_zoo import (
+    Choice,
+    pooled_choice,
+)
+from make_zoo_vm import CHOICE
+
+RESIDUAL: Choice = replace(
+    CHOICE,
+    pool=("vm_placement_recovering5_residual",),
+    results="vm_recovering5_residual_choice",
+    script="docs/results/make_zoo_vm_residual.py",
+    episodes=100,
+    val_seed=11_000,
+)
+
+if __name__ == "__main__":
+    pooled_choice(RESIDUAL)
