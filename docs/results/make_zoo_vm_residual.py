@@ -6,13 +6,17 @@ first_fit on its tests, where the clairvoyant oracle's headroom over the best he
 policy over first_fit (first_fit's key ``node_position`` as a prior, the network's own score
 from zero), as WorkflowOffloading and PodRebalancing did:
 
-    for s in 0 1 2 3 4; do rlsched train --config configs/vm_placement_recovering5_residual.yaml \\
-        --out runs/zoo/vm_placement_recovering5_residual/seed$s --seed $s; done
+    for c in vm_placement_recovering5_residual vm_placement_recovering5_residual_soft; do
+      for s in 0 1 2 3 4; do rlsched train --config configs/$c.yaml \\
+        --out runs/zoo/$c/seed$s --seed $s; done; done
     python docs/results/make_zoo_vm_residual.py
 
 The rule, fixed here (2026-11-27, fourth session) while the runs trained and before any of
-them was judged: the rule of ``make_zoo_vm.py`` (``make_zoo.pooled_choice``) with these five
-runs as the candidates, on 100 fresh validation episodes (seeds 11,000-11,099; 10,000-10,199
+them was judged: the rule of ``make_zoo_vm.py`` (``make_zoo.pooled_choice``) with these
+runs as the candidates (the softer recipe, ``configs/vm_placement_recovering5_residual_soft.yaml``,
+prior coefficient from -1, joined the pool before anything was judged: at -10 the periodic
+evaluations of seeds 0 and 1 stayed at their start's value from 60k steps on), on 100 fresh
+validation episodes (seeds 11,000-11,099; 10,000-10,199
 served the earlier choices). Every candidate's kept model, the entry and every plain
 heuristic play them; eligible: not significantly worse than the best heuristic there; the
 eligible candidate with the highest mean VMs placed replaces the entry only if the entry is
@@ -31,7 +35,7 @@ from make_zoo_vm import CHOICE
 
 RESIDUAL: Choice = replace(
     CHOICE,
-    pool=("vm_placement_recovering5_residual",),
+    pool=("vm_placement_recovering5_residual", "vm_placement_recovering5_residual_soft"),
     results="vm_recovering5_residual_choice",
     script="docs/results/make_zoo_vm_residual.py",
     episodes=100,
