@@ -45,12 +45,10 @@ from pathlib import Path
 
 import numpy as np
 from make_zoo import ROOT, ship
-from make_zoo_llm_residual import HEURISTICS, departs, finish, means, residual_card, run, test_round
-from make_zoo_llm_residual_down import MIX, meets
+from make_zoo_llm_residual import departs, finish, residual_card, test_round
+from make_zoo_llm_residual_down import six_settings
 
 from rlsched.agents.export import export_model
-from rlsched.envs.make import make_env
-from rlsched.splits import SPLITS
 from rlsched.zoo import ZOO_DIR
 
 ENV = "rlsched/LLMAutoscaling-v0"
@@ -83,7 +81,6 @@ def clamped(run_dir: Path) -> Path:
 
 
 def main() -> None:
-    split = SPLITS[ENV]
     t0 = time.perf_counter()
     if not ENTRY_COPY.exists():  # the entry as it is now, paired on test whatever happens
         shutil.copytree(ZOO_DIR / NAME / "model", ENTRY_COPY)
@@ -95,24 +92,7 @@ def main() -> None:
                     "candidates": {n: str(r.relative_to(ROOT))
                                    for n, r in zip(specs, runs, strict=True)},
                     "validation": {}, "test": {}}  # fmt: skip
-    who = [*specs, "entry"]
-    counts = dict.fromkeys(who, 0)
-    att: dict[str, list[float]] = {w: [] for w in who}
-    print("| validation | policy | SLO attainment | cost $ |\n|---|---|---|---|")
-    for mix in ("conv", "mix"):
-        for load in ("1x", "2x", "3x"):
-            kw = {**split.env_kwargs, "scenario": f"conv-{load}", **(MIX if mix == "mix" else {})}
-            env = make_env(ENV, "azure-llm:conv", **kw)
-            res = {h: means(run(h, env, VAL_SEED, VAL_EPISODES)) for h in HEURISTICS}
-            res["entry"] = means(run(entry, env, VAL_SEED, VAL_EPISODES))
-            res.update({n: means(run(s, env, VAL_SEED, VAL_EPISODES)) for n, s in specs.items()})
-            report["validation"][f"{mix}-{load}"] = res
-            for w in who:
-                counts[w] += meets(res[w], res["hpa"])
-                att[w].append(res[w]["slo_attainment"])
-            for k, m in res.items():
-                print(f"| {mix}-{load} | {k} | {m['slo_attainment']:.3f} | {m['cost']:.2f} |",
-                      flush=True)  # fmt: skip
+    counts, att = six_settings(specs, entry, VAL_SEED, report["validation"])
     kept = max(specs, key=lambda n: (counts[n], float(np.mean(att[n]))))
     replaces = counts[kept] > counts["entry"]
     report.update(settings_meeting_the_goal=counts, kept=kept, replaces_entry=replaces,
