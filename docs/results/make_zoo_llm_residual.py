@@ -52,10 +52,12 @@ import sys
 import time
 
 import numpy as np
+import yaml
 from llm_general_eval import fmt
 from make_zoo import ROOT, best_validation, ship, training_card, verdict
 
 from rlsched.agents.export import export_model
+from rlsched.envs.llm_rl import SLO_CONSTRAINED
 from rlsched.envs.make import make_env
 from rlsched.evaluate import compare, evaluate
 from rlsched.policies.registry import make_policy
@@ -188,6 +190,13 @@ def test_round(players: dict[str, str], seed: int, episodes: int) -> tuple[dict,
     return out, rows
 
 
+def weights_text(run) -> str:
+    """The run's reward weights in words: ``SLO_CONSTRAINED`` or the weights themselves."""
+    kw = yaml.safe_load((run / "config.yaml").read_text()).get("env_kwargs") or {}
+    w = kw.get("reward_weights")
+    return "SLO_CONSTRAINED" if w == SLO_CONSTRAINED else str(w)
+
+
 def residual_card(run, runs: list, size: int, selected_by: str, because: dict,
                   validation: dict) -> dict:
     """The card of a residual LLM scaler exported to ``ZOO_DIR/NAME``: where it came from, how
@@ -209,7 +218,7 @@ def residual_card(run, runs: list, size: int, selected_by: str, because: dict,
         "preset": "code-1x",
         "trained_on": "azure-llm:conv at rate scale 0.5-4 with the request mix drawn per "
                       "episode (prompts x 0.5-2.5, outputs x 0.1-1.5), reward_weights = "
-                      f"SLO_CONSTRAINED; a residual over {res['policy']} (residual_scale "
+                      f"{weights_text(run)}; a residual over {res['policy']} (residual_scale "
                       f"{res['scale']}"
                       + (f", residual_range {res['range']}: only ever lower)" if one_sided
                          else ")" if list(res.get("range") or [-1, 1]) == [-1.0, 1.0]

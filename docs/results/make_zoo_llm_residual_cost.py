@@ -1,0 +1,100 @@
+"""Issue 13: residual scalers over HPA trained with cost weighted more
+(configs/llm_autoscaling_residual_cost.yaml: ``slo_penalty`` 5 instead of 20; seeds 0-4,
+runs/zoo/llm_residual_cost/seedN), against the entry `llm-autoscaling-hpa-residual-ppo`.
+
+Why: on three fresh tests the entry met the LLM goal (attainment at least HPA's at no more
+than HPA's cost) at 2, 3 and 2 of 6 settings; at code-1x and conv-1x it paid $1.7-2.5 more than
+HPA per episode every time, for no significant gain in attainment. Under SLO_CONSTRAINED one
+point of attainment is worth 40% of the reference cluster's cost; the new recipe makes it 10%.
+
+Everything below was fixed and committed before any candidate was judged (the runs were
+started after this script was committed).
+
+1. Candidates: the runs whose kept model departs from HPA (run.json: best periodic evaluation
+   above the start's).
+2. Validation, fresh episodes (seeds 16,000+; 10,000+ to 15,000+ were used before), 5 per
+   setting, the six settings of ``make_zoo_llm_residual_down.py`` (conv at 1x, 2x, 3x, and the
+   same loads with training's request mixes). A setting counts when the mean SLO attainment is
+   at least HPA's and the mean cost at most HPA's, not both equal. The kept candidate counts
+   the most settings; ties go to the higher mean attainment over the six.
+3. The kept candidate replaces the entry only if it counts more settings than the entry on the
+   same episodes.
+4. Test, fresh episodes (seeds 7000+; 1000+ to 6000+ were used before), 10 per preset, code-1x
+   to code-3x then conv-1x to conv-3x: the kept candidate and the entry as it was before this
+   script, each paired with HPA and threshold on attainment and cost. At a preset the goal is
+   met when attainment is not significantly below HPA's and cost not significantly above.
+   Nothing here is chosen on test.
+
+Writes docs/results/llm_residual_cost_choice.json and, on a replacement, the entry's card and
+config.
+
+    for s in 0 1 2 3 4; do rlsched train --config configs/llm_autoscaling_residual_cost.yaml \\
+        --out runs/zoo/llm_residual_cost/seed$s --seed $s; done
+    python docs/results/make_zoo_llm_residual_cost.py
+"""
+
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+from make_zoo import ROOT, ship
+from make_zoo_llm_residual import departs, finish, residual_card, test_round
+from make_zoo_llm_residual_down import six_settings
+
+from rlsched.agents.export import export_model
+from rlsched.zoo import ZOO_DIR
+
+ENV = "rlsched/LLMAutoscaling-v0"
+NAME = "llm-autoscaling-hpa-residual-ppo"
+ENTRY_COPY = ROOT / "runs/zoo/llm_residual_cost/entry_before"
+RUNS = [ROOT / f"runs/zoo/llm_residual_cost/seed{s}" for s in range(5)]
+VAL_SEED, VAL_EPISODES = 16_000, 5
+TEST_SEED_NEW, TEST_EPISODES = 7000, 10
+OUT = ROOT / "docs/results/llm_residual_cost_choice.json"
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    if not ENTRY_COPY.exists():  # the entry as it is now, paired on test whatever happens
+        shutil.copytree(ZOO_DIR / NAME / "model", ENTRY_COPY)
+    entry = f"learned:{ENTRY_COPY}"
+    runs = [r for r in RUNS if departs(r)]
+    specs = {r.name: f"learned:{r}/model" for r in runs}
+    report: dict = {"env": ENV, "validation_seed": VAL_SEED, "test_seed": TEST_SEED_NEW,
+                    "candidates": {n: str(r.relative_to(ROOT))
+                                   for n, r in zip(specs, runs, strict=True)},
+                    "validation": {}, "test": {}}  # fmt: skip
+    counts, att = six_settings(specs, entry, VAL_SEED, report["validation"])
+    kept = max(specs, key=lambda n: (counts[n], float(np.mean(att[n]))))
+    replaces = counts[kept] > counts["entry"]
+    report.update(settings_meeting_the_goal=counts, kept=kept, replaces_entry=replaces,
+                  validation_seconds=time.perf_counter() - t0)  # fmt: skip
+    print(f"\nsettings meeting the goal on validation: {counts}; kept: {kept}; "
+          f"replaces {NAME}: {replaces}\n", flush=True)
+    if replaces:
+        ship_entry(runs[list(specs).index(kept)], runs, counts, report["validation"])
+    report["test"], rows = test_round({kept: specs[kept], "entry": entry}, TEST_SEED_NEW,
+                                      TEST_EPISODES)  # fmt: skip
+    finish(report, rows, t0, OUT, f"{kept} (cost-weighted residual) | entry before")
+
+
+def ship_entry(run_dir: Path, runs: list[Path], counts: dict, validation: dict) -> None:
+    size = export_model(run_dir, ZOO_DIR / NAME / "model", critic=False)
+    card = residual_card(
+        run_dir, runs, size,
+        "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
+        f"mean cost, not both equal) at the most of six validation settings (conv and "
+        f"training's request mixes at 1x, 2x, 3x; {VAL_EPISODES} episodes each, seeds "
+        f"{VAL_SEED:,}+), ties by mean attainment, among the cost-weighted runs (slo_penalty "
+        "5) whose kept model departs from HPA; docs/results/make_zoo_llm_residual_cost.py",
+        {"replaced_because": (
+            f"meets the LLM goal on validation in {counts[run_dir.name]} of 6 settings, the "
+            f"entry before in {counts['entry']} (the same episodes)")},
+        validation,
+    )
+    ship(card, run_dir)
+
+
+if __name__ == "__main__":
+    main()
