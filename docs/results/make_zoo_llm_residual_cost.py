@@ -79,15 +79,23 @@ def main() -> None:
     finish(report, rows, t0, OUT, f"{kept} (cost-weighted residual) | entry before")
 
 
-def ship_entry(run_dir: Path, runs: list[Path], counts: dict, validation: dict) -> None:
+def ship_entry(
+    run_dir: Path,
+    runs: list[Path],
+    counts: dict,
+    validation: dict,
+    val_seed: int = VAL_SEED,
+    episodes: int = VAL_EPISODES,
+    script: str = "docs/results/make_zoo_llm_residual_cost.py",
+) -> None:
     size = export_model(run_dir, ZOO_DIR / NAME / "model", critic=False)
     card = residual_card(
         run_dir, runs, size,
         "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
         f"mean cost, not both equal) at the most of six validation settings (conv and "
-        f"training's request mixes at 1x, 2x, 3x; {VAL_EPISODES} episodes each, seeds "
-        f"{VAL_SEED:,}+), ties by mean attainment, among the cost-weighted runs (slo_penalty "
-        "5) whose kept model departs from HPA; docs/results/make_zoo_llm_residual_cost.py",
+        f"training's request mixes at 1x, 2x, 3x; {episodes} episodes each, seeds "
+        f"{val_seed:,}+), ties by mean attainment, among the cost-weighted runs (slo_penalty "
+        f"5) whose kept model departs from HPA; {script}",
         {"replaced_because": (
             f"meets the LLM goal on validation in {counts[run_dir.name]} of 6 settings, the "
             f"entry before in {counts['entry']} (the same episodes)")},

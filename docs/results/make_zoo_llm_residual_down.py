@@ -65,11 +65,11 @@ def meets(m: dict[str, float], hpa: dict[str, float]) -> bool:
 
 
 def six_settings(
-    specs: dict[str, str], entry: str, seed: int, out: dict
+    specs: dict[str, str], entry: str, seed: int, out: dict, episodes: int = VAL_EPISODES
 ) -> tuple[dict[str, int], dict[str, list[float]]]:
-    """Rule 2: HPA, threshold, the entry and ``specs`` (name -> spec) on ``VAL_EPISODES``
-    episodes (seeds ``seed``+) of each of the six validation settings, their means written to
-    ``out``; returns the settings each meets the goal in and its attainment per setting."""
+    """Rule 2: HPA, threshold, the entry and ``specs`` (name -> spec) on ``episodes`` episodes
+    (seeds ``seed``+) of each of the six validation settings, their means written to ``out``;
+    returns the settings each meets the goal in and its attainment per setting."""
     split = SPLITS[ENV]
     who = [*specs, "entry"]
     counts = dict.fromkeys(who, 0)
@@ -79,9 +79,9 @@ def six_settings(
         for load in ("1x", "2x", "3x"):
             kw = {**split.env_kwargs, "scenario": f"conv-{load}", **(MIX if mix == "mix" else {})}
             env = make_env(ENV, "azure-llm:conv", **kw)
-            res = {h: means(run(h, env, seed, VAL_EPISODES)) for h in HEURISTICS}
-            res["entry"] = means(run(entry, env, seed, VAL_EPISODES))
-            res.update({n: means(run(s, env, seed, VAL_EPISODES)) for n, s in specs.items()})
+            res = {h: means(run(h, env, seed, episodes)) for h in HEURISTICS}
+            res["entry"] = means(run(entry, env, seed, episodes))
+            res.update({n: means(run(s, env, seed, episodes)) for n, s in specs.items()})
             out[f"{mix}-{load}"] = res
             for w in who:
                 counts[w] += meets(res[w], res["hpa"])
