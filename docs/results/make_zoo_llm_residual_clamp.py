@@ -40,24 +40,21 @@ entry, its card and config (the run's config with ``residual_play_range``).
 
 import json
 import shutil
-import time
 from pathlib import Path
 
-import numpy as np
 from make_zoo import ROOT, ship
-from make_zoo_llm_residual import departs, finish, residual_card, test_round
-from make_zoo_llm_residual_down import six_settings
+from make_zoo_llm_residual import departs, residual_card
+from make_zoo_llm_residual_down import six_setting_round
 
 from rlsched.agents.export import export_model
 from rlsched.zoo import ZOO_DIR
 
-ENV = "rlsched/LLMAutoscaling-v0"
 NAME = "llm-autoscaling-hpa-residual-ppo"
 CLAMP = [[-1.0, -1.0], [1.0, 0.0]]
 ENTRY_COPY = ROOT / "runs/zoo/llm_residual_clamp/entry_before"
 RUNS = [ROOT / f"runs/zoo/llm_residual/seed{s}" for s in range(5)]
 VAL_SEED, VAL_EPISODES = 15_000, 5
-TEST_SEED_NEW, TEST_EPISODES = 6000, 10
+TEST_SEED_NEW = 6000  # 10 episodes per preset (make_zoo_llm_residual_down.TEST_EPISODES)
 OUT = ROOT / "docs/results/llm_residual_clamp_choice.json"
 
 
@@ -81,29 +78,9 @@ def clamped(run_dir: Path) -> Path:
 
 
 def main() -> None:
-    t0 = time.perf_counter()
-    if not ENTRY_COPY.exists():  # the entry as it is now, paired on test whatever happens
-        shutil.copytree(ZOO_DIR / NAME / "model", ENTRY_COPY)
-    entry = f"learned:{ENTRY_COPY}"
     runs = [clamped(r) for r in RUNS if departs(r)]
-    specs = {r.name: f"learned:{r}/model" for r in runs}
-    report: dict = {"env": ENV, "clamp": CLAMP, "validation_seed": VAL_SEED,
-                    "test_seed": TEST_SEED_NEW,
-                    "candidates": {n: str(r.relative_to(ROOT))
-                                   for n, r in zip(specs, runs, strict=True)},
-                    "validation": {}, "test": {}}  # fmt: skip
-    counts, att = six_settings(specs, entry, VAL_SEED, report["validation"])
-    kept = max(specs, key=lambda n: (counts[n], float(np.mean(att[n]))))
-    replaces = counts[kept] > counts["entry"]
-    report.update(settings_meeting_the_goal=counts, kept=kept, replaces_entry=replaces,
-                  validation_seconds=time.perf_counter() - t0)  # fmt: skip
-    print(f"\nsettings meeting the goal on validation: {counts}; kept: {kept}; "
-          f"replaces {NAME}: {replaces}\n", flush=True)
-    if replaces:
-        ship_entry(runs[list(specs).index(kept)], runs, counts, report["validation"])
-    report["test"], rows = test_round({kept: specs[kept], "entry": entry}, TEST_SEED_NEW,
-                                      TEST_EPISODES)  # fmt: skip
-    finish(report, rows, t0, OUT, f"{kept} (token pool clamped) | entry before")
+    six_setting_round(runs, ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW), OUT, "token pool clamped",
+                      lambda r, c, v: ship_entry(r, runs, c, v), clamp=CLAMP)  # fmt: skip
 
 
 def ship_entry(run_dir: Path, runs: list[Path], counts: dict, validation: dict) -> None:

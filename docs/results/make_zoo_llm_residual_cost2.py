@@ -24,50 +24,27 @@ judged; that it follows a test result is stated here and in docs/llm_autoscaling
     python docs/results/make_zoo_llm_residual_cost2.py
 """
 
-import shutil
-import time
 
-import numpy as np
 from make_zoo import ROOT
-from make_zoo_llm_residual import departs, finish, test_round
-from make_zoo_llm_residual_cost import NAME, ship_entry
-from make_zoo_llm_residual_down import six_settings
+from make_zoo_llm_residual import departs
+from make_zoo_llm_residual_cost import ship_entry
+from make_zoo_llm_residual_down import six_setting_round
 
-from rlsched.zoo import ZOO_DIR
-
-ENV = "rlsched/LLMAutoscaling-v0"
 ENTRY_COPY = ROOT / "runs/zoo/llm_residual_cost/entry_before2"
 RUNS = [ROOT / f"runs/zoo/llm_residual_cost/seed{s}" for s in range(10)]
 VAL_SEED, VAL_EPISODES = 17_000, 10
-TEST_SEED_NEW, TEST_EPISODES = 8000, 10
+TEST_SEED_NEW = 8000  # 10 episodes per preset (make_zoo_llm_residual_down.TEST_EPISODES)
 OUT = ROOT / "docs/results/llm_residual_cost2_choice.json"
 
 
 def main() -> None:
-    t0 = time.perf_counter()
-    if not ENTRY_COPY.exists():
-        shutil.copytree(ZOO_DIR / NAME / "model", ENTRY_COPY)
-    entry = f"learned:{ENTRY_COPY}"
     runs = [r for r in RUNS if (r / "run.json").exists() and departs(r)]
-    specs = {r.name: f"learned:{r}/model" for r in runs}
-    report: dict = {"env": ENV, "validation_seed": VAL_SEED, "validation_episodes": VAL_EPISODES,
-                    "test_seed": TEST_SEED_NEW,
-                    "candidates": {n: str(r.relative_to(ROOT))
-                                   for n, r in zip(specs, runs, strict=True)},
-                    "validation": {}, "test": {}}  # fmt: skip
-    counts, att = six_settings(specs, entry, VAL_SEED, report["validation"], VAL_EPISODES)
-    kept = max(specs, key=lambda n: (counts[n], float(np.mean(att[n]))))
-    replaces = counts[kept] > counts["entry"]
-    report.update(settings_meeting_the_goal=counts, kept=kept, replaces_entry=replaces,
-                  validation_seconds=time.perf_counter() - t0)  # fmt: skip
-    print(f"\nsettings meeting the goal on validation: {counts}; kept: {kept}; "
-          f"replaces {NAME}: {replaces}\n", flush=True)
-    if replaces:
-        ship_entry(runs[list(specs).index(kept)], runs, counts, report["validation"], VAL_SEED,
-                   VAL_EPISODES, "docs/results/make_zoo_llm_residual_cost2.py")
-    report["test"], rows = test_round({kept: specs[kept], "entry": entry}, TEST_SEED_NEW,
-                                      TEST_EPISODES)  # fmt: skip
-    finish(report, rows, t0, OUT, f"{kept} (cost-weighted residual) | entry before")
+    six_setting_round(
+        runs, ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW), OUT, "cost-weighted residual",
+        lambda r, c, v: ship_entry(r, runs, c, v, VAL_SEED, VAL_EPISODES,
+                                   "docs/results/make_zoo_llm_residual_cost2.py"),
+        episodes=VAL_EPISODES, validation_episodes=VAL_EPISODES,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

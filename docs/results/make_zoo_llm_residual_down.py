@@ -31,6 +31,9 @@ entry, its card (as make_zoo_llm_residual.py writes it) and its config.
 
 import shutil
 import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 from make_zoo import ROOT, ship
@@ -92,19 +95,33 @@ def six_settings(
     return counts, att
 
 
-def main() -> None:
+def six_setting_round(
+    runs: list[Path],
+    entry_copy: Path,
+    seeds: tuple[int, int],
+    out: Path,
+    what: str,
+    ship: Callable[[Path, dict, dict], None],
+    episodes: int = VAL_EPISODES,
+    **more: Any,
+) -> None:
+    """Rules 1-4 for the candidate ``runs`` (those whose kept model departs from HPA):
+    validation on the six settings (``seeds[0]``+, ``episodes`` each), ``ship(run, counts,
+    validation)`` for a kept candidate that counts more settings than the entry, then the test
+    (``seeds[1]``+) of it and the entry as it was (copied to ``entry_copy`` on the first run);
+    the report (``more`` added to it) to ``out``. ``what`` names the candidate in the table."""
     t0 = time.perf_counter()
-    if not ENTRY_COPY.exists():  # the entry as it is now, paired on test whatever happens
-        shutil.copytree(ZOO_DIR / NAME / "model", ENTRY_COPY)
-    entry = f"learned:{ENTRY_COPY}"
-    runs = [r for r in RUNS if departs(r)]
+    if not entry_copy.exists():  # the entry as it is now, paired on test whatever happens
+        shutil.copytree(ZOO_DIR / NAME / "model", entry_copy)
+    entry = f"learned:{entry_copy}"
+    runs = [r for r in runs if departs(r)]
     specs = {r.name: f"learned:{r}/model" for r in runs}
-    report: dict = {"env": ENV, "validation_seed": VAL_SEED, "test_seed": TEST_SEED_NEW,
+    report: dict = {"env": ENV, **more, "validation_seed": seeds[0], "test_seed": seeds[1],
                     "candidates": {n: str(r.relative_to(ROOT))
                                    for n, r in zip(specs, runs, strict=True)},
                     "validation": {}, "test": {}}  # fmt: skip
     # 1-2. validation
-    counts, att = six_settings(specs, entry, VAL_SEED, report["validation"])
+    counts, att = six_settings(specs, entry, seeds[0], report["validation"], episodes)
     kept = max(specs, key=lambda n: (counts[n], float(np.mean(att[n]))))
     replaces = counts[kept] > counts["entry"]
     report.update(settings_meeting_the_goal=counts, kept=kept, replaces_entry=replaces,
@@ -112,11 +129,16 @@ def main() -> None:
     print(f"\nsettings meeting the goal on validation: {counts}; kept: {kept}; "
           f"replaces {NAME}: {replaces}\n", flush=True)
     if replaces:
-        ship_entry(runs[list(specs).index(kept)], counts, report["validation"])
+        ship(runs[list(specs).index(kept)], counts, report["validation"])
     # 4. test
-    report["test"], rows = test_round({kept: specs[kept], "entry": entry}, TEST_SEED_NEW,
-                                      TEST_EPISODES)
-    finish(report, rows, t0, OUT, f"{kept} (one-sided residual) | entry before")
+    report["test"], rows = test_round({kept: specs[kept], "entry": entry}, seeds[1],
+                                      TEST_EPISODES)  # fmt: skip
+    finish(report, rows, t0, out, f"{kept} ({what}) | entry before")
+
+
+def main() -> None:
+    six_setting_round(RUNS, ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW), OUT, "one-sided residual",
+                      ship_entry)  # fmt: skip
 
 
 def ship_entry(run_dir, counts: dict, validation: dict) -> None:
