@@ -17,9 +17,16 @@ from rlsched.train import TrainConfig, train
 
 def _cfg(**kw: object) -> TrainConfig:
     base = dict(
-        dataset="wfinstances:srasearch-22", total_steps=256, n_envs=2, n_steps=64,
-        batch_size=64, n_epochs=1, eval_freq=0, tensorboard=False,
-        env_kwargs={"episode_length": 40}, seed=1,
+        dataset="wfinstances:srasearch-22",
+        total_steps=256,
+        n_envs=2,
+        n_steps=64,
+        batch_size=64,
+        n_epochs=1,
+        eval_freq=0,
+        tensorboard=False,
+        env_kwargs={"episode_length": 40},
+        seed=1,
     )
     return TrainConfig(**{**base, **kw})  # type: ignore[arg-type]
 
@@ -164,6 +171,36 @@ def test_an_untrained_residual_policy_over_greedy_migration_is_greedy_migration(
         obs, _, term, trunc, _ = env.step(want)
         done = term or trunc
     assert moves > 0 and noops > 0
+
+
+@pytest.mark.parametrize("prior_scale", [-10.0, -1.0])
+def test_an_untrained_residual_policy_over_first_fit_is_first_fit(prior_scale: float) -> None:
+    """VMPlacement's ``node_position`` as the prior (configs/vm_placement_recovering5_residual
+    *.yaml): first_fit on every decision, in torch and in numpy, at either starting
+    coefficient (the two NUMA actions of a server share a position; the first wins)."""
+    from sb3_contrib import MaskablePPO
+
+    from rlsched.agents import networks
+    from rlsched.agents.node_numpy import NodeScorer
+
+    env = make_env("rlsched/VMPlacement-v0", "synthetic:vm?seed=1", scenario="recovering-5",
+                   grid_obs=False)  # fmt: skip
+    pk = networks.node_policy_kwargs(pooled_value=True, prior_key="node_position",
+                                     prior_scale=prior_scale)  # fmt: skip
+    model = MaskablePPO(networks.MaskableNodePolicy, env, policy_kwargs=pk, seed=0)
+    scorer = NodeScorer.from_policy(model.policy)
+    first_fit = make_policy("first_fit", env)
+    obs, _ = env.reset(seed=10_000)
+    done, n, later = False, 0, 0
+    while not done:
+        mask = env.unwrapped.action_masks()  # type: ignore[attr-defined]
+        want = first_fit.act(obs, mask)
+        got, _ = model.predict(obs, action_masks=mask, deterministic=True)
+        assert int(got) == want == scorer.act(obs, mask)
+        later += want > 1  # not always the first server
+        obs, _, term, trunc, _ = env.step(want)
+        done, n = term or trunc, n + 1
+    assert n > 50 and later > 0
 
 
 def test_a_node_model_acts_in_an_env_that_adds_observations_it_does_not_read() -> None:
