@@ -234,10 +234,22 @@ def residual_card(run, runs: list, size: int, selected_by: str, because: dict,
     }
 
 
-def ship_entry(run, goal_loads: dict, validation: dict) -> None:
+def ship_residual(run, runs: list, selected_by: str, because: dict, validation: dict,
+                  play_range: list | None = None) -> None:
+    """Export ``run``'s kept model as the entry ``NAME`` (saved to play ``play_range`` when
+    given, as its config's ``residual_play_range`` says), its card and its config."""
     size = export_model(run, ZOO_DIR / NAME / "model", critic=False)
-    card = residual_card(
-        run, RUNS, size,
+    if play_range is not None:
+        meta_path = ZOO_DIR / NAME / "model" / "meta.json"
+        meta = json.loads(meta_path.read_text())
+        meta["residual"]["range"] = play_range
+        meta_path.write_text(json.dumps(meta, indent=2))
+    ship(residual_card(run, runs, size, selected_by, because, validation), run)
+
+
+def ship_entry(run, goal_loads: dict, validation: dict) -> None:
+    ship_residual(
+        run, RUNS,
         "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
         f"mean cost) at the most of conv-1x, -2x and -3x on {VAL_EPISODES} validation "
         f"episodes each (seeds {VAL_SEED:,}+), ties by mean attainment, among the runs "
@@ -247,7 +259,7 @@ def ship_entry(run, goal_loads: dict, validation: dict) -> None:
             f"llm-autoscaling-slo-ppo at {goal_loads['zoo']} (the same episodes)")},
         validation,
     )
-    ship(card, run)
+
 
 if __name__ == "__main__":
     main()

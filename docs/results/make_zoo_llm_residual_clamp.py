@@ -42,14 +42,10 @@ import json
 import shutil
 from pathlib import Path
 
-from make_zoo import ROOT, ship
-from make_zoo_llm_residual import departs, residual_card
+from make_zoo import ROOT
+from make_zoo_llm_residual import departs
 from make_zoo_llm_residual_down import six_setting_round
 
-from rlsched.agents.export import export_model
-from rlsched.zoo import ZOO_DIR
-
-NAME = "llm-autoscaling-hpa-residual-ppo"
 CLAMP = [[-1.0, -1.0], [1.0, 0.0]]
 ENTRY_COPY = ROOT / "runs/zoo/llm_residual_clamp/entry_before"
 RUNS = [ROOT / f"runs/zoo/llm_residual/seed{s}" for s in range(5)]
@@ -78,32 +74,13 @@ def clamped(run_dir: Path) -> Path:
 
 
 def main() -> None:
-    runs = [clamped(r) for r in RUNS if departs(r)]
-    six_setting_round(runs, ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW), OUT, "token pool clamped",
-                      lambda r, c, v: ship_entry(r, runs, c, v), clamp=CLAMP)  # fmt: skip
-
-
-def ship_entry(run_dir: Path, runs: list[Path], counts: dict, validation: dict) -> None:
-    size = export_model(run_dir, ZOO_DIR / NAME / "model", critic=False)
-    meta_path = ZOO_DIR / NAME / "model" / "meta.json"
-    meta = json.loads(meta_path.read_text())
-    meta["residual"]["range"] = CLAMP  # the run's config says so: residual_play_range
-    meta_path.write_text(json.dumps(meta, indent=2))
-    card = residual_card(
-        run_dir, runs, size,
-        "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
-        f"mean cost, not both equal) at the most of six validation settings (conv and "
-        f"training's request mixes at 1x, 2x, 3x; {VAL_EPISODES} episodes each, seeds "
-        f"{VAL_SEED:,}+), ties by mean attainment, among the two-sided runs whose kept model "
-        "departs from HPA, each played with the token pool clamped to HPA's or below "
-        "(residual_play_range [[-1, -1], [1, 0]]); docs/results/make_zoo_llm_residual_clamp.py",
-        {"replaced_because": (
-            f"meets the LLM goal on validation in {counts[run_dir.name]} of 6 settings, the "
-            f"entry before (the same model family unclamped) in {counts['entry']} (the same "
-            "episodes)")},
-        validation,
-    )
-    ship(card, run_dir)
+    six_setting_round(
+        [clamped(r) for r in RUNS if departs(r)], ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW), OUT,
+        "token pool clamped", "docs/results/make_zoo_llm_residual_clamp.py",
+        "the two-sided runs, each played with the token pool clamped to HPA's or below "
+        "(residual_play_range [[-1, -1], [1, 0]]),",
+        "the entry before (the same model family unclamped)", play_range=CLAMP, clamp=CLAMP,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -33,16 +33,10 @@ config.
     python docs/results/make_zoo_llm_residual_cost.py
 """
 
-from pathlib import Path
 
-from make_zoo import ROOT, ship
-from make_zoo_llm_residual import departs, residual_card
+from make_zoo import ROOT
 from make_zoo_llm_residual_down import six_setting_round
 
-from rlsched.agents.export import export_model
-from rlsched.zoo import ZOO_DIR
-
-NAME = "llm-autoscaling-hpa-residual-ppo"
 ENTRY_COPY = ROOT / "runs/zoo/llm_residual_cost/entry_before"
 RUNS = [ROOT / f"runs/zoo/llm_residual_cost/seed{s}" for s in range(5)]
 VAL_SEED, VAL_EPISODES = 16_000, 5
@@ -50,35 +44,13 @@ TEST_SEED_NEW = 7000  # 10 episodes per preset (make_zoo_llm_residual_down.TEST_
 OUT = ROOT / "docs/results/llm_residual_cost_choice.json"
 
 
+#: the candidates' words in a replacement's card
+POOL_WORDS = "the cost-weighted runs (slo_penalty 5)"
+
+
 def main() -> None:
-    runs = [r for r in RUNS if departs(r)]
-    six_setting_round(runs, ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW), OUT, "cost-weighted residual",
-                      lambda r, c, v: ship_entry(r, runs, c, v))
-
-
-def ship_entry(
-    run_dir: Path,
-    runs: list[Path],
-    counts: dict,
-    validation: dict,
-    val_seed: int = VAL_SEED,
-    episodes: int = VAL_EPISODES,
-    script: str = "docs/results/make_zoo_llm_residual_cost.py",
-) -> None:
-    size = export_model(run_dir, ZOO_DIR / NAME / "model", critic=False)
-    card = residual_card(
-        run_dir, runs, size,
-        "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
-        f"mean cost, not both equal) at the most of six validation settings (conv and "
-        f"training's request mixes at 1x, 2x, 3x; {episodes} episodes each, seeds "
-        f"{val_seed:,}+), ties by mean attainment, among the cost-weighted runs (slo_penalty "
-        f"5) whose kept model departs from HPA; {script}",
-        {"replaced_because": (
-            f"meets the LLM goal on validation in {counts[run_dir.name]} of 6 settings, the "
-            f"entry before in {counts['entry']} (the same episodes)")},
-        validation,
-    )
-    ship(card, run_dir)
+    six_setting_round(RUNS, ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW), OUT, "cost-weighted residual",
+                      "docs/results/make_zoo_llm_residual_cost.py", POOL_WORDS)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -24,10 +24,8 @@ judged; that it follows a test result is stated here and in docs/llm_autoscaling
     python docs/results/make_zoo_llm_residual_cost2.py
 """
 
-
 from make_zoo import ROOT
-from make_zoo_llm_residual import departs
-from make_zoo_llm_residual_cost import ship_entry
+from make_zoo_llm_residual_cost import POOL_WORDS
 from make_zoo_llm_residual_down import six_setting_round
 
 ENTRY_COPY = ROOT / "runs/zoo/llm_residual_cost/entry_before2"
@@ -38,11 +36,9 @@ OUT = ROOT / "docs/results/llm_residual_cost2_choice.json"
 
 
 def main() -> None:
-    runs = [r for r in RUNS if (r / "run.json").exists() and departs(r)]
     six_setting_round(
-        runs, ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW), OUT, "cost-weighted residual",
-        lambda r, c, v: ship_entry(r, runs, c, v, VAL_SEED, VAL_EPISODES,
-                                   "docs/results/make_zoo_llm_residual_cost2.py"),
+        [r for r in RUNS if (r / "run.json").exists()], ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW),
+        OUT, "cost-weighted residual", "docs/results/make_zoo_llm_residual_cost2.py", POOL_WORDS,
         episodes=VAL_EPISODES, validation_episodes=VAL_EPISODES,
     )  # fmt: skip
 

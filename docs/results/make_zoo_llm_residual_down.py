@@ -31,23 +31,21 @@ entry, its card (as make_zoo_llm_residual.py writes it) and its config.
 
 import shutil
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from make_zoo import ROOT, ship
+from make_zoo import ROOT
 from make_zoo_llm_residual import (
     HEURISTICS,
     departs,
     finish,
     means,
-    residual_card,
     run,
+    ship_residual,
     test_round,
 )
 
-from rlsched.agents.export import export_model
 from rlsched.envs.make import make_env
 from rlsched.splits import SPLITS
 from rlsched.zoo import ZOO_DIR
@@ -101,15 +99,21 @@ def six_setting_round(
     seeds: tuple[int, int],
     out: Path,
     what: str,
-    ship: Callable[[Path, dict, dict], None],
+    script: str,
+    pool_words: str,
+    entry_words: str = "the entry before",
     episodes: int = VAL_EPISODES,
+    play_range: list | None = None,
     **more: Any,
 ) -> None:
     """Rules 1-4 for the candidate ``runs`` (those whose kept model departs from HPA):
-    validation on the six settings (``seeds[0]``+, ``episodes`` each), ``ship(run, counts,
-    validation)`` for a kept candidate that counts more settings than the entry, then the test
-    (``seeds[1]``+) of it and the entry as it was (copied to ``entry_copy`` on the first run);
-    the report (``more`` added to it) to ``out``. ``what`` names the candidate in the table."""
+    validation on the six settings (``seeds[0]``+, ``episodes`` each); a kept candidate that
+    counts more settings than the entry replaces it (:func:`ship_residual`, its card naming
+    ``pool_words``, ``entry_words`` and ``script``; saved to play ``play_range`` when given);
+    then the test (``seeds[1]``+) of it and the entry as it was (copied to ``entry_copy`` on the
+    first run); the report (``more`` added to it) to ``out``. ``what`` names the candidate in
+    the table."""
+    trained = list(runs)
     t0 = time.perf_counter()
     if not entry_copy.exists():  # the entry as it is now, paired on test whatever happens
         shutil.copytree(ZOO_DIR / NAME / "model", entry_copy)
@@ -129,7 +133,18 @@ def six_setting_round(
     print(f"\nsettings meeting the goal on validation: {counts}; kept: {kept}; "
           f"replaces {NAME}: {replaces}\n", flush=True)
     if replaces:
-        ship(runs[list(specs).index(kept)], counts, report["validation"])
+        ship_residual(
+            runs[list(specs).index(kept)], trained,
+            "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
+            f"mean cost, not both equal) at the most of six validation settings (conv and "
+            f"training's request mixes at 1x, 2x, 3x; {episodes} episodes each, seeds "
+            f"{seeds[0]:,}+), ties by mean attainment, among {pool_words} whose kept model "
+            f"departs from HPA; {script}",
+            {"replaced_because": (
+                f"meets the LLM goal on validation in {counts[kept]} of 6 settings, "
+                f"{entry_words} in {counts['entry']} (the same episodes)")},
+            report["validation"], play_range,
+        )  # fmt: skip
     # 4. test
     report["test"], rows = test_round({kept: specs[kept], "entry": entry}, seeds[1],
                                       TEST_EPISODES)  # fmt: skip
@@ -137,25 +152,12 @@ def six_setting_round(
 
 
 def main() -> None:
-    six_setting_round(RUNS, ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW), OUT, "one-sided residual",
-                      ship_entry)  # fmt: skip
+    six_setting_round(
+        RUNS, ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW), OUT, "one-sided residual",
+        "docs/results/make_zoo_llm_residual_down.py", "the one-sided runs",
+        "the two-sided entry",
+    )  # fmt: skip
 
-
-def ship_entry(run_dir, counts: dict, validation: dict) -> None:
-    size = export_model(run_dir, ZOO_DIR / NAME / "model", critic=False)
-    card = residual_card(
-        run_dir, RUNS, size,
-        "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
-        f"mean cost, not both equal) at the most of six validation settings (conv and "
-        f"training's request mixes at 1x, 2x, 3x; {VAL_EPISODES} episodes each, seeds "
-        f"{VAL_SEED:,}+), ties by mean attainment, among the one-sided runs whose kept "
-        "model departs from HPA; docs/results/make_zoo_llm_residual_down.py",
-        {"replaced_because": (
-            f"meets the LLM goal on validation in {counts[run_dir.name]} of 6 settings, the "
-            f"two-sided entry in {counts['entry']} (the same episodes)")},
-        validation,
-    )
-    ship(card, run_dir)
 
 if __name__ == "__main__":
     main()

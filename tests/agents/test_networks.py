@@ -3,6 +3,7 @@ the model, and a critic that runs on any node count; and its residual prior
 (``node_prior_key``): the untrained policy is the heuristic whose key the prior is."""
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -17,16 +18,9 @@ from rlsched.train import TrainConfig, train
 
 def _cfg(**kw: object) -> TrainConfig:
     base = dict(
-        dataset="wfinstances:srasearch-22",
-        total_steps=256,
-        n_envs=2,
-        n_steps=64,
-        batch_size=64,
-        n_epochs=1,
-        eval_freq=0,
-        tensorboard=False,
-        env_kwargs={"episode_length": 40},
-        seed=1,
+        dataset="wfinstances:srasearch-22", total_steps=256, n_envs=2, n_steps=64,
+        batch_size=64, n_epochs=1, eval_freq=0, tensorboard=False,
+        env_kwargs={"episode_length": 40}, seed=1,
     )
     return TrainConfig(**{**base, **kw})  # type: ignore[arg-type]
 
@@ -142,35 +136,53 @@ def test_the_prior_key_is_checked(tmp_path: Path) -> None:
         train(_cfg(node_prior_key="node_capacity", algo="masked_dqn"), tmp_path, progress=False)
 
 
+def _untrained_prior_actors(env: Any, **prior: Any) -> list[Any]:
+    """An untrained MaskablePPO node model with ``prior`` (``node_policy_kwargs``'s prior and
+    global keys) on ``env``, as its two greedy actors: torch (``predict``) and numpy."""
+    from sb3_contrib import MaskablePPO
+
+    from rlsched.agents import networks
+    from rlsched.agents.node_numpy import NodeScorer
+
+    pk = networks.node_policy_kwargs(pooled_value=True, **prior)
+    model = MaskablePPO(networks.MaskableNodePolicy, env, policy_kwargs=pk, seed=0)
+
+    def torch_act(obs: Any, mask: np.ndarray) -> int:
+        return int(model.predict(obs, action_masks=mask, deterministic=True)[0])
+
+    return [torch_act, NodeScorer.from_policy(model.policy).act]
+
+
+def _follow(env: Any, seed: int, heuristic: Any, actors: list[Any]) -> list[int]:
+    """One episode of ``heuristic``'s play, each of ``actors`` asked at every decision and
+    required to choose as it does; the heuristic's actions."""
+    obs, _ = env.reset(seed=seed)
+    done, played = False, []
+    while not done:
+        mask = env.unwrapped.action_masks()
+        want = heuristic.act(obs, mask)
+        for act in actors:
+            assert act(obs, mask) == want
+        played.append(int(want))
+        obs, _, term, trunc, _ = env.step(want)
+        done = term or trunc
+    return played
+
+
 @pytest.mark.parametrize("candidates", [None, 8])
 def test_an_untrained_residual_policy_over_greedy_migration_is_greedy_migration(
     candidates: int | None,
 ) -> None:
     """PodRebalancing's ``node_greedy_rank`` as the prior: greedy_migration on every decision
     (moves and noop alike), through the numpy actor that scores only the valid moves."""
-    from sb3_contrib import MaskablePPO
-
-    from rlsched.agents import networks
-    from rlsched.agents.node_numpy import NodeScorer
-
     kw = {} if candidates is None else {"candidates": candidates}
     env = make_env("rlsched/PodRebalancing-v0", "synthetic:pods", max_pods_per_node=30,
                    action_features=True, greedy_rank=True, **kw)  # fmt: skip
-    pk = networks.node_policy_kwargs(pooled_value=True, global_keys=["clock"],
-                                     prior_key="node_greedy_rank", prior_scale=-3.0)  # fmt: skip
-    model = MaskablePPO(networks.MaskableNodePolicy, env, policy_kwargs=pk, seed=0)
-    scorer = NodeScorer.from_policy(model.policy)
-    greedy = make_policy("greedy_migration", env)
-    obs, _ = env.reset(seed=1)
-    done, moves, noops = False, 0, 0
-    while not done:
-        mask = env.unwrapped.action_masks()  # type: ignore[attr-defined]
-        want = greedy.act(obs, mask)
-        assert scorer.act(obs, mask) == want
-        moves, noops = moves + (want != 0), noops + (want == 0)
-        obs, _, term, trunc, _ = env.step(want)
-        done = term or trunc
-    assert moves > 0 and noops > 0
+    _, scorer = _untrained_prior_actors(env, global_keys=["clock"],
+                                        prior_key="node_greedy_rank", prior_scale=-3.0)  # fmt: skip
+    played = _follow(env, 1, make_policy("greedy_migration", env), [scorer])
+    moves = sum(a != 0 for a in played)
+    assert moves > 0 and len(played) - moves > 0  # moves and noops
 
 
 @pytest.mark.parametrize("prior_scale", [-10.0, -1.0])
@@ -178,29 +190,12 @@ def test_an_untrained_residual_policy_over_first_fit_is_first_fit(prior_scale: f
     """VMPlacement's ``node_position`` as the prior (configs/vm_placement_recovering5_residual
     *.yaml): first_fit on every decision, in torch and in numpy, at either starting
     coefficient (the two NUMA actions of a server share a position; the first wins)."""
-    from sb3_contrib import MaskablePPO
-
-    from rlsched.agents import networks
-    from rlsched.agents.node_numpy import NodeScorer
-
     env = make_env("rlsched/VMPlacement-v0", "synthetic:vm?seed=1", scenario="recovering-5",
                    grid_obs=False)  # fmt: skip
-    pk = networks.node_policy_kwargs(pooled_value=True, prior_key="node_position",
-                                     prior_scale=prior_scale)  # fmt: skip
-    model = MaskablePPO(networks.MaskableNodePolicy, env, policy_kwargs=pk, seed=0)
-    scorer = NodeScorer.from_policy(model.policy)
-    first_fit = make_policy("first_fit", env)
-    obs, _ = env.reset(seed=10_000)
-    done, n, later = False, 0, 0
-    while not done:
-        mask = env.unwrapped.action_masks()  # type: ignore[attr-defined]
-        want = first_fit.act(obs, mask)
-        got, _ = model.predict(obs, action_masks=mask, deterministic=True)
-        assert int(got) == want == scorer.act(obs, mask)
-        later += want > 1  # not always the first server
-        obs, _, term, trunc, _ = env.step(want)
-        done, n = term or trunc, n + 1
-    assert n > 50 and later > 0
+    actors = _untrained_prior_actors(env, prior_key="node_position", prior_scale=prior_scale)
+    played = _follow(env, 10_000, make_policy("first_fit", env), actors)
+    # not always the first server
+    assert len(played) > 50 and sum(a > 1 for a in played) > 0
 
 
 def test_a_node_model_acts_in_an_env_that_adds_observations_it_does_not_read() -> None:

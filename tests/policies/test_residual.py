@@ -68,52 +68,49 @@ def test_the_wrapper_plays_the_heuristic_plus_the_scaled_correction_clipped() ->
     assert any(seen)  # the corrections did move the heuristic's actions
 
 
-def test_a_one_sided_range_only_ever_lowers_the_heuristic_action() -> None:
+def _bounded_play(
+    bounds: tuple[Any, Any], seed: int, rng_seed: int
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Up to 30 random outputs played through ``ResidualAction(hpa, 0.4, bounds)`` and, beside
+    it, a plain env played with ``clip(hpa + 0.4 x clip(output, *bounds))``: the same
+    observations every step. Returns (HPA's action, the played action) per step."""
     plain, wrapped = _env(), _env()
     hpa = make_policy("hpa", plain, seed=0)
-    env = ResidualAction(wrapped, make_policy("hpa", wrapped, seed=0), 0.4, (-1.0, 0.0))
-    env.reset(seed=6)
-    pobs, _ = plain.reset(seed=6)
-    hpa.reset(6)
-    rng = np.random.default_rng(0)
-    lowered = 0
+    env = ResidualAction(wrapped, make_policy("hpa", wrapped, seed=0), 0.4, bounds)
+    env.reset(seed=seed)
+    pobs, _ = plain.reset(seed=seed)
+    hpa.reset(seed)
+    rng = np.random.default_rng(rng_seed)
+    steps = []
     for _ in range(30):
         out = rng.uniform(-1, 1, 2).astype(np.float32)
         h = hpa.act(pobs, plain.unwrapped.action_masks())
-        expect = np.clip(h + 0.4 * np.minimum(out, 0.0), -1, 1).astype(np.float32)
-        assert np.all(expect <= h + 1e-7)
-        lowered += int(np.any(expect < h - 1e-7))
+        expect = np.clip(h + 0.4 * np.clip(out, *bounds), -1, 1).astype(np.float32)
+        steps.append((h, expect))
         pobs, *_ = plain.step(expect)
         obs, _, term, trunc, _ = env.step(out)
         np.testing.assert_allclose(obs, pobs, atol=1e-6)  # float32 vs float64 sums
         if term or trunc:
             break
+    return steps
+
+
+def test_a_one_sided_range_only_ever_lowers_the_heuristic_action() -> None:
+    steps = _bounded_play((-1.0, 0.0), seed=6, rng_seed=0)
+    lowered = 0
+    for h, expect in steps:
+        assert np.all(expect <= h + 1e-7)
+        lowered += int(np.any(expect < h - 1e-7))
     assert lowered > 0
 
 
 def test_a_range_per_dimension_bounds_each_pool_on_its_own() -> None:
     # the prompt pool may move both ways, the token pool only down
-    plain, wrapped = _env(), _env()
-    hpa = make_policy("hpa", plain, seed=0)
-    bounds = ([-1.0, -1.0], [1.0, 0.0])
-    env = ResidualAction(wrapped, make_policy("hpa", wrapped, seed=0), 0.4, bounds)
-    env.reset(seed=7)
-    pobs, _ = plain.reset(seed=7)
-    hpa.reset(7)
-    rng = np.random.default_rng(1)
+    steps = _bounded_play(([-1.0, -1.0], [1.0, 0.0]), seed=7, rng_seed=1)
     raised_prompt = 0
-    for _ in range(30):
-        out = rng.uniform(-1, 1, 2).astype(np.float32)
-        h = hpa.act(pobs, plain.unwrapped.action_masks())
-        clipped = np.array([out[0], min(out[1], 0.0)])
-        expect = np.clip(h + 0.4 * clipped, -1, 1).astype(np.float32)
+    for h, expect in steps:
         assert expect[1] <= h[1] + 1e-7
         raised_prompt += int(expect[0] > h[0] + 1e-7)
-        pobs, *_ = plain.step(expect)
-        obs, _, term, trunc, _ = env.step(out)
-        np.testing.assert_allclose(obs, pobs, atol=1e-6)
-        if term or trunc:
-            break
     assert raised_prompt > 0
 
 

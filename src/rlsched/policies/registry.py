@@ -69,8 +69,8 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         res = pol.meta.get("residual")
         if res:  # trained as a correction to a heuristic: it acts over that heuristic here too
             heuristic = make_policy(str(res["policy"]), env, seed=seed)
-            lo, hi = res.get("range") or FULL_RANGE
-            return ResidualPolicy(pol, heuristic, float(res["scale"]), env.unwrapped, (lo, hi))
+            bounds = tuple(res.get("range") or FULL_RANGE)
+            return ResidualPolicy(pol, heuristic, float(res["scale"]), env.unwrapped, bounds)
         return pol
     factories = env_policy_factories(env)
     if spec in factories:

@@ -77,9 +77,11 @@ def range_error(bounds: Any) -> str | None:
 
 def _bound_arrays(space: spaces.Box, bounds: Bounds, what: str) -> tuple[Any, Any]:
     why = range_error(bounds)
-    lo, hi = (np.asarray(b, dtype=np.float64) for b in bounds)
-    if why is None and lo.ndim + hi.ndim and max(lo.size, hi.size) not in (1, space.shape[-1]):
-        why = f"has {max(lo.size, hi.size)} values per bound for {space.shape[-1]} dimensions"
+    if why is None:
+        lo, hi = (np.asarray(b, dtype=np.float64) for b in bounds)
+        n = max(lo.size, hi.size)
+        if n not in (1, space.shape[-1]):
+            why = f"has {n} values per bound for {space.shape[-1]} dimensions"
     if why is not None:
         raise PolicyError(f"{what}: residual range {why}")
     return lo, hi

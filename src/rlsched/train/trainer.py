@@ -90,8 +90,7 @@ def _single_env(cfg: TrainConfig, dataset: str | None, seed: int) -> gym.Env:
         return env
     try:
         base = make_policy(cfg.residual_policy, env, seed=seed)
-        lo, hi = cfg.residual_range
-        return ResidualAction(env, base, cfg.residual_scale, (lo, hi))
+        return ResidualAction(env, base, cfg.residual_scale, tuple(cfg.residual_range))
     except PolicyError as e:
         raise ConfigError(f"residual_policy of {cfg.env_id}: {e}") from None
 
