@@ -137,6 +137,29 @@ def test_windows_rate_scale_and_whole_trace():
         _env(cost_reference="peak")
 
 
+def test_log_rate_draw_weighs_low_loads_like_high_ones_and_keeps_the_other_draws():
+    from rlsched.envs.llm_autoscaling import _draw
+
+    rng_u, rng_l = np.random.default_rng(0), np.random.default_rng(0)
+    uni = np.array([_draw(rng_u, (0.5, 4.0)) for _ in range(3000)])
+    log = np.array([_draw(rng_l, (0.5, 4.0), "log") for _ in range(3000)])
+    assert log.min() >= 0.5 and log.max() <= 4.0
+    # log-uniform: a third of the draws in each doubling (0.5-1x, 1-2x, 2-4x); uniform: 1/7 below 1x
+    assert abs(np.mean(log < 1.0) - 1 / 3) < 0.03 and abs(np.mean(log > 2.0) - 1 / 3) < 0.03
+    assert abs(np.mean(uni < 1.0) - 1 / 7) < 0.03
+    assert _draw(np.random.default_rng(0), (2.0, 2.0), "log") == 2.0  # fixed: nothing drawn
+    # one number per draw either way: the request mix drawn after it is the same
+    kw = {"episode_duration": 100.0, "rate_scale": [0.5, 4.0], "prompt_scale": [0.5, 2.5]}
+    plain, logd = _env(**kw).unwrapped, _env(**kw, rate_scale_draw="log").unwrapped
+    for seed in range(3):
+        plain.reset(seed=seed)
+        logd.reset(seed=seed)
+        assert plain.prompt_scale == logd.prompt_scale and 0.5 <= logd.rate_scale <= 4.0
+        assert plain.rate_scale != logd.rate_scale
+    with pytest.raises(ValueError, match="rate_scale_draw"):
+        _env(rate_scale_draw="loguniform")
+
+
 def test_request_mix_scales_token_counts_per_episode_and_leaves_fixed_settings_alone():
     reqs = LLMRequests.from_arrays([0.0, 1.0, 5.0, 9.0], [100, 201, 3, 400], [5, 6, 1, 8])
     base = LLMAutoscalingEnv(dataset=reqs, episode_duration=None)

@@ -91,11 +91,20 @@ def _scale_range(name: str, value: float | Sequence[float]) -> tuple[float, floa
     return lo, hi
 
 
-def _draw(rng: np.random.Generator, bounds: tuple[float, float]) -> float:
-    """A factor drawn uniformly from ``(lo, hi)``; a fixed one (lo == hi) draws nothing, so
-    fixed settings replay the episodes they always did."""
+#: How a ``[lo, hi]`` rate scale is drawn per episode (``rate_scale_draw``).
+SCALE_DRAWS = ("uniform", "log")
+
+
+def _draw(rng: np.random.Generator, bounds: tuple[float, float], how: str = "uniform") -> float:
+    """A factor drawn from ``(lo, hi)``, uniformly or log-uniformly (``"log"``: as often in
+    0.5-1x as in 2-4x); a fixed one (lo == hi) draws nothing, so fixed settings replay the
+    episodes they always did. Both draw one number, so the draws after it are the same."""
     lo, hi = bounds
-    return float(rng.uniform(lo, hi)) if hi > lo else lo
+    if not hi > lo:
+        return lo
+    if how == "log":
+        return float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
+    return float(rng.uniform(lo, hi))
 
 
 class LLMAutoscalingEnv(RlschedEnv):
@@ -155,7 +164,8 @@ class LLMAutoscalingEnv(RlschedEnv):
     :class:`~rlsched.core.llm.scaling.StartState`; default 2 prompt DGX-H100 + 2 token DGX-A100
     instances of llama2-70b, TP 8), idle, at time 0 of the episode's window. The trace is
     ``dataset`` with arrival times divided by ``rate_scale`` (a number, or ``[lo, hi]``: drawn
-    uniformly per episode from the reset seed); the window is ``episode_duration`` s (600)
+    per episode from the reset seed, uniformly or, with ``rate_scale_draw="log"``,
+    log-uniformly); the window is ``episode_duration`` s (600)
     starting at ``episode_start`` (None: drawn uniformly from the reset seed among the starts
     that fit in the trace), or the whole trace when ``episode_duration`` is None or longer.
     Routing ties in the simulator are seeded from the reset seed too, so an episode replays
@@ -178,7 +188,9 @@ class LLMAutoscalingEnv(RlschedEnv):
     ## Arguments
 
     ``dataset`` (``"azure-llm:conv"``; any :func:`~rlsched.data.azure_llm.load_requests` name or an
-    :class:`~rlsched.core.llm.trace.LLMRequests`), ``rate_scale`` (1.0), ``poisson`` (False:
+    :class:`~rlsched.core.llm.trace.LLMRequests`), ``rate_scale`` (1.0), ``rate_scale_draw``
+    (``"uniform"``; ``"log"``: a ``[lo, hi]`` rate scale drawn log-uniformly, so that low loads
+    are trained on as much as high ones), ``poisson`` (False:
     re-draw arrivals as a Poisson process of the same mean rate, seeded by the reset seed),
     ``prompt_scale`` and ``output_scale`` (1.0: every request's prompt / output tokens
     multiplied by it, rounded, at least 1; ``[lo, hi]``: drawn uniformly per episode, another
@@ -251,6 +263,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         self,
         dataset: str | LLMRequests = "azure-llm:conv",
         rate_scale: float | Sequence[float] = 1.0,
+        rate_scale_draw: str = "uniform",
         poisson: bool = False,
         prompt_scale: float | Sequence[float] = 1.0,
         output_scale: float | Sequence[float] = 1.0,
@@ -283,6 +296,11 @@ class LLMAutoscalingEnv(RlschedEnv):
         if episode_duration is not None and not episode_duration > 0:
             raise ValueError("episode_duration must be > 0 or None (the whole trace)")
         self.rate_scale_range = _scale_range("rate_scale", rate_scale)
+        if rate_scale_draw not in SCALE_DRAWS:
+            raise ValueError(
+                f"rate_scale_draw must be one of {SCALE_DRAWS}, got {rate_scale_draw!r}"
+            )
+        self.rate_scale_draw = rate_scale_draw
         # the request mix: token counts scaled per episode (trace mixes for generalisation)
         self.prompt_scale_range = _scale_range("prompt_scale", prompt_scale)
         self.output_scale_range = _scale_range("output_scale", output_scale)
@@ -410,7 +428,7 @@ class LLMAutoscalingEnv(RlschedEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         rng = self.np_random
-        self.rate_scale = _draw(rng, self.rate_scale_range)
+        self.rate_scale = _draw(rng, self.rate_scale_range, self.rate_scale_draw)
         reqs = self._base
         if self.poisson:
             reqs = reqs.resample_poisson(int(rng.integers(2**31)))
