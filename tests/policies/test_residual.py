@@ -202,6 +202,45 @@ def test_a_residual_model_acts_over_its_heuristic_after_training(tmp_path: Path)
     np.testing.assert_allclose(pol.act(obs, mask), np.clip(h + 0.5 * out, -1, 1), atol=1e-6)
 
 
+def test_target_kl_stops_an_update_early_and_bounds_the_move(tmp_path: Path) -> None:
+    # one rollout of 32 steps, one minibatch per epoch: with a tiny target_kl the second epoch
+    # sees the KL of the first step and stops; without, all 8 epochs step
+    obs, _ = _env().reset(seed=3)
+    moves = {}
+    for kl in (None, 1e-6):
+        run = tmp_path / f"kl{kl}"
+        train(_cfg(learning_rate=0.05, total_steps=32, n_epochs=8, target_kl=kl), run,
+              progress=False)  # fmt: skip
+        pol = make_policy(f"learned:{run}", _env(), seed=0)
+        assert isinstance(pol, ResidualPolicy)
+        assert pol.learned.model.target_kl == kl  # saved with the model, as SB3 saves it
+        moves[kl] = float(np.abs(pol.learned.act(obs, np.ones(2, dtype=bool))).max())
+    assert 0 < moves[1e-6] < 0.75 * moves[None]  # one Adam step against eight
+
+
+def test_a_critic_warmup_trains_the_value_network_alone_then_the_actor(tmp_path: Path) -> None:
+    from stable_baselines3 import PPO
+
+    params = {}
+    for name, kw in {
+        "still": {"learning_rate": 1e-12},  # the same seed's initial weights, hardly moved
+        "warm64": {"critic_warmup_steps": 64},  # two rollouts of 32 steps, both value-only
+        "warm32": {"critic_warmup_steps": 32},  # the second update trains the actor too
+    }.items():
+        run = tmp_path / name
+        train(_cfg(**{"learning_rate": 0.05, "total_steps": 64, "n_epochs": 2, **kw}), run,
+              progress=False)  # fmt: skip
+        model = PPO.load(run / "final" / "model.zip", device="cpu")
+        params[name] = {k: v.numpy().copy() for k, v in model.policy.state_dict().items()}
+    actor = [k for k in params["still"] if k.startswith(("action_net", "mlp_extractor.policy"))]
+    critic = [k for k in params["still"] if k.startswith(("value_net", "mlp_extractor.value"))]
+    assert actor and critic
+    for k in actor:  # frozen throughout: still the initial weights (the last layer zero: HPA)
+        np.testing.assert_allclose(params["warm64"][k], params["still"][k], atol=1e-9, err_msg=k)
+    assert any(np.abs(params["warm64"][k] - params["still"][k]).max() > 1e-3 for k in critic)
+    assert any(np.abs(params["warm32"][k] - params["still"][k]).max() > 1e-3 for k in actor)
+
+
 @pytest.mark.parametrize(
     ("kw", "match"),
     [
@@ -215,6 +254,9 @@ def test_a_residual_model_acts_over_its_heuristic_after_training(tmp_path: Path)
         ({"residual_range": [-1.0]}, "must be \\[low, high\\]"),
         ({"residual_play_range": [0.5, 1.0]}, "residual_play_range must be"),
         ({"residual_policy": None, "residual_play_range": [-1, 0]}, "needs residual_policy"),
+        ({"target_kl": 0.0}, "target_kl must be > 0"),
+        ({"critic_warmup_steps": -1}, "critic_warmup_steps must be >= 0"),
+        ({"target_kl": 0.01, "algo": "dqn", "residual_policy": None}, "target_kl applies"),
     ],
 )
 def test_bad_residual_configs_are_refused(kw: dict[str, Any], match: str) -> None:

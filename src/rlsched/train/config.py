@@ -74,6 +74,14 @@ class TrainConfig:
     """PPO: entropy bonus, keeps exploring valid nodes early on."""
     clip_range: float = 0.2
     """PPO: policy ratio clip."""
+    critic_warmup_steps: int = 0
+    """PPO: for the first this many env steps only the value network learns (every other
+    parameter frozen). A policy that starts as a good heuristic (a residual, given weights) is
+    then not moved by advantages from a critic that has not fitted yet; 0: no warm-up."""
+    target_kl: float | None = None
+    """PPO: stop an update's epochs early once the approximate KL divergence from the
+    rollout's policy passes 1.5x this (SB3's ``target_kl``); None: all ``n_epochs``. Bounds how
+    far one noisy rollout can move a policy that starts at a good heuristic (a residual)."""
     policy_net: str = "auto"
     """``node``: one MLP shared by every node scores each node (``rlsched.agents.networks``;
     inputs symlog-scaled inside the network, works for any cluster size; needs a Dict
@@ -310,6 +318,15 @@ class TrainConfig:
         for name in ("learning_rate", "imitation_lr", "clip_range"):
             if not getattr(self, name) > 0:
                 raise ConfigError(f"{source}: {name} must be > 0, got {getattr(self, name)!r}")
+        if self.critic_warmup_steps < 0:
+            raise ConfigError(f"{source}: critic_warmup_steps must be >= 0")
+        if self.critic_warmup_steps and self.algo not in ("ppo", "maskable_ppo"):
+            raise ConfigError(f"{source}: critic_warmup_steps applies to ppo and maskable_ppo only")
+        if self.target_kl is not None:
+            if self.algo not in ("ppo", "maskable_ppo"):
+                raise ConfigError(f"{source}: target_kl applies to ppo and maskable_ppo only")
+            if not self.target_kl > 0:
+                raise ConfigError(f"{source}: target_kl must be > 0, got {self.target_kl!r}")
         if self.ent_coef < 0 or self.eval_freq < 0:
             raise ConfigError(f"{source}: ent_coef and eval_freq must be >= 0")
         if not 0 < self.gamma <= 1:

@@ -185,6 +185,39 @@ def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, n
     (dest / "meta.json").write_text(json.dumps(meta, indent=2))
 
 
+class CriticWarmup(BaseCallback):
+    """``critic_warmup_steps``: while the steps so far are at most ``steps``, the updates train
+    the value network alone. Every parameter outside ``value_net`` and the extractor's value
+    branch is frozen (no gradient, so Adam leaves it as it is); a shared feature extractor
+    stays frozen too, and the critic fits on its features as they are."""
+
+    def __init__(self, steps: int) -> None:
+        super().__init__()
+        self.steps = int(steps)
+
+    def _critic(self) -> set[int]:
+        pol: Any = self.model.policy
+        branch: Any = getattr(getattr(pol, "mlp_extractor", None), "value_net", None)
+        params = [*pol.value_net.parameters(), *(branch.parameters() if branch else [])]
+        return {id(p) for p in params}
+
+    def _set(self) -> None:
+        warm = self.model.num_timesteps <= self.steps
+        critic = self._critic()
+        for p in self.model.policy.parameters():
+            if id(p) not in critic:
+                p.requires_grad_(not warm)
+
+    def _on_training_start(self) -> None:
+        self._set()
+
+    def _on_rollout_end(self) -> None:  # before each update
+        self._set()
+
+    def _on_step(self) -> bool:
+        return True
+
+
 def phase_ends(cfg: TrainConfig) -> list[int]:
     """The env step count at which each PPO phase ends (``expert_iterations + 1`` phases)."""
     k = cfg.expert_iterations + 1
@@ -326,6 +359,7 @@ def train(
             gae_lambda=cfg.gae_lambda,
             ent_coef=cfg.ent_coef,
             clip_range=cfg.clip_range,
+            target_kl=cfg.target_kl,
             policy_kwargs=policy_kwargs,
             **common,
         )
@@ -362,6 +396,8 @@ def train(
     metrics_cb = EpisodeMetrics()
     bar = TrainProgress(planned_steps(cfg), progress, run)
     callbacks: list[Any] = [metrics_cb, bar]
+    if cfg.critic_warmup_steps:
+        callbacks.append(CriticWarmup(cfg.critic_warmup_steps))
     eval_cb: EvalCallback | None = None
     if cfg.eval_freq > 0:
         eval_venv: Any = _vec_env(
