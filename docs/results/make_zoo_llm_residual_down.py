@@ -31,6 +31,7 @@ entry, its card (as make_zoo_llm_residual.py writes it) and its config.
 
 import shutil
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,27 @@ def six_setting_round(
     report["test"], rows = test_round({kept: specs[kept], "entry": entry}, seeds[1],
                                       TEST_EPISODES)  # fmt: skip
     finish(report, rows, t0, out, f"{kept} ({what}) | entry before")
+
+
+def residual_round(
+    folder: str,
+    seeds: Iterable[int],
+    seed_pair: tuple[int, int],
+    what: str,
+    script: str,
+    pool_words: str,
+    episodes: int = 10,
+) -> None:
+    """:func:`six_setting_round` over the runs ``runs/zoo/FOLDER/seedN`` (``seeds``, those that
+    finished), the entry copied to ``runs/zoo/FOLDER/entry_before``, ``episodes`` validation
+    episodes per setting; validation and test seeds ``seed_pair``; the report to
+    ``docs/results/FOLDER_choice.json`` (the rounds since the fifth session of 2026-11-27)."""
+    runs = [ROOT / f"runs/zoo/{folder}/seed{s}" for s in seeds]
+    six_setting_round(
+        [r for r in runs if (r / "run.json").exists()], ROOT / f"runs/zoo/{folder}/entry_before",
+        seed_pair, ROOT / f"docs/results/{folder}_choice.json", what, script, pool_words,
+        episodes=episodes, validation_episodes=episodes,
+    )  # fmt: skip
 
 
 def main() -> None:

@@ -30,22 +30,16 @@ anything below was judged:
     python docs/results/make_zoo_llm_residual_lograte.py
 """
 
-from make_zoo import ROOT
-from make_zoo_llm_residual_down import six_setting_round
+from make_zoo_llm_residual_down import residual_round
 
-ENTRY_COPY = ROOT / "runs/zoo/llm_residual_lograte/entry_before"
-RUNS = [ROOT / f"runs/zoo/llm_residual_lograte/seed{s}" for s in range(8)]
-VAL_SEED, VAL_EPISODES = 18_000, 10
-TEST_SEED_NEW = 9000  # 10 episodes per preset (make_zoo_llm_residual_down.TEST_EPISODES)
-OUT = ROOT / "docs/results/llm_residual_lograte_choice.json"
 POOL_WORDS = "the log-uniform-load runs (slo_penalty 5, rate_scale_draw log)"
 
 
 def main() -> None:
-    six_setting_round(
-        [r for r in RUNS if (r / "run.json").exists()], ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW),
-        OUT, "log-uniform-load residual", "docs/results/make_zoo_llm_residual_lograte.py",
-        POOL_WORDS, episodes=VAL_EPISODES, validation_episodes=VAL_EPISODES,
+    # the runs runs/zoo/FOLDER/seedN; (validation seeds, test seeds), 10 episodes each
+    residual_round(
+        "llm_residual_lograte", range(8), (18_000, 9000), "log-uniform-load residual",
+        "docs/results/make_zoo_llm_residual_lograte.py", POOL_WORDS,
     )  # fmt: skip
 
 

@@ -29,22 +29,16 @@ critic warm-up round was judged:
     python docs/results/make_zoo_llm_residual_lownoise.py
 """
 
-from make_zoo import ROOT
-from make_zoo_llm_residual_down import six_setting_round
+from make_zoo_llm_residual_down import residual_round
 
-ENTRY_COPY = ROOT / "runs/zoo/llm_residual_lownoise/entry_before"
-RUNS = [ROOT / f"runs/zoo/llm_residual_lownoise/seed{s}" for s in range(8)]
-VAL_SEED, VAL_EPISODES = 21_000, 10
-TEST_SEED_NEW = 9200  # 10 episodes per preset (make_zoo_llm_residual_down.TEST_EPISODES)
-OUT = ROOT / "docs/results/llm_residual_lownoise_choice.json"
 POOL_WORDS = "the low-noise runs (log_std_init -2.5, log-uniform loads, slo_penalty 5)"
 
 
 def main() -> None:
-    six_setting_round(
-        [r for r in RUNS if (r / "run.json").exists()], ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW),
-        OUT, "low-noise residual", "docs/results/make_zoo_llm_residual_lownoise.py",
-        POOL_WORDS, episodes=VAL_EPISODES, validation_episodes=VAL_EPISODES,
+    # the runs runs/zoo/FOLDER/seedN; (validation seeds, test seeds), 10 episodes each
+    residual_round(
+        "llm_residual_lownoise", range(8), (21_000, 9200), "low-noise residual",
+        "docs/results/make_zoo_llm_residual_lownoise.py", POOL_WORDS,
     )  # fmt: skip
 
 

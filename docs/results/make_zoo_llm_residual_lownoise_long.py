@@ -26,24 +26,17 @@ Fixed here (2026-11-27, fifth session) and committed before the runs were resume
     python docs/results/make_zoo_llm_residual_lownoise_long.py
 """
 
-from make_zoo import ROOT
-from make_zoo_llm_residual_down import six_setting_round
+from make_zoo_llm_residual_down import residual_round
 
-SEEDS = (0, 3, 6, 2)
-ENTRY_COPY = ROOT / "runs/zoo/llm_residual_lownoise_long/entry_before"
-RUNS = [ROOT / f"runs/zoo/llm_residual_lownoise_long/seed{s}" for s in SEEDS]
-VAL_SEED, VAL_EPISODES = 22_000, 10
-TEST_SEED_NEW = 9300  # 10 episodes per preset (make_zoo_llm_residual_down.TEST_EPISODES)
-OUT = ROOT / "docs/results/llm_residual_lownoise_long_choice.json"
 POOL_WORDS = "the low-noise runs resumed to 481,280 steps (seeds 0, 2, 3, 6)"
 
 
 def main() -> None:
-    six_setting_round(
-        [r for r in RUNS if (r / "run.json").exists()], ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW),
-        OUT, "low-noise residual, 481k steps",
+    # the runs runs/zoo/FOLDER/seedN; (validation seeds, test seeds), 10 episodes each
+    residual_round(
+        "llm_residual_lownoise_long", (0, 3, 6, 2), (22_000, 9300),
+        "low-noise residual, 481k steps",
         "docs/results/make_zoo_llm_residual_lownoise_long.py", POOL_WORDS,
-        episodes=VAL_EPISODES, validation_episodes=VAL_EPISODES,
     )  # fmt: skip
 
 

@@ -25,22 +25,16 @@ anything of the log-uniform round was judged:
     python docs/results/make_zoo_llm_residual_warmup.py
 """
 
-from make_zoo import ROOT
-from make_zoo_llm_residual_down import six_setting_round
+from make_zoo_llm_residual_down import residual_round
 
-ENTRY_COPY = ROOT / "runs/zoo/llm_residual_warmup/entry_before"
-RUNS = [ROOT / f"runs/zoo/llm_residual_warmup/seed{s}" for s in range(8)]
-VAL_SEED, VAL_EPISODES = 19_000, 10
-TEST_SEED_NEW = 9100  # 10 episodes per preset (make_zoo_llm_residual_down.TEST_EPISODES)
-OUT = ROOT / "docs/results/llm_residual_warmup_choice.json"
 POOL_WORDS = "the critic-warm-up runs (log-uniform loads, slo_penalty 5, 30,720 value-only steps)"
 
 
 def main() -> None:
-    six_setting_round(
-        [r for r in RUNS if (r / "run.json").exists()], ENTRY_COPY, (VAL_SEED, TEST_SEED_NEW),
-        OUT, "critic-warm-up residual", "docs/results/make_zoo_llm_residual_warmup.py",
-        POOL_WORDS, episodes=VAL_EPISODES, validation_episodes=VAL_EPISODES,
+    # the runs runs/zoo/FOLDER/seedN; (validation seeds, test seeds), 10 episodes each
+    residual_round(
+        "llm_residual_warmup", range(8), (19_000, 9100), "critic-warm-up residual",
+        "docs/results/make_zoo_llm_residual_warmup.py", POOL_WORDS,
     )  # fmt: skip
 
 
