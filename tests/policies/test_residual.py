@@ -141,6 +141,60 @@ def test_a_play_range_is_what_the_saved_model_plays(tmp_path: Path) -> None:
     np.testing.assert_array_equal(pol.bounds[1], [1.0, 0.0])
 
 
+class Scripted(Policy):
+    """Plays the given outputs in turn (the learned part of a ResidualPolicy)."""
+
+    name = "scripted"
+
+    def __init__(self, outputs: list[list[float]]) -> None:
+        self.outputs, self.k = outputs, 0
+
+    def reset(self, seed: int | None = None) -> None:
+        self.k = 0
+
+    def act(self, observation: Any, mask: np.ndarray) -> np.ndarray:
+        self.k += 1
+        return np.asarray(self.outputs[self.k - 1], dtype=np.float32)
+
+
+def test_a_held_correction_counts_only_after_as_many_same_sign_requests_in_a_row() -> None:
+    # pool 0 alternates (a thrashing model): never applied; pool 1 asks +, +, +, then 0, +
+    outs = [[0.5, 0.4], [-0.5, 0.4], [0.5, 0.4], [-0.5, 0.0], [0.5, 0.4], [0.5, 0.4]]
+    env = _env()
+    hpa = make_policy("hpa", env, seed=0)
+    held = ResidualPolicy(Scripted(outs), make_policy("hpa", env, seed=0), 0.4, env, hold=2)
+    assert held.describe()["residual"]["hold"] == 2
+    obs, _ = env.reset(seed=5)
+    held.reset(5)
+    hpa.reset(5)
+    applied = []
+    for _ in outs:
+        mask = env.unwrapped.action_masks()
+        h, a = hpa.act(obs, mask), held.act(obs, mask)
+        applied.append(np.round((np.float64(a) - h) / 0.4, 5).tolist())
+        obs, *_ = env.step(h)  # the same states for both: HPA's play
+    # pool 0: signs +, -, +, -, +, + -> applied at the 6th only; pool 1: +, +, +, 0, +, +
+    assert [x[0] for x in applied] == [0.0, 0.0, 0.0, 0.0, 0.0, 0.5]
+    assert [x[1] for x in applied] == [0.0, 0.4, 0.4, 0.0, 0.0, 0.4]
+    clone = copy.deepcopy(held)  # a rollout's copy keeps the run lengths, apart from the original
+    assert clone._run.tolist() == held._run.tolist() == [2, 2]
+    clone._run[:] = 0
+    assert held._run.tolist() == [2, 2]
+    with pytest.raises(PolicyError, match="hold must be an integer >= 1"):
+        ResidualPolicy(Scripted(outs), make_policy("hpa", env, seed=0), 0.4, env, hold=0)
+
+
+def test_a_play_hold_is_what_the_saved_model_plays(untrained: Path, tmp_path: Path) -> None:
+    meta = json.loads((untrained / "model" / "meta.json").read_text())
+    assert meta["residual"]["hold"] == 1  # what training saves by default
+    copy_dir = tmp_path / "held"
+    shutil.copytree(untrained / "model", copy_dir)
+    meta["residual"]["hold"] = 4
+    (copy_dir / "meta.json").write_text(json.dumps(meta))
+    pol = make_policy(f"learned:{copy_dir}", _env(), seed=0)
+    assert isinstance(pol, ResidualPolicy) and pol.hold == 4
+
+
 def test_a_residual_needs_a_continuous_action_space() -> None:
     env = make_env("rlsched/VMPlacement-v0")
     with pytest.raises(PolicyError, match="Box only"):
@@ -170,7 +224,9 @@ def test_an_untrained_residual_model_is_its_heuristic(untrained: Path) -> None:
     env = _env()
     pol = make_policy(f"learned:{untrained}", env, seed=0)
     assert isinstance(pol, ResidualPolicy)
-    assert pol.describe()["residual"] == {"policy": "hpa", "scale": 0.5, "range": [-1.0, 1.0]}
+    assert pol.describe()["residual"] == {
+        "policy": "hpa", "scale": 0.5, "range": [-1.0, 1.0], "hold": 1
+    }  # fmt: skip
     hpa = make_policy("hpa", env, seed=0)
     for seed in (1, 2):
         pol.reset(seed)
@@ -253,7 +309,9 @@ def test_a_critic_warmup_trains_the_value_network_alone_then_the_actor(tmp_path:
         ({"residual_range": [[-1.0, -1.0], [1.0, 0.0, 1.0]]}, "lists of one length"),
         ({"residual_range": [-1.0]}, "must be \\[low, high\\]"),
         ({"residual_play_range": [0.5, 1.0]}, "residual_play_range must be"),
-        ({"residual_policy": None, "residual_play_range": [-1, 0]}, "needs residual_policy"),
+        ({"residual_policy": None, "residual_play_range": [-1, 0]}, "need residual_policy"),
+        ({"residual_policy": None, "residual_play_hold": 3}, "need residual_policy"),
+        ({"residual_play_hold": 0}, "residual_play_hold must be an integer >= 1"),
         ({"target_kl": 0.0}, "target_kl must be > 0"),
         ({"critic_warmup_steps": -1}, "critic_warmup_steps must be >= 0"),
         ({"target_kl": 0.01, "algo": "dqn", "residual_policy": None}, "target_kl applies"),

@@ -70,7 +70,10 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         if res:  # trained as a correction to a heuristic: it acts over that heuristic here too
             heuristic = make_policy(str(res["policy"]), env, seed=seed)
             bounds = tuple(res.get("range") or FULL_RANGE)
-            return ResidualPolicy(pol, heuristic, float(res["scale"]), env.unwrapped, bounds)
+            return ResidualPolicy(
+                pol, heuristic, float(res["scale"]), env.unwrapped, bounds,
+                int(res.get("hold", 1)),
+            )  # fmt: skip
         return pol
     factories = env_policy_factories(env)
     if spec in factories:

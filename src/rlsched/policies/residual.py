@@ -164,20 +164,35 @@ class ResidualPolicy(Policy):
         scale: float,
         env: Any,
         bounds: Bounds = FULL_RANGE,
+        hold: int = 1,
     ) -> None:
+        """``hold``: a dimension's correction counts only once the model has asked for one of
+        the same sign ``hold`` decisions in a row (``meta.json`` ``residual.hold``, the
+        config's ``residual_play_hold``); until then it plays the heuristic's action there."""
         self.learned, self.scale = learned, float(scale)
         self.base = heuristic_base(base, str(learned.name))
         self.box = box_space(env, str(learned.name))
         self.bounds = _bound_arrays(self.box, bounds, str(learned.name))
         self.name = str(learned.name)
+        if not (isinstance(hold, int | np.integer) and hold >= 1):
+            raise PolicyError(f"{self.name}: residual hold must be an integer >= 1, got {hold!r}")
+        self.hold = int(hold)
+        self._run = np.zeros(self.box.shape, dtype=np.int64)  # signed same-sign run lengths
 
     def reset(self, seed: int | None = None) -> None:
         self.base.reset(seed)
         self.learned.reset(seed)
+        self._run = np.zeros_like(self._run)
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
         base = self.base.act(observation, mask)
-        out = self.learned.act(observation, mask)
+        out = np.clip(np.asarray(self.learned.act(observation, mask), dtype=np.float64),
+                      *self.bounds)  # fmt: skip
+        if self.hold > 1:
+            sign = np.sign(out).astype(np.int64)
+            same = (sign != 0) & (sign == np.sign(self._run))
+            self._run = np.where(same, self._run + sign, sign)
+            out = np.where(np.abs(self._run) >= self.hold, out, 0.0)
         return _combine(self.box, base, self.scale, out, self.bounds)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ResidualPolicy:
@@ -185,6 +200,7 @@ class ResidualPolicy(Policy):
         # (large, read-only) is shared
         out = copy.copy(self)
         out.base = copy.deepcopy(self.base, memo)
+        out._run = self._run.copy()
         return out
 
     def describe(self) -> dict[str, Any]:
@@ -194,5 +210,6 @@ class ResidualPolicy(Policy):
                 "policy": getattr(self.base, "name", str(self.base)),
                 "scale": self.scale,
                 "range": range_json(self.bounds),
+                "hold": self.hold,
             },
         }

@@ -134,6 +134,11 @@ class TrainConfig:
     ``residual_range``: an operator's narrower bound applied after training, e.g. a model trained
     two-sided that in use may only hold LLMAutoscaling's token pool below HPA's
     (``[[-1, -1], [1, 0]]``). Training and its periodic evaluations play ``residual_range``."""
+    residual_play_hold: int = 1
+    """What a saved residual model plays (``meta.json``; training plays 1): each action
+    dimension's correction counts only once the model has asked for one of the same sign this
+    many decisions in a row, and until then that dimension plays the heuristic's action (a
+    stabilisation window, as HPA's own). 1: every correction at once."""
     log_std_init: float | None = None
     """PPO with a Box (continuous) action space: initial log standard deviation of the Gaussian
     policy; None keeps SB3's 0 (std 1, which with actions clipped to [-1, 1] explores mostly at
@@ -352,8 +357,15 @@ class TrainConfig:
                 why = None if value is None else range_error(value)
                 if why is not None:
                     raise ConfigError(f"{source}: {key} {why}")
-        elif self.residual_play_range is not None:
-            raise ConfigError(f"{source}: residual_play_range needs residual_policy")
+            if not (isinstance(self.residual_play_hold, int) and self.residual_play_hold >= 1):
+                raise ConfigError(
+                    f"{source}: residual_play_hold must be an integer >= 1, "
+                    f"got {self.residual_play_hold!r}"
+                )
+        elif self.residual_play_range is not None or self.residual_play_hold != 1:
+            raise ConfigError(
+                f"{source}: residual_play_range and residual_play_hold need residual_policy"
+            )
 
         check_validation(self.env_id, self.eval_dataset or self.dataset, source)
         if self.train_datasets and self.vec_env == "batched":

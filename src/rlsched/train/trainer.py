@@ -176,6 +176,7 @@ def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, n
             "policy": cfg.residual_policy,
             "scale": cfg.residual_scale,
             "range": range_json(tuple(cfg.residual_play_range or cfg.residual_range)),
+            "hold": cfg.residual_play_hold,
         },
         "seed": cfg.seed,
         "versions": versions(),
