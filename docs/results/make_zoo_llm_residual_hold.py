@@ -40,7 +40,8 @@ POOL_WORDS = "the lograte seed-3 model (the entry's run) at hold 2, 3 and 5 deci
 
 
 def held(run_dir: Path, k: int) -> Path:
-    """A copy of ``run_dir`` (record, config, kept model) whose model plays hold ``k``."""
+    """A copy of ``run_dir`` (record, config, evaluations, kept model) whose model plays hold
+    ``k``."""
     out = ROOT / f"runs/zoo/llm_residual_hold/seed{k}"
     if out.exists():
         shutil.rmtree(out)
@@ -51,6 +52,7 @@ def held(run_dir: Path, k: int) -> Path:
     cfg = (run_dir / "config.yaml").read_text().rstrip("\n")
     (out / "config.yaml").write_text(f"{cfg}\nresidual_play_hold: {k}\n")
     shutil.copytree(run_dir / "model", out / "model")
+    shutil.copytree(run_dir / "eval", out / "eval")  # the training record a card cites
     meta_path = out / "model" / "meta.json"
     meta = json.loads(meta_path.read_text())
     meta["residual"]["hold"] = k
