@@ -38,13 +38,11 @@ entry, its card and config (the run's config with ``residual_play_range``).
     python docs/results/make_zoo_llm_residual_clamp.py
 """
 
-import json
-import shutil
 from pathlib import Path
 
 from make_zoo import ROOT
 from make_zoo_llm_residual import departs
-from make_zoo_llm_residual_down import six_setting_round
+from make_zoo_llm_residual_down import played_copy, six_setting_round
 
 CLAMP = [[-1.0, -1.0], [1.0, 0.0]]
 ENTRY_COPY = ROOT / "runs/zoo/llm_residual_clamp/entry_before"
@@ -55,22 +53,9 @@ OUT = ROOT / "docs/results/llm_residual_clamp_choice.json"
 
 
 def clamped(run_dir: Path) -> Path:
-    """A copy of ``run_dir`` (record, config, kept model) whose model plays :data:`CLAMP`."""
+    """A copy of ``run_dir`` whose model plays :data:`CLAMP`."""
     out = ROOT / "runs/zoo/llm_residual_clamp" / run_dir.name
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    for f in ("run.json", "metrics.json", "progress.json"):
-        if (run_dir / f).exists():
-            shutil.copy2(run_dir / f, out / f)
-    cfg = (run_dir / "config.yaml").read_text().rstrip("\n")
-    (out / "config.yaml").write_text(f"{cfg}\nresidual_play_range: {json.dumps(CLAMP)}\n")
-    shutil.copytree(run_dir / "model", out / "model")
-    meta_path = out / "model" / "meta.json"
-    meta = json.loads(meta_path.read_text())
-    meta["residual"]["range"] = CLAMP
-    meta_path.write_text(json.dumps(meta, indent=2))
-    return out
+    return played_copy(run_dir, out, "residual_play_range", CLAMP, "range")
 
 
 def main() -> None:

@@ -29,6 +29,7 @@ entry, its card (as make_zoo_llm_residual.py writes it) and its config.
     python docs/results/make_zoo_llm_residual_down.py
 """
 
+import json
 import shutil
 import time
 from collections.abc import Iterable
@@ -150,6 +151,27 @@ def six_setting_round(
     report["test"], rows = test_round({kept: specs[kept], "entry": entry}, seeds[1],
                                       TEST_EPISODES)  # fmt: skip
     finish(report, rows, t0, out, f"{kept} ({what}) | entry before")
+
+
+def played_copy(run_dir: Path, out: Path, config_key: str, value: Any, meta_key: str) -> Path:
+    """A copy at ``out`` of ``run_dir`` (record, config, evaluations, kept model) whose saved
+    model plays ``value`` as ``meta.json`` ``residual[meta_key]`` (the config's
+    ``config_key``): a trained model played another way, without training."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for f in ("run.json", "metrics.json", "progress.json"):
+        if (run_dir / f).exists():
+            shutil.copy2(run_dir / f, out / f)
+    cfg = (run_dir / "config.yaml").read_text().rstrip("\n")
+    (out / "config.yaml").write_text(f"{cfg}\n{config_key}: {json.dumps(value)}\n")
+    shutil.copytree(run_dir / "model", out / "model")
+    shutil.copytree(run_dir / "eval", out / "eval")  # the training record a card cites
+    meta_path = out / "model" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["residual"][meta_key] = value
+    meta_path.write_text(json.dumps(meta, indent=2))
+    return out
 
 
 def residual_round(

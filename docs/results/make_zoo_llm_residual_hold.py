@@ -27,12 +27,10 @@ the 481k-step low-noise runs trained (``make_zoo_llm_residual_lownoise_long.py``
     python docs/results/make_zoo_llm_residual_hold.py
 """
 
-import json
-import shutil
 from pathlib import Path
 
 from make_zoo import ROOT
-from make_zoo_llm_residual_down import residual_round
+from make_zoo_llm_residual_down import played_copy, residual_round
 
 SOURCE = ROOT / "runs/zoo/llm_residual_lograte/seed3"
 HOLDS = (2, 3, 5)
@@ -40,24 +38,9 @@ POOL_WORDS = "the lograte seed-3 model (the entry's run) at hold 2, 3 and 5 deci
 
 
 def held(run_dir: Path, k: int) -> Path:
-    """A copy of ``run_dir`` (record, config, evaluations, kept model) whose model plays hold
-    ``k``."""
+    """A copy of ``run_dir`` whose model plays hold ``k`` (runs/zoo/llm_residual_hold/seedK)."""
     out = ROOT / f"runs/zoo/llm_residual_hold/seed{k}"
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
-    for f in ("run.json", "metrics.json", "progress.json"):
-        if (run_dir / f).exists():
-            shutil.copy2(run_dir / f, out / f)
-    cfg = (run_dir / "config.yaml").read_text().rstrip("\n")
-    (out / "config.yaml").write_text(f"{cfg}\nresidual_play_hold: {k}\n")
-    shutil.copytree(run_dir / "model", out / "model")
-    shutil.copytree(run_dir / "eval", out / "eval")  # the training record a card cites
-    meta_path = out / "model" / "meta.json"
-    meta = json.loads(meta_path.read_text())
-    meta["residual"]["hold"] = k
-    meta_path.write_text(json.dumps(meta, indent=2))
-    return out
+    return played_copy(run_dir, out, "residual_play_hold", k, "hold")
 
 
 def main() -> None:
