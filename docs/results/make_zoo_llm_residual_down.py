@@ -68,11 +68,13 @@ def meets(m: dict[str, float], hpa: dict[str, float]) -> bool:
 
 
 def six_settings(
-    specs: dict[str, str], entry: str, seed: int, out: dict, episodes: int = VAL_EPISODES
+    specs: dict[str, str], entry: str, seed: int, out: dict, episodes: int = VAL_EPISODES,
+    env_extra: dict | None = None,
 ) -> tuple[dict[str, int], dict[str, list[float]]]:
     """Rule 2: HPA, threshold, the entry and ``specs`` (name -> spec) on ``episodes`` episodes
-    (seeds ``seed``+) of each of the six validation settings, their means written to ``out``;
-    returns the settings each meets the goal in and its attainment per setting."""
+    (seeds ``seed``+) of each of the six validation settings (``env_extra`` added to each
+    setting's env arguments, e.g. bursty arrivals), their means written to ``out``; returns
+    the settings each meets the goal in and its attainment per setting."""
     split = SPLITS[ENV]
     who = [*specs, "entry"]
     counts = dict.fromkeys(who, 0)
@@ -80,7 +82,8 @@ def six_settings(
     print("| validation | policy | SLO attainment | cost $ |\n|---|---|---|---|")
     for mix in ("conv", "mix"):
         for load in ("1x", "2x", "3x"):
-            kw = {**split.env_kwargs, "scenario": f"conv-{load}", **(MIX if mix == "mix" else {})}
+            kw = {**split.env_kwargs, "scenario": f"conv-{load}", **(MIX if mix == "mix" else {}),
+                  **(env_extra or {})}  # fmt: skip
             env = make_env(ENV, "azure-llm:conv", **kw)
             res = {h: means(run(h, env, seed, episodes)) for h in HEURISTICS}
             res["entry"] = means(run(entry, env, seed, episodes))
@@ -106,6 +109,7 @@ def six_setting_round(
     entry_words: str = "the entry before",
     episodes: int = VAL_EPISODES,
     play_range: list | None = None,
+    env_extra: dict | None = None,
     **more: Any,
 ) -> None:
     """Rules 1-4 for the candidate ``runs`` (those whose kept model departs from HPA):
@@ -121,13 +125,17 @@ def six_setting_round(
         shutil.copytree(ZOO_DIR / NAME / "model", entry_copy)
     entry = f"learned:{entry_copy}"
     runs = [r for r in runs if departs(r)]
-    specs = {r.name: f"learned:{r}/model" for r in runs}
+    # a run is named by its folder (seedN), or by its parent's too where that is ambiguous
+    short = len({r.name for r in runs}) == len(runs)
+    specs = {(r.name if short else f"{r.parent.name}/{r.name}"): f"learned:{r}/model"
+             for r in runs}  # fmt: skip
     report: dict = {"env": ENV, **more, "validation_seed": seeds[0], "test_seed": seeds[1],
                     "candidates": {n: str(r.relative_to(ROOT))
                                    for n, r in zip(specs, runs, strict=True)},
                     "validation": {}, "test": {}}  # fmt: skip
     # 1-2. validation
-    counts, att = six_settings(specs, entry, seeds[0], report["validation"], episodes)
+    counts, att = six_settings(specs, entry, seeds[0], report["validation"], episodes, env_extra)
+    where = f", with {env_extra}" if env_extra else ""
     kept = max(specs, key=lambda n: (counts[n], float(np.mean(att[n]))))
     replaces = counts[kept] > counts["entry"]
     report.update(settings_meeting_the_goal=counts, kept=kept, replaces_entry=replaces,
@@ -139,7 +147,7 @@ def six_setting_round(
             runs[list(specs).index(kept)], trained,
             "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
             f"mean cost, not both equal) at the most of six validation settings (conv and "
-            f"training's request mixes at 1x, 2x, 3x; {episodes} episodes each, seeds "
+            f"training's request mixes at 1x, 2x, 3x{where}; {episodes} episodes each, seeds "
             f"{seeds[0]:,}+), ties by mean attainment, among {pool_words} whose kept model "
             f"departs from HPA; {script}",
             {"replaced_because": (

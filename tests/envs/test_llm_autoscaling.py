@@ -160,6 +160,20 @@ def test_log_rate_draw_weighs_low_loads_like_high_ones_and_keeps_the_other_draws
         _env(rate_scale_draw="loguniform")
 
 
+def test_bursty_arrivals_replay_under_their_seed_and_keep_the_request_count():
+    kw = {"episode_duration": 120.0, "burst": 0.5}
+    a, b = _env(**kw).unwrapped, _env(**kw).unwrapped
+    plain = _env(episode_duration=120.0).unwrapped
+    a.reset(seed=4)
+    b.reset(seed=4)
+    plain.reset(seed=4)
+    np.testing.assert_array_equal(a.requests.arrival, b.requests.arrival)
+    assert not np.array_equal(a.requests.arrival, plain.requests.arrival)
+    assert a.burst == 0.5 and a.burst_window == 30.0
+    with pytest.raises(ValueError, match="burst must be >= 0"):
+        _env(burst=-0.1)
+
+
 def test_request_mix_scales_token_counts_per_episode_and_leaves_fixed_settings_alone():
     reqs = LLMRequests.from_arrays([0.0, 1.0, 5.0, 9.0], [100, 201, 3, 400], [5, 6, 1, 8])
     base = LLMAutoscalingEnv(dataset=reqs, episode_duration=None)

@@ -142,6 +142,33 @@ def test_poisson_resampling_is_seeded_and_keeps_count_and_rate():
     assert gaps.std() / gaps.mean() == pytest.approx(1.0, abs=0.05)  # exponential gaps
 
 
+def _dispersion(arrival: np.ndarray, window: float) -> float:
+    """Variance over mean of the arrivals per ``window`` seconds (1 for a Poisson process)."""
+    counts = np.bincount(((arrival - arrival[0]) // window).astype(int))[:-1]
+    return float(counts.var() / counts.mean())
+
+
+def test_bursty_resampling_keeps_count_rate_and_sizes_and_bunches_arrivals():
+    reqs = load_requests("conv")
+    poisson = reqs.resample_poisson(3)
+    bursty = reqs.resample_bursty(3, sigma=0.75, window=30.0)
+    assert len(bursty) == len(reqs)
+    assert bursty.arrival[0] == poisson.arrival[0]
+    assert np.isclose(bursty.span, poisson.span)  # the same mean rate
+    assert np.all(np.diff(bursty.arrival) >= 0)
+    np.testing.assert_array_equal(bursty.prompt_tokens, reqs.prompt_tokens)
+    np.testing.assert_array_equal(bursty.output_tokens, reqs.output_tokens)
+    # per 30 s: Poisson's counts have variance ~ mean; the Cox process's far more
+    assert 0.7 < _dispersion(poisson.arrival, 30.0) < 1.5
+    assert _dispersion(bursty.arrival, 30.0) > 5.0
+    again = reqs.resample_bursty(3, sigma=0.75, window=30.0)
+    np.testing.assert_array_equal(again.arrival, bursty.arrival)  # seeded
+    zero = reqs.resample_bursty(3, sigma=0.0)
+    np.testing.assert_array_equal(zero.arrival, poisson.arrival)
+    with pytest.raises(ValueError, match="burst sigma"):
+        reqs.resample_bursty(3, sigma=-1.0)
+
+
 def test_duration_keeps_the_first_seconds():
     r = load_requests("conv", rate_scale=2.0, duration=100.0)
     assert r.arrival.max() < 100.0

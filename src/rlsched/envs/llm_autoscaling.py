@@ -192,6 +192,9 @@ class LLMAutoscalingEnv(RlschedEnv):
     (``"uniform"``; ``"log"``: a ``[lo, hi]`` rate scale drawn log-uniformly, so that low loads
     are trained on as much as high ones), ``poisson`` (False:
     re-draw arrivals as a Poisson process of the same mean rate, seeded by the reset seed),
+    ``burst`` (0: none; ``sigma`` > 0: re-draw them as a bursty Cox process instead, the mean
+    rate times a log-normal factor of that sigma per ``burst_window`` seconds of the trace, 30;
+    :meth:`~rlsched.core.llm.trace.LLMRequests.resample_bursty`),
     ``prompt_scale`` and ``output_scale`` (1.0: every request's prompt / output tokens
     multiplied by it, rounded, at least 1; ``[lo, hi]``: drawn uniformly per episode, another
     request mix each episode),
@@ -265,6 +268,8 @@ class LLMAutoscalingEnv(RlschedEnv):
         rate_scale: float | Sequence[float] = 1.0,
         rate_scale_draw: str = "uniform",
         poisson: bool = False,
+        burst: float = 0.0,
+        burst_window: float = 30.0,
         prompt_scale: float | Sequence[float] = 1.0,
         output_scale: float | Sequence[float] = 1.0,
         episode_duration: float | None = 600.0,
@@ -311,6 +316,11 @@ class LLMAutoscalingEnv(RlschedEnv):
             self._base = load_requests(dataset)
             self._dataset_name = str(dataset)
         self.poisson = bool(poisson)
+        if not burst >= 0 or not burst_window > 0:
+            raise ValueError(
+                f"burst must be >= 0 and burst_window > 0, got {burst!r}, {burst_window!r}"
+            )
+        self.burst, self.burst_window = float(burst), float(burst_window)
         self.episode_duration = None if episode_duration is None else float(episode_duration)
         self.episode_start = None if episode_start is None else float(episode_start)
         self.decision_interval = float(decision_interval)
@@ -430,7 +440,9 @@ class LLMAutoscalingEnv(RlschedEnv):
         rng = self.np_random
         self.rate_scale = _draw(rng, self.rate_scale_range, self.rate_scale_draw)
         reqs = self._base
-        if self.poisson:
+        if self.burst > 0:  # a Cox process: Poisson arrivals with a bursty rate
+            reqs = reqs.resample_bursty(int(rng.integers(2**31)), self.burst, self.burst_window)
+        elif self.poisson:
             reqs = reqs.resample_poisson(int(rng.integers(2**31)))
         self.prompt_scale = _draw(rng, self.prompt_scale_range)
         self.output_scale = _draw(rng, self.output_scale_range)

@@ -134,6 +134,33 @@ class LLMRequests:
         arrival = self.arrival[0] + np.concatenate([[0.0], np.cumsum(gaps)])
         return LLMRequests(arrival, self.prompt_tokens, self.output_tokens, self.request_id)
 
+    def resample_bursty(
+        self, seed: int = 0, sigma: float = 0.75, window: float = 30.0
+    ) -> LLMRequests:
+        """Arrivals re-drawn as a Cox process: the trace's mean rate times a log-normal factor
+        ``exp(sigma x Z - sigma^2 / 2)`` per ``window`` seconds (``Z`` standard normal, one per
+        window), so that some windows get bursts and others lulls.
+
+        :meth:`resample_poisson`'s arrivals (the same ``seed``) are warped through the inverse
+        of the cumulative rate, scaled to the same span: ``n`` arrivals, the first and the span
+        kept, so the mean rate is the trace's; the i-th request keeps its sizes.
+        """
+        if not sigma >= 0 or not window > 0:
+            raise ValueError(f"burst sigma must be >= 0 and window > 0, got {sigma}, {window}")
+        base = self.resample_poisson(seed)
+        n = len(base)
+        if n < 2 or sigma == 0:
+            return base
+        rng = np.random.default_rng([seed, 1])  # apart from the Poisson draws of the same seed
+        t0, span = base.arrival[0], base.arrival[-1] - base.arrival[0]
+        k = max(1, int(np.ceil(span / window)))
+        factor = np.exp(sigma * rng.standard_normal(k) - sigma**2 / 2)
+        edges = np.linspace(0.0, span, k + 1)
+        cum = np.concatenate([[0.0], np.cumsum(factor)])
+        cum *= span / cum[-1]  # the cumulative rate, in the time of a constant rate
+        arrival = t0 + np.interp(base.arrival - t0, cum, edges)
+        return LLMRequests(arrival, base.prompt_tokens, base.output_tokens, base.request_id)
+
     def head(self, duration: float) -> LLMRequests:
         """Requests arriving before ``duration`` seconds after the first arrival."""
         if n := len(self):
