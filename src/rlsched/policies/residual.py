@@ -87,6 +87,13 @@ def _bound_arrays(space: spaces.Box, bounds: Bounds, what: str) -> tuple[Any, An
     return lo, hi
 
 
+def hold_error(hold: Any) -> str | None:
+    """Why ``hold`` is not a residual hold (None when it is): an integer >= 1."""
+    if isinstance(hold, int | np.integer) and not isinstance(hold, bool) and hold >= 1:
+        return None
+    return f"must be an integer >= 1, got {hold!r}"
+
+
 def range_json(bounds: tuple[Any, Any]) -> list[Any]:
     """``bounds`` as ``meta.json`` records them: ``[low, high]``, each a number or a list."""
     return [np.asarray(b, dtype=np.float64).tolist() for b in bounds]
@@ -174,8 +181,9 @@ class ResidualPolicy(Policy):
         self.box = box_space(env, str(learned.name))
         self.bounds = _bound_arrays(self.box, bounds, str(learned.name))
         self.name = str(learned.name)
-        if not (isinstance(hold, int | np.integer) and hold >= 1):
-            raise PolicyError(f"{self.name}: residual hold must be an integer >= 1, got {hold!r}")
+        why = hold_error(hold)
+        if why is not None:
+            raise PolicyError(f"{self.name}: residual hold {why}")
         self.hold = int(hold)
         self._run = np.zeros(self.box.shape, dtype=np.int64)  # signed same-sign run lengths
 
@@ -186,9 +194,9 @@ class ResidualPolicy(Policy):
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
         base = self.base.act(observation, mask)
-        out = np.clip(np.asarray(self.learned.act(observation, mask), dtype=np.float64),
-                      *self.bounds)  # fmt: skip
-        if self.hold > 1:
+        out = self.learned.act(observation, mask)
+        if self.hold > 1:  # the sign of the correction as played: its output within the range
+            out = np.clip(np.asarray(out, dtype=np.float64), *self.bounds)
             sign = np.sign(out).astype(np.int64)
             same = (sign != 0) & (sign == np.sign(self._run))
             self._run = np.where(same, self._run + sign, sign)

@@ -14,7 +14,7 @@ import yaml
 from rlsched.agents.models import ALGOS
 from rlsched.envs.args import type_name
 from rlsched.errors import ConfigError
-from rlsched.policies.residual import range_error
+from rlsched.policies.residual import hold_error, range_error
 from rlsched.splits import SPLITS, check_validation, overlap, shared_text
 from rlsched.suggest import did_you_mean
 from rlsched.vector import BATCHED_ENV_IDS
@@ -357,11 +357,9 @@ class TrainConfig:
                 why = None if value is None else range_error(value)
                 if why is not None:
                     raise ConfigError(f"{source}: {key} {why}")
-            if not (isinstance(self.residual_play_hold, int) and self.residual_play_hold >= 1):
-                raise ConfigError(
-                    f"{source}: residual_play_hold must be an integer >= 1, "
-                    f"got {self.residual_play_hold!r}"
-                )
+            why = hold_error(self.residual_play_hold)
+            if why is not None:
+                raise ConfigError(f"{source}: residual_play_hold {why}")
         elif self.residual_play_range is not None or self.residual_play_hold != 1:
             raise ConfigError(
                 f"{source}: residual_play_range and residual_play_hold need residual_policy"

@@ -195,19 +195,20 @@ class CriticWarmup(BaseCallback):
     def __init__(self, steps: int) -> None:
         super().__init__()
         self.steps = int(steps)
-
-    def _critic(self) -> set[int]:
-        pol: Any = self.model.policy
-        branch: Any = getattr(getattr(pol, "mlp_extractor", None), "value_net", None)
-        params = [*pol.value_net.parameters(), *(branch.parameters() if branch else [])]
-        return {id(p) for p in params}
+        self.frozen: bool | None = None  # as last set (None: not yet)
 
     def _set(self) -> None:
         warm = self.model.num_timesteps <= self.steps
-        critic = self._critic()
-        for p in self.model.policy.parameters():
+        if warm == self.frozen:
+            return  # only the two switches touch the parameters
+        pol: Any = self.model.policy
+        branch: Any = getattr(getattr(pol, "mlp_extractor", None), "value_net", None)
+        critic = {id(p) for p in [*pol.value_net.parameters(),
+                                  *(branch.parameters() if branch else [])]}  # fmt: skip
+        for p in pol.parameters():
             if id(p) not in critic:
                 p.requires_grad_(not warm)
+        self.frozen = warm
 
     def _on_training_start(self) -> None:
         self._set()
