@@ -32,6 +32,7 @@ entry, its card (as make_zoo_llm_residual.py writes it) and its config.
 import json
 import shutil
 import time
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -109,11 +110,13 @@ def six_setting_round(
     entry_words: str = "the entry before",
     episodes: int = VAL_EPISODES,
     play_range: list | None = None,
-    env_extra: dict | None = None,
+    env_extra: dict | list[dict] | None = None,
     **more: Any,
 ) -> None:
     """Rules 1-4 for the candidate ``runs`` (those whose kept model departs from HPA):
-    validation on the six settings (``seeds[0]``+, ``episodes`` each); a kept candidate that
+    validation on the six settings (``seeds[0]``+, ``episodes`` each; ``env_extra`` a list:
+    the six once per item, ``{}`` as they are, the settings met counted over all); a kept
+    candidate that
     counts more settings than the entry replaces it (:func:`ship_residual`, its card naming
     ``pool_words``, ``entry_words`` and ``script``; saved to play ``play_range`` when given);
     then the test (``seeds[1]``+) of it and the entry as it was (copied to ``entry_copy`` on the
@@ -134,8 +137,20 @@ def six_setting_round(
                                    for n, r in zip(specs, runs, strict=True)},
                     "validation": {}, "test": {}}  # fmt: skip
     # 1-2. validation
-    counts, att = six_settings(specs, entry, seeds[0], report["validation"], episodes, env_extra)
-    where = f", with {env_extra}" if env_extra else ""
+    if isinstance(env_extra, list):  # several sets of six, each its own part of the report
+        counts, att = Counter(), defaultdict(list)
+        for extra in env_extra:
+            part = report["validation"].setdefault(json.dumps(extra), {})
+            c, a = six_settings(specs, entry, seeds[0], part, episodes, extra)
+            counts.update(c)
+            for w, v in a.items():
+                att[w] += v
+        n_settings = 6 * len(env_extra)
+        where = "".join(f", as they are and with {e}" for e in env_extra if e)
+    else:
+        counts, att = six_settings(specs, entry, seeds[0], report["validation"], episodes,
+                                   env_extra)  # fmt: skip
+        n_settings, where = 6, f", with {env_extra}" if env_extra else ""
     kept = max(specs, key=lambda n: (counts[n], float(np.mean(att[n]))))
     replaces = counts[kept] > counts["entry"]
     report.update(settings_meeting_the_goal=counts, kept=kept, replaces_entry=replaces,
@@ -146,12 +161,12 @@ def six_setting_round(
         ship_residual(
             runs[list(specs).index(kept)], trained,
             "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
-            f"mean cost, not both equal) at the most of six validation settings (conv and "
+            f"mean cost, not both equal) at the most of {n_settings} validation settings (conv and "
             f"training's request mixes at 1x, 2x, 3x{where}; {episodes} episodes each, seeds "
             f"{seeds[0]:,}+), ties by mean attainment, among {pool_words} whose kept model "
             f"departs from HPA; {script}",
             {"replaced_because": (
-                f"meets the LLM goal on validation in {counts[kept]} of 6 settings, "
+                f"meets the LLM goal on validation in {counts[kept]} of {n_settings} settings, "
                 f"{entry_words} in {counts['entry']} (the same episodes)")},
             report["validation"], play_range,
         )  # fmt: skip

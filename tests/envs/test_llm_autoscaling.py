@@ -172,6 +172,27 @@ def test_bursty_arrivals_replay_under_their_seed_and_keep_the_request_count():
     assert a.burst == 0.5 and a.burst_window == 30.0
     with pytest.raises(ValueError, match="burst must be >= 0"):
         _env(burst=-0.1)
+    with pytest.raises(ValueError, match="burst must be >= 0"):
+        _env(burst=[0.8, 0.2])
+    with pytest.raises(ValueError, match="burst_window"):
+        _env(burst=0.5, burst_window=0)
+
+
+def test_a_burst_range_draws_sigma_per_episode_and_a_fixed_one_draws_nothing():
+    kw = {"episode_duration": 120.0}
+    ranged = _env(burst=[0.0, 1.0], **kw).unwrapped
+    sigmas = {ranged.reset(seed=s)[1]["burst"] for s in range(6)}
+    assert len(sigmas) == 6 and all(0.0 <= x <= 1.0 for x in sigmas)
+    again = _env(burst=[0.0, 1.0], **kw).unwrapped
+    again.reset(seed=3)
+    ranged.reset(seed=3)
+    np.testing.assert_array_equal(again.requests.arrival, ranged.requests.arrival)
+    # a fixed sigma takes no draw: its episodes are the ones it always replayed
+    fixed, pinned = _env(burst=0.5, **kw).unwrapped, _env(burst=[0.5, 0.5], **kw).unwrapped
+    fixed.reset(seed=3)
+    pinned.reset(seed=3)
+    assert fixed.burst == pinned.burst == 0.5
+    np.testing.assert_array_equal(fixed.requests.arrival, pinned.requests.arrival)
 
 
 def test_request_mix_scales_token_counts_per_episode_and_leaves_fixed_settings_alone():

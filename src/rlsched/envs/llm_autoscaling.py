@@ -91,6 +91,20 @@ def _scale_range(name: str, value: float | Sequence[float]) -> tuple[float, floa
     return lo, hi
 
 
+def _burst_range(value: float | Sequence[float]) -> tuple[float, float]:
+    """``burst``: a sigma >= 0, or ``[lo, hi]`` with ``0 <= lo < hi`` drawn per episode."""
+    try:
+        if isinstance(value, int | float):
+            lo = hi = float(value)
+        else:
+            lo, hi = (float(x) for x in value)
+    except (TypeError, ValueError):
+        raise ValueError(f"burst must be a number or [lo, hi], got {value!r}") from None
+    if not 0 <= lo <= hi or not np.isfinite(hi):
+        raise ValueError(f"burst must be >= 0 (or [lo, hi] with 0 <= lo <= hi): {value!r}")
+    return lo, hi
+
+
 #: How a ``[lo, hi]`` rate scale is drawn per episode (``rate_scale_draw``).
 SCALE_DRAWS = ("uniform", "log")
 
@@ -194,7 +208,8 @@ class LLMAutoscalingEnv(RlschedEnv):
     re-draw arrivals as a Poisson process of the same mean rate, seeded by the reset seed),
     ``burst`` (0: none; ``sigma`` > 0: re-draw them as a bursty Cox process instead, the mean
     rate times a log-normal factor of that sigma per ``burst_window`` seconds of the trace, 30;
-    :meth:`~rlsched.core.llm.trace.LLMRequests.resample_bursty`),
+    :meth:`~rlsched.core.llm.trace.LLMRequests.resample_bursty`; ``[lo, hi]`` with
+    ``0 <= lo < hi``: sigma drawn uniformly per episode, arrivals of every burstiness),
     ``prompt_scale`` and ``output_scale`` (1.0: every request's prompt / output tokens
     multiplied by it, rounded, at least 1; ``[lo, hi]``: drawn uniformly per episode, another
     request mix each episode),
@@ -268,7 +283,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         rate_scale: float | Sequence[float] = 1.0,
         rate_scale_draw: str = "uniform",
         poisson: bool = False,
-        burst: float = 0.0,
+        burst: float | Sequence[float] = 0.0,
         burst_window: float = 30.0,
         prompt_scale: float | Sequence[float] = 1.0,
         output_scale: float | Sequence[float] = 1.0,
@@ -316,11 +331,10 @@ class LLMAutoscalingEnv(RlschedEnv):
             self._base = load_requests(dataset)
             self._dataset_name = str(dataset)
         self.poisson = bool(poisson)
-        if not burst >= 0 or not burst_window > 0:
-            raise ValueError(
-                f"burst must be >= 0 and burst_window > 0, got {burst!r}, {burst_window!r}"
-            )
-        self.burst, self.burst_window = float(burst), float(burst_window)
+        self.burst_range = _burst_range(burst)
+        if not burst_window > 0:
+            raise ValueError(f"burst_window must be > 0, got {burst_window!r}")
+        self.burst, self.burst_window = self.burst_range[0], float(burst_window)
         self.episode_duration = None if episode_duration is None else float(episode_duration)
         self.episode_start = None if episode_start is None else float(episode_start)
         self.decision_interval = float(decision_interval)
@@ -440,6 +454,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         rng = self.np_random
         self.rate_scale = _draw(rng, self.rate_scale_range, self.rate_scale_draw)
         reqs = self._base
+        self.burst = _draw(rng, self.burst_range)  # a fixed sigma draws nothing
         if self.burst > 0:  # a Cox process: Poisson arrivals with a bursty rate
             reqs = reqs.resample_bursty(int(rng.integers(2**31)), self.burst, self.burst_window)
         elif self.poisson:
@@ -494,6 +509,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         info = {
             "time": 0.0,
             "rate_scale": self.rate_scale,
+            "burst": self.burst,
             "prompt_scale": self.prompt_scale,
             "output_scale": self.output_scale,
             "episode_start": start,
