@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -11,6 +13,8 @@ from rlsched.evaluate import make_env
 from rlsched.policies.learned import LearnedPolicy
 from rlsched.policies.registry import make_policy
 from rlsched.splits import WF_TEST
+
+ROOT = Path(__file__).resolve().parents[2]
 
 ZOO = "zoo/serverless-edge-maskable-ppo"
 
@@ -66,7 +70,8 @@ def test_scoring_only_the_valid_moves_picks_what_scoring_all_does() -> None:
     env = make_env("rlsched/PodRebalancing-v0", "synthetic:pods?seed=2", scenario="today",
                    max_pods_per_node=30, action_features=True, migration_cost=0.003,
                    num_nodes=10, episode_length=12)  # fmt: skip
-    pol = make_policy("learned:zoo/pod-rebalancing-today-ppo", env, seed=0)
+    # the retired full model (configs/zoo/start): it scores every valid move, not a few
+    pol = make_policy(f"learned:{ROOT}/configs/zoo/start/pod-rebalancing-today-ppo", env, seed=0)
     assert isinstance(pol, LearnedPolicy) and pol._scorer is not None
     scorer = pol._scorer
     obs, _ = env.reset(seed=1)

@@ -21,7 +21,7 @@ NAME = "serverless-edge-maskable-ppo"
     "name",
     [
         NAME, "llm-autoscaling-slo-ppo", "llm-autoscaling-hpa-residual-ppo",
-        "pod-rebalancing-today-ppo", "pod-rebalancing-anchored-ppo",
+        "pod-rebalancing-anchored-ppo",
     ],
 )
 def test_entries_carry_their_env_size_and_verdicts(name: str) -> None:
@@ -103,7 +103,7 @@ def test_pods_zoo_policy_runs_through_compare() -> None:
     rep = compare(
         "rlsched/PodRebalancing-v0",
         "synthetic:pods?seed=2",
-        "greedy_migration,learned:zoo/pod-rebalancing-today-ppo",
+        "greedy_migration,learned:zoo/pod-rebalancing-anchored-ppo",
         episodes=2,
         seed=0,
         env_kwargs={**SPLITS["rlsched/PodRebalancing-v0"].env_kwargs, "episode_length": 6},
