@@ -205,16 +205,19 @@ def residual_round(
     script: str,
     pool_words: str,
     episodes: int = 10,
+    env_extra: dict | list[dict] | None = None,
 ) -> None:
     """:func:`six_setting_round` over the runs ``runs/zoo/FOLDER/seedN`` (``seeds``, those that
     finished), the entry copied to ``runs/zoo/FOLDER/entry_before``, ``episodes`` validation
-    episodes per setting; validation and test seeds ``seed_pair``; the report to
-    ``docs/results/FOLDER_choice.json`` (the rounds since the fifth session of 2026-11-27)."""
+    episodes per setting (the settings changed by ``env_extra`` as there); validation and test
+    seeds ``seed_pair``; the report to ``docs/results/FOLDER_choice.json`` (the rounds since the
+    fifth session of 2026-11-27)."""
     runs = [ROOT / f"runs/zoo/{folder}/seed{s}" for s in seeds]
+    more = {} if env_extra is None else {"env_extra": env_extra, "validation_env": env_extra}
     six_setting_round(
         [r for r in runs if (r / "run.json").exists()], ROOT / f"runs/zoo/{folder}/entry_before",
         seed_pair, ROOT / f"docs/results/{folder}_choice.json", what, script, pool_words,
-        episodes=episodes, validation_episodes=episodes,
+        episodes=episodes, validation_episodes=episodes, **more,
     )  # fmt: skip
 
 

@@ -24,25 +24,14 @@ Fixed here (2026-11-27, sixth session) and committed before any candidate was ju
     python docs/results/make_zoo_llm_residual_penalty10.py
 """
 
-from make_zoo import ROOT
 from make_zoo_llm_residual_bursty_trained import SETTINGS
-from make_zoo_llm_residual_down import six_setting_round
+from make_zoo_llm_residual_down import residual_round
 
-FOLDER = "llm_residual_penalty10"
-
-
-def main() -> None:
-    runs = [ROOT / f"runs/zoo/{FOLDER}/seed{s}" for s in range(4)]
-    six_setting_round(
-        [r for r in runs if (r / "run.json").exists()],
-        ROOT / f"runs/zoo/{FOLDER}/entry_before", (26_000, 9700),
-        ROOT / f"docs/results/{FOLDER}_choice.json", "residual at slo_penalty 10",
+if __name__ == "__main__":
+    residual_round(
+        "llm_residual_penalty10", range(4), (26_000, 9700), "residual at slo_penalty 10",
         "docs/results/make_zoo_llm_residual_penalty10.py",
         "the entry's fine-tunes at slo_penalty 10 "
         "(configs/llm_autoscaling_residual_penalty10.yaml)",
-        episodes=10, validation_episodes=10, env_extra=SETTINGS, validation_env=SETTINGS,
+        episodes=10, env_extra=SETTINGS,
     )  # fmt: skip
-
-
-if __name__ == "__main__":
-    main()

@@ -77,8 +77,10 @@ class SimSettings(TypedDict):
     compat: str | None
 
 
-def _scale_range(name: str, value: float | Sequence[float]) -> tuple[float, float]:
-    """A positive factor, or ``[lo, hi]`` drawn per episode, as ``(lo, hi)``."""
+def _scale_range(
+    name: str, value: float | Sequence[float], zero: bool = False
+) -> tuple[float, float]:
+    """A positive factor (``zero``: or 0), or ``[lo, hi]`` drawn per episode, as ``(lo, hi)``."""
     try:
         if isinstance(value, int | float):
             lo = hi = float(value)
@@ -86,22 +88,9 @@ def _scale_range(name: str, value: float | Sequence[float]) -> tuple[float, floa
             lo, hi = (float(x) for x in value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number or [lo, hi], got {value!r}") from None
-    if not 0 < lo <= hi or not np.isfinite(hi):
-        raise ValueError(f"{name} must be > 0 (or [lo, hi] with 0 < lo <= hi): {value}")
-    return lo, hi
-
-
-def _burst_range(value: float | Sequence[float]) -> tuple[float, float]:
-    """``burst``: a sigma >= 0, or ``[lo, hi]`` with ``0 <= lo < hi`` drawn per episode."""
-    try:
-        if isinstance(value, int | float):
-            lo = hi = float(value)
-        else:
-            lo, hi = (float(x) for x in value)
-    except (TypeError, ValueError):
-        raise ValueError(f"burst must be a number or [lo, hi], got {value!r}") from None
-    if not 0 <= lo <= hi or not np.isfinite(hi):
-        raise ValueError(f"burst must be >= 0 (or [lo, hi] with 0 <= lo <= hi): {value!r}")
+    if not (lo >= 0 if zero else lo > 0) or not lo <= hi or not np.isfinite(hi):
+        ge, le = (">=", "<=") if zero else (">", "<")
+        raise ValueError(f"{name} must be {ge} 0 (or [lo, hi] with 0 {le} lo <= hi): {value!r}")
     return lo, hi
 
 
@@ -331,7 +320,7 @@ class LLMAutoscalingEnv(RlschedEnv):
             self._base = load_requests(dataset)
             self._dataset_name = str(dataset)
         self.poisson = bool(poisson)
-        self.burst_range = _burst_range(burst)
+        self.burst_range = _scale_range("burst", burst, zero=True)
         if not burst_window > 0:
             raise ValueError(f"burst_window must be > 0, got {burst_window!r}")
         self.burst, self.burst_window = self.burst_range[0], float(burst_window)
