@@ -252,3 +252,40 @@ def test_compare_runs_the_env_policies():
     assert rep["dataset"] == "azure-llm:code"  # the default preset, code-1x
     for r in rep["results"]:
         assert r["metrics"]["requests"] > 0
+
+
+def _play(env: gym.Env, act) -> tuple[list[float], list[np.ndarray], dict]:
+    obs, _ = env.reset(seed=3)
+    gaps, seen, done, info = [], [obs], False, {}
+    while not done:
+        obs, _, term, trunc, info = env.step(act(obs))
+        gaps.append(info["reward_components"]["gap"])
+        seen.append(obs)
+        done = term or trunc
+    return gaps, seen, info
+
+
+def test_an_slo_reference_charges_only_the_misses_beyond_hpas_on_the_same_episode():
+    from rlsched.policies.registry import make_policy
+
+    kw = {"episode_duration": 60.0, "rate_scale": 3.0, "reward_weights": {
+        "slo": 0.0, "slo_target": 0.9, "slo_penalty": 20.0}}  # fmt: skip
+    env, plain = _env(slo_reference="hpa", **kw), _env(**kw)
+    mask = env.unwrapped.action_masks()
+    hpa = make_policy("hpa", env, seed=0)
+    gaps, seen, _ = _play(env, lambda o: hpa.act(o, mask))
+    assert gaps and all(g == 0.0 for g in gaps)  # HPA itself is never behind HPA
+    # the reference is played in a snapshot: the episode itself is the one without it
+    hpa = make_policy("hpa", plain, seed=0)
+    _, seen_plain, _ = _play(plain, lambda o: hpa.act(o, mask))
+    assert all(np.array_equal(a, b) for a, b in zip(seen, seen_plain, strict=True))
+    # starving both pools misses far more; the gaps add up to the excess over HPA's misses,
+    # the queue left at the last decision included (charged once it has drained)
+    u = env.unwrapped
+    gaps, _, info = _play(env, lambda o: np.array([-1.0, -1.0]))
+    ref, calc = u.reward_calc.reference_misses, u.reward_calc
+    assert info["metrics"]["slo_attainment"] < 0.5 and u._missed_all() > ref[-1]
+    expected = (u._missed_all() - ref[-1]) / calc.requests_per_interval
+    assert sum(gaps) == pytest.approx(expected)
+    with pytest.raises(ValueError, match="slo_reference"):
+        _env(slo_reference="kubernetes")

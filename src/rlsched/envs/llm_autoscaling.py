@@ -207,7 +207,11 @@ class LLMAutoscalingEnv(RlschedEnv):
     :class:`~rlsched.core.llm.slo.SLOConfig` or a dict of its fields), ``action_scale_step`` (5),
     ``min_instances_per_pool`` (1), ``max_total_instances`` (100), ``scale_up_delay`` (10 s),
     ``drain_check_interval`` (1 s), ``reward_weights`` (dict: ``slo``, ``cost``, ``switch``,
-    ``magnitude``), ``cost_reference`` (``"sized"``), ``history`` (30 s: the collector's longer
+    ``magnitude``, ``slo_target``, ``slo_penalty``), ``slo_reference`` (None; a heuristic's
+    name, e.g. ``"hpa"``: the SLO penalty counts only the requests missed beyond what that
+    heuristic missed by the same time on the same episode, played to its end in a snapshot at
+    reset; :class:`~rlsched.envs.llm_rl.RLRewardCalculator`), ``cost_reference`` (``"sized"``),
+    ``history`` (30 s: the collector's longer
     window), ``drain_at_end`` (True), ``compat`` (None | ``"splitwise-sim"``: the simulator
     reproduces splitwise-sim's performance-model readings and TBT, see
     :mod:`rlsched.core.llm.simulator`), ``scenario`` (None: the default preset; a preset name of
@@ -288,6 +292,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         scale_up_delay: float = 10.0,
         drain_check_interval: float = 1.0,
         reward_weights: Mapping[str, float] | None = None,
+        slo_reference: str | None = None,
         cost_reference: float | str = "sized",
         history: float = 30.0,
         drain_at_end: bool = True,
@@ -341,6 +346,15 @@ class LLMAutoscalingEnv(RlschedEnv):
             "compat": compat,
         }
         self.reward_weights = dict(reward_weights or {})
+        if slo_reference is not None:
+            from rlsched.policies.llm import POLICY_FACTORIES
+
+            if slo_reference not in POLICY_FACTORIES:
+                raise ValueError(
+                    f"slo_reference must be one of {sorted(POLICY_FACTORIES)}, got "
+                    f"{slo_reference!r}"
+                )
+        self.slo_reference = slo_reference
         if not (
             cost_reference in ("sized", "start")
             or (isinstance(cost_reference, int | float) and cost_reference > 0)
@@ -504,7 +518,35 @@ class LLMAutoscalingEnv(RlschedEnv):
             "episode_start": start,
             "arrivals": len(window),
         }
+        if self.slo_reference is not None:
+            self.reward_calc.reference_misses = self._reference_misses(obs)
         return obs, info
+
+    def _reference_misses(self, obs: np.ndarray) -> np.ndarray:
+        """Requests missed after each interval (``[0]``: none yet) when ``slo_reference``
+        plays this episode from its start: played in a snapshot, which is then restored."""
+        from rlsched.policies.registry import make_policy
+
+        snap = self.snapshot()
+        pol = make_policy(str(self.slo_reference), self, seed=0)
+        mask = self.action_masks()
+        out, missed = [0.0], 0.0
+        for _ in range(self.steps_total):
+            obs, *_ = self.step(pol.act(obs, mask))
+            h = self.history[-1]
+            n, att = h["completed"] + h["dropped"], h["slo_attainment"]
+            if n and att == att:
+                missed += n * (1.0 - att)
+            out.append(missed)
+        if self.drain_at_end:  # the last step drained the queue: every request counted
+            out.append(self._missed_all())
+        self.restore(snap)
+        return np.asarray(out)
+
+    def _missed_all(self) -> float:
+        """Requests missed or dropped so far, of all the episode's requests."""
+        r = self.sim.results()
+        return float(r["total_requests"]) * (1.0 - float(r["slo_attainment"]))
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if self._done:
@@ -539,6 +581,10 @@ class LLMAutoscalingEnv(RlschedEnv):
             self._done = True
             if self.drain_at_end:
                 sim.run()
+                # the queue left at the last decision is charged now that it has drained
+                reward += self.reward_calc.settle(self._missed_all())
+                info["reward_components"] = dict(self.reward_calc.components)
+                self.history[-1]["reward"] = float(reward)
             info["metrics"] = self.metrics()
         return obs, float(reward), False, truncated, info
 

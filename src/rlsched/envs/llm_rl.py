@@ -531,6 +531,14 @@ class RLRewardCalculator:
       like attainment, docs/llm_autoscaling.md). Above the target
       the term is a credit, as in a Lagrangian; a multiplier learned alongside (dual ascent)
       is not built.
+    - ``gap`` against a reference (:attr:`reference_misses` set, the env's ``slo_reference``):
+      instead of a target, the requests missed so far beyond what a reference policy (HPA)
+      missed by the same time on the same episode, ``max(0, M_t - R_t)``, the term being its
+      growth in the interval over ``n_mean``. It binds only while the policy is behind the
+      reference: the gaps of an episode sum to its final excess, ``intervals x max(0, the
+      reference's attainment - the episode's)`` when every request completes, so savings that
+      keep the reference's attainment cost nothing (a linear target would only add a constant
+      per episode).
 
     Default weights (:class:`ScalingRewardWeights`): SLO 2.0, cost 0.5, switch 0.1, magnitude
     0.05. So
@@ -570,8 +578,30 @@ class RLRewardCalculator:
         self._last_slo = 1.0
         self._n_seen = 0
         self._intervals = 0
+        self._misses = 0.0
+        self._excess = 0.0
+        #: Requests the reference policy had missed after each interval of this episode
+        #: (``[0]`` at its start; one more, the last, once its queue had drained); None: the
+        #: gap is taken against ``slo_target``.
+        self.reference_misses: np.ndarray | None = None
         self._last_dir = [0] * self.n_pools
         self.components: dict[str, float] = {}
+
+    def settle(self, missed: float) -> float:
+        """The penalty owed at an episode's end for the requests still queued at its last
+        decision, once they have drained (``missed``: the episode's misses, all requests
+        counted), against the reference's last entry; added to the last interval's reward
+        (and :attr:`components`). 0 without a reference: a target has no drained figure."""
+        if self.reference_misses is None:
+            return 0.0
+        n_mean = self.requests_per_interval or self._n_seen / max(self._intervals, 1)
+        excess = max(0.0, float(missed) - float(self.reference_misses[-1]))
+        gap, self._excess = (excess - self._excess) / max(n_mean, 1e-9), excess
+        extra = -self.weights.slo_penalty * gap
+        if self.components:
+            self.components["gap"] += gap
+            self.components["reward"] += extra
+        return extra
 
     def compute(self, stats: Mapping[str, Any], deltas: Sequence[int]) -> float:
         """The reward of one interval (see the class docstring); ``deltas``: the requested
@@ -597,7 +627,14 @@ class RLRewardCalculator:
         self._n_seen += completed
         self._intervals += 1
         gap = 0.0
-        if w.slo_target is not None and completed and att == att:
+        if completed and att == att:
+            self._misses += completed * (1.0 - float(att))
+        if self.reference_misses is not None:
+            n_mean = self.requests_per_interval or self._n_seen / self._intervals
+            ref = self.reference_misses[min(self._intervals, len(self.reference_misses) - 1)]
+            excess = max(0.0, self._misses - float(ref))
+            gap, self._excess = (excess - self._excess) / max(n_mean, 1e-9), excess
+        elif w.slo_target is not None and completed and att == att:
             n_mean = self.requests_per_interval or self._n_seen / self._intervals
             gap = (w.slo_target - float(att)) * completed / n_mean
         reward = (
