@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypedDict
 
@@ -92,6 +92,12 @@ def _scale_range(
         ge, le = (">=", "<=") if zero else (">", "<")
         raise ValueError(f"{name} must be {ge} 0 (or [lo, hi] with 0 {le} lo <= hi): {value!r}")
     return lo, hi
+
+
+#: The policies an ``slo_reference`` can name: ``name -> factory(env)`` of an object with
+#: ``act(observation, mask)``. The heuristics of :mod:`rlsched.policies.llm` register here when
+#: that module is imported, so the env plays them without importing the layer above it.
+REFERENCE_POLICIES: dict[str, Callable[[Any], Any]] = {}
 
 
 #: How a ``[lo, hi]`` rate scale is drawn per episode (``rate_scale_draw``).
@@ -346,15 +352,9 @@ class LLMAutoscalingEnv(RlschedEnv):
             "compat": compat,
         }
         self.reward_weights = dict(reward_weights or {})
-        if slo_reference is not None:
-            from rlsched.policies.llm import POLICY_FACTORIES
-
-            if slo_reference not in POLICY_FACTORIES:
-                raise ValueError(
-                    f"slo_reference must be one of {sorted(POLICY_FACTORIES)}, got "
-                    f"{slo_reference!r}"
-                )
         self.slo_reference = slo_reference
+        if slo_reference is not None and REFERENCE_POLICIES:
+            self._reference_factory()  # a bad name fails here once the heuristics are known
         if not (
             cost_reference in ("sized", "start")
             or (isinstance(cost_reference, int | float) and cost_reference > 0)
@@ -525,10 +525,8 @@ class LLMAutoscalingEnv(RlschedEnv):
     def _reference_misses(self, obs: np.ndarray) -> np.ndarray:
         """Requests missed after each interval (``[0]``: none yet) when ``slo_reference``
         plays this episode from its start: played in a snapshot, which is then restored."""
-        from rlsched.policies.registry import make_policy
-
         snap = self.snapshot()
-        pol = make_policy(str(self.slo_reference), self, seed=0)
+        pol = self._reference_factory()(self)
         mask = self.action_masks()
         out, missed = [0.0], 0.0
         for _ in range(self.steps_total):
@@ -542,6 +540,14 @@ class LLMAutoscalingEnv(RlschedEnv):
             out.append(self._missed_all())
         self.restore(snap)
         return np.asarray(out)
+
+    def _reference_factory(self) -> Callable[[Any], Any]:
+        factory = REFERENCE_POLICIES.get(str(self.slo_reference))
+        if factory is None:
+            known = sorted(REFERENCE_POLICIES) or "none yet: import rlsched.policies"
+            raise ValueError(f"slo_reference must name a heuristic ({known}), got "
+                             f"{self.slo_reference!r}")  # fmt: skip
+        return factory
 
     def _missed_all(self) -> float:
         """Requests missed or dropped so far, of all the episode's requests."""

@@ -57,6 +57,7 @@ from rlsched.core.llm.sizing import (
     sizes_for_rates,
     static_peak_sizes,
 )
+from rlsched.envs.llm_autoscaling import REFERENCE_POLICIES
 from rlsched.policies.base import Observation, Policy
 
 
@@ -480,6 +481,14 @@ POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {
 """Policies of ``rlsched/LLMAutoscaling-v0`` by name (``compare --policies all`` runs them)."""
 
 BASELINES = tuple(POLICY_FACTORIES)
+
+
+def _seeded(factory: Callable[[Any, int | None], Policy]) -> Callable[[Any], Policy]:
+    return lambda env: factory(env, 0)
+
+
+# every heuristic can be the env's ``slo_reference`` (the env sits below this layer)
+REFERENCE_POLICIES.update({name: _seeded(f) for name, f in POLICY_FACTORIES.items()})
 
 __all__ = [
     "BASELINES",
