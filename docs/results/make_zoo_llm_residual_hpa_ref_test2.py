@@ -18,16 +18,7 @@ Writes docs/results/llm_residual_hpa_ref_test2.json.
     python docs/results/make_zoo_llm_residual_hpa_ref_test2.py
 """
 
-import time
-
-from make_zoo import ROOT
-from make_zoo_llm_residual import finish, test_round
+from make_zoo_llm_residual_down import second_test
 
 if __name__ == "__main__":
-    t0 = time.perf_counter()
-    players = {"entry": "learned:zoo/llm-autoscaling-hpa-residual-ppo",
-               "entry before": f"learned:{ROOT}/runs/zoo/llm_residual_hpa_ref/entry_before"}
-    report: dict = {"test_seed": 9950, "players": players}
-    report["test"], rows = test_round(players, 9950, 10)
-    finish(report, rows, t0, ROOT / "docs/results/llm_residual_hpa_ref_test2.json",
-           "entry (penalty against HPA) | entry before")
+    second_test("llm_residual_hpa_ref", 9950, "penalty against HPA")

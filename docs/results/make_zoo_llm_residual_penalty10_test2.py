@@ -19,16 +19,7 @@ Writes docs/results/llm_residual_penalty10_test2.json.
     python docs/results/make_zoo_llm_residual_penalty10_test2.py
 """
 
-import time
-
-from make_zoo import ROOT
-from make_zoo_llm_residual import finish, test_round
+from make_zoo_llm_residual_down import second_test
 
 if __name__ == "__main__":
-    t0 = time.perf_counter()
-    players = {"entry": "learned:zoo/llm-autoscaling-hpa-residual-ppo",
-               "entry before": f"learned:{ROOT}/runs/zoo/llm_residual_penalty10/entry_before"}
-    report: dict = {"test_seed": 9800, "players": players}
-    report["test"], rows = test_round(players, 9800, 10)
-    finish(report, rows, t0, ROOT / "docs/results/llm_residual_penalty10_test2.json",
-           "entry (slo_penalty 10) | entry before")
+    second_test("llm_residual_penalty10", 9800, "slo_penalty 10")
