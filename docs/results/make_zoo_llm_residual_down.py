@@ -197,16 +197,18 @@ def played_copy(run_dir: Path, out: Path, config_key: str, value: Any, meta_key:
     return out
 
 
-def second_test(folder: str, seed: int, what: str) -> None:
+def second_test(
+    folder: str, seed: int, what: str, episodes: int = TEST_EPISODES, name: str = "test2"
+) -> None:
     """A later fixed test of the entry a round shipped: it and the entry before it (the copy
-    ``runs/zoo/FOLDER/entry_before``) on fresh test seeds ``seed``+, 10 per preset, as
-    :func:`test_round`; the report to ``docs/results/FOLDER_test2.json``."""
+    ``runs/zoo/FOLDER/entry_before``) on fresh test seeds ``seed``+, ``episodes`` per preset,
+    as :func:`test_round`; the report to ``docs/results/FOLDER_NAME.json``."""
     t0 = time.perf_counter()
     players = {"entry": f"learned:zoo/{NAME}",
                "entry before": f"learned:{ROOT}/runs/zoo/{folder}/entry_before"}  # fmt: skip
-    report: dict = {"test_seed": seed, "players": players}
-    report["test"], rows = test_round(players, seed, TEST_EPISODES)
-    finish(report, rows, t0, ROOT / f"docs/results/{folder}_test2.json",
+    report: dict = {"test_seed": seed, "episodes": episodes, "players": players}
+    report["test"], rows = test_round(players, seed, episodes)
+    finish(report, rows, t0, ROOT / f"docs/results/{folder}_{name}.json",
            f"entry ({what}) | entry before")  # fmt: skip
 
 
