@@ -34,24 +34,14 @@ model, card and config.
     python docs/results/make_zoo_llm_residual_bursty_trained.py
 """
 
-from make_zoo import ROOT
-from make_zoo_llm_residual_down import six_setting_round
+from make_zoo_llm_residual_down import residual_round
 
 SETTINGS = [{}, {"burst": 0.5}]
-FOLDER = "llm_residual_bursty_trained"
-
-
-def main() -> None:
-    runs = [ROOT / f"runs/zoo/llm_residual_bursty/seed{s}" for s in range(6)]
-    six_setting_round(
-        [r for r in runs if (r / "run.json").exists()],
-        ROOT / f"runs/zoo/{FOLDER}/entry_before", (25_000, 9600),
-        ROOT / f"docs/results/{FOLDER}_choice.json", "residual fine-tuned on bursts",
-        "docs/results/make_zoo_llm_residual_bursty_trained.py",
-        "the entry's fine-tunes on bursty arrivals (configs/llm_autoscaling_residual_bursty.yaml)",
-        episodes=10, validation_episodes=10, env_extra=SETTINGS, validation_env=SETTINGS,
-    )  # fmt: skip
-
 
 if __name__ == "__main__":
-    main()
+    residual_round(
+        "llm_residual_bursty_trained", range(6), (25_000, 9600),
+        "residual fine-tuned on bursts", "docs/results/make_zoo_llm_residual_bursty_trained.py",
+        "the entry's fine-tunes on bursty arrivals (configs/llm_autoscaling_residual_bursty.yaml)",
+        episodes=10, env_extra=SETTINGS, runs_folder="llm_residual_bursty",
+    )  # fmt: skip

@@ -221,13 +221,15 @@ def residual_round(
     pool_words: str,
     episodes: int = 10,
     env_extra: dict | list[dict] | None = None,
+    runs_folder: str | None = None,
 ) -> None:
-    """:func:`six_setting_round` over the runs ``runs/zoo/FOLDER/seedN`` (``seeds``, those that
-    finished), the entry copied to ``runs/zoo/FOLDER/entry_before``, ``episodes`` validation
-    episodes per setting (the settings changed by ``env_extra`` as there); validation and test
-    seeds ``seed_pair``; the report to ``docs/results/FOLDER_choice.json`` (the rounds since the
-    fifth session of 2026-11-27)."""
-    runs = [ROOT / f"runs/zoo/{folder}/seed{s}" for s in seeds]
+    """:func:`six_setting_round` over the runs ``runs/zoo/RUNS_FOLDER/seedN`` (``seeds``, those
+    that finished; ``runs_folder`` defaults to ``folder``), the entry copied to
+    ``runs/zoo/FOLDER/entry_before``, ``episodes`` validation episodes per setting (the
+    settings changed by ``env_extra`` as there); validation and test seeds ``seed_pair``; the
+    report to ``docs/results/FOLDER_choice.json`` (the rounds since the fifth session of
+    2026-11-27)."""
+    runs = [ROOT / f"runs/zoo/{runs_folder or folder}/seed{s}" for s in seeds]
     more = {} if env_extra is None else {"env_extra": env_extra, "validation_env": env_extra}
     six_setting_round(
         [r for r in runs if (r / "run.json").exists()], ROOT / f"runs/zoo/{folder}/entry_before",

@@ -528,14 +528,10 @@ class LLMAutoscalingEnv(RlschedEnv):
         snap = self.snapshot()
         pol = self._reference_factory()(self)
         mask = self.action_masks()
-        out, missed = [0.0], 0.0
+        out = [0.0]
         for _ in range(self.steps_total):
             obs, *_ = self.step(pol.act(obs, mask))
-            h = self.history[-1]
-            n, att = h["completed"] + h["dropped"], h["slo_attainment"]
-            if n and att == att:
-                missed += n * (1.0 - att)
-            out.append(missed)
+            out.append(self.reward_calc.misses)
         if self.drain_at_end:  # the last step drained the queue: every request counted
             out.append(self._missed_all())
         self.restore(snap)
@@ -587,10 +583,11 @@ class LLMAutoscalingEnv(RlschedEnv):
             self._done = True
             if self.drain_at_end:
                 sim.run()
-                # the queue left at the last decision is charged now that it has drained
-                reward += self.reward_calc.settle(self._missed_all())
-                info["reward_components"] = dict(self.reward_calc.components)
-                self.history[-1]["reward"] = float(reward)
+                if self.reward_calc.reference_misses is not None:
+                    # the queue left at the last decision is charged now that it has drained
+                    reward += self.reward_calc.settle(self._missed_all())
+                    info["reward_components"] = dict(self.reward_calc.components)
+                    self.history[-1]["reward"] = float(reward)
             info["metrics"] = self.metrics()
         return obs, float(reward), False, truncated, info
 

@@ -594,14 +594,27 @@ class RLRewardCalculator:
         (and :attr:`components`). 0 without a reference: a target has no drained figure."""
         if self.reference_misses is None:
             return 0.0
-        n_mean = self.requests_per_interval or self._n_seen / max(self._intervals, 1)
-        excess = max(0.0, float(missed) - float(self.reference_misses[-1]))
-        gap, self._excess = (excess - self._excess) / max(n_mean, 1e-9), excess
+        self._misses = float(missed)
+        gap = self._excess_growth(float(self.reference_misses[-1]))
         extra = -self.weights.slo_penalty * gap
         if self.components:
             self.components["gap"] += gap
             self.components["reward"] += extra
         return extra
+
+    @property
+    def misses(self) -> float:
+        """Requests missed (completed late or dropped) in the intervals so far."""
+        return self._misses
+
+    def _n_mean(self) -> float:
+        return self.requests_per_interval or self._n_seen / max(self._intervals, 1)
+
+    def _excess_growth(self, ref: float) -> float:
+        """The growth of ``max(0, misses - ref)`` since the last call, over ``n_mean``."""
+        excess = max(0.0, self._misses - ref)
+        gap, self._excess = (excess - self._excess) / max(self._n_mean(), 1e-9), excess
+        return gap
 
     def compute(self, stats: Mapping[str, Any], deltas: Sequence[int]) -> float:
         """The reward of one interval (see the class docstring); ``deltas``: the requested
@@ -630,13 +643,10 @@ class RLRewardCalculator:
         if completed and att == att:
             self._misses += completed * (1.0 - float(att))
         if self.reference_misses is not None:
-            n_mean = self.requests_per_interval or self._n_seen / self._intervals
             ref = self.reference_misses[min(self._intervals, len(self.reference_misses) - 1)]
-            excess = max(0.0, self._misses - float(ref))
-            gap, self._excess = (excess - self._excess) / max(n_mean, 1e-9), excess
+            gap = self._excess_growth(float(ref))
         elif w.slo_target is not None and completed and att == att:
-            n_mean = self.requests_per_interval or self._n_seen / self._intervals
-            gap = (w.slo_target - float(att)) * completed / n_mean
+            gap = (w.slo_target - float(att)) * completed / self._n_mean()
         reward = (
             w.slo * slo
             - w.cost * cost
