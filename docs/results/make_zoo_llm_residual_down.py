@@ -111,6 +111,7 @@ def six_setting_round(
     episodes: int = VAL_EPISODES,
     play_range: list | None = None,
     env_extra: dict | list[dict] | None = None,
+    test_episodes: int = TEST_EPISODES,
     **more: Any,
 ) -> None:
     """Rules 1-4 for the candidate ``runs`` (those whose kept model departs from HPA):
@@ -119,9 +120,9 @@ def six_setting_round(
     candidate that
     counts more settings than the entry replaces it (:func:`ship_residual`, its card naming
     ``pool_words``, ``entry_words`` and ``script``; saved to play ``play_range`` when given);
-    then the test (``seeds[1]``+) of it and the entry as it was (copied to ``entry_copy`` on the
-    first run); the report (``more`` added to it) to ``out``. ``what`` names the candidate in
-    the table."""
+    then the test (``seeds[1]``+, ``test_episodes`` per preset) of it and the entry as it was
+    (copied to ``entry_copy`` on the first run); the report (``more`` added to it) to ``out``.
+    ``what`` names the candidate in the table."""
     trained = list(runs)
     t0 = time.perf_counter()
     if not entry_copy.exists():  # the entry as it is now, paired on test whatever happens
@@ -172,7 +173,7 @@ def six_setting_round(
         )  # fmt: skip
     # 4. test
     report["test"], rows = test_round({kept: specs[kept], "entry": entry}, seeds[1],
-                                      TEST_EPISODES)  # fmt: skip
+                                      test_episodes)  # fmt: skip
     finish(report, rows, t0, out, f"{kept} ({what}) | entry before")
 
 
@@ -222,11 +223,13 @@ def residual_round(
     episodes: int = 10,
     env_extra: dict | list[dict] | None = None,
     runs_folder: str | None = None,
+    test_episodes: int = TEST_EPISODES,
 ) -> None:
     """:func:`six_setting_round` over the runs ``runs/zoo/RUNS_FOLDER/seedN`` (``seeds``, those
     that finished; ``runs_folder`` defaults to ``folder``), the entry copied to
     ``runs/zoo/FOLDER/entry_before``, ``episodes`` validation episodes per setting (the
-    settings changed by ``env_extra`` as there); validation and test seeds ``seed_pair``; the
+    settings changed by ``env_extra`` as there); validation and test seeds ``seed_pair``,
+    ``test_episodes`` per test preset; the
     report to ``docs/results/FOLDER_choice.json`` (the rounds since the fifth session of
     2026-11-27)."""
     runs = [ROOT / f"runs/zoo/{runs_folder or folder}/seed{s}" for s in seeds]
@@ -234,7 +237,8 @@ def residual_round(
     six_setting_round(
         [r for r in runs if (r / "run.json").exists()], ROOT / f"runs/zoo/{folder}/entry_before",
         seed_pair, ROOT / f"docs/results/{folder}_choice.json", what, script, pool_words,
-        episodes=episodes, validation_episodes=episodes, **more,
+        episodes=episodes, validation_episodes=episodes, test_episodes=test_episodes,
+        **more,
     )  # fmt: skip
 
 

@@ -289,3 +289,39 @@ def test_an_slo_reference_charges_only_the_misses_beyond_hpas_on_the_same_episod
     assert sum(gaps) == pytest.approx(expected)
     with pytest.raises(ValueError, match="slo_reference"):
         _env(slo_reference="kubernetes")
+
+
+def test_slo_dual_charges_each_bucket_its_multiplier_and_reports_the_violation():
+    kw = {"episode_duration": 60.0, "rate_scale": 3.0, "slo_reference": "hpa",
+          "reward_weights": {"slo": 0.0, "slo_target": 0.9, "slo_penalty": 20.0}}  # fmt: skip
+    env = _env(slo_dual={"lr": 10.0, "margin": 0.01}, **kw)
+    u = env.unwrapped
+    _, info = env.reset(seed=3)
+    key = info["slo_dual_bucket"]
+    assert key.startswith("load2-")
+    gaps, _, info = _play(env, lambda o: np.array([-1.0, -1.0]))  # starved: far behind HPA
+    ref, total = u.reward_calc.reference_misses, u.sim.results()["total_requests"]
+    out = info["slo_dual"]
+    assert out["bucket"] == key and out["multiplier"] == 20.0
+    assert out["violation"] == pytest.approx((u._missed_all() - ref[-1]) / total + 0.01)
+    assert out["violation"] > 0.2
+    # a table handed in (as the training loop does) sets the episode's multiplier, and
+    # the rewards scale with it: the same starved episode pays 3x the gap penalty at 60
+    env.reset(seed=3)
+    u.set_slo_dual_table({key: 60.0})  # read at the first decision, as after an autoreset
+    gaps60, _, info60 = _play(env, lambda o: np.array([-1.0, -1.0]))
+    assert gaps60 == pytest.approx(gaps) and info60["slo_dual"]["multiplier"] == 60.0
+    with pytest.raises(ValueError, match="slo_dual"):
+        _env(slo_dual={}, episode_duration=60.0)  # no penalty to learn a multiplier for
+    with pytest.raises(Exception, match="unknown slo_dual"):
+        _env(slo_dual={"rate": 1.0}, **kw)
+
+
+def test_slo_dual_update_moves_one_bucket_within_its_bounds():
+    from rlsched.envs.llm_rl import SLODual
+
+    d = SLODual(lr=50.0, low=5.0, high=40.0, init=20.0)
+    assert d.bucket(0.7, 8.0) == "load0-mix0" and d.bucket(3.0, 70.0) == "load2-mix2"
+    assert d.update("load0-mix0", 0.1) == 25.0  # short by 10 points: up by lr x 0.1
+    assert d.update("load0-mix0", -1.0) == 5.0  # held with room: down, not below low
+    assert d.update("load2-mix2", 1.0) == 40.0 and d.multiplier("load1-mix1") == 20.0

@@ -301,3 +301,32 @@ def test_train_datasets_give_each_sub_env_its_workload(tmp_path: Path) -> None:
                       policy_net="node", node_global_keys=["clock"]),
           tmp_path / "run", progress=False)  # fmt: skip
     assert (tmp_path / "run" / "monitor" / "1.monitor.csv").is_file()
+
+
+def test_slo_dual_multipliers_are_learned_across_envs_and_recorded(tmp_path: Path) -> None:
+    import rlsched.policies.llm  # noqa: F401  (registers HPA as a reference)
+
+    cfg = TrainConfig(
+        env_id="rlsched/LLMAutoscaling-v0", dataset="azure-llm:conv", algo="ppo",
+        policy_net="mlp", total_steps=240, n_envs=2, n_steps=30, batch_size=30, n_epochs=1,
+        eval_freq=0, checkpoint_freq=0, seed=0,
+        env_kwargs={"episode_duration": 40.0, "rate_scale": [0.5, 4.0], "slo_reference": "hpa",
+                    "reward_weights": {"slo": 0.0, "slo_target": 0.9, "slo_penalty": 20.0},
+                    "slo_dual": {"lr": 10.0, "margin": 1.0}},
+    )  # fmt: skip
+    res = train(cfg, tmp_path / "run", progress=False)
+    dual = json.loads((res.run_dir / "run.json").read_text())["slo_dual"]
+    # 240 steps of 20-step episodes over two envs: 12 episodes, each one step of its bucket;
+    # a margin of 1.0 (all of attainment) cannot be beaten: no step lowers a multiplier
+    assert dual["updates"] == 12 and len(dual["trace"]) == 12
+    last: dict[str, float] = {}
+    before, at = dict(last), -1  # the table as the episodes ending at one step played it
+    for steps, bucket, violation, paid, lam in dual["trace"]:
+        if steps != at:
+            before, at = dict(last), steps
+        assert violation >= 0.0
+        assert paid == before.get(bucket, 20.0)  # each env charged the shared table's value
+        assert lam == pytest.approx(last.get(bucket, 20.0) + 10.0 * violation)
+        last[bucket] = lam
+    assert any(paid > 20.0 for *_, paid, _ in dual["trace"])
+    assert dual["table"] == pytest.approx(last)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,6 +24,8 @@ from rlsched.envs.llm_rl import (
     RLActionExecutor,
     RLRewardCalculator,
     RLStateCollector,
+    ScalingRewardWeights,
+    SLODual,
     feature_bounds,
     feature_names,
 )
@@ -216,7 +219,11 @@ class LLMAutoscalingEnv(RlschedEnv):
     ``magnitude``, ``slo_target``, ``slo_penalty``), ``slo_reference`` (None; a heuristic's
     name, e.g. ``"hpa"``: the SLO penalty counts only the requests missed beyond what that
     heuristic missed by the same time on the same episode, played to its end in a snapshot at
-    reset; :class:`~rlsched.envs.llm_rl.RLRewardCalculator`), ``cost_reference`` (``"sized"``),
+    reset; :class:`~rlsched.envs.llm_rl.RLRewardCalculator`), ``slo_dual`` (None; a dict of
+    :class:`~rlsched.envs.llm_rl.SLODual`'s fields, ``{}`` for its defaults: the SLO penalty's
+    multiplier learned by dual ascent during training, one per bucket of load and request mix;
+    each finished episode's ``info["slo_dual"]`` gives its bucket and constraint violation),
+    ``cost_reference`` (``"sized"``),
     ``history`` (30 s: the collector's longer
     window), ``drain_at_end`` (True), ``compat`` (None | ``"splitwise-sim"``: the simulator
     reproduces splitwise-sim's performance-model readings and TBT, see
@@ -299,6 +306,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         drain_check_interval: float = 1.0,
         reward_weights: Mapping[str, float] | None = None,
         slo_reference: str | None = None,
+        slo_dual: SLODual | Mapping[str, Any] | None = None,
         cost_reference: float | str = "sized",
         history: float = 30.0,
         drain_at_end: bool = True,
@@ -355,6 +363,14 @@ class LLMAutoscalingEnv(RlschedEnv):
         self.slo_reference = slo_reference
         if slo_reference is not None and REFERENCE_POLICIES:
             self._reference_factory()  # a bad name fails here once the heuristics are known
+        self.slo_dual: SLODual | None = None
+        if slo_dual is not None:
+            w = ScalingRewardWeights.coerce(self.reward_weights)
+            if w.slo_target is None and slo_reference is None:
+                raise ValueError("slo_dual learns the SLO penalty's multiplier: set "
+                                 "reward_weights' slo_target or an slo_reference")  # fmt: skip
+            self.slo_dual = SLODual.coerce(slo_dual, w.slo_penalty)
+        self._dual_key = ""
         if not (
             cost_reference in ("sized", "start")
             or (isinstance(cost_reference, int | float) and cost_reference > 0)
@@ -509,7 +525,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         self._last_action = np.zeros(len(self.pools), dtype=np.float32)
         self._done = False
         obs = self.collector.collect(self._last_action)
-        info = {
+        info: dict[str, Any] = {
             "time": 0.0,
             "rate_scale": self.rate_scale,
             "burst": self.burst,
@@ -518,9 +534,39 @@ class LLMAutoscalingEnv(RlschedEnv):
             "episode_start": start,
             "arrivals": len(window),
         }
+        if self.slo_dual is not None:  # this kind of episode's multiplier
+            p, o = window.prompt_tokens, window.output_tokens
+            mix = float(np.mean(p)) / max(float(np.mean(o)), 1e-9) if len(p) else 0.0
+            self._dual_key = self.slo_dual.bucket(self.rate_scale, mix)
+            info["slo_dual_bucket"] = self._dual_key
         if self.slo_reference is not None:
             self.reward_calc.reference_misses = self._reference_misses(obs)
         return obs, info
+
+    def set_slo_dual_table(self, table: Mapping[str, float]) -> None:
+        """Put the training loop's multipliers (bucket -> multiplier, :class:`SLODual`) in
+        place; an episode pays its bucket's multiplier as it is at its first decision (a
+        vector env resets a finished env before the loop sees its last step)."""
+        if self.slo_dual is None:
+            raise ValueError("this env has no slo_dual")
+        self.slo_dual.table = {str(k): float(v) for k, v in table.items()}
+
+    def _dual_outcome(self) -> dict[str, Any] | None:
+        """The finished episode's bucket, multiplier and constraint violation for
+        :meth:`SLODual.update` (None while the reference itself is being played at reset)."""
+        dual, calc = self.slo_dual, self.reward_calc
+        assert dual is not None
+        ref = calc.reference_misses
+        if self.slo_reference is not None and ref is None:
+            return None
+        total = max(float(self.sim.results()["total_requests"]), 1.0)
+        own = self._missed_all() if self.drain_at_end else calc.misses
+        if ref is not None:
+            short = (own - float(ref[-1])) / total
+        else:
+            short = float(calc.weights.slo_target or 0.0) - (1.0 - own / total)
+        return {"bucket": self._dual_key, "violation": short + dual.margin,
+                "multiplier": calc.weights.slo_penalty}  # fmt: skip
 
     def _reference_misses(self, obs: np.ndarray) -> np.ndarray:
         """Requests missed after each interval (``[0]``: none yet) when ``slo_reference``
@@ -561,6 +607,10 @@ class LLMAutoscalingEnv(RlschedEnv):
         deltas = self.executor.deltas(a)
         outcomes = self.executor.execute(a)
         since = sim.now
+        if self.step_count == 0 and self.slo_dual is not None:
+            lam = self.slo_dual.multiplier(self._dual_key)
+            self.reward_calc.weights = dataclasses.replace(self.reward_calc.weights,
+                                                           slo_penalty=lam)  # fmt: skip
         self.step_count += 1
         t_next = self.step_count * self.decision_interval
         sim.run_until(t_next)
@@ -589,6 +639,8 @@ class LLMAutoscalingEnv(RlschedEnv):
                     info["reward_components"] = dict(self.reward_calc.components)
                     self.history[-1]["reward"] = float(reward)
             info["metrics"] = self.metrics()
+            if self.slo_dual is not None and (outcome := self._dual_outcome()) is not None:
+                info["slo_dual"] = outcome
         return obs, float(reward), False, truncated, info
 
     def _cost_reference(self, window: LLMRequests) -> float:

@@ -487,6 +487,84 @@ class ScalingRewardWeights:
         )
 
 
+@dataclass
+class SLODual:
+    """The SLO multiplier (``slo_penalty``) learned alongside the policy by dual ascent, one per
+    kind of episode: the env's ``slo_dual``.
+
+    One fixed multiplier trades the kinds of episode against each other: where misses are
+    cheap to avoid it over-provisions, where they are dear it gives attainment up. Here each
+    episode falls in a bucket by its load (``rate_scale`` against ``load_edges``) and request
+    mix (the window's mean prompt tokens over mean output tokens against ``mix_edges``), the
+    env charges that bucket's multiplier, and after the episode the bucket's multiplier moves
+    by ``lr x violation``, clipped to ``[low, high]``; ``violation`` is how far the episode's
+    attainment fell short of the constraint, ``reference's - own + margin`` with an
+    ``slo_reference``, ``slo_target - own + margin`` without (negative when it held, so the
+    multiplier falls where the constraint holds with room and rises where it does not). The
+    training loop gathers every env's episodes into one table and hands it back to them
+    (:class:`rlsched.train.trainer.DualAscent`); an env on its own keeps its start values, so
+    evaluations score every episode with ``init`` (the ``slo_penalty`` weight) throughout.
+    """
+
+    lr: float = 50.0
+    """Multiplier change per unit of violation (attainment as a fraction): 50 moves it by 1
+    for an episode 2 points short."""
+    margin: float = 0.0
+    """Attainment the constraint asks beyond the reference's (or the target)."""
+    low: float = 1.0
+    """Smallest multiplier: misses always cost something."""
+    high: float = 200.0
+    """Largest multiplier."""
+    load_edges: tuple[float, ...] = (1.5, 2.5)
+    """Bucket edges of the episode's rate scale."""
+    mix_edges: tuple[float, ...] = (10.0, 40.0)
+    """Bucket edges of the episode's mean prompt over mean output tokens (conv about 8)."""
+    init: float = 20.0
+    """The multiplier of a bucket not yet updated (the env sets it to ``slo_penalty``)."""
+    table: dict[str, float] = field(default_factory=dict)
+    """Bucket -> multiplier, for the buckets updated so far."""
+
+    def __post_init__(self) -> None:
+        self.load_edges, self.mix_edges = tuple(self.load_edges), tuple(self.mix_edges)
+        for name in ("load_edges", "mix_edges"):
+            e = getattr(self, name)
+            if list(e) != sorted(e) or any(not x > 0 for x in e):
+                raise ConfigError(f"slo_dual {name} must be increasing and > 0, got {list(e)}")
+        if not (self.lr >= 0 and 0 < self.low <= self.init <= self.high):
+            raise ConfigError(
+                f"slo_dual needs lr >= 0 and 0 < low <= init <= high, got lr={self.lr}, "
+                f"low={self.low}, init={self.init}, high={self.high}"
+            )
+
+    @staticmethod
+    def coerce(value: SLODual | Mapping[str, Any], init: float) -> SLODual:
+        """An :class:`SLODual` from a mapping of its fields (``init`` unless given)."""
+        if isinstance(value, SLODual):
+            return value
+        known = set(SLODual.__dataclass_fields__)
+        unknown = set(value) - known
+        if unknown:
+            raise ConfigError(
+                f"unknown slo_dual field(s) {sorted(unknown)}; known: {sorted(known)}"
+            )
+        return SLODual(**{"init": init, **value})
+
+    def bucket(self, load: float, mix: float) -> str:
+        """The bucket of an episode at rate scale ``load`` with request mix ``mix``."""
+        i = int(np.searchsorted(self.load_edges, load, side="right"))
+        j = int(np.searchsorted(self.mix_edges, mix, side="right"))
+        return f"load{i}-mix{j}"
+
+    def multiplier(self, key: str) -> float:
+        return self.table.get(key, self.init)
+
+    def update(self, key: str, violation: float) -> float:
+        """One dual-ascent step of bucket ``key``; returns its new multiplier."""
+        new = float(np.clip(self.multiplier(key) + self.lr * violation, self.low, self.high))
+        self.table[key] = new
+        return new
+
+
 #: The operators' objective (issue 13, item 3): cost minimised subject to SLO attainment of
 #: at least 0.9, as a Lagrangian with a steep fixed multiplier (docs/llm_autoscaling.md,
 #: "Objective").
@@ -529,8 +607,8 @@ class RLRewardCalculator:
       episode's attainment, which the verdicts judge, not a mean of per-interval
       attainments (clipping each interval at the target instead ranked the heuristics less
       like attainment, docs/llm_autoscaling.md). Above the target
-      the term is a credit, as in a Lagrangian; a multiplier learned alongside (dual ascent)
-      is not built.
+      the term is a credit, as in a Lagrangian; :class:`SLODual` learns the multiplier
+      alongside the policy (dual ascent), one per kind of episode.
     - ``gap`` against a reference (:attr:`reference_misses` set, the env's ``slo_reference``):
       instead of a target, the requests missed so far beyond what a reference policy (HPA)
       missed by the same time on the same episode, ``max(0, M_t - R_t)``, the term being its

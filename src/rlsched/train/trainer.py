@@ -3,7 +3,8 @@
 Run folder layout::
 
     RUN/config.yaml      the TrainConfig
-    RUN/run.json         seed, versions, git commit, timings, env steps/s
+    RUN/run.json         seed, versions, git commit, timings, env steps/s, the learned SLO
+                         multipliers (slo_dual: table and every step taken)
     RUN/metrics.json     final evaluation of the kept model on the eval dataset
     RUN/model/           the kept (best on evaluation) model: model.zip, vecnormalize.pkl, meta.json
     RUN/final/           the model at the end of training, same layout
@@ -18,6 +19,7 @@ Run folder layout::
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import time
@@ -220,6 +222,53 @@ class CriticWarmup(BaseCallback):
         return True
 
 
+class DualAscent(BaseCallback):
+    """Multipliers learned alongside the policy: for an env with an ``slo_dual``
+    (:class:`rlsched.envs.llm_rl.SLODual`), every finished episode's ``info["slo_dual"]``
+    (bucket, constraint violation) takes one dual-ascent step of one table shared by all the
+    training envs, which is then handed back to each (``set_slo_dual_table``) for its next
+    episodes. The table is kept in checkpoints and the run record with every step taken."""
+
+    def __init__(self, dual: Any, saved: dict[str, Any] | None = None) -> None:
+        super().__init__()
+        self.dual = copy.deepcopy(dual)
+        #: [env steps, bucket, violation, the multiplier the episode paid, the new one]
+        self.trace: list[list[Any]] = []
+        if saved:
+            self.dual.table = {str(k): float(v) for k, v in saved["table"].items()}
+            self.trace = [list(t) for t in saved.get("trace", [])]
+
+    @staticmethod
+    def of(venv: VecEnv, saved: dict[str, Any] | None = None) -> DualAscent | None:
+        """The callback for ``venv`` when its envs have an ``slo_dual``, else None."""
+        try:
+            dual = venv.get_attr("slo_dual", indices=[0])[0]
+        except (AttributeError, NotImplementedError):
+            return None
+        return None if dual is None else DualAscent(dual, saved)
+
+    def _on_training_start(self) -> None:
+        self.training_env.env_method("set_slo_dual_table", dict(self.dual.table))
+
+    def _on_step(self) -> bool:
+        stepped = False
+        for info in self.locals.get("infos", []):
+            out = info.get("slo_dual")
+            if out:
+                lam = self.dual.update(out["bucket"], float(out["violation"]))
+                paid, short = float(out["multiplier"]), float(out["violation"])
+                self.trace.append([int(self.num_timesteps), out["bucket"], short, paid, lam])
+                self.logger.record(f"slo_dual/{out['bucket']}", lam)
+                stepped = True
+        if stepped:
+            self.training_env.env_method("set_slo_dual_table", dict(self.dual.table))
+        return True
+
+    def state(self) -> dict[str, Any]:
+        return {"table": dict(sorted(self.dual.table.items())), "init": self.dual.init,
+                "updates": len(self.trace), "trace": self.trace}  # fmt: skip
+
+
 def phase_ends(cfg: TrainConfig) -> list[int]:
     """The env step count at which each PPO phase ends (``expert_iterations + 1`` phases)."""
     k = cfg.expert_iterations + 1
@@ -400,6 +449,9 @@ def train(
     callbacks: list[Any] = [metrics_cb, bar]
     if cfg.critic_warmup_steps:
         callbacks.append(CriticWarmup(cfg.critic_warmup_steps))
+    dual = DualAscent.of(venv, state.get("slo_dual") if state else None)
+    if dual is not None:
+        callbacks.append(dual)
     eval_cb: EvalCallback | None = None
     if cfg.eval_freq > 0:
         eval_venv: Any = _vec_env(
@@ -468,7 +520,7 @@ def train(
         return {
             "phase": phase, "round_done": round_done, "imitation": imitation,
             "expert_rounds": rounds, "seconds": seconds0 + time.perf_counter() - t0,
-            "start_eval": start_eval,
+            "start_eval": start_eval, "slo_dual": dual.state() if dual else None,
         }  # fmt: skip
 
     if cfg.checkpoint_freq and state is None and imitation is not None:
@@ -524,6 +576,7 @@ def train(
         "start_eval_mean_reward": start_eval,
         "imitation": imitation,
         "expert_rounds": rounds,
+        "slo_dual": dual.state() if dual else None,
         "resumed": state is not None,
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
