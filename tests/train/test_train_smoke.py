@@ -1,6 +1,7 @@
 """A short real training run: the run folder describes itself and the model plays by the mask."""
 
 import json
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -303,10 +304,10 @@ def test_train_datasets_give_each_sub_env_its_workload(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "monitor" / "1.monitor.csv").is_file()
 
 
-def test_slo_dual_multipliers_are_learned_across_envs_and_recorded(tmp_path: Path) -> None:
+def _dual_cfg(**kw: Any) -> TrainConfig:
     import rlsched.policies.llm  # noqa: F401  (registers HPA as a reference)
 
-    cfg = TrainConfig(
+    base: dict[str, Any] = dict(
         env_id="rlsched/LLMAutoscaling-v0", dataset="azure-llm:conv", algo="ppo",
         policy_net="mlp", total_steps=240, n_envs=2, n_steps=30, batch_size=30, n_epochs=1,
         eval_freq=0, checkpoint_freq=0, seed=0,
@@ -314,7 +315,11 @@ def test_slo_dual_multipliers_are_learned_across_envs_and_recorded(tmp_path: Pat
                     "reward_weights": {"slo": 0.0, "slo_target": 0.9, "slo_penalty": 20.0},
                     "slo_dual": {"lr": 10.0, "margin": 1.0}},
     )  # fmt: skip
-    res = train(cfg, tmp_path / "run", progress=False)
+    return TrainConfig(**{**base, **kw})
+
+
+def test_slo_dual_multipliers_are_learned_across_envs_and_recorded(tmp_path: Path) -> None:
+    res = train(_dual_cfg(), tmp_path / "run", progress=False)
     dual = json.loads((res.run_dir / "run.json").read_text())["slo_dual"]
     # 240 steps of 20-step episodes over two envs: 12 episodes, each one step of its bucket;
     # a margin of 1.0 (all of attainment) cannot be beaten: no step lowers a multiplier
@@ -330,3 +335,16 @@ def test_slo_dual_multipliers_are_learned_across_envs_and_recorded(tmp_path: Pat
         last[bucket] = lam
     assert any(paid > 20.0 for *_, paid, _ in dual["trace"])
     assert dual["table"] == pytest.approx(last)
+
+
+def test_slo_dual_multipliers_carry_over_a_resume(tmp_path: Path) -> None:
+    train(_dual_cfg(total_steps=120, checkpoint_freq=60), tmp_path, progress=False)
+    first = json.loads((tmp_path / "run.json").read_text())["slo_dual"]
+    train(_dual_cfg(total_steps=240, checkpoint_freq=60), tmp_path, progress=False, resume=True)
+    dual = json.loads((tmp_path / "run.json").read_text())["slo_dual"]
+    assert first["updates"] == 6 and dual["updates"] == 12
+    assert dual["trace"][:6] == first["trace"]  # the steps before the resume, kept
+    # the episodes after it paid the table the checkpoint held, not the starting value
+    table = first["table"]
+    for _, bucket, _, paid, _ in dual["trace"][6:8]:
+        assert paid == table.get(bucket, 20.0)
