@@ -1,8 +1,8 @@
 """A short real training run: the run folder describes itself and the model plays by the mask."""
 
 import json
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -348,3 +348,11 @@ def test_slo_dual_multipliers_carry_over_a_resume(tmp_path: Path) -> None:
     table = first["table"]
     for _, bucket, _, paid, _ in dual["trace"][6:8]:
         assert paid == table.get(bucket, 20.0)
+
+
+def test_slo_dual_learns_the_same_table_with_envs_in_subprocesses(tmp_path: Path) -> None:
+    runs = {}
+    for vec_env in ("dummy", "subproc"):
+        train(_dual_cfg(total_steps=120, vec_env=vec_env), tmp_path / vec_env, progress=False)
+        runs[vec_env] = json.loads((tmp_path / vec_env / "run.json").read_text())["slo_dual"]
+    assert runs["subproc"]["updates"] == 6 and runs["subproc"] == runs["dummy"]

@@ -241,7 +241,9 @@ class DualAscent(BaseCallback):
     @staticmethod
     def of(venv: VecEnv, saved: dict[str, Any] | None = None) -> DualAscent | None:
         """The callback for ``venv`` when its envs have an ``slo_dual``, else None."""
-        try:
+        try:  # has_attr first: a subprocess env asked for a missing attribute dies
+            if not venv.has_attr("slo_dual"):
+                return None
             dual = venv.get_attr("slo_dual", indices=[0])[0]
         except (AttributeError, NotImplementedError):
             return None
