@@ -1,6 +1,14 @@
 """Issue 13: the LLM residual entry played with a narrower correction, chosen on the same twelve
 validation settings as the rounds before. No model is trained here.
 
+**Withdrawn before any candidate was judged** (2026-11-27, seventh session): on the first four
+validation settings (conv-1x to conv-3x, mix-1x) all three copies played exactly the entry's
+means, so the round was stopped. The premise was wrong: the entry's network output stays
+within about [-0.3, 0.43] on conv (one validation episode at conv-2x, seed 30,000), so a clip
+at 0.5 hardly binds. A copy that acts differently would need a smaller ``residual_scale``, which
+moves the scaler towards HPA itself. Kept as committed, not run again; its partial output is in
+``runs/zoo/llm_residual_narrow.log``.
+
 Why: on its three 30-episode tests the entry (``make_zoo_llm_residual_hpa_ref.py``) met the goal
 at 4, 3 and 4 of 6 settings, every time short of HPA's attainment at code-3x (where it saved
 money) and dearer than HPA at conv-1x (at HPA's attainment). The scalers that met the goal
