@@ -325,3 +325,36 @@ def test_slo_dual_update_moves_one_bucket_within_its_bounds():
     assert d.update("load0-mix0", 0.1) == 25.0  # short by 10 points: up by lr x 0.1
     assert d.update("load0-mix0", -1.0) == 5.0  # held with room: down, not below low
     assert d.update("load2-mix2", 1.0) == 40.0 and d.multiplier("load1-mix1") == 20.0
+
+
+def test_a_cost_penalty_charges_only_the_cost_spent_beyond_hpas_on_the_same_episode():
+    from rlsched.policies.registry import make_policy
+
+    kw = {"episode_duration": 60.0, "rate_scale": 1.0, "slo_reference": "hpa",
+          "reward_weights": {"slo": 0.0, "slo_target": 0.9, "slo_penalty": 20.0,
+                             "cost_penalty": 3.0}}  # fmt: skip
+    env = _env(**kw)
+    u, mask = env.unwrapped, env.unwrapped.action_masks()
+
+    def play(act):
+        obs, _ = env.reset(seed=5)
+        over, rewards, done = [], [], False
+        while not done:
+            obs, r, term, trunc, info = env.step(act(obs))
+            over.append(info["reward_components"]["cost_over"])
+            rewards.append(info["reward_components"])
+            done = term or trunc
+        return over, rewards
+
+    hpa = make_policy("hpa", env, seed=0)
+    over, _ = play(lambda o: hpa.act(o, mask))
+    assert over and all(x == 0.0 for x in over)  # HPA never spends more than HPA
+    over, comps = play(lambda o: np.array([1.0, 1.0]))  # scale both pools up every decision
+    ref = u.reward_calc.reference_costs
+    assert ref is not None and len(ref) == u.steps_total + 1
+    assert sum(over) == pytest.approx(u.reward_calc.cost_spent - ref[-1]) and sum(over) > 0
+    for c in comps:  # the term is in the reward at its weight
+        rest = -0.5 * c["cost"] - 0.1 * c["switches"] - 0.05 * c["magnitude"] - 20 * c["gap"]
+        assert c["reward"] == pytest.approx(rest - 3.0 * c["cost_over"])
+    with pytest.raises(ValueError, match="cost_penalty"):
+        _env(episode_duration=60.0, reward_weights={"cost_penalty": 1.0})

@@ -216,10 +216,11 @@ class LLMAutoscalingEnv(RlschedEnv):
     :class:`~rlsched.core.llm.slo.SLOConfig` or a dict of its fields), ``action_scale_step`` (5),
     ``min_instances_per_pool`` (1), ``max_total_instances`` (100), ``scale_up_delay`` (10 s),
     ``drain_check_interval`` (1 s), ``reward_weights`` (dict: ``slo``, ``cost``, ``switch``,
-    ``magnitude``, ``slo_target``, ``slo_penalty``), ``slo_reference`` (None; a heuristic's
-    name, e.g. ``"hpa"``: the SLO penalty counts only the requests missed beyond what that
-    heuristic missed by the same time on the same episode, played to its end in a snapshot at
-    reset; :class:`~rlsched.envs.llm_rl.RLRewardCalculator`), ``slo_dual`` (None; a dict of
+    ``magnitude``, ``slo_target``, ``slo_penalty``, ``cost_penalty``), ``slo_reference`` (None;
+    a heuristic's name, e.g. ``"hpa"``: the SLO penalty counts only the requests missed beyond
+    what that heuristic missed by the same time on the same episode, played to its end in a
+    snapshot at reset, and ``cost_penalty`` only the cost spent beyond its;
+    :class:`~rlsched.envs.llm_rl.RLRewardCalculator`), ``slo_dual`` (None; a dict of
     :class:`~rlsched.envs.llm_rl.SLODual`'s fields, ``{}`` for its defaults: the SLO penalty's
     multiplier learned by dual ascent during training, one per bucket of load and request mix;
     each finished episode's ``info["slo_dual"]`` gives its bucket and constraint violation),
@@ -363,9 +364,12 @@ class LLMAutoscalingEnv(RlschedEnv):
         self.slo_reference = slo_reference
         if slo_reference is not None and REFERENCE_POLICIES:
             self._reference_factory()  # a bad name fails here once the heuristics are known
+        w = ScalingRewardWeights.coerce(self.reward_weights)
+        if w.cost_penalty and slo_reference is None:
+            raise ValueError("reward_weights' cost_penalty charges the cost spent beyond a "
+                             "reference policy's: set slo_reference")  # fmt: skip
         self.slo_dual: SLODual | None = None
         if slo_dual is not None:
-            w = ScalingRewardWeights.coerce(self.reward_weights)
             if w.slo_target is None and slo_reference is None:
                 raise ValueError("slo_dual learns the SLO penalty's multiplier: set "
                                  "reward_weights' slo_target or an slo_reference")  # fmt: skip
@@ -540,7 +544,10 @@ class LLMAutoscalingEnv(RlschedEnv):
             self._dual_key = self.slo_dual.bucket(self.rate_scale, mix)
             info["slo_dual_bucket"] = self._dual_key
         if self.slo_reference is not None:
-            self.reward_calc.reference_misses = self._reference_misses(obs)
+            misses, costs = self._play_reference(obs)  # restores the env: calc afterwards
+            calc = self.reward_calc
+            calc.reference_misses = misses
+            calc.reference_costs = costs if calc.weights.cost_penalty else None
         return obs, info
 
     def set_slo_dual_table(self, table: Mapping[str, float]) -> None:
@@ -568,20 +575,22 @@ class LLMAutoscalingEnv(RlschedEnv):
         return {"bucket": self._dual_key, "violation": short + dual.margin,
                 "multiplier": calc.weights.slo_penalty}  # fmt: skip
 
-    def _reference_misses(self, obs: np.ndarray) -> np.ndarray:
-        """Requests missed after each interval (``[0]``: none yet) when ``slo_reference``
-        plays this episode from its start: played in a snapshot, which is then restored."""
+    def _play_reference(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Requests missed and cost spent (the reward's ``cost`` terms summed) after each
+        interval (``[0]``: none yet) when ``slo_reference`` plays this episode from its start:
+        played in a snapshot, which is then restored."""
         snap = self.snapshot()
         pol = self._reference_factory()(self)
         mask = self.action_masks()
-        out = [0.0]
+        out, costs = [0.0], [0.0]
         for _ in range(self.steps_total):
             obs, *_ = self.step(pol.act(obs, mask))
             out.append(self.reward_calc.misses)
+            costs.append(self.reward_calc.cost_spent)
         if self.drain_at_end:  # the last step drained the queue: every request counted
             out.append(self._missed_all())
         self.restore(snap)
-        return np.asarray(out)
+        return np.asarray(out), np.asarray(costs)
 
     def _reference_factory(self) -> Callable[[Any], Any]:
         factory = REFERENCE_POLICIES.get(str(self.slo_reference))

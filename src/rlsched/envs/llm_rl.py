@@ -471,6 +471,11 @@ class ScalingRewardWeights:
     """The multiplier: steep, so that no saving of cost is worth a miss (an episode 10 points
     below the target pays 2.0 per interval, four times the reference cluster's whole cost
     term)."""
+    cost_penalty: float = 0.0
+    """With a reference policy (the env's ``slo_reference``): the multiplier of the cost spent
+    beyond the reference's by the same time on the same episode (the growth of ``max(0, own
+    cost so far - the reference's)``, in the units of ``cost``); 0: none. The cost side of "at
+    least the reference's attainment at no more than its cost"."""
 
     @staticmethod
     def coerce(value: ScalingRewardWeights | Mapping[str, float] | None) -> ScalingRewardWeights:
@@ -617,6 +622,10 @@ class RLRewardCalculator:
       reference's attainment - the episode's)`` when every request completes, so savings that
       keep the reference's attainment cost nothing (a linear target would only add a constant
       per episode).
+    - ``cost_over`` (with :attr:`reference_costs`, the weight ``cost_penalty``): the growth in
+      the interval of ``max(0, own cost so far - the reference's by the same time)``, the
+      ``cost`` terms summed: the cost side of the same hinge, charged only while the policy
+      has spent more than the reference.
 
     Default weights (:class:`ScalingRewardWeights`): SLO 2.0, cost 0.5, switch 0.1, magnitude
     0.05. So
@@ -662,6 +671,11 @@ class RLRewardCalculator:
         #: (``[0]`` at its start; one more, the last, once its queue had drained); None: the
         #: gap is taken against ``slo_target``.
         self.reference_misses: np.ndarray | None = None
+        #: The reference's cost so far after each interval (``[0]`` at its start), in the units
+        #: of the ``cost`` term; None: no cost excess is charged.
+        self.reference_costs: np.ndarray | None = None
+        self._cost_sum = 0.0
+        self._cost_excess = 0.0
         self._last_dir = [0] * self.n_pools
         self.components: dict[str, float] = {}
 
@@ -684,6 +698,11 @@ class RLRewardCalculator:
     def misses(self) -> float:
         """Requests missed (completed late or dropped) in the intervals so far."""
         return self._misses
+
+    @property
+    def cost_spent(self) -> float:
+        """The ``cost`` terms of the intervals so far, summed."""
+        return self._cost_sum
 
     def _n_mean(self) -> float:
         return self.requests_per_interval or self._n_seen / max(self._intervals, 1)
@@ -725,17 +744,25 @@ class RLRewardCalculator:
             gap = self._excess_growth(float(ref))
         elif w.slo_target is not None and completed and att == att:
             gap = (w.slo_target - float(att)) * completed / self._n_mean()
+        self._cost_sum += cost
+        over = 0.0
+        if self.reference_costs is not None:
+            ref_cost = self.reference_costs[min(self._intervals, len(self.reference_costs) - 1)]
+            excess = max(0.0, self._cost_sum - float(ref_cost))
+            over, self._cost_excess = excess - self._cost_excess, excess
         reward = (
             w.slo * slo
             - w.cost * cost
             - w.switch * switches
             - w.magnitude * magnitude
             - w.slo_penalty * gap
+            - w.cost_penalty * over
         )
         self.components = {
             "slo": slo,
             "gap": gap,
             "cost": cost,
+            "cost_over": over,
             "switches": float(switches),
             "magnitude": float(magnitude),
             "reward": float(reward),
