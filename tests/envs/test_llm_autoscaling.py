@@ -340,7 +340,7 @@ def test_a_cost_penalty_charges_only_the_cost_spent_beyond_hpas_on_the_same_epis
         obs, _ = env.reset(seed=5)
         over, rewards, done = [], [], False
         while not done:
-            obs, r, term, trunc, info = env.step(act(obs))
+            obs, _, term, trunc, info = env.step(act(obs))
             over.append(info["reward_components"]["cost_over"])
             rewards.append(info["reward_components"])
             done = term or trunc
