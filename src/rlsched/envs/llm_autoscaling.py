@@ -566,8 +566,10 @@ class LLMAutoscalingEnv(RlschedEnv):
         ref = calc.reference_misses
         if self.slo_reference is not None and ref is None:
             return None
-        total = max(float(self.sim.results()["total_requests"]), 1.0)
-        own = self._missed_all() if self.drain_at_end else calc.misses
+        r = self.sim.results()  # once: _missed_all would read it again
+        n = float(r["total_requests"])
+        own = n * (1.0 - float(r["slo_attainment"])) if self.drain_at_end else calc.misses
+        total = max(n, 1.0)
         if ref is not None:
             short = (own - float(ref[-1])) / total
         else:

@@ -22,6 +22,7 @@ Log lines go to the ``rlsched.envs.llm_rl`` logger at INFO (``[Action] ...`` for
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -483,13 +484,30 @@ class ScalingRewardWeights:
             return ScalingRewardWeights()
         if isinstance(value, ScalingRewardWeights):
             return value
-        known = set(ScalingRewardWeights.__dataclass_fields__)
-        unknown = set(value) - known
-        if unknown:
-            raise ConfigError(f"unknown reward weight(s) {sorted(unknown)}; known: {sorted(known)}")
+        _check_fields(ScalingRewardWeights, value, "reward weight(s)")
         return ScalingRewardWeights(
             **{k: (None if v is None else float(v)) for k, v in value.items()}
         )
+
+
+def _check_fields(cls: type, value: Mapping[str, Any], what: str) -> None:
+    """A :class:`ConfigError` naming the keys of ``value`` that are not fields of ``cls``."""
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = set(value) - known
+    if unknown:
+        raise ConfigError(f"unknown {what} {sorted(unknown)}; known: {sorted(known)}")
+
+
+def _hinge_growth(own: float, ref: float, before: float) -> tuple[float, float]:
+    """``(growth, excess)``: the excess ``max(0, own - ref)`` and how much it grew from
+    ``before`` (the reference hinges of :class:`RLRewardCalculator`)."""
+    excess = max(0.0, own - ref)
+    return excess - before, excess
+
+
+def _so_far(per_interval: np.ndarray, intervals: int) -> float:
+    """A reference's running total after ``intervals`` intervals (its last entry beyond)."""
+    return float(per_interval[min(intervals, len(per_interval) - 1)])
 
 
 @dataclass
@@ -546,12 +564,7 @@ class SLODual:
         """An :class:`SLODual` from a mapping of its fields (``init`` unless given)."""
         if isinstance(value, SLODual):
             return value
-        known = set(SLODual.__dataclass_fields__)
-        unknown = set(value) - known
-        if unknown:
-            raise ConfigError(
-                f"unknown slo_dual field(s) {sorted(unknown)}; known: {sorted(known)}"
-            )
+        _check_fields(SLODual, value, "slo_dual field(s)")
         return SLODual(**{"init": init, **value})
 
     def bucket(self, load: float, mix: float) -> str:
@@ -709,9 +722,8 @@ class RLRewardCalculator:
 
     def _excess_growth(self, ref: float) -> float:
         """The growth of ``max(0, misses - ref)`` since the last call, over ``n_mean``."""
-        excess = max(0.0, self._misses - ref)
-        gap, self._excess = (excess - self._excess) / max(self._n_mean(), 1e-9), excess
-        return gap
+        growth, self._excess = _hinge_growth(self._misses, ref, self._excess)
+        return growth / max(self._n_mean(), 1e-9)
 
     def compute(self, stats: Mapping[str, Any], deltas: Sequence[int]) -> float:
         """The reward of one interval (see the class docstring); ``deltas``: the requested
@@ -740,16 +752,14 @@ class RLRewardCalculator:
         if completed and att == att:
             self._misses += completed * (1.0 - float(att))
         if self.reference_misses is not None:
-            ref = self.reference_misses[min(self._intervals, len(self.reference_misses) - 1)]
-            gap = self._excess_growth(float(ref))
+            gap = self._excess_growth(_so_far(self.reference_misses, self._intervals))
         elif w.slo_target is not None and completed and att == att:
             gap = (w.slo_target - float(att)) * completed / self._n_mean()
         self._cost_sum += cost
         over = 0.0
         if self.reference_costs is not None:
-            ref_cost = self.reference_costs[min(self._intervals, len(self.reference_costs) - 1)]
-            excess = max(0.0, self._cost_sum - float(ref_cost))
-            over, self._cost_excess = excess - self._cost_excess, excess
+            ref_cost = _so_far(self.reference_costs, self._intervals)
+            over, self._cost_excess = _hinge_growth(self._cost_sum, ref_cost, self._cost_excess)
         reward = (
             w.slo * slo
             - w.cost * cost
