@@ -195,6 +195,64 @@ def test_a_play_hold_is_what_the_saved_model_plays(untrained: Path, tmp_path: Pa
     assert isinstance(pol, ResidualPolicy) and pol.hold == 4
 
 
+def test_a_gated_correction_lowers_only_when_the_feature_allows_and_raises_only_below() -> None:
+    env = _env()
+    at = list(env.unwrapped.feature_names).index("slo_attainment")
+    gate = {"feature": "slo_attainment", "lower_at_least": 0.95, "raise_below": 0.99}
+    outs = [[-0.5, 0.5]] * 3
+    pol = ResidualPolicy(Scripted(outs), make_policy("hpa", env, seed=0), 0.4, env, gate=gate)
+    assert pol.describe()["residual"]["gate"] == gate
+    obs, _ = env.reset(seed=5)
+    pol.reset(5)
+    hpa = make_policy("hpa", env, seed=0)
+    hpa.reset(5)
+    mask = env.unwrapped.action_masks()
+    h = hpa.act(obs, mask)
+    applied = []
+    for value in (1.0, 0.97, 0.5):  # met: lower only; between: both; short: raise only
+        o = np.array(obs, dtype=np.float32)
+        o[at] = value
+        applied.append(np.round((np.float64(pol.act(o, mask)) - h) / 0.4, 5).tolist())
+    assert applied == [[-0.5, 0.0], [-0.5, 0.5], [0.0, 0.5]]
+    one_way = ResidualPolicy(
+        Scripted(outs),
+        make_policy("hpa", env, seed=0),
+        0.4,
+        env,
+        gate={"feature": "slo_attainment", "lower_at_least": 0.95},
+    )
+    o = np.array(obs, dtype=np.float32)
+    o[at] = 1.0  # raising is ungated
+    np.testing.assert_allclose(np.float64(one_way.act(o, mask)) - h, [-0.2, 0.2], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("gate", "match"),
+    [
+        ({"feature": "slo_attainment"}, "needs lower_at_least or raise_below"),
+        ({"feature": "slo", "lower_at_least": 0.9}, "'slo' is not one of this env's"),
+        ({"feature": "slo_attainment", "lower": 0.9}, "unknown keys \\['lower'\\]"),
+        ({"feature": "slo_attainment", "raise_below": "high"}, "must be numbers"),
+        ([0.9], 'must be {"feature"'),
+    ],
+)
+def test_a_bad_gate_is_refused_by_name(gate: Any, match: str) -> None:
+    env = _env()
+    with pytest.raises(PolicyError, match=match):
+        ResidualPolicy(Constant(0.0), make_policy("hpa", env, seed=0), 0.4, env, gate=gate)
+
+
+def test_a_play_gate_is_what_the_saved_model_plays(untrained: Path, tmp_path: Path) -> None:
+    meta = json.loads((untrained / "model" / "meta.json").read_text())
+    assert "gate" not in meta["residual"]  # training saves none by default
+    copy_dir = tmp_path / "gated"
+    shutil.copytree(untrained / "model", copy_dir)
+    meta["residual"]["gate"] = {"feature": "slo_attainment", "lower_at_least": 0.99}
+    (copy_dir / "meta.json").write_text(json.dumps(meta))
+    pol = make_policy(f"learned:{copy_dir}", _env(), seed=0)
+    assert isinstance(pol, ResidualPolicy) and pol.gate == meta["residual"]["gate"]
+
+
 def test_a_residual_needs_a_continuous_action_space() -> None:
     env = make_env("rlsched/VMPlacement-v0")
     with pytest.raises(PolicyError, match="Box only"):
@@ -312,6 +370,11 @@ def test_a_critic_warmup_trains_the_value_network_alone_then_the_actor(tmp_path:
         ({"residual_policy": None, "residual_play_range": [-1, 0]}, "need residual_policy"),
         ({"residual_policy": None, "residual_play_hold": 3}, "need residual_policy"),
         ({"residual_play_hold": 0}, "residual_play_hold must be an integer >= 1"),
+        (
+            {"residual_policy": None, "residual_play_gate": {"feature": "x", "raise_below": 1}},
+            "need residual_policy",
+        ),
+        ({"residual_play_gate": {"feature": "x"}}, "residual_play_gate needs lower_at_least"),
         ({"target_kl": 0.0}, "target_kl must be > 0"),
         ({"critic_warmup_steps": -1}, "critic_warmup_steps must be >= 0"),
         ({"target_kl": 0.01, "algo": "dqn", "residual_policy": None}, "target_kl applies"),

@@ -72,7 +72,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
             bounds = tuple(res.get("range") or FULL_RANGE)
             return ResidualPolicy(
                 pol, heuristic, float(res["scale"]), env.unwrapped, bounds,
-                res.get("hold", 1),
+                res.get("hold", 1), res.get("gate"),
             )  # fmt: skip
         return pol
     factories = env_policy_factories(env)

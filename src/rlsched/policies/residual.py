@@ -94,6 +94,46 @@ def hold_error(hold: Any) -> str | None:
     return f"must be an integer >= 1, got {hold!r}"
 
 
+#: the gate's keys besides ``feature``: what each direction of a correction needs of it
+GATE_BOUNDS = ("lower_at_least", "raise_below")
+
+
+def gate_error(gate: Any) -> str | None:
+    """Why ``gate`` is not a residual gate (None when it is, or when it is None):
+    ``{"feature": NAME, "lower_at_least": x, "raise_below": y}``, at least one of the two
+    numbers given (a missing one leaves that direction ungated)."""
+    if gate is None:
+        return None
+    if not isinstance(gate, dict) or not isinstance(gate.get("feature"), str):
+        return f'must be {{"feature": NAME, "lower_at_least": x, "raise_below": y}}, got {gate!r}'
+    extra = set(gate) - {"feature", *GATE_BOUNDS}
+    if extra:
+        return f"has unknown keys {sorted(extra)} (known: feature, {', '.join(GATE_BOUNDS)})"
+    given = [gate[k] for k in GATE_BOUNDS if gate.get(k) is not None]
+    if not given:
+        return f"needs lower_at_least or raise_below, got {gate!r}"
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in given):
+        return f"lower_at_least and raise_below must be numbers, got {gate!r}"
+    return None
+
+
+def _gate_index(env: Any, gate: dict[str, Any] | None, what: str) -> int | None:
+    """The index of the gate's feature in the env's flat observation (``feature_names``)."""
+    why = gate_error(gate)
+    if why is not None:
+        raise PolicyError(f"{what}: residual gate {why}")
+    if gate is None:
+        return None
+    names = list(getattr(getattr(env, "unwrapped", env), "feature_names", None) or [])
+    if gate["feature"] not in names:
+        known = f"; its features: {', '.join(names)}" if names else " (it names none)"
+        raise PolicyError(
+            f"{what}: residual gate feature {gate['feature']!r} is not one of this env's "
+            f"observation features{known}"
+        )
+    return names.index(gate["feature"])
+
+
 def range_json(bounds: tuple[Any, Any]) -> list[Any]:
     """``bounds`` as ``meta.json`` records them: ``[low, high]``, each a number or a list."""
     return [np.asarray(b, dtype=np.float64).tolist() for b in bounds]
@@ -172,10 +212,16 @@ class ResidualPolicy(Policy):
         env: Any,
         bounds: Bounds = FULL_RANGE,
         hold: int = 1,
+        gate: dict[str, Any] | None = None,
     ) -> None:
         """``hold``: a dimension's correction counts only once the model has asked for one of
         the same sign ``hold`` decisions in a row (``meta.json`` ``residual.hold``, the
-        config's ``residual_play_hold``); until then it plays the heuristic's action there."""
+        config's ``residual_play_hold``); until then it plays the heuristic's action there.
+        ``gate`` (``residual.gate``, ``residual_play_gate``): a correction that lowers the
+        heuristic's action counts only while the observation's ``feature`` is at least
+        ``lower_at_least``, one that raises it only while it is below ``raise_below``
+        (LLMAutoscaling, ``slo_attainment``: hold fewer instances than HPA only while the last
+        interval met its SLOs, more only while it did not)."""
         self.learned, self.scale = learned, float(scale)
         self.base = heuristic_base(base, str(learned.name))
         self.box = box_space(env, str(learned.name))
@@ -185,6 +231,8 @@ class ResidualPolicy(Policy):
         if why is not None:
             raise PolicyError(f"{self.name}: residual hold {why}")
         self.hold = int(hold)
+        self._gate_at = _gate_index(env, gate, self.name)
+        self.gate = None if gate is None else dict(gate)
         self._run = np.zeros(self.box.shape, dtype=np.int64)  # signed same-sign run lengths
 
     def reset(self, seed: int | None = None) -> None:
@@ -201,7 +249,20 @@ class ResidualPolicy(Policy):
             same = (sign != 0) & (sign == np.sign(self._run))
             self._run = np.where(same, self._run + sign, sign)
             out = np.where(np.abs(self._run) >= self.hold, out, 0.0)
+        if self.gate is not None:
+            out = self._gated(np.clip(np.asarray(out, dtype=np.float64), *self.bounds), observation)
         return _combine(self.box, base, self.scale, out, self.bounds)
+
+    def _gated(self, out: np.ndarray, observation: Observation) -> np.ndarray:
+        """``out`` with the corrections the gate does not allow in this state set to 0."""
+        assert self.gate is not None and self._gate_at is not None
+        value = float(np.asarray(observation, dtype=np.float64).reshape(-1)[self._gate_at])
+        lower_at_least, raise_below = (self.gate.get(k) for k in GATE_BOUNDS)
+        if lower_at_least is not None and value < lower_at_least:
+            out = np.maximum(out, 0.0)
+        if raise_below is not None and value >= raise_below:
+            out = np.minimum(out, 0.0)
+        return out
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ResidualPolicy:
         # rollouts copy a stateful base policy: the heuristic's state is copied, the network
@@ -219,5 +280,6 @@ class ResidualPolicy(Policy):
                 "scale": self.scale,
                 "range": range_json(self.bounds),
                 "hold": self.hold,
+                **({} if self.gate is None else {"gate": self.gate}),
             },
         }

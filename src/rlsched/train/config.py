@@ -14,7 +14,7 @@ import yaml
 from rlsched.agents.models import ALGOS
 from rlsched.envs.args import type_name
 from rlsched.errors import ConfigError
-from rlsched.policies.residual import hold_error, range_error
+from rlsched.policies.residual import gate_error, hold_error, range_error
 from rlsched.splits import SPLITS, check_validation, overlap, shared_text
 from rlsched.suggest import did_you_mean
 from rlsched.vector import BATCHED_ENV_IDS
@@ -139,6 +139,13 @@ class TrainConfig:
     dimension's correction counts only once the model has asked for one of the same sign this
     many decisions in a row, and until then that dimension plays the heuristic's action (a
     stabilisation window, as HPA's own). 1: every correction at once."""
+    residual_play_gate: dict[str, Any] | None = None
+    """What a saved residual model plays (``meta.json``; training plays none): a correction
+    that lowers the heuristic's action counts only while the observation's feature ``feature``
+    is at least ``lower_at_least``, one that raises it only while that feature is below
+    ``raise_below`` (either may be left out). LLMAutoscaling, ``{"feature": "slo_attainment",
+    "lower_at_least": 0.99}``: hold fewer instances than HPA only while the last interval met
+    its SLOs. None: no gate."""
     log_std_init: float | None = None
     """PPO with a Box (continuous) action space: initial log standard deviation of the Gaussian
     policy; None keeps SB3's 0 (std 1, which with actions clipped to [-1, 1] explores mostly at
@@ -360,9 +367,17 @@ class TrainConfig:
             why = hold_error(self.residual_play_hold)
             if why is not None:
                 raise ConfigError(f"{source}: residual_play_hold {why}")
-        elif self.residual_play_range is not None or self.residual_play_hold != 1:
+            why = gate_error(self.residual_play_gate)
+            if why is not None:
+                raise ConfigError(f"{source}: residual_play_gate {why}")
+        elif (
+            self.residual_play_range is not None
+            or self.residual_play_hold != 1
+            or self.residual_play_gate is not None
+        ):
             raise ConfigError(
-                f"{source}: residual_play_range and residual_play_hold need residual_policy"
+                f"{source}: residual_play_range, residual_play_hold and residual_play_gate "
+                "need residual_policy"
             )
 
         check_validation(self.env_id, self.eval_dataset or self.dataset, source)

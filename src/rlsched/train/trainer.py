@@ -179,6 +179,7 @@ def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, n
             "scale": cfg.residual_scale,
             "range": range_json(tuple(cfg.residual_play_range or cfg.residual_range)),
             "hold": cfg.residual_play_hold,
+            **({} if cfg.residual_play_gate is None else {"gate": cfg.residual_play_gate}),
         },
         "seed": cfg.seed,
         "versions": versions(),
