@@ -26,6 +26,11 @@ copy had played any episode before):
    threshold. Nothing is chosen on test; the goal is called met at a setting only where the
    intervals say so.
 
+The first run of this script (at 738231d) stopped after its test: the call below lacked the
+report's path, so the report could not be written (its validation kept ``down99``, which did
+not replace the entry). The path was added and the script run again on the same episodes; it
+made the same choice.
+
     python docs/results/make_zoo_llm_residual_gate.py
 """
 
@@ -48,7 +53,8 @@ def main() -> None:
     copies = [played_copy(SOURCE, FOLDER / name, "residual_play_gate", g, "gate")
               for name, g in GATES.items()]  # fmt: skip
     six_setting_round(
-        copies, FOLDER / "entry_before", (32_000, 44_000), "entry, gated by its SLO",
+        copies, FOLDER / "entry_before", (32_000, 44_000),
+        ROOT / "docs/results/llm_residual_gate_choice.json", "entry, gated by its SLO",
         "docs/results/make_zoo_llm_residual_gate.py",
         "the entry's own model played with its correction gated by the last interval's SLO "
         "attainment (residual_play_gate; no training)",

@@ -50,7 +50,8 @@ def main() -> None:
     copies = [played_copy(SOURCE, FOLDER / name, "residual_play_range", r, "range")
               for name, r in RANGES.items()]  # fmt: skip
     six_setting_round(
-        copies, FOLDER / "entry_before", (30_000, 42_000), "entry, narrower correction",
+        copies, FOLDER / "entry_before", (30_000, 42_000),
+        ROOT / "docs/results/llm_residual_narrow_choice.json", "entry, narrower correction",
         "docs/results/make_zoo_llm_residual_narrow.py",
         "the entry's own model played with its correction clipped to a narrower range "
         "(residual_play_range; no training)",
