@@ -1,19 +1,22 @@
 """Issue 13: twelve more seeds of the entry's own recipe (the SLO penalty against HPA,
 ``configs/llm_autoscaling_residual_hpa_ref.yaml``; seeds 4-15,
-``runs/zoo/llm_residual_hpa_ref_more/seedN``), trained at once on a borrowed 16-core machine
-(``docs/results/llm_hpa_ref_more_device.sh``), chosen on the same twelve validation settings
-as the rounds before.
+``runs/zoo/llm_residual_hpa_ref_more/seedN``), chosen on the same twelve validation settings as
+the rounds before. They were to train at once on a borrowed 16-core machine
+(``docs/results/llm_hpa_ref_more_device.sh``); none was lent when asked, so seeds 4-9 train on
+this 2-core machine, one at a time (``runs/zoo/llm_residual_hpa_ref_more/train.sh``), and
+seeds 10-15 only if another session gets that machine (changed before any seed trained).
 
 Why: the entry is the best of that recipe's four seeds (0-3) on validation, and only two of the
-four departed from their start. Twelve more seeds of the same recipe give the rule a larger
+four departed from their start. More seeds of the same recipe give the rule a larger
 pool, at no change to the recipe. A larger pool also makes the winner's margin on validation
 flatter it more, so the test below, on fresh episodes, decides nothing and reports.
 
 Fixed here (2026-11-27, eighth session) and committed before any of these runs trained:
 
-1. Candidates: the runs whose kept model departs from where they started (best periodic
-   evaluation above the start's). A run the device stopped before its 120,832 steps is first
-   finished here from its checkpoint (``rlsched train --resume``).
+1. Candidates: the runs of seeds 4-15 that finished (those not trained are skipped) whose
+   kept model departs from where they started (best periodic evaluation above the start's). A
+   run stopped before its 120,832 steps is first finished from its checkpoint
+   (``rlsched train --resume``).
 2. Validation, fresh episodes (seeds 33,000+; 10,000+ to 32,000+ were used before), 10 per
    setting, the twelve settings of ``make_zoo_llm_residual_bursty_trained.py``; counting, the
    kept candidate and the replacement rule as there (it replaces the entry only if it meets
