@@ -385,6 +385,21 @@ def test_bad_residual_configs_are_refused(kw: dict[str, Any], match: str) -> Non
         _cfg(**kw).validate()
 
 
+def test_a_play_gate_on_a_feature_the_env_lacks_is_refused_before_training(
+    tmp_path: Path,
+) -> None:
+    gate = {"feature": "slo", "lower_at_least": 0.99}
+    why = r"residual_play_gate of .*: residual gate feature 'slo' is not one"
+    with pytest.raises(ConfigError, match=why):
+        train(_cfg(residual_play_gate=gate), tmp_path / "a", progress=False)
+    assert not (tmp_path / "a" / "model").exists()
+    run = tmp_path / "b"
+    train(_cfg(residual_play_gate={"feature": "slo_attainment", "lower_at_least": 0.99}), run,
+          progress=False)  # fmt: skip
+    meta = json.loads((run / "model" / "meta.json").read_text())
+    assert meta["residual"]["gate"] == {"feature": "slo_attainment", "lower_at_least": 0.99}
+
+
 def test_an_unknown_or_discrete_residual_base_is_refused_by_name(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"residual_policy of .*'hpx'"):
         train(_cfg(residual_policy="hpx"), tmp_path / "a", progress=False)

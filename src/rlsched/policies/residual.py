@@ -117,7 +117,7 @@ def gate_error(gate: Any) -> str | None:
     return None
 
 
-def _gate_index(env: Any, gate: dict[str, Any] | None, what: str) -> int | None:
+def gate_index(env: Any, gate: dict[str, Any] | None, what: str) -> int | None:
     """The index of the gate's feature in the env's flat observation (``feature_names``)."""
     why = gate_error(gate)
     if why is not None:
@@ -231,7 +231,7 @@ class ResidualPolicy(Policy):
         if why is not None:
             raise PolicyError(f"{self.name}: residual hold {why}")
         self.hold = int(hold)
-        self._gate_at = _gate_index(env, gate, self.name)
+        self._gate_at = gate_index(env, gate, self.name)
         self.gate = None if gate is None else dict(gate)
         self._run = np.zeros(self.box.shape, dtype=np.int64)  # signed same-sign run lengths
 

@@ -53,7 +53,7 @@ from rlsched.envs.make import make_env
 from rlsched.errors import ConfigError, PolicyError
 from rlsched.optional import available, install_hint
 from rlsched.policies.registry import make_policy, make_rollout
-from rlsched.policies.residual import ResidualAction, range_json
+from rlsched.policies.residual import ResidualAction, gate_index, range_json
 from rlsched.runtime import git_commit, set_torch_threads, versions
 from rlsched.train import imitation as imitation_mod
 from rlsched.train.config import TrainConfig
@@ -92,9 +92,14 @@ def _single_env(cfg: TrainConfig, dataset: str | None, seed: int) -> gym.Env:
         return env
     try:
         base = make_policy(cfg.residual_policy, env, seed=seed)
-        return ResidualAction(env, base, cfg.residual_scale, tuple(cfg.residual_range))
+        wrapped = ResidualAction(env, base, cfg.residual_scale, tuple(cfg.residual_range))
     except PolicyError as e:
         raise ConfigError(f"residual_policy of {cfg.env_id}: {e}") from None
+    try:  # the gate plays only in the saved model, but a feature this env lacks fails now
+        gate_index(env, cfg.residual_play_gate, f"residual_play_gate of {cfg.env_id}")
+    except PolicyError as e:
+        raise ConfigError(str(e)) from None
+    return wrapped
 
 
 def _vec_env(
