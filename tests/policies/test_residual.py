@@ -226,10 +226,36 @@ def test_a_gated_correction_lowers_only_when_the_feature_allows_and_raises_only_
     np.testing.assert_allclose(np.float64(one_way.act(o, mask)) - h, [-0.2, 0.2], atol=1e-6)
 
 
+def test_a_gate_per_dimension_reads_each_pools_own_feature() -> None:
+    # each pool raises only while busy (its own utilization >= 0.5), lowers only while idle
+    env = _env()
+    names = list(env.unwrapped.feature_names)
+    at = [names.index("prompt_utilization"), names.index("token_utilization")]
+    gate = {"feature": ["prompt_utilization", "token_utilization"],
+            "raise_at_least": 0.5, "lower_below": 0.5}  # fmt: skip
+    obs, _ = env.reset(seed=5)
+    mask = env.unwrapped.action_masks()
+    hpa = make_policy("hpa", env, seed=0)
+    applied = []
+    for outs, util in (([0.5, 0.5], (0.9, 0.1)), ([-0.5, -0.5], (0.9, 0.1))):
+        pol = ResidualPolicy(Scripted([outs]), make_policy("hpa", env, seed=0), 0.4, env,
+                             gate=gate)  # fmt: skip
+        pol.reset(5)
+        hpa.reset(5)
+        o = np.array(obs, dtype=np.float32)
+        o[at] = util
+        h = hpa.act(o, mask)
+        applied.append(np.round((np.float64(pol.act(o, mask)) - h) / 0.4, 5).tolist())
+    # busy prompt pool, idle token pool: only the prompt pool may rise, only the token pool fall
+    assert applied == [[0.5, 0.0], [0.0, -0.5]]
+
+
 @pytest.mark.parametrize(
     ("gate", "match"),
     [
-        ({"feature": "slo_attainment"}, "needs lower_at_least or raise_below"),
+        ({"feature": "slo_attainment"}, "needs one of lower_at_least, lower_below"),
+        ({"feature": ["slo_attainment"] * 3, "raise_below": 1}, "3 features for 2 action dim"),
+        ({"feature": [], "raise_below": 1}, 'must be {"feature"'),
         ({"feature": "slo", "lower_at_least": 0.9}, "'slo' is not one of this env's"),
         ({"feature": "slo_attainment", "lower": 0.9}, "unknown keys \\['lower'\\]"),
         ({"feature": "slo_attainment", "raise_below": "high"}, "must be numbers"),
@@ -374,7 +400,7 @@ def test_a_critic_warmup_trains_the_value_network_alone_then_the_actor(tmp_path:
             {"residual_policy": None, "residual_play_gate": {"feature": "x", "raise_below": 1}},
             "need residual_policy",
         ),
-        ({"residual_play_gate": {"feature": "x"}}, "residual_play_gate needs lower_at_least"),
+        ({"residual_play_gate": {"feature": "x"}}, "residual_play_gate needs one of"),
         ({"target_kl": 0.0}, "target_kl must be > 0"),
         ({"critic_warmup_steps": -1}, "critic_warmup_steps must be >= 0"),
         ({"target_kl": 0.01, "algo": "dqn", "residual_policy": None}, "target_kl applies"),

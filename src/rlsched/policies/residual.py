@@ -94,44 +94,60 @@ def hold_error(hold: Any) -> str | None:
     return f"must be an integer >= 1, got {hold!r}"
 
 
-#: the gate's keys besides ``feature``: what each direction of a correction needs of it
-GATE_BOUNDS = ("lower_at_least", "raise_below")
+#: the gate's bounds: a correction that lowers the heuristic's action counts only while the
+#: feature is at least ``lower_at_least`` and below ``lower_below``; one that raises it, likewise
+GATE_BOUNDS = ("lower_at_least", "lower_below", "raise_at_least", "raise_below")
 
 
 def gate_error(gate: Any) -> str | None:
     """Why ``gate`` is not a residual gate (None when it is, or when it is None):
-    ``{"feature": NAME, "lower_at_least": x, "raise_below": y}``, at least one of the two
-    numbers given (a missing one leaves that direction ungated)."""
+    ``{"feature": NAME, BOUND: x, ...}`` with at least one of :data:`GATE_BOUNDS` (a missing one
+    leaves that side ungated); ``feature`` may also be a list, one name per action dimension."""
     if gate is None:
         return None
-    if not isinstance(gate, dict) or not isinstance(gate.get("feature"), str):
-        return f'must be {{"feature": NAME, "lower_at_least": x, "raise_below": y}}, got {gate!r}'
+    feature = gate.get("feature") if isinstance(gate, dict) else None
+    if not (
+        isinstance(feature, str)
+        or (isinstance(feature, list) and feature and all(isinstance(f, str) for f in feature))
+    ):
+        return f'must be {{"feature": NAME or [NAME per dimension], BOUND: x, ...}}, got {gate!r}'
+    assert isinstance(gate, dict)
     extra = set(gate) - {"feature", *GATE_BOUNDS}
     if extra:
         return f"has unknown keys {sorted(extra)} (known: feature, {', '.join(GATE_BOUNDS)})"
     given = [gate[k] for k in GATE_BOUNDS if gate.get(k) is not None]
     if not given:
-        return f"needs lower_at_least or raise_below, got {gate!r}"
+        return f"needs one of {', '.join(GATE_BOUNDS)}, got {gate!r}"
     if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in given):
-        return f"lower_at_least and raise_below must be numbers, got {gate!r}"
+        return f"{', '.join(GATE_BOUNDS)} must be numbers, got {gate!r}"
     return None
 
 
-def gate_index(env: Any, gate: dict[str, Any] | None, what: str) -> int | None:
-    """The index of the gate's feature in the env's flat observation (``feature_names``)."""
+def gate_index(env: Any, gate: dict[str, Any] | None, what: str) -> np.ndarray | None:
+    """The index in the env's flat observation (``feature_names``) of the feature that gates
+    each action dimension (one feature for all, or one per dimension)."""
     why = gate_error(gate)
     if why is not None:
         raise PolicyError(f"{what}: residual gate {why}")
     if gate is None:
         return None
-    names = list(getattr(getattr(env, "unwrapped", env), "feature_names", None) or [])
-    if gate["feature"] not in names:
-        known = f"; its features: {', '.join(names)}" if names else " (it names none)"
+    base = getattr(env, "unwrapped", env)
+    names = list(getattr(base, "feature_names", None) or [])
+    wanted = gate["feature"] if isinstance(gate["feature"], list) else [gate["feature"]]
+    for name in wanted:
+        if name not in names:
+            known = f"; its features: {', '.join(names)}" if names else " (it names none)"
+            raise PolicyError(
+                f"{what}: residual gate feature {name!r} is not one of this env's "
+                f"observation features{known}"
+            )
+    dims = int(np.prod(getattr(base.action_space, "shape", None) or (1,)))
+    if len(wanted) not in (1, dims):
         raise PolicyError(
-            f"{what}: residual gate feature {gate['feature']!r} is not one of this env's "
-            f"observation features{known}"
+            f"{what}: residual gate names {len(wanted)} features for {dims} action dimensions "
+            "(one for all, or one per dimension)"
         )
-    return names.index(gate["feature"])
+    return np.array([names.index(n) for n in wanted], dtype=np.int64)
 
 
 def range_json(bounds: tuple[Any, Any]) -> list[Any]:
@@ -219,9 +235,10 @@ class ResidualPolicy(Policy):
         config's ``residual_play_hold``); until then it plays the heuristic's action there.
         ``gate`` (``residual.gate``, ``residual_play_gate``): a correction that lowers the
         heuristic's action counts only while the observation's ``feature`` is at least
-        ``lower_at_least``, one that raises it only while it is below ``raise_below``
-        (LLMAutoscaling, ``slo_attainment``: hold fewer instances than HPA only while the last
-        interval met its SLOs, more only while it did not)."""
+        ``lower_at_least`` and below ``lower_below``, one that raises it only while it is at
+        least ``raise_at_least`` and below ``raise_below`` (LLMAutoscaling, ``slo_attainment``:
+        hold fewer instances than HPA only while the last interval met its SLOs; a list of
+        features, one per dimension: each pool gated by its own ``*_utilization``)."""
         self.learned, self.scale = learned, float(scale)
         self.base = heuristic_base(base, str(learned.name))
         self.box = box_space(env, str(learned.name))
@@ -256,13 +273,18 @@ class ResidualPolicy(Policy):
     def _gated(self, out: np.ndarray, observation: Observation) -> np.ndarray:
         """``out`` with the corrections the gate does not allow in this state set to 0."""
         assert self.gate is not None and self._gate_at is not None
-        value = float(np.asarray(observation, dtype=np.float64).reshape(-1)[self._gate_at])
-        lower_at_least, raise_below = (self.gate.get(k) for k in GATE_BOUNDS)
-        if lower_at_least is not None and value < lower_at_least:
-            out = np.maximum(out, 0.0)
-        if raise_below is not None and value >= raise_below:
-            out = np.minimum(out, 0.0)
-        return out
+        value = np.asarray(observation, dtype=np.float64).reshape(-1)[self._gate_at]
+        lower_ok, raise_ok = np.ones_like(value, dtype=bool), np.ones_like(value, dtype=bool)
+        lo_min, lo_max, up_min, up_max = (self.gate.get(k) for k in GATE_BOUNDS)
+        if lo_min is not None:
+            lower_ok &= value >= lo_min
+        if lo_max is not None:
+            lower_ok &= value < lo_max
+        if up_min is not None:
+            raise_ok &= value >= up_min
+        if up_max is not None:
+            raise_ok &= value < up_max
+        return np.where(out < 0, np.where(lower_ok, out, 0.0), np.where(raise_ok, out, 0.0))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ResidualPolicy:
         # rollouts copy a stateful base policy: the heuristic's state is copied, the network

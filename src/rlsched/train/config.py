@@ -142,10 +142,11 @@ class TrainConfig:
     residual_play_gate: dict[str, Any] | None = None
     """What a saved residual model plays (``meta.json``; training plays none): a correction
     that lowers the heuristic's action counts only while the observation's feature ``feature``
-    is at least ``lower_at_least``, one that raises it only while that feature is below
-    ``raise_below`` (either may be left out). LLMAutoscaling, ``{"feature": "slo_attainment",
-    "lower_at_least": 0.99}``: hold fewer instances than HPA only while the last interval met
-    its SLOs. None: no gate."""
+    is at least ``lower_at_least`` and below ``lower_below``, one that raises it only while that
+    feature is at least ``raise_at_least`` and below ``raise_below`` (any may be left out;
+    ``feature`` may be a list, one per action dimension). LLMAutoscaling, ``{"feature":
+    "slo_attainment", "lower_at_least": 0.99}``: hold fewer instances than HPA only while the
+    last interval met its SLOs. None: no gate."""
     log_std_init: float | None = None
     """PPO with a Box (continuous) action space: initial log standard deviation of the Gaussian
     policy; None keeps SB3's 0 (std 1, which with actions clipped to [-1, 1] explores mostly at
