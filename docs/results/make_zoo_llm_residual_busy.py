@@ -10,8 +10,10 @@ of raise carries its gains at 2x and 3x: the SLO cannot tell those apart. A pool
 can: adding instances to a pool whose instances idle buys nothing. On the code trace, with
 outputs far shorter than conv's, an earlier round found the residual holding more decode
 instances than HPA at 1x for nothing (``docs/results/llm_residual_pools.py``, third session).
-The bounds are 0.5 and HPA's own target, 0.7 (``HPAConfig.target``), fixed before any
-candidate played.
+The bounds are 0.5 and 0.7, fixed before any candidate played. (The script first called 0.7
+HPA's own target, ``HPAConfig.target``; the LLM env's HPA uses per-pool targets instead, 0.4
+for prompt and 0.9 for token, ``DEFAULT_TARGET_UTILIZATION``. Corrected while the validation
+ran, before any of its output was read; the candidates are as committed.)
 
 Fixed here (2026-11-27, eighth session) and committed before any candidate was judged (no copy
 gated by utilization had played any episode before):
