@@ -248,6 +248,16 @@ def test_a_gate_per_dimension_reads_each_pools_own_feature() -> None:
         applied.append(np.round((np.float64(pol.act(o, mask)) - h) / 0.4, 5).tolist())
     # busy prompt pool, idle token pool: only the prompt pool may rise, only the token pool fall
     assert applied == [[0.5, 0.0], [0.0, -0.5]]
+    # one bound per pool: the token pool's 0.05 lets it rise at 0.1, the prompt pool's 0.95 not
+    per_pool = {"feature": gate["feature"], "raise_at_least": [0.95, 0.05]}
+    pol = ResidualPolicy(Scripted([[0.5, 0.5]]), make_policy("hpa", env, seed=0), 0.4, env,
+                         gate=per_pool)  # fmt: skip
+    pol.reset(5)
+    hpa.reset(5)
+    o = np.array(obs, dtype=np.float32)
+    o[at] = (0.9, 0.1)
+    h = hpa.act(o, mask)
+    assert np.round((np.float64(pol.act(o, mask)) - h) / 0.4, 5).tolist() == [0.0, 0.5]
 
 
 @pytest.mark.parametrize(
@@ -256,6 +266,8 @@ def test_a_gate_per_dimension_reads_each_pools_own_feature() -> None:
         ({"feature": "slo_attainment"}, "needs one of lower_at_least, lower_below"),
         ({"feature": ["slo_attainment"] * 3, "raise_below": 1}, "3 features for 2 action dim"),
         ({"feature": [], "raise_below": 1}, 'must be {"feature"'),
+        ({"feature": "slo_attainment", "raise_below": [1, 1, 1]}, "3 raise_below for 2"),
+        ({"feature": "slo_attainment", "raise_below": []}, "must be numbers"),
         ({"feature": "slo", "lower_at_least": 0.9}, "'slo' is not one of this env's"),
         ({"feature": "slo_attainment", "lower": 0.9}, "unknown keys \\['lower'\\]"),
         ({"feature": "slo_attainment", "raise_below": "high"}, "must be numbers"),

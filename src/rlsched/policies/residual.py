@@ -118,8 +118,12 @@ def gate_error(gate: Any) -> str | None:
     given = [gate[k] for k in GATE_BOUNDS if gate.get(k) is not None]
     if not given:
         return f"needs one of {', '.join(GATE_BOUNDS)}, got {gate!r}"
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in given):
-        return f"{', '.join(GATE_BOUNDS)} must be numbers, got {gate!r}"
+
+    def number(v: Any) -> bool:
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    if not all(number(v) or (isinstance(v, list) and v and all(map(number, v))) for v in given):
+        return f"{', '.join(GATE_BOUNDS)} must be numbers (or one per dimension), got {gate!r}"
     return None
 
 
@@ -142,11 +146,15 @@ def gate_index(env: Any, gate: dict[str, Any] | None, what: str) -> np.ndarray |
                 f"observation features{known}"
             )
     dims = int(np.prod(getattr(base.action_space, "shape", None) or (1,)))
-    if len(wanted) not in (1, dims):
-        raise PolicyError(
-            f"{what}: residual gate names {len(wanted)} features for {dims} action dimensions "
-            "(one for all, or one per dimension)"
-        )
+    sizes = {"features": len(wanted)} | {
+        k: len(gate[k]) for k in GATE_BOUNDS if isinstance(gate.get(k), list)
+    }
+    for key, n in sizes.items():
+        if n not in (1, dims):
+            raise PolicyError(
+                f"{what}: residual gate names {n} {key} for {dims} action dimensions "
+                "(one for all, or one per dimension)"
+            )
     return np.array([names.index(n) for n in wanted], dtype=np.int64)
 
 
@@ -275,15 +283,18 @@ class ResidualPolicy(Policy):
         assert self.gate is not None and self._gate_at is not None
         value = np.asarray(observation, dtype=np.float64).reshape(-1)[self._gate_at]
         lower_ok, raise_ok = np.ones_like(value, dtype=bool), np.ones_like(value, dtype=bool)
-        lo_min, lo_max, up_min, up_max = (self.gate.get(k) for k in GATE_BOUNDS)
+        lo_min, lo_max, up_min, up_max = (
+            None if self.gate.get(k) is None else np.asarray(self.gate[k], dtype=np.float64)
+            for k in GATE_BOUNDS
+        )
         if lo_min is not None:
-            lower_ok &= value >= lo_min
+            lower_ok = lower_ok & (value >= lo_min)
         if lo_max is not None:
-            lower_ok &= value < lo_max
+            lower_ok = lower_ok & (value < lo_max)
         if up_min is not None:
-            raise_ok &= value >= up_min
+            raise_ok = raise_ok & (value >= up_min)
         if up_max is not None:
-            raise_ok &= value < up_max
+            raise_ok = raise_ok & (value < up_max)
         return np.where(out < 0, np.where(lower_ok, out, 0.0), np.where(raise_ok, out, 0.0))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ResidualPolicy:
