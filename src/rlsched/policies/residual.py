@@ -158,6 +158,16 @@ def gate_index(env: Any, gate: dict[str, Any] | None, what: str) -> np.ndarray |
     return np.array([names.index(n) for n in wanted], dtype=np.int64)
 
 
+def _within(value: np.ndarray, at_least: Any, below: Any) -> np.ndarray:
+    """Where ``at_least <= value < below`` (a bound None: no limit on that side)."""
+    ok = np.ones_like(value, dtype=bool)
+    if at_least is not None:
+        ok = ok & (value >= at_least)
+    if below is not None:
+        ok = ok & (value < below)
+    return ok
+
+
 def range_json(bounds: tuple[Any, Any]) -> list[Any]:
     """``bounds`` as ``meta.json`` records them: ``[low, high]``, each a number or a list."""
     return [np.asarray(b, dtype=np.float64).tolist() for b in bounds]
@@ -258,6 +268,14 @@ class ResidualPolicy(Policy):
         self.hold = int(hold)
         self._gate_at = gate_index(env, gate, self.name)
         self.gate = None if gate is None else dict(gate)
+        self._gate_bounds = (
+            None
+            if gate is None
+            else tuple(  # read once, not per decision
+                None if gate.get(k) is None else np.asarray(gate[k], dtype=np.float64)
+                for k in GATE_BOUNDS
+            )
+        )
         self._run = np.zeros(self.box.shape, dtype=np.int64)  # signed same-sign run lengths
 
     def reset(self, seed: int | None = None) -> None:
@@ -274,27 +292,16 @@ class ResidualPolicy(Policy):
             same = (sign != 0) & (sign == np.sign(self._run))
             self._run = np.where(same, self._run + sign, sign)
             out = np.where(np.abs(self._run) >= self.hold, out, 0.0)
-        if self.gate is not None:
-            out = self._gated(np.clip(np.asarray(out, dtype=np.float64), *self.bounds), observation)
+        if self.gate is not None:  # the range holds 0, so clipping keeps each sign: no clip here
+            out = self._gated(np.asarray(out, dtype=np.float64), observation)
         return _combine(self.box, base, self.scale, out, self.bounds)
 
     def _gated(self, out: np.ndarray, observation: Observation) -> np.ndarray:
         """``out`` with the corrections the gate does not allow in this state set to 0."""
-        assert self.gate is not None and self._gate_at is not None
+        assert self._gate_at is not None and self._gate_bounds is not None
         value = np.asarray(observation, dtype=np.float64).reshape(-1)[self._gate_at]
-        lower_ok, raise_ok = np.ones_like(value, dtype=bool), np.ones_like(value, dtype=bool)
-        lo_min, lo_max, up_min, up_max = (
-            None if self.gate.get(k) is None else np.asarray(self.gate[k], dtype=np.float64)
-            for k in GATE_BOUNDS
-        )
-        if lo_min is not None:
-            lower_ok = lower_ok & (value >= lo_min)
-        if lo_max is not None:
-            lower_ok = lower_ok & (value < lo_max)
-        if up_min is not None:
-            raise_ok = raise_ok & (value >= up_min)
-        if up_max is not None:
-            raise_ok = raise_ok & (value < up_max)
+        lo_min, lo_max, up_min, up_max = self._gate_bounds
+        lower_ok, raise_ok = _within(value, lo_min, lo_max), _within(value, up_min, up_max)
         return np.where(out < 0, np.where(lower_ok, out, 0.0), np.where(raise_ok, out, 0.0))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ResidualPolicy:
