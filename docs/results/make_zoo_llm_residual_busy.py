@@ -35,9 +35,7 @@ gated by utilization had played any episode before):
     python docs/results/make_zoo_llm_residual_busy.py
 """
 
-from make_zoo import ROOT
-from make_zoo_llm_residual_bursty_trained import SETTINGS
-from make_zoo_llm_residual_down import played_copy, six_setting_round
+from llm_played_round import played_round
 
 POOLS = ["prompt_utilization", "token_utilization"]
 GATES = {
@@ -46,22 +44,15 @@ GATES = {
     "busy50_idle50": {"feature": POOLS, "raise_at_least": 0.5, "lower_below": 0.5},
     "busy70_idle70": {"feature": POOLS, "raise_at_least": 0.7, "lower_below": 0.7},
 }
-SOURCE = ROOT / "runs/zoo/llm_residual_hpa_ref/seed0"
-FOLDER = ROOT / "runs/zoo/llm_residual_busy"
 
 
 def main() -> None:
-    copies = [played_copy(SOURCE, FOLDER / name, "residual_play_gate", g, "gate")
-              for name, g in GATES.items()]  # fmt: skip
-    six_setting_round(
-        copies, FOLDER / "entry_before", (34_000, 46_000),
-        ROOT / "docs/results/llm_residual_busy_choice.json", "entry, each pool gated by its load",
-        "docs/results/make_zoo_llm_residual_busy.py",
+    played_round(
+        "llm_residual_busy", "residual_play_gate", GATES, (34_000, 46_000),
+        "entry, each pool gated by its load",
         "the entry's own model played with each pool's correction gated by that pool's "
         "utilization (residual_play_gate; no training)",
-        "the entry (the same model ungated)", episodes=10, env_extra=SETTINGS,
-        test_episodes=30, validation_episodes=10, env_extra_settings=SETTINGS,
-        gates=GATES,
+        "the entry (the same model ungated)",
     )  # fmt: skip
 
 

@@ -6,8 +6,8 @@ two candidates) one that holds it below HPA's only while the demand is below it.
 
 Why: both gate rounds before (``make_zoo_llm_residual_gate.py``, ``make_zoo_llm_residual_busy.py``)
 gated on features the scaler's own capacity moves: the SLO it meets and how busy its instances
-are. The entry's gainful raises at conv-2x are made while its pools are less than half busy,
-because it holds more instances; so its gains and its conv-1x premium looked alike. A pool's
+are. The entry's gainful raises at conv-2x appear to be made while its pools are less than half
+busy, because it holds more instances; so its gains and its conv-1x premium looked alike. A pool's
 demand is set by the arrivals alone, whatever capacity the scaler holds, so it can tell 1x from
 2x. The bounds come from HPA's play on the training trace only (``llm_demand_diag.py``, diagnosis
 seeds 20,800-20,802; neither validation nor test): the median demand at conv-1x is 0.034
@@ -34,9 +34,7 @@ gated by demand had played any episode before):
     python docs/results/make_zoo_llm_residual_demand.py
 """
 
-from make_zoo import ROOT
-from make_zoo_llm_residual_bursty_trained import SETTINGS
-from make_zoo_llm_residual_down import played_copy, six_setting_round
+from llm_played_round import played_round
 
 POOLS = ["prompt_demand", "token_demand"]
 MID, Q75 = [0.054, 0.21], [0.069, 0.162]
@@ -46,22 +44,15 @@ GATES = {
     "raise_mid_cut_mid": {"feature": POOLS, "raise_at_least": MID, "lower_below": MID},
     "raise_q75_cut_q75": {"feature": POOLS, "raise_at_least": Q75, "lower_below": Q75},
 }
-SOURCE = ROOT / "runs/zoo/llm_residual_hpa_ref/seed0"
-FOLDER = ROOT / "runs/zoo/llm_residual_demand"
 
 
 def main() -> None:
-    copies = [played_copy(SOURCE, FOLDER / name, "residual_play_gate", g, "gate")
-              for name, g in GATES.items()]  # fmt: skip
-    six_setting_round(
-        copies, FOLDER / "entry_before", (35_000, 47_000),
-        ROOT / "docs/results/llm_residual_demand_choice.json",
-        "entry, each pool gated by its demand", "docs/results/make_zoo_llm_residual_demand.py",
+    played_round(
+        "llm_residual_demand", "residual_play_gate", GATES, (35_000, 47_000),
+        "entry, each pool gated by its demand",
         "the entry's own model played with each pool's correction gated by that pool's demand "
         "(residual_play_gate; no training)",
-        "the entry (the same model ungated)", episodes=10, env_extra=SETTINGS,
-        test_episodes=30, validation_episodes=10, env_extra_settings=SETTINGS,
-        gates=GATES,
+        "the entry (the same model ungated)",
     )  # fmt: skip
 
 

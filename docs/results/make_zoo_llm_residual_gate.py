@@ -34,9 +34,7 @@ made the same choice.
     python docs/results/make_zoo_llm_residual_gate.py
 """
 
-from make_zoo import ROOT
-from make_zoo_llm_residual_bursty_trained import SETTINGS
-from make_zoo_llm_residual_down import played_copy, six_setting_round
+from llm_played_round import played_round
 
 FEATURE = "slo_attainment"
 GATES = {
@@ -45,22 +43,15 @@ GATES = {
     "raise99": {"feature": FEATURE, "raise_below": 0.99},
     "both99": {"feature": FEATURE, "lower_at_least": 0.99, "raise_below": 0.99},
 }
-SOURCE = ROOT / "runs/zoo/llm_residual_hpa_ref/seed0"
-FOLDER = ROOT / "runs/zoo/llm_residual_gate"
 
 
 def main() -> None:
-    copies = [played_copy(SOURCE, FOLDER / name, "residual_play_gate", g, "gate")
-              for name, g in GATES.items()]  # fmt: skip
-    six_setting_round(
-        copies, FOLDER / "entry_before", (32_000, 44_000),
-        ROOT / "docs/results/llm_residual_gate_choice.json", "entry, gated by its SLO",
-        "docs/results/make_zoo_llm_residual_gate.py",
+    played_round(
+        "llm_residual_gate", "residual_play_gate", GATES, (32_000, 44_000),
+        "entry, gated by its SLO",
         "the entry's own model played with its correction gated by the last interval's SLO "
         "attainment (residual_play_gate; no training)",
-        "the entry (the same model ungated)", episodes=10, env_extra=SETTINGS,
-        test_episodes=30, validation_episodes=10, env_extra_settings=SETTINGS,
-        gates=GATES,
+        "the entry (the same model ungated)",
     )  # fmt: skip
 
 

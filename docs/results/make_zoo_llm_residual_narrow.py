@@ -37,27 +37,18 @@ Fixed here (2026-11-27, seventh session) and committed before any candidate was 
     python docs/results/make_zoo_llm_residual_narrow.py
 """
 
-from make_zoo import ROOT
-from make_zoo_llm_residual_bursty_trained import SETTINGS
-from make_zoo_llm_residual_down import played_copy, six_setting_round
+from llm_played_round import played_round
 
 RANGES = {"half": [-0.5, 0.5], "cuts_half": [-0.5, 1.0], "adds_half": [-1.0, 0.5]}
-SOURCE = ROOT / "runs/zoo/llm_residual_hpa_ref/seed0"
-FOLDER = ROOT / "runs/zoo/llm_residual_narrow"
 
 
 def main() -> None:
-    copies = [played_copy(SOURCE, FOLDER / name, "residual_play_range", r, "range")
-              for name, r in RANGES.items()]  # fmt: skip
-    six_setting_round(
-        copies, FOLDER / "entry_before", (30_000, 42_000),
-        ROOT / "docs/results/llm_residual_narrow_choice.json", "entry, narrower correction",
-        "docs/results/make_zoo_llm_residual_narrow.py",
+    played_round(
+        "llm_residual_narrow", "residual_play_range", RANGES, (30_000, 42_000),
+        "entry, narrower correction",
         "the entry's own model played with its correction clipped to a narrower range "
         "(residual_play_range; no training)",
-        "the entry (the same model at its full range)", episodes=10, env_extra=SETTINGS,
-        test_episodes=30, validation_episodes=10, env_extra_settings=SETTINGS,
-        ranges=RANGES,
+        "the entry (the same model at its full range)",
     )  # fmt: skip
 
 
