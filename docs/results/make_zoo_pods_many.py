@@ -11,8 +11,14 @@ once (0, 3, 4, 5, 20-23; one sub-env each):
 
     docs/results/train_seeds.sh configs/pod_rebalancing_anchored_many.yaml \\
         runs/zoo/pods_anchored_many 0 1 2
+    for s in 0 1 2; do
+        rlsched train --resume runs/zoo/pods_anchored_many/seed$s --steps 120000; done
     python docs/results/make_zoo_pods_many.py
     python docs/results/confirm_test.py pod-rebalancing-anchored-ppo --seed 4000
+
+The three runs are resumed from 60k to 120k steps (added before any of them was judged: seed
+0's periodic evaluations on cluster 1 were still rising at 60k, -0.0937 at 45k and 50k, -0.0920
+at 55k, -0.0915 at 60k).
 
 The rule, fixed here before any of these models was judged:
 
