@@ -19,20 +19,21 @@ KEYS = {"residual_play_range": ("range", "ranges"), "residual_play_gate": ("gate
 
 def played_round(
     folder: str, config_key: str, variants: dict[str, Any], seeds: tuple[int, int], what: str,
-    pool_words: str, entry_words: str,
+    pool_words: str, entry_words: str, validation_episodes: int = 10,
 ) -> None:  # fmt: skip
     """The entry's model played each of ``variants`` (name -> the value of ``config_key``) as
     copies in ``runs/zoo/FOLDER/NAME``, judged against the entry as it is (copied to
     ``runs/zoo/FOLDER/entry_before``) on validation seeds ``seeds[0]``+ and test seeds
     ``seeds[1]``+; the report to ``docs/results/FOLDER_choice.json``, the script named
-    ``docs/results/make_zoo_FOLDER.py``."""
+    ``docs/results/make_zoo_FOLDER.py``; ``validation_episodes`` per validation setting."""
     meta_key, report_key = KEYS[config_key]
     runs = ROOT / "runs/zoo" / folder
     copies = [played_copy(SOURCE, runs / name, config_key, value, meta_key)
               for name, value in variants.items()]  # fmt: skip
     six_setting_round(
         copies, runs / "entry_before", seeds, ROOT / f"docs/results/{folder}_choice.json", what,
-        f"docs/results/make_zoo_{folder}.py", pool_words, entry_words, episodes=10,
-        env_extra=SETTINGS, test_episodes=30, validation_episodes=10,
+        f"docs/results/make_zoo_{folder}.py", pool_words, entry_words,
+        episodes=validation_episodes, env_extra=SETTINGS, test_episodes=30,
+        validation_episodes=validation_episodes,
         env_extra_settings=SETTINGS, **{report_key: variants},
     )  # fmt: skip
