@@ -99,6 +99,49 @@ def test_the_residual_llm_entry_acts_over_hpa_through_compare() -> None:
     assert 0.0 <= row["metrics"]["slo_attainment"] <= 1.0 and row["paired"]["reference"]
 
 
+def test_the_residual_llm_entry_never_holds_the_token_pool_below_hpa() -> None:
+    """The entry plays HPA's action as the token pool's floor (its card's ``residual.gate``):
+    over a conv-3x episode its token action is never below HPA's, where the same model without
+    the gate goes below it; the prompt pool still goes below HPA's (the floor is the token
+    pool's alone)."""
+    import numpy as np
+
+    from rlsched.envs.make import make_env
+    from rlsched.policies.registry import make_policy
+
+    assert card("llm-autoscaling-hpa-residual-ppo")["residual"]["gate"]["lower_below"][1] == 0
+
+    def below_hpa(gated: bool) -> np.ndarray:
+        """Per decision and pool: the played action minus HPA's, over one 120-s episode."""
+        env = make_env("rlsched/LLMAutoscaling-v0", None, scenario="conv-3x",
+                       episode_duration=120.0)  # fmt: skip
+        pol = make_policy("learned:zoo/llm-autoscaling-hpa-residual-ppo", env, seed=0)
+        if not gated:
+            pol.gate = None
+        base, played = [], []
+        base_act = pol.base.act
+
+        def recorded(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:  # HPA's own action
+            base.append(np.asarray(base_act(obs, mask), float))
+            return base[-1]
+
+        pol.base.act = recorded
+        obs, _ = env.reset(seed=3)
+        pol.reset(3)
+        done = False
+        while not done:
+            played.append(np.asarray(pol.act(obs, env.unwrapped.action_masks()), float))
+            obs, _, term, trunc, _ = env.step(played[-1])
+            done = term or trunc
+        return np.array(played) - np.array(base)
+
+    gated, ungated = below_hpa(True), below_hpa(False)
+    assert len(gated) >= 50
+    assert (ungated[:, 1] < -1e-9).any()  # without the floor the model cuts the token pool here
+    assert (gated[:, 1] >= -1e-9).all() and (gated[:, 1] > 1e-9).any()
+    assert (gated[:, 0] < -1e-9).any()
+
+
 def test_pods_zoo_policy_runs_through_compare() -> None:
     rep = compare(
         "rlsched/PodRebalancing-v0",
