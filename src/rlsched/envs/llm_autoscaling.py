@@ -566,10 +566,9 @@ class LLMAutoscalingEnv(RlschedEnv):
         ref = calc.reference_misses
         if self.slo_reference is not None and ref is None:
             return None
-        r = self.sim.results()  # once: _missed_all would read it again
-        n = float(r["total_requests"])
-        own = n * (1.0 - float(r["slo_attainment"])) if self.drain_at_end else calc.misses
-        total = max(n, 1.0)
+        r = self.sim.results()
+        own = self._missed_all(r) if self.drain_at_end else calc.misses
+        total = max(float(r["total_requests"]), 1.0)
         if ref is not None:
             short = (own - float(ref[-1])) / total
         else:
@@ -602,9 +601,10 @@ class LLMAutoscalingEnv(RlschedEnv):
                              f"{self.slo_reference!r}")  # fmt: skip
         return factory
 
-    def _missed_all(self) -> float:
-        """Requests missed or dropped so far, of all the episode's requests."""
-        r = self.sim.results()
+    def _missed_all(self, results: Mapping[str, Any] | None = None) -> float:
+        """Requests missed or dropped so far, of all the episode's requests (from ``results``,
+        the simulator's, when the caller has them already)."""
+        r = self.sim.results() if results is None else results
         return float(r["total_requests"]) * (1.0 - float(r["slo_attainment"]))
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:

@@ -299,7 +299,7 @@ class ResidualPolicy(Policy):
     def _gated(self, out: np.ndarray, observation: Observation) -> np.ndarray:
         """``out`` with the corrections the gate does not allow in this state set to 0."""
         assert self._gate_at is not None and self._gate_bounds is not None
-        value = np.asarray(observation, dtype=np.float64).reshape(-1)[self._gate_at]
+        value = np.asarray(observation).reshape(-1)[self._gate_at].astype(np.float64)
         lo_min, lo_max, up_min, up_max = self._gate_bounds
         lower_ok, raise_ok = _within(value, lo_min, lo_max), _within(value, up_min, up_max)
         return np.where(out < 0, np.where(lower_ok, out, 0.0), np.where(raise_ok, out, 0.0))
