@@ -211,7 +211,9 @@ def residual_card(run, runs: list, size: int, selected_by: str, because: dict,
                   env_kwargs=kwargs)
     test = compare(ENV, split.test, f"plain,{spec}", episodes=5, seed=TEST_SEED,
                    env_kwargs={**kwargs, "scenario": "code-1x"})
-    one_sided = list(res.get("range") or [-1, 1]) == [-1.0, 0.0]
+    played = list(res.get("range") or [-1, 1])
+    one_sided = played == [-1.0, 0.0]
+    trained = yaml.safe_load((run / "config.yaml").read_text()).get("residual_range", [-1, 1])
     return {
         **training_card(NAME, ENV, run, {r: best_validation(r) for r in runs}, size,
                         selected_by),
@@ -221,7 +223,9 @@ def residual_card(run, runs: list, size: int, selected_by: str, because: dict,
                       f"{weights_text(run)}; a residual over {res['policy']} (residual_scale "
                       f"{res['scale']}"
                       + (f", residual_range {res['range']}: only ever lower)" if one_sided
-                         else ")" if list(res.get("range") or [-1, 1]) == [-1.0, 1.0]
+                         else ")" if played == [-1.0, 1.0]
+                         else f", residual_range {res['range']}, trained and played so: the "
+                              "token pool never below HPA's)" if played == trained
                          else f"; trained two-sided, played with range {res['range']}: the "
                               "token pool never above HPA's)"),
         "algo": "ppo",
