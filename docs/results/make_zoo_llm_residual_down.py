@@ -129,6 +129,12 @@ def six_setting_round(
         shutil.copytree(ZOO_DIR / NAME / "model", entry_copy)
     entry = f"learned:{entry_copy}"
     runs = [r for r in runs if departs(r)]
+    if not runs:  # rule 1 leaves no candidate: nothing to judge, the entry stays
+        out.write_text(json.dumps({"env": ENV, **more, "runs": [str(r.relative_to(ROOT))
+                       for r in trained], "candidates": {}, "kept": None,
+                       "replaces_entry": False}, indent=1) + "\n")  # fmt: skip
+        print(f"no run's kept model departs from its start: the entry stays ({out})")
+        return
     # a run is named by its folder (seedN), or by its parent's too where that is ambiguous
     short = len({r.name for r in runs}) == len(runs)
     specs = {(r.name if short else f"{r.parent.name}/{r.name}"): f"learned:{r}/model"

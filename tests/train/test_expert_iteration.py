@@ -178,3 +178,18 @@ def test_init_model_brings_its_observation_statistics(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="trained with normalised observations"):
         train(_cfg(policy_net="mlp", normalize_obs=False, total_steps=64,
                    init_model=str(tmp_path / "a" / "final")), tmp_path / "c", progress=False)
+
+
+def test_the_start_is_evaluated_with_its_own_observation_statistics(tmp_path: Path) -> None:
+    # A's kept model and its statistics, saved at its best evaluation, are B's start: on the same
+    # episodes B's first evaluation must score exactly what A's best did. Evaluated under the
+    # eval env's fresh (zero-mean, unit) statistics instead, the same weights act on other inputs
+    cfg = _cfg(policy_net="mlp", normalize_obs=True, checkpoint_freq=0, eval_same_episodes=True,
+               eval_episodes=2, total_steps=256)  # fmt: skip
+    train(cfg, tmp_path / "a", progress=False)
+    best_a = _run(tmp_path / "a")["best_eval_mean_reward"]
+    cfg_b = _cfg(policy_net="mlp", normalize_obs=True, checkpoint_freq=0, eval_same_episodes=True,
+                 eval_episodes=2, total_steps=64,
+                 init_model=str(tmp_path / "a" / "model"))  # fmt: skip
+    train(cfg_b, tmp_path / "b", progress=False)
+    assert _run(tmp_path / "b")["start_eval_mean_reward"] == pytest.approx(best_a, rel=1e-9)

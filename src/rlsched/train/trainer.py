@@ -38,7 +38,13 @@ from stable_baselines3.common.callbacks import BaseCallback, EvalCallback
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.utils import set_random_seed
-from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecEnv, VecNormalize
+from stable_baselines3.common.vec_env import (
+    DummyVecEnv,
+    SubprocVecEnv,
+    VecEnv,
+    VecNormalize,
+    sync_envs_normalization,
+)
 
 from rlsched.agents import networks
 from rlsched.agents.models import (
@@ -678,7 +684,10 @@ def _same_episodes(cls: type, seed: int) -> type:
 
 def _evaluate(model: Any, eval_cb: Any, cfg: TrainConfig) -> float:
     """Mean reward of ``model`` over the periodic evaluation's episodes (its env continues,
-    or, with ``eval_same_episodes``, replays the same ones)."""
+    or, with ``eval_same_episodes``, replays the same ones), under the training env's
+    observation statistics, as the periodic evaluations are (EvalCallback syncs them only when
+    it runs: a start evaluated before that would see fresh ones)."""
+    sync_envs_normalization(model.get_env(), eval_cb.eval_env)
     if cfg.eval_same_episodes:
         eval_cb.eval_env.seed(cfg.seed + EVAL_SEED)
     rewards, _ = evaluate_policy(
