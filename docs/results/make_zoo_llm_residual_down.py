@@ -54,7 +54,7 @@ from rlsched.splits import SPLITS
 from rlsched.zoo import ZOO_DIR
 
 ENV = "rlsched/LLMAutoscaling-v0"
-NAME = "llm-autoscaling-hpa-residual-ppo"
+NAME = "llm-autoscaling-threshold-residual-ppo"
 ENTRY_COPY = ROOT / "runs/zoo/llm_residual_down/entry_before"
 RUNS = [ROOT / f"runs/zoo/llm_residual_down/seed{s}" for s in range(5)]
 VAL_SEED, VAL_EPISODES = 14_000, 5
@@ -171,7 +171,7 @@ def six_setting_round(
             f"mean cost, not both equal) at the most of {n_settings} validation settings (conv and "
             f"training's request mixes at 1x, 2x, 3x{where}; {episodes} episodes each, seeds "
             f"{seeds[0]:,}+), ties by mean attainment, among {pool_words} whose kept model "
-            f"departs from HPA; {script}",
+            f"departs from its start; {script}",
             {"replaced_because": (
                 f"meets the LLM goal on validation in {counts[kept]} of {n_settings} settings, "
                 f"{entry_words} in {counts['entry']} (the same episodes)")},

@@ -203,6 +203,11 @@ def test_window_stats_cost_and_timeline():
         assert w["gpu_hours"] == pytest.approx(4 * 8 * 30 / 3600)
         assert w["cost"] == pytest.approx((2 * 38.08 + 2 * 17.68) * 30 / 3600)
         assert 0 < w["energy_kwh"] < (2 * 10.2 + 2 * 6.5) * 30 / 3600
+        # the slowdowns alone, as a latency-driven scaler reads them, are the window's own
+        sd = sim.window_slowdowns(t - 30.0)
+        assert set(sd) == {"ttft", "tbt", "e2e"} and len(sd["ttft"]) == w["completed"] > 0
+        for m, v in sd.items():
+            np.testing.assert_array_equal(v, w[f"slowdown_{m}"])
     assert total == sim.results()["requests"]
     assert [s["time"] for s in sim.timeline[:3]] == [0.0, 5.0, 10.0]
     s = sim.timeline[5]

@@ -20,7 +20,7 @@ NAME = "serverless-edge-maskable-ppo"
 @pytest.mark.parametrize(
     "name",
     [
-        NAME, "llm-autoscaling-slo-ppo", "llm-autoscaling-hpa-residual-ppo",
+        NAME, "llm-autoscaling-slo-ppo", "llm-autoscaling-threshold-residual-ppo",
         "pod-rebalancing-anchored-ppo",
     ],
 )
@@ -84,62 +84,58 @@ def test_llm_zoo_scaler_runs_through_compare() -> None:
     assert 0.0 <= row["metrics"]["slo_attainment"] <= 1.0 and "paired" in row
 
 
-def test_the_residual_llm_entry_acts_over_hpa_through_compare() -> None:
+def test_the_residual_llm_entry_acts_over_threshold_through_compare() -> None:
     from rlsched.envs.make import make_env
     from rlsched.policies.registry import make_policy
     from rlsched.policies.residual import ResidualPolicy
 
-    name = "learned:zoo/llm-autoscaling-hpa-residual-ppo"
+    name = "learned:zoo/llm-autoscaling-threshold-residual-ppo"
     kw = {"scenario": "conv-3x", "episode_duration": 60.0}
     pol = make_policy(name, make_env("rlsched/LLMAutoscaling-v0", None, **kw), seed=0)
-    assert isinstance(pol, ResidualPolicy) and pol.base.name == "hpa"
-    rep = compare("rlsched/LLMAutoscaling-v0", None, f"hpa,{name}", episodes=2, seed=0,
+    assert isinstance(pol, ResidualPolicy) and pol.base.name == "threshold"
+    rep = compare("rlsched/LLMAutoscaling-v0", None, f"threshold,{name}", episodes=2, seed=0,
                   env_kwargs=kw)  # fmt: skip
     row = next(r for r in rep["results"] if r["kind"] == "learned")
     assert 0.0 <= row["metrics"]["slo_attainment"] <= 1.0 and row["paired"]["reference"]
 
 
-def test_the_residual_llm_entry_never_holds_the_token_pool_below_hpa() -> None:
-    """The entry plays HPA's action as the token pool's floor (its card's ``residual.gate``):
-    over a conv-3x episode its token action is never below HPA's, where the same model without
-    the gate goes below it; the prompt pool still goes below HPA's (the floor is the token
-    pool's alone)."""
+def test_the_residual_llm_entry_is_threshold_with_a_learned_correction() -> None:
+    """Over a code-2x episode the entry plays threshold's action plus at most 0.4 of the
+    network's output per pool (2 instances); the correction is never zero, and where it
+    crosses half an instance it adds a token instance to what threshold asked for (the
+    entry is chosen on validation, and in effect it is threshold with an instance more now
+    and then: docs/llm_autoscaling.md)."""
     import numpy as np
 
     from rlsched.envs.make import make_env
     from rlsched.policies.registry import make_policy
 
-    assert card("llm-autoscaling-hpa-residual-ppo")["residual"]["gate"]["lower_below"][1] == 0
+    assert card("llm-autoscaling-threshold-residual-ppo")["residual"]["policy"] == "threshold"
+    env = make_env("rlsched/LLMAutoscaling-v0", None, scenario="code-2x")
+    pol = make_policy("learned:zoo/llm-autoscaling-threshold-residual-ppo", env, seed=0)
+    base, played = [], []
+    base_act = pol.base.act
 
-    def below_hpa(gated: bool) -> np.ndarray:
-        """Per decision and pool: the played action minus HPA's, over one 120-s episode."""
-        env = make_env("rlsched/LLMAutoscaling-v0", None, scenario="conv-3x",
-                       episode_duration=120.0)  # fmt: skip
-        pol = make_policy("learned:zoo/llm-autoscaling-hpa-residual-ppo", env, seed=0)
-        if not gated:
-            pol.gate = None
-        base, played = [], []
-        base_act = pol.base.act
+    def recorded(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:  # threshold's own action
+        base.append(np.asarray(base_act(obs, mask), float))
+        return base[-1]
 
-        def recorded(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:  # HPA's own action
-            base.append(np.asarray(base_act(obs, mask), float))
-            return base[-1]
-
-        pol.base.act = recorded
-        obs, _ = env.reset(seed=3)
-        pol.reset(3)
-        done = False
-        while not done:
-            played.append(np.asarray(pol.act(obs, env.unwrapped.action_masks()), float))
-            obs, _, term, trunc, _ = env.step(played[-1])
-            done = term or trunc
-        return np.array(played) - np.array(base)
-
-    gated, ungated = below_hpa(True), below_hpa(False)
-    assert len(gated) >= 50
-    assert (ungated[:, 1] < -1e-9).any()  # without the floor the model cuts the token pool here
-    assert (gated[:, 1] >= -1e-9).all() and (gated[:, 1] > 1e-9).any()
-    assert (gated[:, 0] < -1e-9).any()
+    pol.base.act = recorded
+    obs, _ = env.reset(seed=0)
+    pol.reset(0)
+    done = False
+    while not done:
+        played.append(np.asarray(pol.act(obs, env.unwrapped.action_masks()), float))
+        obs, _, term, trunc, _ = env.step(played[-1])
+        done = term or trunc
+    correction = np.array(played) - np.array(base)
+    assert len(correction) >= 250
+    assert (np.abs(correction) <= 0.4 + 1e-6).all() and (np.abs(correction) > 1e-9).all()
+    step = env.unwrapped.action_scale_step
+    instances = np.trunc(np.array(played) * step + 0.5 * np.sign(played))  # half away from 0
+    asked = np.trunc(np.array(base) * step + 0.5 * np.sign(base))
+    more = instances - asked
+    assert (more[:, 0] == 0).all() and (more[:, 1] >= 0).all() and (more[:, 1] > 0).any()
 
 
 def test_pods_zoo_policy_runs_through_compare() -> None:

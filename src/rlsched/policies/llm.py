@@ -455,9 +455,9 @@ class ThresholdPolicy(AutoscalePolicy):
         env = self.env
         sim = env.sim
         now = sim.now
-        st = sim.window_stats(max(0.0, now - self.window))
+        st = sim.window_slowdowns(max(0.0, now - self.window))
         lim = sim.slo.limits(sim.slo.attainment_level)
-        router = sim.snapshot()["router_queue"] if now > 0 else 0
+        router = sim.router_queue_len if now > 0 else 0
         out = {}
         for t in env.pools:
             act = sim.scaling_manager.get_active_instances(tag=t)
@@ -465,7 +465,7 @@ class ThresholdPolicy(AutoscalePolicy):
             n = len(act)
             queue = (sum(i.queue_len for i in act) + router) / n if n else math.inf
             m = "ttft" if t == "prompt" else "tbt"
-            sd = st[f"slowdown_{m}"]
+            sd = st[m]
             lat = float(np.percentile(sd, 90)) / lim[m] if len(sd) else math.nan
             out[t] = self.scalers[t].decide(now, s["active"], s["scaling_up"], queue, lat)
         return out

@@ -364,10 +364,7 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         simulator stopped at or sampled; interpolated between those otherwise).
         """
         now = self.now
-        j = bisect.bisect_right(self._done_t, since)
-        idx = self._done_idx[j:]
-        lat = self._latencies(idx)
-        sd = slowdowns(lat, {m: self._unloaded[m][idx] for m in METRICS})
+        idx, lat, sd = self._window_latencies(since)
         dropped = len(self._drop_idx) - bisect.bisect_right(self._drop_t, since)
         ok = self.slo.attained(sd) if idx else np.zeros(0, bool)
         denom = len(idx) + dropped
@@ -395,6 +392,20 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
             "cost": c_now[1] - c_then[1],
             "energy_kwh": c_now[2] - c_then[2],
         }
+
+    def window_slowdowns(self, since: float) -> dict[str, np.ndarray]:
+        """The ``slowdown_*`` arrays of :meth:`window_stats` alone (per metric, the requests
+        completed in ``(since, now]``, in completion order): what a latency-driven scaler
+        reads at every decision, without the window's costs and counts."""
+        return self._window_latencies(since)[2]
+
+    def _window_latencies(
+        self, since: float
+    ) -> tuple[list[int], dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """The requests completed in ``(since, now]``, their latencies and slowdowns."""
+        idx = self._done_idx[bisect.bisect_right(self._done_t, since) :]
+        lat = self._latencies(idx)
+        return idx, lat, slowdowns(lat, {m: self._unloaded[m][idx] for m in METRICS})
 
     def results(self) -> dict[str, Any]:
         """Run summary. ``requests``: completed; ``dropped``: never servable + not finished by
