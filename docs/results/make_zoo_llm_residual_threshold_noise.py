@@ -9,12 +9,13 @@ runs are the same with ``log_std_init`` -1 (0.74 instances per pool and decision
 120,832 steps each (``runs/zoo/llm_residual_threshold_noise/seedN``, one at a time). Like round
 J, this follows the test of round I, where ``threshold`` met the goal against HPA at 4 of 6.
 
-Not run yet. Before its runs trained, round J's candidate replaced the entry (it met the goal
+Before its runs trained, round J's candidate replaced the entry (it met the goal
 in 8 of 12 validation settings against the entry's 7; ``make_zoo_llm_residual_threshold.py``):
 the low-noise run of seed 3 did leave threshold, by a small correction. Its four runs were
-stopped at the start, so that the session's time went to shipping that entry. When this round
-runs, "the entry" below is the zoo's residual LLM entry of that time,
-``llm-autoscaling-threshold-residual-ppo`` (the replacement keeps that name).
+first stopped at the start, so that the session's time went to shipping that entry, then
+trained afresh later the same session (04:15 UTC on); "the entry" below is therefore
+``llm-autoscaling-threshold-residual-ppo``, the zoo's residual LLM entry when this round runs
+(a replacement keeps that name).
 
 Fixed here (2026-11-28, tenth session) and committed before any candidate was judged:
 
