@@ -194,7 +194,10 @@ def weights_text(run) -> str:
     """The run's reward weights in words: ``SLO_CONSTRAINED`` or the weights themselves."""
     kw = yaml.safe_load((run / "config.yaml").read_text()).get("env_kwargs") or {}
     w = kw.get("reward_weights")
-    return "SLO_CONSTRAINED" if w == SLO_CONSTRAINED else str(w)
+    text = "SLO_CONSTRAINED" if w == SLO_CONSTRAINED else str(w)
+    ref = kw.get("slo_reference")
+    return text + (f" with the SLO penalty taken against {ref.upper()} (slo_reference: {ref})"
+                   if ref else "")  # fmt: skip
 
 
 def residual_card(run, runs: list, size: int, selected_by: str, because: dict,
