@@ -190,14 +190,30 @@ def test_round(players: dict[str, str], seed: int, episodes: int) -> tuple[dict,
     return out, rows
 
 
-def weights_text(run) -> str:
-    """The run's reward weights in words: ``SLO_CONSTRAINED`` or the weights themselves."""
-    kw = yaml.safe_load((run / "config.yaml").read_text()).get("env_kwargs") or {}
+def weights_text(cfg: dict) -> str:
+    """The run's reward weights in words (``cfg``: its config): ``SLO_CONSTRAINED`` or the
+    weights themselves, and the SLO reference where the penalty is taken against one."""
+    kw = cfg.get("env_kwargs") or {}
     w = kw.get("reward_weights")
     text = "SLO_CONSTRAINED" if w == SLO_CONSTRAINED else str(w)
     ref = kw.get("slo_reference")
     return text + (f" with the SLO penalty taken against {ref.upper()} (slo_reference: {ref})"
                    if ref else "")  # fmt: skip
+
+
+def range_words(res: dict, trained: list) -> str:
+    """How the card says the range a residual plays (``res``: its ``meta.json`` ``residual``)
+    against the one it ``trained`` with."""
+    played = list(res.get("range") or [-1, 1])
+    if played == [-1.0, 1.0]:
+        return ")"
+    if played == [-1.0, 0.0]:
+        return f", residual_range {res['range']}: only ever lower)"
+    if played == trained:
+        return (f", residual_range {res['range']}, trained and played so: the token pool never "
+                "below HPA's)")  # fmt: skip
+    return (f"; trained two-sided, played with range {res['range']}: the token pool never above "
+            "HPA's)")  # fmt: skip
 
 
 def residual_card(run, runs: list, size: int, selected_by: str, because: dict,
@@ -214,23 +230,15 @@ def residual_card(run, runs: list, size: int, selected_by: str, because: dict,
                   env_kwargs=kwargs)
     test = compare(ENV, split.test, f"plain,{spec}", episodes=5, seed=TEST_SEED,
                    env_kwargs={**kwargs, "scenario": "code-1x"})
-    played = list(res.get("range") or [-1, 1])
-    one_sided = played == [-1.0, 0.0]
-    trained = yaml.safe_load((run / "config.yaml").read_text()).get("residual_range", [-1, 1])
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
     return {
         **training_card(NAME, ENV, run, {r: best_validation(r) for r in runs}, size,
                         selected_by),
         "preset": "code-1x",
         "trained_on": "azure-llm:conv at rate scale 0.5-4 with the request mix drawn per "
                       "episode (prompts x 0.5-2.5, outputs x 0.1-1.5), reward_weights = "
-                      f"{weights_text(run)}; a residual over {res['policy']} (residual_scale "
-                      f"{res['scale']}"
-                      + (f", residual_range {res['range']}: only ever lower)" if one_sided
-                         else ")" if played == [-1.0, 1.0]
-                         else f", residual_range {res['range']}, trained and played so: the "
-                              "token pool never below HPA's)" if played == trained
-                         else f"; trained two-sided, played with range {res['range']}: the "
-                              "token pool never above HPA's)"),
+                      f"{weights_text(cfg)}; a residual over {res['policy']} (residual_scale "
+                      f"{res['scale']}" + range_words(res, cfg.get("residual_range", [-1, 1])),
         "algo": "ppo",
         "policy_net": "mlp",
         "residual": res,

@@ -41,6 +41,7 @@ import numpy as np
 from make_zoo import ROOT
 from make_zoo_llm_residual import (
     HEURISTICS,
+    NAME,
     departs,
     finish,
     means,
@@ -54,7 +55,6 @@ from rlsched.splits import SPLITS
 from rlsched.zoo import ZOO_DIR
 
 ENV = "rlsched/LLMAutoscaling-v0"
-NAME = "llm-autoscaling-threshold-residual-ppo"
 ENTRY_COPY = ROOT / "runs/zoo/llm_residual_down/entry_before"
 RUNS = [ROOT / f"runs/zoo/llm_residual_down/seed{s}" for s in range(5)]
 VAL_SEED, VAL_EPISODES = 14_000, 5

@@ -131,10 +131,8 @@ def test_the_residual_llm_entry_is_threshold_with_a_learned_correction() -> None
     correction = np.array(played) - np.array(base)
     assert len(correction) >= 250
     assert (np.abs(correction) <= 0.4 + 1e-6).all() and (np.abs(correction) > 1e-9).all()
-    step = env.unwrapped.action_scale_step
-    instances = np.trunc(np.array(played) * step + 0.5 * np.sign(played))  # half away from 0
-    asked = np.trunc(np.array(base) * step + 0.5 * np.sign(base))
-    more = instances - asked
+    deltas = env.unwrapped.executor.deltas  # the instances an action asks for, as the env rounds
+    more = np.array([deltas(p) for p in played]) - np.array([deltas(b) for b in base])
     assert (more[:, 0] == 0).all() and (more[:, 1] >= 0).all() and (more[:, 1] > 0).any()
 
 
