@@ -351,7 +351,8 @@ def simulate(
     policy: Annotated[
         str,
         typer.Option(
-            help="none (start state as given), static_peak, hpa, threshold, random or learned:PATH."
+            help="none (start state as given), static_peak, hpa, threshold, hpa_threshold, "
+            "random or learned:PATH."
         ),
     ] = "none",
     rate_scale: Annotated[float, typer.Option(help="Arrival rate multiplier.")] = 1.0,

@@ -2,7 +2,8 @@
 
 :func:`simulate` replays a trace (whole, or its first ``duration`` seconds) through
 ``rlsched/LLMAutoscaling-v0`` with one policy deciding every ``decision_interval`` s: a baseline
-of :mod:`rlsched.policies.llm` (``static_peak``, ``hpa``, ``threshold``, ``random``), ``none``
+of :mod:`rlsched.policies.llm` (``static_peak``, ``hpa``, ``threshold``, ``hpa_threshold``,
+``random``), ``none``
 (the start state as given, never scaled) or ``learned:PATH`` (a model trained with ``rlsched
 train``; its observation and action spaces must match). At the end the simulator runs on
 until every request has completed, then the result holds the simulator's metrics and the

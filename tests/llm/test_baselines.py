@@ -13,14 +13,17 @@ import rlsched  # noqa: F401
 from rlsched.core.llm.perf_model import PerfModel
 from rlsched.core.llm.scaling import StartState
 from rlsched.core.llm.slo import SLOConfig
-from rlsched.errors import ConfigError
+from rlsched.errors import ConfigError, PolicyError
 from rlsched.policies.llm import (
     BASELINES,
     DEFAULT_TARGET_UTILIZATION,
     HPAConfig,
     HPAController,
+    HPAPolicy,
+    HPAThresholdPolicy,
     PoolThroughput,
     ThresholdConfig,
+    ThresholdPolicy,
     ThresholdScaler,
     peak_rates,
     pool_throughput,
@@ -147,7 +150,7 @@ def _env(**kw):
 
 
 def _episode(env, name, seed=0):
-    pol = make_policy(name, env, seed=seed)
+    pol = make_policy(name, env, seed=seed) if isinstance(name, str) else name
     obs, _ = env.reset(seed=seed)
     pol.reset(seed)
     actions, done, info = [], False, {}
@@ -194,3 +197,35 @@ def test_policy_deltas_convert_to_action_units():
     for d in range(-5, 6):
         a = u.delta_to_action([d, -d])
         assert u.executor.deltas(a) == [d, -d]
+
+
+def test_hpa_threshold_plays_hpa_on_light_pools_and_threshold_on_heavy_ones():
+    # conv at 2x: the token pool's demand needs more than 2.5 instances at the sizing rule's
+    # target, the prompt pool's less, so both branches play in one episode
+    env = _env()
+    u = env.unwrapped
+    pol, hpa, thr = HPAThresholdPolicy(env, 0), HPAPolicy(env, 0), ThresholdPolicy(env, 0)
+    obs, _ = env.reset(seed=0)
+    names = list(u.feature_names)
+    done, heavy_seen = False, set()
+    while not done:
+        mask = u.action_masks()
+        a, h, t = (p.act(obs, mask) for p in (pol, hpa, thr))
+        for i, tag in enumerate(u.pools):
+            util = DEFAULT_TARGET_UTILIZATION[tag]
+            heavy = obs[names.index(f"{tag}_demand")] * u.collector.count_scale / util >= 2.5
+            heavy_seen.add((tag, bool(heavy)))
+            assert a[i] == (t[i] if heavy else h[i]), (tag, u.sim.now)
+        obs, _, term, trunc, _ = env.step(a)
+        done = term or trunc
+    assert ("token", True) in heavy_seen and ("prompt", False) in heavy_seen
+
+
+def test_hpa_threshold_at_its_extremes_is_each_heuristic():
+    env = _env(episode_duration=60.0)
+    for switch, alone in ((1e9, "hpa"), (1e-9, "threshold")):
+        pol = HPAThresholdPolicy(env, 0, switch_instances=switch)
+        played = _episode(env, pol)[0]
+        assert np.array_equal(played, _episode(env, alone)[0]), alone
+    with pytest.raises(PolicyError, match="switch_instances"):
+        HPAThresholdPolicy(env, 0, switch_instances=0.0)

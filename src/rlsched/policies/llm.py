@@ -13,6 +13,8 @@ back to ``d`` exactly when ``|d| <= action_scale_step``; larger changes take sev
 - ``hpa``: the Kubernetes Horizontal Pod Autoscaler rule per pool (:class:`HPAController`).
 - ``threshold``: scale a pool up when its queue or recent P90 latency is over a threshold, down
   when both are well below for a while (:class:`ThresholdScaler`).
+- ``hpa_threshold``: per pool, HPA's action while the pool's recent demand is light, threshold's
+  once it is heavy (:class:`HPAThresholdPolicy`).
 - ``random``: uniform actions in ``[-1, 1]`` (seeded), a floor for learned policies.
 
 **Sizing rule** (:mod:`rlsched.core.llm.sizing`: :func:`pool_throughput`,
@@ -58,6 +60,7 @@ from rlsched.core.llm.sizing import (
     static_peak_sizes,
 )
 from rlsched.envs.llm_autoscaling import REFERENCE_POLICIES
+from rlsched.errors import PolicyError
 from rlsched.policies.base import Observation, Policy
 
 
@@ -471,10 +474,67 @@ class ThresholdPolicy(AutoscalePolicy):
         return out
 
 
+class HPAThresholdPolicy(AutoscalePolicy):
+    """Per pool, ``hpa``'s action while the pool's recent demand is light, ``threshold``'s once
+    it is heavy; both controllers follow every decision, so each keeps the state it keeps
+    alone (HPA's recommendations, threshold's cooldowns) whichever one acts.
+
+    "Light": the instances the sizing rule would give the pool's demand over the observation's
+    ``history`` (``{pool}_demand`` x ``count_scale``, in instances' worth, over the pool's target
+    utilisation, :data:`DEFAULT_TARGET_UTILIZATION`) are below ``switch_instances`` (2.5: just
+    above the start state's two instances per pool; with the default targets, 1.0 prompt
+    instance's worth of prefill demand and 2.25 of decode demand).
+
+    Why both: measured on the training trace (conv at 1x-3x, as it is and with training's
+    request mixes; ``docs/results/llm_switch_diag.py``), HPA is the cheaper and the better at
+    1x, where threshold answers latency noise with two instances at a time, and threshold the
+    cheaper and the better at 2x-3x, where HPA's busy-fraction metric doubles the prompt pool
+    and holds it for its 300-s stabilisation window. The switch is that finding, chosen on
+    diagnosis episodes only, not a tuned optimum.
+    """
+
+    name = "hpa_threshold"
+
+    def __init__(self, env: Any, seed: int | None = None, switch_instances: float = 2.5):
+        super().__init__(env, seed)
+        if not switch_instances > 0:
+            raise PolicyError(
+                f"hpa_threshold: switch_instances must be > 0, got {switch_instances}"
+            )
+        self.switch_instances = float(switch_instances)
+        self.hpa = HPAPolicy(env, seed)
+        self.threshold = ThresholdPolicy(env, seed)
+        self._observation: Observation | None = None
+
+    def start_episode(self) -> None:
+        env = self.env
+        self.hpa.start_episode()
+        self.threshold.start_episode()
+        names = list(env.feature_names)
+        self._at = np.array([names.index(f"{t}_demand") for t in env.pools])
+        util = np.array([DEFAULT_TARGET_UTILIZATION.get(t, HPAConfig.target) for t in env.pools])
+        # observation units -> the sizing rule's instances
+        self._per_unit = env.collector.count_scale / util
+
+    def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
+        self._observation = observation
+        return super().act(observation, mask)
+
+    def deltas(self) -> dict[str, int]:
+        hpa, thr = self.hpa.deltas(), self.threshold.deltas()
+        obs = np.asarray(self._observation, dtype=np.float64).reshape(-1)
+        heavy = obs[self._at] * self._per_unit >= self.switch_instances
+        return {
+            t: int(thr.get(t, 0) if h else hpa.get(t, 0))
+            for t, h in zip(self.env.pools, heavy, strict=True)
+        }
+
+
 POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {
     "static_peak": StaticPeakPolicy,
     "hpa": HPAPolicy,
     "threshold": ThresholdPolicy,
+    "hpa_threshold": HPAThresholdPolicy,
     "none": NoScalingPolicy,
     "random": RandomScalingPolicy,
 }
@@ -497,6 +557,7 @@ __all__ = [
     "HPAConfig",
     "HPAController",
     "HPAPolicy",
+    "HPAThresholdPolicy",
     "NoScalingPolicy",
     "PoolThroughput",
     "RandomScalingPolicy",
