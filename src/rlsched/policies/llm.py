@@ -232,6 +232,22 @@ class ThresholdScaler:
         return 0
 
 
+def percentile(values: np.ndarray, q: float) -> float:
+    """``np.percentile(values, q)`` (linear interpolation, NaN if any value is NaN), the same
+    float, by a partial sort: a few times faster on the short windows a scaler reads at every
+    decision. ``values`` must not be empty."""
+    n = len(values)
+    if np.isnan(values).any():
+        return math.nan
+    k = q / 100 * (n - 1)  # numpy's virtual index, computed in numpy's order
+    lo = math.floor(k)
+    hi = min(lo + 1, n - 1)
+    part = np.partition(values, (lo, hi)) if n > 1 else values
+    a, b = float(part[lo]), float(part[hi])
+    t, d = k - lo, b - a
+    return b - d * (1 - t) if t >= 0.5 else a + d * t  # numpy's _lerp
+
+
 # ============================================================================ policies
 def _base(env: Any) -> Any:
     return getattr(env, "unwrapped", env)
@@ -469,7 +485,7 @@ class ThresholdPolicy(AutoscalePolicy):
             queue = (sum(i.queue_len for i in act) + router) / n if n else math.inf
             m = "ttft" if t == "prompt" else "tbt"
             sd = st[m]
-            lat = float(np.percentile(sd, 90)) / lim[m] if len(sd) else math.nan
+            lat = percentile(sd, 90) / lim[m] if len(sd) else math.nan
             out[t] = self.scalers[t].decide(now, s["active"], s["scaling_up"], queue, lat)
         return out
 
@@ -568,6 +584,7 @@ __all__ = [
     "cluster_cost_per_s",
     "mean_rates",
     "peak_rates",
+    "percentile",
     "pool_throughput",
     "pool_throughputs",
     "sizes_for_rates",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from operator import itemgetter
 
 import numpy as np
 
@@ -86,10 +87,14 @@ class Accounting(SimulatorState):
         if not idx:
             z = np.zeros(0)
             return {"ttft": z, "tbt": z.copy(), "e2e": z.copy()}
-        arr = np.fromiter((self._arr[r] for r in idx), float, len(idx))
-        first = np.fromiter((self._first[r] for r in idx), float, len(idx))
-        fin = np.fromiter((self._finish[r] for r in idx), float, len(idx))
-        o = np.fromiter((self._O[r] for r in idx), float, len(idx))
+        # the per-request lists stay lists (the engine writes one entry at a time); one C-level
+        # gather per list instead of a Python generator each
+        pick = itemgetter(*idx)
+        one = len(idx) == 1  # itemgetter of one index returns the item, not a tuple
+        arr, first, fin, o = (
+            np.array([pick(c)] if one else pick(c), float)
+            for c in (self._arr, self._first, self._finish, self._O)
+        )
         ttft = first - arr
         e2e = fin - arr
         tbt = np.where(o > 1, (e2e - ttft) / np.maximum(o - self._tbt_div, 1), 0.0)
