@@ -62,8 +62,8 @@ def test_demo_writes_report_figures_and_a_usable_model(
         # the card's recorded oracle is still of today's episodes: its heuristic re-measured equal
         assert z["oracle"] and "not paired" not in z["oracle"] and z["oracle"] in report
         # a residual entry is also paired with the heuristic it corrects
-        if z["name"] == "llm-autoscaling-threshold-residual-ppo":
-            assert z["residual"].startswith("over threshold") and z["residual"] in report
+        if z["name"] == "llm-autoscaling-hpa-threshold-residual-ppo":
+            assert z["residual"].startswith("over hpa_threshold") and z["residual"] in report
         else:
             assert z["residual"] is None
     rep = compare(
@@ -110,12 +110,12 @@ def test_a_residual_entry_is_paired_with_its_heuristic_on_its_card_metrics() -> 
 
     by_name = {e["name"]: e for e in entries()}
     kw = {"scenario": "conv-3x", "episode_duration": 60.0}
-    entry = by_name["llm-autoscaling-threshold-residual-ppo"]
+    entry = by_name["llm-autoscaling-hpa-threshold-residual-ppo"]
     played = EpisodeMetrics()  # the comparison's own episodes, as the demo's zoo stage keeps them
-    compare("rlsched/LLMAutoscaling-v0", None, f"threshold,{entry['path']}", episodes=3, seed=0,
-            env_kwargs=kw, on_episode_end=played)  # fmt: skip
+    compare("rlsched/LLMAutoscaling-v0", None, f"hpa_threshold,{entry['path']}", episodes=3,
+            seed=0, env_kwargs=kw, on_episode_end=played)  # fmt: skip
     line = residual_line(entry, card(entry["name"])["residual"]["policy"], played)
     assert line is not None
-    assert line.startswith("over threshold, the heuristic it corrects (3 pairs)")
+    assert line.startswith("over hpa_threshold, the heuristic it corrects (3 pairs)")
     assert "slo_attainment" in line and "; cost " in line
     assert card("llm-autoscaling-slo-ppo").get("residual") is None

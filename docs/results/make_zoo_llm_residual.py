@@ -66,7 +66,7 @@ from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
 
 ENV = "rlsched/LLMAutoscaling-v0"
-NAME = "llm-autoscaling-threshold-residual-ppo"
+NAME = "llm-autoscaling-hpa-threshold-residual-ppo"
 ZOO = "learned:zoo/llm-autoscaling-slo-ppo"
 RUNS = [ROOT / f"runs/zoo/llm_residual/seed{s}" for s in range(5)]
 ROUND = 2 if "--round" in sys.argv and sys.argv[sys.argv.index("--round") + 1] == "2" else 1
