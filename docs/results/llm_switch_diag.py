@@ -26,8 +26,9 @@ mean prompt/token instances):
     | mix-2x | 0.922 $33.28 8.17/3.36 | 0.934 $23.17 5.39/3.10 | 0.935 $23.59 5.59/2.89 |
     | mix-3x | 0.883 $55.30 13.20/5.72 | 0.887 $30.68 7.12/3.91 | 0.887 $30.31 7.16/3.55 |
 
-On these episodes hpa_threshold has HPA's attainment within 0.005 at 1x (conv: HPA's pools
-to the hundredth) and more attainment at a lower cost at 2x-3x; threshold's token pool
+On these episodes hpa_threshold's mean attainment is within 0.005 of HPA's at 1x (conv: HPA's
+pools to the hundredth), and at 2x-3x its mean attainment is higher and its mean cost lower
+than HPA's; threshold's token pool
 stays at the largest size it reached (the latency floor above). Means of 6 episodes, no
 intervals: a diagnosis, and the bound 2.5 was read off these episodes.
 
