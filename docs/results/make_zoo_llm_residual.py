@@ -77,8 +77,10 @@ METRICS = (("slo_attainment", "higher"), ("cost", "lower"))
 OUT = ROOT / f"docs/results/llm_residual_choice{'_round1' if ROUND == 1 else ''}.json"
 
 
-def run(spec: str, env, seed: int, episodes: int) -> dict[str, list[float]]:
-    pol = make_policy(spec, env, seed=seed)
+def run(spec, env, seed: int, episodes: int) -> dict[str, list[float]]:
+    """``episodes`` episodes (seeds ``seed``+) of ``spec``: a policy spec, or a factory
+    ``(env, seed) -> Policy`` for a heuristic with arguments of its own."""
+    pol = spec(env, seed) if callable(spec) else make_policy(spec, env, seed=seed)
     eps = evaluate(pol, env, episodes, seed)
     return {k: [float(e.metrics[k]) for e in eps] for k, _ in METRICS}
 

@@ -232,6 +232,37 @@ def test_hpa_threshold_at_its_extremes_is_each_heuristic():
         HPAThresholdPolicy(env, 0, switch_instances=0.0)
 
 
+def test_hpa_threshold_takes_a_bound_per_pool():
+    # HPA on the prompt pool and threshold on the token pool whatever the demand: at every
+    # decision each pool gets the action its heuristic, following the same episode, plays
+    env = _env(episode_duration=120.0)
+    u = env.unwrapped
+    pol = HPAThresholdPolicy(env, 0, switch_instances={"prompt": 1e9, "token": 1e-9})
+    assert pol.switch_instances == {"prompt": 1e9, "token": 1e-9}
+    hpa, thr = HPAPolicy(env, 0), ThresholdPolicy(env, 0)
+    obs, _ = env.reset(seed=0)
+    done, differ = False, 0
+    while not done:
+        mask = u.action_masks()
+        a, h, t = (p.act(obs, mask) for p in (pol, hpa, thr))
+        assert (a[0], a[1]) == (h[0], t[1]), u.sim.now
+        differ += not np.array_equal(h, t)
+        obs, _, term, trunc, _ = env.step(a)
+        done = term or trunc
+    assert differ  # the episode tells the two heuristics apart
+    assert HPAThresholdPolicy(env, 0, switch_instances=3.0).switch_instances == {
+        "prompt": 3.0,
+        "token": 3.0,
+    }
+    for bad, match in (
+        ({"prompt": 2.0}, "missing \\['token'\\]"),
+        ({"prompt": 2.0, "token": 2.0, "gpu": 1.0}, "unknown \\['gpu'\\]"),
+        ({"prompt": 2.0, "token": -1.0}, "must be > 0"),
+    ):
+        with pytest.raises(PolicyError, match=match):
+            HPAThresholdPolicy(env, 0, switch_instances=bad)
+
+
 def test_percentile_is_numpys_to_the_bit():
     rng = np.random.default_rng(0)
     for n in (1, 2, 3, 10, 11, 57, 400):

@@ -499,7 +499,8 @@ class HPAThresholdPolicy(AutoscalePolicy):
     ``history`` (``{pool}_demand`` x ``count_scale``, in instances' worth, over the pool's target
     utilisation, :data:`DEFAULT_TARGET_UTILIZATION`) are below ``switch_instances`` (2.5: just
     above the start state's two instances per pool; with the default targets, 1.0 prompt
-    instance's worth of prefill demand and 2.25 of decode demand).
+    instance's worth of prefill demand and 2.25 of decode demand). One number applies to every
+    pool; a mapping ``{pool: bound}`` sets each pool's own.
 
     Why both: on the training trace (conv at 1x-3x, as it is and with training's request
     mixes; 6 diagnosis episodes per setting, means without intervals;
@@ -512,13 +513,29 @@ class HPAThresholdPolicy(AutoscalePolicy):
 
     name = "hpa_threshold"
 
-    def __init__(self, env: Any, seed: int | None = None, switch_instances: float = 2.5):
+    def __init__(
+        self, env: Any, seed: int | None = None,
+        switch_instances: float | Mapping[str, float] = 2.5,
+    ):  # fmt: skip
         super().__init__(env, seed)
-        if not switch_instances > 0:
-            raise PolicyError(
-                f"hpa_threshold: switch_instances must be > 0, got {switch_instances}"
-            )
-        self.switch_instances = float(switch_instances)
+        pools = tuple(self.env.pools)
+        if isinstance(switch_instances, Mapping):
+            unknown = sorted(set(switch_instances) - set(pools))
+            missing = sorted(set(pools) - set(switch_instances))
+            if unknown or missing:
+                raise PolicyError(
+                    f"hpa_threshold: switch_instances names the pools {list(pools)}; "
+                    f"unknown {unknown}, missing {missing}"
+                )
+            bounds = {t: float(switch_instances[t]) for t in pools}
+        else:
+            bounds = dict.fromkeys(pools, float(switch_instances))
+        bad = {t: v for t, v in bounds.items() if not v > 0}
+        if bad:
+            raise PolicyError(f"hpa_threshold: switch_instances must be > 0, got {bad}")
+        self.switch_instances = bounds
+        """The bound per pool, in the sizing rule's instances (one number applies to every pool)."""
+        self._bound = np.array([bounds[t] for t in pools])
         self.hpa = HPAPolicy(env, seed)
         self.threshold = ThresholdPolicy(env, seed)
         self._observation: Observation | None = None
@@ -541,7 +558,7 @@ class HPAThresholdPolicy(AutoscalePolicy):
     def deltas(self) -> dict[str, int]:
         hpa, thr = self.hpa.deltas(), self.threshold.deltas()
         obs = np.asarray(self._observation, dtype=np.float64).reshape(-1)
-        heavy = obs[self._at] * self._per_unit >= self.switch_instances
+        heavy = obs[self._at] * self._per_unit >= self._bound
         return {
             t: int(thr.get(t, 0) if h else hpa.get(t, 0))
             for t, h in zip(self.env.pools, heavy, strict=True)
