@@ -61,10 +61,18 @@ TODAY = (2.5, 2.5)
 OUT = ROOT / "docs/results/llm_switch_bound_choice.json"
 
 
-def factory(pair: tuple[float, float]):
-    """The candidate ``pair`` (prompt bound, token bound) as a policy factory."""
-    bounds = {"prompt": pair[0], "token": pair[1]}
-    return partial(lambda b, env, seed: HPAThresholdPolicy(env, seed, switch_instances=b), bounds)
+def factory(**kwargs):
+    """``hpa_threshold`` with the constructor arguments ``kwargs`` as a policy factory."""
+    return partial(_make, kwargs)
+
+
+def _make(kwargs: dict, env, seed: int | None) -> HPAThresholdPolicy:
+    return HPAThresholdPolicy(env, seed, **kwargs)
+
+
+def pair_args(pair: tuple[float, float]) -> dict:
+    """The candidate ``pair`` (prompt bound, token bound) as constructor arguments."""
+    return {"switch_instances": {"prompt": pair[0], "token": pair[1]}}
 
 
 def key(pair: tuple[float, float]) -> str:
@@ -75,31 +83,59 @@ SETTING_KEYS = [(json.dumps(extra), mix, load) for extra in SETTINGS for mix in 
                 for load in ("1x", "2x", "3x")]  # fmt: skip
 
 
-def one(task: tuple[int, tuple[float, float] | None]) -> tuple[int, str, dict[str, float]]:
-    """Validation setting ``task[0]`` played by the pair ``task[1]`` (None: HPA)."""
-    i, pair = task
+def one(task: tuple[int, str, dict | None, int]) -> tuple[int, str, dict[str, float]]:
+    """Validation setting ``task[0]`` played by the candidate ``task[1]`` (constructor
+    arguments ``task[2]``; None: HPA) on ``EPISODES`` episodes from seed ``task[3]``."""
+    i, name, kwargs, seed = task
     extra, mix, load = SETTING_KEYS[i]
     kw = {**SPLITS[ENV].env_kwargs, "scenario": f"conv-{load}", **(MIX if mix == "mix" else {}),
           **json.loads(extra)}  # fmt: skip
     env = make_env(ENV, "azure-llm:conv", **kw)
-    spec = "hpa" if pair is None else factory(pair)
-    return i, "hpa" if pair is None else key(pair), means(run(spec, env, SEEDS[0], EPISODES))
+    spec = "hpa" if kwargs is None else factory(**kwargs)
+    return i, name, means(run(spec, env, seed, EPISODES))
 
 
-def main() -> None:
+def validate(candidates: dict[str, dict], seed: int) -> dict[str, dict]:
+    """Every candidate (name -> constructor arguments) and HPA on the twelve validation
+    settings, ``EPISODES`` episodes each from ``seed``, on two processes: means per setting."""
     t0 = time.perf_counter()
-    tasks = [(i, p) for i in range(len(SETTING_KEYS)) for p in (None, *PAIRS)]
+    tasks = [(i, n, a, seed) for i in range(len(SETTING_KEYS))
+             for n, a in (("hpa", None), *candidates.items())]  # fmt: skip
     res: dict[str, dict] = {f"{e} {m}-{ld}": {} for e, m, ld in SETTING_KEYS}
     names = list(res)
     with Pool(2) as pool:
         for n, (i, who, m) in enumerate(pool.imap_unordered(one, tasks), 1):
             res[names[i]][who] = m
-            if n % 26 == 0:
+            if n % (len(candidates) + 1) == 0:
                 print(f"{n}/{len(tasks)} ({time.perf_counter() - t0:.0f} s)", flush=True)
-    counts = {key(p): sum(meets(res[s][key(p)], res[s]["hpa"]) for s in names) for p in PAIRS}
-    att = {key(p): float(np.mean([res[s][key(p)]["slo_attainment"] for s in names]))
-           for p in PAIRS}  # fmt: skip
-    cost = {key(p): float(np.mean([res[s][key(p)]["cost"] for s in names])) for p in PAIRS}
+    return res
+
+
+def tally(res: dict[str, dict], names: list[str]) -> tuple[dict, dict, dict]:
+    """Per candidate: settings meeting the goal, mean attainment and mean cost over them."""
+    settings = list(res)
+    counts = {n: sum(meets(res[s][n], res[s]["hpa"]) for s in settings) for n in names}
+    att = {n: float(np.mean([res[s][n]["slo_attainment"] for s in settings])) for n in names}
+    cost = {n: float(np.mean([res[s][n]["cost"] for s in settings])) for n in names}
+    return counts, att, cost
+
+
+def test_players(players: dict[str, dict], seed: int, report: dict, t0: float, out) -> None:
+    """Rule 5: the players (name -> constructor arguments) on the fixed test, written with
+    the report to ``out``."""
+    report["test"], rows = test_round({n: factory(**a) for n, a in players.items()}, seed,
+                                      EPISODES)  # fmt: skip
+    columns = " | ".join(players)
+    if len(players) == 1:  # finish's table has two player columns
+        rows = [(*r, r[-1]) for r in rows]
+        columns += " | (the same)"
+    finish(report, rows, t0, out, columns)
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    res = validate({key(p): pair_args(p) for p in PAIRS}, SEEDS[0])
+    counts, att, cost = tally(res, [key(p) for p in PAIRS])
     top = max(counts.values())
     tied = [p for p in PAIRS if counts[key(p)] == top]
     kept = TODAY if TODAY in tied else max(tied, key=lambda p: (att[key(p)], -cost[key(p)]))
@@ -116,15 +152,10 @@ def main() -> None:
         print(f"| {p} | " + " | ".join(str(counts.get(key((p, t)), "")) for t in BOUNDS) + " |")
     print(f"\nkept: {key(kept)} ({counts[key(kept)]} of 12; today's {counts[key(TODAY)]}); "
           f"becomes the default: {changes}\n", flush=True)  # fmt: skip
-    players = {key(kept): factory(kept)}
+    players = {key(kept): pair_args(kept)}
     if kept != TODAY:
-        players[key(TODAY)] = factory(TODAY)
-    report["test"], rows = test_round(players, SEEDS[1], EPISODES)
-    columns = " | ".join(players)
-    if len(players) == 1:  # finish's table has two player columns
-        rows = [(*r, r[-1]) for r in rows]
-        columns += " | (the same)"
-    finish(report, rows, t0, OUT, columns)
+        players[key(TODAY)] = pair_args(TODAY)
+    test_players(players, SEEDS[1], report, t0, OUT)
 
 
 if __name__ == "__main__":

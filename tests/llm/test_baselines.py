@@ -263,6 +263,34 @@ def test_hpa_threshold_takes_a_bound_per_pool():
             HPAThresholdPolicy(env, 0, switch_instances=bad)
 
 
+def test_hpa_threshold_switch_window_averages_the_recent_demand():
+    # with a window of 4 decisions a pool goes to threshold when its mean demand over the last
+    # four observations (fewer at the episode's start) reaches the bound, not on one spike
+    env = _env()
+    u = env.unwrapped
+    pol = HPAThresholdPolicy(env, 0, switch_window=4)
+    hpa, thr = HPAPolicy(env, 0), ThresholdPolicy(env, 0)
+    names = list(u.feature_names)
+    at = [names.index(f"{t}_demand") for t in u.pools]
+    obs, _ = env.reset(seed=0)
+    per = np.array([u.collector.count_scale / DEFAULT_TARGET_UTILIZATION[t] for t in u.pools])
+    seen, done, spikes = [], False, 0
+    while not done:
+        mask = u.action_masks()
+        a, h, t = (p.act(obs, mask) for p in (pol, hpa, thr))
+        seen.append(np.asarray(obs, dtype=float)[at])
+        heavy = np.mean(seen[-4:], axis=0) * per >= 2.5
+        spikes += int(np.any((seen[-1] * per >= 2.5) != heavy))
+        for i in range(len(u.pools)):
+            assert a[i] == (t[i] if heavy[i] else h[i]), (u.pools[i], u.sim.now)
+        obs, _, term, trunc, _ = env.step(a)
+        done = term or trunc
+    assert spikes  # the window changed the switch at least once in this episode
+    for bad in (0, 2.5):
+        with pytest.raises(PolicyError, match="switch_window"):
+            HPAThresholdPolicy(env, 0, switch_window=bad)
+
+
 def test_percentile_is_numpys_to_the_bit():
     rng = np.random.default_rng(0)
     for n in (1, 2, 3, 10, 11, 57, 400):

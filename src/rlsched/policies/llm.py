@@ -500,7 +500,9 @@ class HPAThresholdPolicy(AutoscalePolicy):
     utilisation, :data:`DEFAULT_TARGET_UTILIZATION`) are below ``switch_instances`` (2.5: just
     above the start state's two instances per pool; with the default targets, 1.0 prompt
     instance's worth of prefill demand and 2.25 of decode demand). One number applies to every
-    pool; a mapping ``{pool: bound}`` sets each pool's own.
+    pool; a mapping ``{pool: bound}`` sets each pool's own. With ``switch_window`` k > 1 the
+    switch reads the pool's demand averaged over the last k decisions (the episode's first
+    decisions: over those so far), so a short spike does not hand the pool to threshold.
 
     Why both: on the training trace (conv at 1x-3x, as it is and with training's request
     mixes; 6 diagnosis episodes per setting, means without intervals;
@@ -516,8 +518,15 @@ class HPAThresholdPolicy(AutoscalePolicy):
     def __init__(
         self, env: Any, seed: int | None = None,
         switch_instances: float | Mapping[str, float] = 2.5,
+        switch_window: int = 1,
     ):  # fmt: skip
         super().__init__(env, seed)
+        if not (isinstance(switch_window, int) and switch_window >= 1):
+            raise PolicyError(
+                f"hpa_threshold: switch_window must be a whole number >= 1, got {switch_window!r}"
+            )
+        self.switch_window = switch_window
+        """Decisions whose demand the switch averages (1: the last observation's alone)."""
         pools = tuple(self.env.pools)
         if isinstance(switch_instances, Mapping):
             unknown = sorted(set(switch_instances) - set(pools))
@@ -550,6 +559,7 @@ class HPAThresholdPolicy(AutoscalePolicy):
         util = np.array([self.hpa.targets_util.get(t, HPAConfig.target) for t in env.pools])
         # observation units -> the sizing rule's instances
         self._per_unit = env.collector.count_scale / util
+        self._recent: deque[np.ndarray] = deque(maxlen=self.switch_window)
 
     def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
         self._observation = observation
@@ -558,7 +568,9 @@ class HPAThresholdPolicy(AutoscalePolicy):
     def deltas(self) -> dict[str, int]:
         hpa, thr = self.hpa.deltas(), self.threshold.deltas()
         obs = np.asarray(self._observation, dtype=np.float64).reshape(-1)
-        heavy = obs[self._at] * self._per_unit >= self._bound
+        self._recent.append(obs[self._at])
+        demand = self._recent[0] if self.switch_window == 1 else np.mean(self._recent, axis=0)
+        heavy = demand * self._per_unit >= self._bound
         return {
             t: int(thr.get(t, 0) if h else hpa.get(t, 0))
             for t, h in zip(self.env.pools, heavy, strict=True)
