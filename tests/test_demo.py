@@ -112,10 +112,14 @@ def test_a_residual_entry_is_paired_with_its_heuristic_on_its_card_metrics() -> 
     kw = {"scenario": "conv-3x", "episode_duration": 60.0}
     entry = by_name["llm-autoscaling-hpa-threshold-residual-ppo"]
     played = EpisodeMetrics()  # the comparison's own episodes, as the demo's zoo stage keeps them
-    compare("rlsched/LLMAutoscaling-v0", None, f"hpa_threshold,{entry['path']}", episodes=3,
+    base = card(entry["name"])["residual"]["policy"]  # with the arguments it was trained over
+    assert base == "hpa_threshold?switch_window=1"
+    compare("rlsched/LLMAutoscaling-v0", None, f"{base},{entry['path']}", episodes=3,
             seed=0, env_kwargs=kw, on_episode_end=played)  # fmt: skip
-    line = residual_line(entry, card(entry["name"])["residual"]["policy"], played)
+    line = residual_line(entry, base, played)
     assert line is not None
-    assert line.startswith("over hpa_threshold, the heuristic it corrects (3 pairs)")
+    assert line.startswith(
+        "over hpa_threshold?switch_window=1, the heuristic it corrects (3 pairs)"
+    )
     assert "slo_attainment" in line and "; cost " in line
     assert card("llm-autoscaling-slo-ppo").get("residual") is None

@@ -46,7 +46,7 @@ from rlsched.splits import SPLITS
 FOLDER = "llm_residual_hpa_threshold"
 SEEDS = (58_000, 59_000)
 EPISODES = 30
-BASE = "hpa_threshold"
+BASE = "hpa_threshold?switch_window=1"  # as it was then (the default window is 16 now)
 
 
 def base_alone(validation_seed: int | None = SEEDS[0], test_seed: int = SEEDS[1]) -> dict:

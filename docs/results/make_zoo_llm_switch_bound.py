@@ -72,7 +72,8 @@ def _make(kwargs: dict, env, seed: int | None) -> HPAThresholdPolicy:
 
 def pair_args(pair: tuple[float, float]) -> dict:
     """The candidate ``pair`` (prompt bound, token bound) as constructor arguments."""
-    return {"switch_instances": {"prompt": pair[0], "token": pair[1]}}
+    # the window as it was then (the default is 16 since round P)
+    return {"switch_instances": {"prompt": pair[0], "token": pair[1]}, "switch_window": 1}
 
 
 def key(pair: tuple[float, float]) -> str:

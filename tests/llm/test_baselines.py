@@ -205,7 +205,8 @@ def test_hpa_threshold_plays_hpa_on_light_pools_and_threshold_on_heavy_ones():
     # target, the prompt pool's less, so both branches play in one episode
     env = _env()
     u = env.unwrapped
-    pol, hpa, thr = HPAThresholdPolicy(env, 0), HPAPolicy(env, 0), ThresholdPolicy(env, 0)
+    pol = HPAThresholdPolicy(env, 0, switch_window=1)
+    hpa, thr = HPAPolicy(env, 0), ThresholdPolicy(env, 0)
     obs, _ = env.reset(seed=0)
     names = list(u.feature_names)
     done, heavy_seen = False, set()
@@ -268,6 +269,7 @@ def test_hpa_threshold_switch_window_averages_the_recent_demand():
     # four observations (fewer at the episode's start) reaches the bound, not on one spike
     env = _env()
     u = env.unwrapped
+    assert HPAThresholdPolicy(env, 0).switch_window == 16  # the default, chosen on validation
     pol = HPAThresholdPolicy(env, 0, switch_window=4)
     hpa, thr = HPAPolicy(env, 0), ThresholdPolicy(env, 0)
     names = list(u.feature_names)

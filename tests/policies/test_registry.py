@@ -56,3 +56,32 @@ def test_building_every_policy_leaves_the_env_where_it_was(env_id: str) -> None:
     assert len(got) == len(want)
     for (o1, r1), (o2, r2) in zip(got, want, strict=True):
         assert np.array_equal(o1, o2) and r1 == r2
+
+
+def test_an_env_policy_takes_arguments_in_its_spec() -> None:
+    from rlsched.errors import PolicyError
+
+    env = make_env("rlsched/LLMAutoscaling-v0", None, episode_duration=60.0)
+    pol = make_policy("hpa_threshold?switch_window=16&switch_instances=3.0", env, seed=0)
+    assert (pol.name, pol.switch_window) == (
+        "hpa_threshold?switch_window=16&switch_instances=3.0",
+        16,
+    )
+    assert pol.switch_instances == {"prompt": 3.0, "token": 3.0}
+    assert make_policy("hpa_threshold?switch_window=1", env, seed=0).switch_window == 1
+    for spec, match in (
+        (
+            "hpa_threshold?window=4",
+            r"takes \['switch_instances', 'switch_window'\], not \['window'\]",
+        ),
+        ("hpa?switch_window=4", r"hpa takes \['config', 'targets'\], not \['switch_window'\]"),
+        ("hpa_threshold?switch_window", "key=value"),
+        ("hpa_threshold?switch_window=[1, 2]", "must be a number"),
+        ("hpa_thresold?switch_window=4", "did you mean 'hpa_threshold'"),
+        ("hpa_threshold?switch_window=0", "switch_window must be"),
+    ):
+        with pytest.raises(PolicyError, match=match):
+            make_policy(spec, env, seed=0)
+    vm = make_env("rlsched/ServerlessPlacement-v0", None)
+    with pytest.raises(PolicyError, match="only an env's own policies take arguments"):
+        make_policy("k8s_balanced?weight=2", vm, seed=0)

@@ -20,7 +20,9 @@ NAME = "serverless-edge-maskable-ppo"
 @pytest.mark.parametrize(
     "name",
     [
-        NAME, "llm-autoscaling-slo-ppo", "llm-autoscaling-hpa-threshold-residual-ppo",
+        NAME,
+        "llm-autoscaling-slo-ppo",
+        "llm-autoscaling-hpa-threshold-residual-ppo",
         "pod-rebalancing-anchored-ppo",
     ],
 )
@@ -92,8 +94,11 @@ def test_the_residual_llm_entry_acts_over_hpa_threshold_through_compare() -> Non
     name = "learned:zoo/llm-autoscaling-hpa-threshold-residual-ppo"
     kw = {"scenario": "conv-3x", "episode_duration": 60.0}
     pol = make_policy(name, make_env("rlsched/LLMAutoscaling-v0", None, **kw), seed=0)
-    assert isinstance(pol, ResidualPolicy) and pol.base.name == "hpa_threshold"
-    rep = compare("rlsched/LLMAutoscaling-v0", None, f"hpa_threshold,{name}", episodes=2, seed=0,
+    # the base as it was trained: the switch read the last decision's demand alone
+    base = "hpa_threshold?switch_window=1"
+    assert isinstance(pol, ResidualPolicy) and pol.base.name == base
+    assert pol.base.switch_window == 1
+    rep = compare("rlsched/LLMAutoscaling-v0", None, f"{base},{name}", episodes=2, seed=0,
                   env_kwargs=kw)  # fmt: skip
     row = next(r for r in rep["results"] if r["kind"] == "learned")
     assert 0.0 <= row["metrics"]["slo_attainment"] <= 1.0 and row["paired"]["reference"]
@@ -111,7 +116,7 @@ def test_the_residual_llm_entry_is_hpa_threshold_with_a_learned_correction() -> 
     from rlsched.policies.registry import make_policy
 
     name = "llm-autoscaling-hpa-threshold-residual-ppo"
-    assert card(name)["residual"]["policy"] == "hpa_threshold"
+    assert card(name)["residual"]["policy"] == "hpa_threshold?switch_window=1"
     env = make_env("rlsched/LLMAutoscaling-v0", None, scenario="code-2x")
     pol = make_policy(f"learned:zoo/{name}", env, seed=0)
     base, played = [], []
@@ -191,5 +196,11 @@ def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> N
     assert row["metrics"]["invalid_actions"] == 0 and row["metrics"]["workflows"] == 1
     # it reads the look-ahead key: without it the env's observations do not fit the model
     with pytest.raises(PolicyError):
-        compare(c["env"], test, f"learned:zoo/{name}", episodes=2, seed=0,
-                env_kwargs={k: v for k, v in c["env_kwargs"].items() if k != "lookahead"})
+        compare(
+            c["env"],
+            test,
+            f"learned:zoo/{name}",
+            episodes=2,
+            seed=0,
+            env_kwargs={k: v for k, v in c["env_kwargs"].items() if k != "lookahead"},
+        )

@@ -500,9 +500,9 @@ class HPAThresholdPolicy(AutoscalePolicy):
     utilisation, :data:`DEFAULT_TARGET_UTILIZATION`) are below ``switch_instances`` (2.5: just
     above the start state's two instances per pool; with the default targets, 1.0 prompt
     instance's worth of prefill demand and 2.25 of decode demand). One number applies to every
-    pool; a mapping ``{pool: bound}`` sets each pool's own. With ``switch_window`` k > 1 the
-    switch reads the pool's demand averaged over the last k decisions (the episode's first
-    decisions: over those so far), so a short spike does not hand the pool to threshold.
+    pool; a mapping ``{pool: bound}`` sets each pool's own. The switch reads the pool's demand
+    averaged over the last ``switch_window`` decisions (16, 32 s; the episode's first decisions:
+    over those so far), so a spike of a decision or two does not hand the pool to threshold.
 
     Why both: on the training trace (conv at 1x-3x, as it is and with training's request
     mixes; 6 diagnosis episodes per setting, means without intervals;
@@ -510,7 +510,11 @@ class HPAThresholdPolicy(AutoscalePolicy):
     answers latency noise with two instances at a time, and threshold the lower mean cost and
     the higher mean attainment at 2x-3x, where HPA's busy-fraction metric doubles the prompt
     pool and holds it for its 300-s stabilisation window. The switch follows those means,
-    chosen on diagnosis episodes only, not a tuned optimum.
+    chosen on diagnosis episodes only, not a tuned optimum. On validation (25 pairs of per-pool
+    bounds, ``docs/results/make_zoo_llm_switch_bound.py``) 2.5 for both pools met the LLM goal
+    in the most settings; the window of 16 decisions (against 1, 4 and 8) was chosen there too
+    (``make_zoo_llm_switch_window.py``). Until 2026-11-28's twelfth session the window was 1:
+    ``hpa_threshold?switch_window=1`` plays it.
     """
 
     name = "hpa_threshold"
@@ -518,7 +522,7 @@ class HPAThresholdPolicy(AutoscalePolicy):
     def __init__(
         self, env: Any, seed: int | None = None,
         switch_instances: float | Mapping[str, float] = 2.5,
-        switch_window: int = 1,
+        switch_window: int = 16,
     ):  # fmt: skip
         super().__init__(env, seed)
         if not (isinstance(switch_window, int) and switch_window >= 1):

@@ -7,6 +7,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
+import yaml
 from gymnasium import spaces
 
 from rlsched.envs import ENV_IDS
@@ -42,9 +43,53 @@ def env_id_of(env: Any) -> str | None:
     return None
 
 
+def split_arguments(spec: str) -> tuple[str, dict[str, Any]]:
+    """``NAME?key=value&key=value`` -> (``NAME``, its arguments; values read as YAML scalars:
+    ``16`` an int, ``2.5`` a float, ``true`` a bool). A spec without ``?`` has none."""
+    name, sep, query = spec.partition("?")
+    if not sep:
+        return spec, {}
+    kwargs: dict[str, Any] = {}
+    for part in query.split("&"):
+        key, eq, raw = part.partition("=")
+        if not (eq and key.strip() and raw.strip()):
+            raise PolicyError(
+                f"policy {spec!r}: arguments are key=value joined by '&', got {part!r}"
+            )
+        value = yaml.safe_load(raw)
+        if isinstance(value, (dict, list)) or value is None:
+            raise PolicyError(f"policy {spec!r}: {key} must be a number, a bool or a word")
+        kwargs[key.strip()] = value
+    return name, kwargs
+
+
+def _with_arguments(spec: str, env: Any, seed: int | None) -> Policy:
+    """An env's own policy built with the arguments its spec names (``hpa_threshold?
+    switch_window=16``); the policy's ``name`` is the whole spec, as tables show it."""
+    name, kwargs = split_arguments(spec)
+    factories = env_policy_factories(env)
+    if name not in factories:
+        known = list(factories)
+        raise PolicyError(
+            f"policy {spec!r}: only an env's own policies take arguments "
+            f"({', '.join(known) or 'none here'}){did_you_mean(name, known)}"
+        )
+    factory = factories[name]
+    params = [p for p in inspect.signature(factory).parameters if p not in ("self", "env", "seed")]
+    unknown = sorted(set(kwargs) - set(params))
+    if unknown:
+        raise PolicyError(
+            f"policy {spec!r}: {name} takes {params or 'no arguments'}, not {unknown}"
+        )
+    pol = factory(env.unwrapped, seed, **kwargs)
+    pol.name = spec
+    return pol
+
+
 def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
-    """Build the policy ``spec`` (a heuristic name, ``learned:PATH``, or ``clairvoyant`` /
-    ``clairvoyant:BASE``: the oracle over the env's default or the named base heuristic)."""
+    """Build the policy ``spec`` (a heuristic name, ``NAME?key=value&...`` for an env's own
+    policy with arguments, ``learned:PATH``, or ``clairvoyant`` / ``clairvoyant:BASE``: the
+    oracle over the env's default or the named base heuristic)."""
     if spec == "clairvoyant" or spec.startswith("clairvoyant:"):
         base_env: RlschedEnv = env.unwrapped
         base = spec.split(":", 1)[1] if ":" in spec else base_env.oracle_base
@@ -75,6 +120,8 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
                 res.get("hold", 1), res.get("gate"),
             )  # fmt: skip
         return pol
+    if "?" in spec:
+        return _with_arguments(spec, env, seed)
     factories = env_policy_factories(env)
     if spec in factories:
         return factories[spec](env.unwrapped, seed)
