@@ -49,9 +49,11 @@ EPISODES = 30
 BASE = "hpa_threshold?switch_window=1"  # as it was then (the default window is 16 now)
 
 
-def base_alone(validation_seed: int | None = SEEDS[0], test_seed: int = SEEDS[1]) -> dict:
-    """Rule 4: the base heuristic and HPA on the validation settings (seeds
-    ``validation_seed``+; skipped when None) and the test presets (``test_seed``+)."""
+def base_alone(
+    validation_seed: int | None = SEEDS[0], test_seed: int = SEEDS[1], base: str = BASE
+) -> dict:
+    """Rule 4: the base heuristic (``base``, a policy spec) and HPA on the validation settings
+    (seeds ``validation_seed``+; skipped when None) and the test presets (``test_seed``+)."""
     split, out = SPLITS[ENV], {"validation": {}, "test": {}}
     for extra in SETTINGS if validation_seed is not None else []:
         for mix in ("conv", "mix"):
@@ -59,14 +61,14 @@ def base_alone(validation_seed: int | None = SEEDS[0], test_seed: int = SEEDS[1]
                 kw = {**split.env_kwargs, "scenario": f"conv-{load}",
                       **(MIX if mix == "mix" else {}), **extra}  # fmt: skip
                 env = make_env(ENV, "azure-llm:conv", **kw)
-                m = {h: means(run(h, env, validation_seed, EPISODES)) for h in ("hpa", BASE)}
+                m = {h: means(run(h, env, validation_seed, EPISODES)) for h in ("hpa", base)}
                 key = f"{json.dumps(extra)} {mix}-{load}"
-                out["validation"][key] = {**m, "meets": meets(m[BASE], m["hpa"])}
+                out["validation"][key] = {**m, "meets": meets(m[base], m["hpa"])}
                 print("validation", key, json.dumps(out["validation"][key]), flush=True)
     # the test as every round's, with the base as its one player
-    out["test"], _ = test_round({BASE: BASE}, test_seed, EPISODES)
+    out["test"], _ = test_round({base: base}, test_seed, EPISODES)
     out["validation_settings_met"] = sum(v["meets"] for v in out["validation"].values())
-    out["test_presets_met"] = sum(v[f"{BASE} goal"]["met"] for v in out["test"].values())
+    out["test_presets_met"] = sum(v[f"{base} goal"]["met"] for v in out["test"].values())
     return out
 
 
