@@ -15,16 +15,10 @@ def _report(metric: str, direction: str, rows: list[dict]) -> dict:
 
 def test_opposite_orders_are_found_and_named() -> None:
     # lower completion is better; the reward prefers c, the metric prefers a
-    rep = _report(
-        "mean_completion",
-        "lower",
-        [
-            _row("a", 1.0, [10.0, 10.0]),
-            _row("b", 2.0, [20.0, 20.0]),
-            _row("c", 3.0, [30.0, 30.0]),
-            _row("learned", 9.0, [1.0, 1.0], kind="learned"),  # only heuristics are ranked
-        ],
-    )
+    rep = _report("mean_completion", "lower", [
+        _row("a", 1.0, [10.0, 10.0]), _row("b", 2.0, [20.0, 20.0]), _row("c", 3.0, [30.0, 30.0]),
+        _row("learned", 9.0, [1.0, 1.0], kind="learned"),  # only heuristics are ranked
+    ])
     a = reward_agreement(rep)
     assert a["tau"] == -1.0 and not a["same_best"]
     assert a["best_by_reward"] == "c" and a["best_by_metric"] == "a"

@@ -79,12 +79,7 @@ def test_preset_rows_keep_held_out_data() -> None:
     assert res_mod.row_dataset("azure-llm:code", "conv-2x", llm) is None  # training trace
     assert "conv-1x" in res_mod.row_presets(llm, "all")
     assert res_mod.row_presets("rlsched/VMPlacement-v0", "all") == [
-        "fading-5",
-        "fading-20",
-        "fading-100",
-        "recovering-5",
-        "recovering-20",
-        "recovering-100",
+        "fading-5", "fading-20", "fading-100", "recovering-5", "recovering-20", "recovering-100"
     ]
     assert res_mod.row_presets(llm, None) == [None]
     # the preset wins over the split's arguments
@@ -103,11 +98,7 @@ def test_a_preset_on_a_training_trace_gets_spreads_but_no_learned_verdict(
     # a learned policy trained on conv must not be judged on conv: it is never even loaded
     learned = {llm: ["learned:/nonexistent/model"]}
     out = res_mod.run_results(
-        tmp_path,
-        "quick",
-        learned=learned,
-        envs=["LLMAutoscaling"],
-        console=Console(),
+        tmp_path, "quick", learned=learned, envs=["LLMAutoscaling"], console=Console(),
         presets=["conv-1x"],
     )
     (row,) = out["rows"]

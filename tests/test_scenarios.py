@@ -58,11 +58,7 @@ CASES: dict[str, tuple[str | None, dict[str, Any], int]] = {
 def test_default_preset_is_informative(env_id: str) -> None:
     dataset, kwargs, episodes = CASES[env_id]
     rep = compare(
-        env_id,
-        dataset,
-        "plain,clairvoyant",
-        episodes=episodes,
-        seed=TEST_SEED,
+        env_id, dataset, "plain,clairvoyant", episodes=episodes, seed=TEST_SEED,
         env_kwargs=kwargs,
     )
     s = spreads(rep)
@@ -83,11 +79,7 @@ def test_kube_gang_default_judges_job_completion_and_the_oracle_never_ends_above
     heuristics = plain_heuristics(env)
     assert "gang_binpack" in heuristics
     rep = compare(
-        env_id,
-        dataset,
-        [*heuristics, "clairvoyant"],
-        episodes=4,
-        seed=TEST_SEED,
+        env_id, dataset, [*heuristics, "clairvoyant"], episodes=4, seed=TEST_SEED,
         env_kwargs=kwargs,
     )
     assert rep["main_metric"] == "mean_job_jct" and rep["direction"] == "lower"

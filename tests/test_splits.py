@@ -50,10 +50,8 @@ def test_selecting_on_a_test_workflow_is_refused() -> None:
 def test_alibaba_parts_are_a_time_ordered_partition() -> None:
     from rlsched.data import load_dataset
 
-    parts = [
-        load_dataset(f"alibaba:cloudsimpy-jobs?part={p}").workflows
-        for p in ("train", "validation", "test")
-    ]
+    parts = [load_dataset(f"alibaba:cloudsimpy-jobs?part={p}").workflows
+             for p in ("train", "validation", "test")]
     names = [{w.name for w in ws} for ws in parts]
     assert sum(map(len, names)) == len(load_dataset("alibaba:cloudsimpy-jobs").workflows)
     assert not (names[0] & names[1] or names[1] & names[2] or names[0] & names[2])

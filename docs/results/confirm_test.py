@@ -49,7 +49,9 @@ from rlsched.zoo import card
 EPISODES, SEED = 30, 2000
 
 
-def headroom_share(best: np.ndarray, learned: np.ndarray, oracle: np.ndarray, lower: bool) -> dict:
+def headroom_share(
+    best: np.ndarray, learned: np.ndarray, oracle: np.ndarray, lower: bool
+) -> dict:
     """The share of the oracle's headroom over ``best`` that ``learned`` closes, on the means
     (``lower``: lower is better), and its paired percentile bootstrap interval (episodes
     resampled together)."""
@@ -59,15 +61,8 @@ def headroom_share(best: np.ndarray, learned: np.ndarray, oracle: np.ndarray, lo
         gap = sign * (b.mean() - o.mean())
         return float(sign * (b.mean() - lv.mean()) / gap) if gap > 0 else float("nan")
 
-    res = sps.bootstrap(
-        (best, learned, oracle),
-        share,
-        paired=True,
-        vectorized=False,
-        n_resamples=10_000,
-        method="percentile",
-        random_state=0,
-    )
+    res = sps.bootstrap((best, learned, oracle), share, paired=True, vectorized=False,
+                        n_resamples=10_000, method="percentile", random_state=0)
     ci = res.confidence_interval
     return {"share": share(best, learned, oracle), "ci95": [float(ci.low), float(ci.high)]}
 
@@ -81,9 +76,8 @@ def main(name: str, seed: int = SEED, tag: str | None = None, plain: bool = Fals
         kwargs["scenario"] = c["preset"]
     spec = f"learned:zoo/{name}"
     policies = f"plain,{spec}" if plain else f"all,{spec},clairvoyant"
-    rep = compare(
-        env_id, c["test"]["dataset"], policies, episodes=EPISODES, seed=seed, env_kwargs=kwargs
-    )
+    rep = compare(env_id, c["test"]["dataset"], policies, episodes=EPISODES, seed=seed,
+                  env_kwargs=kwargs)
     rows = {r["policy"]: r for r in rep["results"]}
     ref = rep["reference"]
     best = np.asarray(rows[ref]["episode_values"], dtype=float)
@@ -121,10 +115,7 @@ if __name__ == "__main__":
     ap.add_argument("entry")
     ap.add_argument("--seed", type=int, default=SEED)
     ap.add_argument("--tag", default=None)
-    ap.add_argument(
-        "--plain",
-        action="store_true",
-        help="every heuristic that does not search and the model; no oracle",
-    )
+    ap.add_argument("--plain", action="store_true",
+                    help="every heuristic that does not search and the model; no oracle")
     a = ap.parse_args()
     main(a.entry, a.seed, a.tag, a.plain)

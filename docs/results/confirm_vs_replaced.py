@@ -59,10 +59,8 @@ def main() -> None:
     path.write_text(json.dumps(out, indent=1) + "\n")
     for k in ("replaced_vs_reference", "new_vs_replaced"):
         x = out[k]
-        print(
-            f"{k}: {x['mean_diff']:+.3f} [{x['ci95'][0]:+.3f}, {x['ci95'][1]:+.3f}] "
-            f"{x['verdict']}, {x['wins']}/{x['ties']}/{x['losses']}"
-        )
+        print(f"{k}: {x['mean_diff']:+.3f} [{x['ci95'][0]:+.3f}, {x['ci95'][1]:+.3f}] "
+              f"{x['verdict']}, {x['wins']}/{x['ties']}/{x['losses']}")
 
 
 if __name__ == "__main__":

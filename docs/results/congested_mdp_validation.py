@@ -25,15 +25,8 @@ ENV = "rlsched/WorkflowOffloading-v0"
 ENTRY = "learned:zoo/workflow-congested-ppo"
 eps = int(sys.argv[1]) if len(sys.argv) > 1 else 30
 t = time.perf_counter()
-rep = compare(
-    ENV,
-    SPLITS[ENV].validation,
-    ["heft", "mdp_rollout", ENTRY],
-    episodes=eps,
-    seed=10_000,
-    env_kwargs={"scenario": "congested"},
-    reference="heft",
-)
+rep = compare(ENV, SPLITS[ENV].validation, ["heft", "mdp_rollout", ENTRY], episodes=eps,
+              seed=10_000, env_kwargs={"scenario": "congested"}, reference="heft")
 rows = {r["policy"]: r for r in rep["results"]}
 out = {"dataset": rep["dataset"], "episodes": eps, "seed": 10_000, "preset": "congested",
        "means": {p: r["metrics"]["mean_completion"] for p, r in rows.items()},

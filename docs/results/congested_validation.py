@@ -20,27 +20,11 @@ from rlsched.spread import spreads
 eps, dec = int(sys.argv[1]), int(sys.argv[2])
 WorkflowOffloadingEnv.oracle_decisions = dec if dec > 0 else None
 t = time.time()
-rep = compare(
-    "rlsched/WorkflowOffloading-v0",
-    WF_VALIDATION,
-    ["all", "clairvoyant"],
-    episodes=eps,
-    seed=10_000,
-    env_kwargs={"scenario": "congested"},
-)
+rep = compare("rlsched/WorkflowOffloading-v0", WF_VALIDATION, ["all", "clairvoyant"],
+              episodes=eps, seed=10_000, env_kwargs={"scenario": "congested"})
 s = spreads(rep)
 for r in rep["results"]:
     m = r["metrics"].get("mean_completion")
     print("  ", r["policy"], m, r.get("paired", {}) and r["paired"].get("ci95"))
-print(
-    "ref",
-    rep["reference"],
-    "spread",
-    s["spread"],
-    "\nheadroom",
-    s["headroom"],
-    "\ninformative",
-    s.get("informative"),
-    f"{time.time() - t:.0f}s",
-    flush=True,
-)
+print("ref", rep["reference"], "spread", s["spread"], "\nheadroom", s["headroom"],
+      "\ninformative", s.get("informative"), f"{time.time() - t:.0f}s", flush=True)

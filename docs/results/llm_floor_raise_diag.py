@@ -10,6 +10,7 @@ training trace (conv) at 1x, 2x and 3x, 6 episodes each on diagnosis seeds 20,96
     cd docs/results && PYTHONPATH=. python llm_floor_raise_diag.py
 """
 
+
 from make_zoo import ROOT
 from make_zoo_llm_residual_down import ENV, SPLITS, played_copy
 
@@ -18,9 +19,9 @@ from rlsched.evaluate import compare
 SRC = ROOT / "runs/zoo/llm_residual_hpa_ref/seed0"
 P = ["prompt_demand", "token_demand"]
 V = {
-    "tf": {"feature": P, "lower_below": [1e9, 0.0]},
-    "tf_tq75": {"feature": P, "lower_below": [1e9, 0.0], "raise_at_least": [0.0, 0.162]},
-    "tf_pq75": {"feature": P, "lower_below": [1e9, 0.0], "raise_at_least": [0.069, 0.0]},
+ "tf": {"feature": P, "lower_below": [1e9, 0.0]},
+ "tf_tq75": {"feature": P, "lower_below": [1e9, 0.0], "raise_at_least": [0.0, 0.162]},
+ "tf_pq75": {"feature": P, "lower_below": [1e9, 0.0], "raise_at_least": [0.069, 0.0]},
 }
 specs = {}
 for n, g in V.items():
@@ -28,14 +29,8 @@ for n, g in V.items():
     played_copy(SRC, out, "residual_play_gate", g, "gate")
     specs[n] = f"learned:{out}/model"
 for sc in ("conv-1x", "conv-2x", "conv-3x"):
-    rep = compare(
-        ENV,
-        "azure-llm:conv",
-        ["hpa", *specs.values()],
-        episodes=6,
-        seed=20_960,
-        env_kwargs={**SPLITS[ENV].env_kwargs, "scenario": sc},
-    )
+    rep = compare(ENV, "azure-llm:conv", ["hpa", *specs.values()], episodes=6, seed=20_960,
+                  env_kwargs={**SPLITS[ENV].env_kwargs, "scenario": sc})
     rows = {r["policy"]: r["metrics"] for r in rep["results"]}
     shown = [("hpa", "hpa"), *specs.items()]
     print(sc, " | ".join(f"{n} {rows[s]['slo_attainment']:.3f} ${rows[s]['cost']:.2f}"

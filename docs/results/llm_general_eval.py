@@ -51,14 +51,8 @@ def fmt(p, unit: str = "") -> str:
 
 def main() -> None:
     split = SPLITS[ENV]
-    report: dict = {
-        "env": ENV,
-        "dataset": split.test,
-        "episodes": EPISODES,
-        "seed": TEST_SEED,
-        "models": [str(p.relative_to(ROOT)) for p in SEEDS],
-        "presets": {},
-    }
+    report: dict = {"env": ENV, "dataset": split.test, "episodes": EPISODES, "seed": TEST_SEED,
+                    "models": [str(p.relative_to(ROOT)) for p in SEEDS], "presets": {}}
     rows = []
     t0 = time.perf_counter()
     for preset in PRESETS:
@@ -70,18 +64,12 @@ def main() -> None:
         for ref in HEURISTICS:
             for metric, direction in (("slo_attainment", "higher"), ("cost", "lower")):
                 b = res[ref][metric]
-                pooled = paired_seeds(
-                    np.array([s[metric] for s in seeds]),
-                    b,
-                    direction=direction,
-                    reference=ref,
-                    metric=metric,
-                )
-                per_seed = [
-                    paired(s[metric], b, direction=direction, reference=ref, metric=metric)
-                    for s in seeds
-                ]
-                zoo = paired(res[ZOO][metric], b, direction=direction, reference=ref, metric=metric)
+                pooled = paired_seeds(np.array([s[metric] for s in seeds]), b,
+                                      direction=direction, reference=ref, metric=metric)
+                per_seed = [paired(s[metric], b, direction=direction, reference=ref,
+                                   metric=metric) for s in seeds]
+                zoo = paired(res[ZOO][metric], b, direction=direction, reference=ref,
+                             metric=metric)
                 entry[f"{metric} vs {ref}"] = {
                     "general_pooled": pooled.to_json(),
                     "general_per_seed": [p.to_json() for p in per_seed],
@@ -99,10 +87,8 @@ def main() -> None:
     for preset, ref, metric, pooled, per_seed, zoo in rows:
         unit = " $" if metric == "cost" else ""
         seeds_txt = ", ".join(f"{p.mean_diff:+.3g}" for p in per_seed)
-        print(
-            f"| {preset} | {ref} | {metric} | {fmt(pooled, unit)} | {seeds_txt} | "
-            f"{fmt(zoo, unit)} |"
-        )
+        print(f"| {preset} | {ref} | {metric} | {fmt(pooled, unit)} | {seeds_txt} | "
+              f"{fmt(zoo, unit)} |")
     print(f"{report['seconds']:.0f} s")
 
 

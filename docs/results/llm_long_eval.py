@@ -84,13 +84,8 @@ def main() -> None:
                 for metric, direction in METRICS:
                     cells = []
                     for who in (kept, ZOO):
-                        p = paired(
-                            res[who][metric],
-                            res[ref][metric],
-                            direction=direction,
-                            reference=ref,
-                            metric=metric,
-                        )
+                        p = paired(res[who][metric], res[ref][metric], direction=direction,
+                                   reference=ref, metric=metric)
                         entry[f"{who} {metric} vs {ref}"] = p.to_json()
                         cells.append(p)
                     rows.append((preset, ref, metric, *cells))

@@ -35,7 +35,8 @@ def main() -> None:
                 obs, _ = env.reset(seed=seed)
                 done, sizes = False, {t: [] for t in pools}
                 while not done:
-                    obs, _, term, trunc, info = env.step(pol.act(obs, env.unwrapped.action_masks()))
+                    obs, _, term, trunc, info = env.step(
+                        pol.act(obs, env.unwrapped.action_masks()))
                     done = term or trunc
                     for t in sizes:
                         s = env.unwrapped.sim.scaling_manager.pool_sizes(t)

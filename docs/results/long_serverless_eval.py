@@ -26,30 +26,21 @@ def main() -> None:
     kw = {**split.env_kwargs, "scenario": "edge"}
     out: dict = {}
     ev = np.load(RUN / "eval" / "evaluations.npz")
-    out["curve"] = {
-        "timesteps": ev["timesteps"].tolist(),
-        "mean_reward": ev["results"].mean(axis=1).tolist(),
-    }
-    for role, ds, seed in (
-        ("validation", split.validation, 10_000),
-        ("test", split.test, TEST_SEED),
-    ):
+    out["curve"] = {"timesteps": ev["timesteps"].tolist(),
+                    "mean_reward": ev["results"].mean(axis=1).tolist()}
+    for role, ds, seed in (("validation", split.validation, 10_000),
+                           ("test", split.test, TEST_SEED)):
         rep = compare(ENV, ds, f"plain,{ZOO},{LONG}", episodes=10, seed=seed, env_kwargs=kw)
         rows = {r["policy"]: r for r in rep["results"]}
-        out[role] = {
-            "reference": rep["reference"],
-            "dataset": rep["dataset"],
-            "reference_mean": rows[rep["reference"]]["mean_reward"],
-        }
+        out[role] = {"reference": rep["reference"], "dataset": rep["dataset"],
+                     "reference_mean": rows[rep["reference"]]["mean_reward"]}
         for name, spec in (("zoo_300k", ZOO), ("long_1m", LONG)):
             r = rows[spec]
             out[role][name] = {"mean_reward": r["mean_reward"], "paired": r["paired"]}
             p = r["paired"]
-            print(
-                f"{role}: {name} {r['mean_reward']:.3f} vs {rep['reference']} "
-                f"{out[role]['reference_mean']:.3f}: {p['mean_diff']:+.3f} "
-                f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] {p['verdict']}"
-            )
+            print(f"{role}: {name} {r['mean_reward']:.3f} vs {rep['reference']} "
+                  f"{out[role]['reference_mean']:.3f}: {p['mean_diff']:+.3f} "
+                  f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] {p['verdict']}")
     (ROOT / "docs/results/long_serverless_eval.json").write_text(json.dumps(out, indent=1) + "\n")
 
 

@@ -88,14 +88,8 @@ def main() -> None:
     size = export_model(run, ZOO_DIR / NAME / "model")
     split = SPLITS[ENV]
     spec = f"learned:{ZOO_DIR / NAME / 'model'}"
-    val = compare(
-        ENV,
-        split.validation,
-        ["all", spec],
-        episodes=10,
-        seed=10_000,
-        env_kwargs=dict(split.env_kwargs),
-    )
+    val = compare(ENV, split.validation, ["all", spec], episodes=10, seed=10_000,
+                  env_kwargs=dict(split.env_kwargs))
     vrow = next(r for r in val["results"] if r["policy"].startswith("learned:"))
     full = json.loads((ROOT / "docs/results/results_presets.json").read_text())
     rep = next(r for r in full["reports"] if r["env"] == ENV)
@@ -104,30 +98,20 @@ def main() -> None:
     trow = next(s for s in group["seeds"] if s["policy"].startswith(f"learned:{rel}/"))
     card = {
         **training_card(
-            NAME,
-            ENV,
-            run,
-            vals,
-            size,
+            NAME, ENV, run, vals, size,
             "best validation reward of the three seeds (periodic evaluation)",
         ),
         "preset": "edge",
         "algo": "maskable_ppo",
         "policy_net": "node",
         "validation": {
-            "dataset": val["dataset"],
-            "episodes": 10,
-            "seed": 10_000,
-            "reference": val["reference"],
-            "mean_reward": vrow["mean_reward"],
+            "dataset": val["dataset"], "episodes": 10, "seed": 10_000,
+            "reference": val["reference"], "mean_reward": vrow["mean_reward"],
             "paired": vrow["paired"],
         },
         "test": {
-            "dataset": rep["dataset"],
-            "episodes": rep["episodes"],
-            "seed": TEST_SEED,
-            "reference": rep["reference"],
-            "mean_reward": trow["mean_reward"],
+            "dataset": rep["dataset"], "episodes": rep["episodes"], "seed": TEST_SEED,
+            "reference": rep["reference"], "mean_reward": trow["mean_reward"],
             "paired": trow["paired"],
         },
     }
@@ -137,29 +121,16 @@ def main() -> None:
 def verdict(rep: dict, spec: str, episodes: int, metrics: tuple[str, ...] = ()) -> dict:
     """The card's record of ``spec`` in a compare report: its main metric's paired verdict."""
     row = next(r for r in rep["results"] if r["policy"] == spec)
-    out = {
-        "dataset": rep["dataset"],
-        "episodes": episodes,
-        "reference": rep["reference"],
-        "main_metric": rep["main_metric"],
-        "mean_reward": row["mean_reward"],
-    }
+    out = {"dataset": rep["dataset"], "episodes": episodes, "reference": rep["reference"],
+           "main_metric": rep["main_metric"], "mean_reward": row["mean_reward"]}
     if metrics:
         out["metrics"] = {k: row["metrics"][k] for k in metrics if k in row["metrics"]}
     return {**out, "paired": row["paired"]}
 
 
 def held_out_entry(
-    name: str,
-    env: str,
-    runs: list[Path],
-    episodes: int,
-    val_kwargs: dict,
-    test_kwargs: dict,
-    selected_by: str,
-    card_fields: dict,
-    metrics: tuple[str, ...] = (),
-    critic: bool = True,
+    name: str, env: str, runs: list[Path], episodes: int, val_kwargs: dict, test_kwargs: dict,
+    selected_by: str, card_fields: dict, metrics: tuple[str, ...] = (), critic: bool = True,
 ) -> None:
     """Select the run best on validation, export it (``critic=False``: actor only, see
     ``export_model``), measure it against every heuristic on the validation set (seeds
@@ -170,17 +141,10 @@ def held_out_entry(
     spec = f"learned:{ZOO_DIR / name / 'model'}"
     # every heuristic that does not search (WorkflowOffloading's CP-SAT `optimal` and
     # `mdp_rollout` take minutes per episode and are never the reference)
-    val = compare(
-        env,
-        split.validation,
-        f"plain,{spec}",
-        episodes=episodes,
-        seed=10_000,
-        env_kwargs=val_kwargs,
-    )
-    test = compare(
-        env, split.test, f"plain,{spec}", episodes=episodes, seed=TEST_SEED, env_kwargs=test_kwargs
-    )
+    val = compare(env, split.validation, f"plain,{spec}", episodes=episodes, seed=10_000,
+                  env_kwargs=val_kwargs)
+    test = compare(env, split.test, f"plain,{spec}", episodes=episodes, seed=TEST_SEED,
+                   env_kwargs=test_kwargs)
     card = {
         **training_card(name, env, run, vals, size, selected_by),
         **card_fields,
@@ -224,17 +188,9 @@ class Choice:
     val_seed: int = VAL_SEED  # the first validation episode's seed (fresh ones for a new round)
 
 
-def record_choice(
-    c: Choice,
-    episodes: int,
-    validation: dict,
-    entry_eligible: bool,
-    kept: str | None,
-    vs_entry: dict | None,
-    replace: bool,
-    t0: float,
-    **more: Any,
-) -> dict:
+def record_choice(c: Choice, episodes: int, validation: dict, entry_eligible: bool,
+                  kept: str | None, vs_entry: dict | None, replace: bool, t0: float,
+                  **more: Any) -> dict:
     """The rule's record of one choice, written to ``docs/results/RESULTS.json`` (``_N`` when
     ``episodes`` is not the default); ``more``: fields a rule adds (before ``seconds``)."""
     out = {"validation": validation, "entry_eligible": entry_eligible, "kept": kept,
@@ -263,14 +219,8 @@ def pooled_choice(c: Choice) -> None:
     runs = candidate_runs(c.pool)
     entry = f"learned:{ZOO_DIR / c.name / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
-    rep = compare(
-        c.env,
-        split.validation,
-        [c.heuristics, entry, *specs],
-        episodes=episodes,
-        seed=c.val_seed,
-        env_kwargs=kwargs,
-    )
+    rep = compare(c.env, split.validation, [c.heuristics, entry, *specs], episodes=episodes,
+                  seed=c.val_seed, env_kwargs=kwargs)
     rows = {r["policy"]: r for r in rep["results"]}
     ref = rep["reference"]
     sign = 1.0 if c.direction == "higher" else -1.0
@@ -283,61 +233,27 @@ def pooled_choice(c: Choice) -> None:
 
     pool = [s for s in specs if eligible(s)]
     kept = max(pool, key=lambda s: sign * mean(s)) if pool else None
-    vs_entry = (
-        None
-        if kept is None
-        else paired(
-            rows[kept]["episode_values"],
-            rows[entry]["episode_values"],
-            direction=c.direction,
-            reference="the entry so far",
-            metric=c.metric,
-        ).to_json()
-    )
+    vs_entry = None if kept is None else paired(
+        rows[kept]["episode_values"], rows[entry]["episode_values"], direction=c.direction,
+        reference="the entry so far", metric=c.metric).to_json()
     replace = kept is not None and (not eligible(entry) or vs_entry["verdict"] == "better")
     out = record_choice(
-        c,
-        episodes,
-        {
-            "dataset": split.validation,
-            "episodes": episodes,
-            "seed": c.val_seed,
-            "reference": ref,
-            "means": {(label(specs[s]) if s in specs else s): mean(s) for s in rows},
-            "vs_best": {
-                (label(specs[s]) if s in specs else s): rows[s]["paired"]
-                for s in rows
-                if "paired" in rows[s]
-            },
-        },
-        eligible(entry),
-        None if kept is None else label(specs[kept]),
-        vs_entry,
-        replace,
-        t0,
-    )
-    print(
-        f"reference {ref} {mean(ref):.2f}; entry {mean(entry):.2f} "
-        f"({rows[entry]['paired']['verdict']})"
-    )
+        c, episodes,
+        {"dataset": split.validation, "episodes": episodes, "seed": c.val_seed, "reference": ref,
+         "means": {(label(specs[s]) if s in specs else s): mean(s) for s in rows},
+         "vs_best": {(label(specs[s]) if s in specs else s): rows[s]["paired"]
+                     for s in rows if "paired" in rows[s]}},
+        eligible(entry), None if kept is None else label(specs[kept]), vs_entry, replace, t0)
+    print(f"reference {ref} {mean(ref):.2f}; entry {mean(entry):.2f} "
+          f"({rows[entry]['paired']['verdict']})")
     for s, r in specs.items():
         p = rows[s]["paired"]
-        print(
-            f"  {label(r):45s} {mean(s):8.2f} {p['mean_diff']:+.2f} "
-            f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}] {p['verdict']}"
-        )
+        print(f"  {label(r):45s} {mean(s):8.2f} {p['mean_diff']:+.2f} "
+              f"[{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}] {p['verdict']}")
     print(f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replace}")
     if replace:
-        _ship_choice(
-            c,
-            specs[kept],
-            runs,
-            kwargs,
-            {label(r): mean(s) for s, r in specs.items()},
-            vs_entry,
-            ref,
-            episodes,
-        )
+        _ship_choice(c, specs[kept], runs, kwargs, {label(r): mean(s) for s, r in specs.items()},
+                     vs_entry, ref, episodes)
 
 
 def export_and_judge(env: str, name: str, run: Path, kwargs: dict) -> tuple[int, str, dict, dict]:
@@ -346,17 +262,10 @@ def export_and_judge(env: str, name: str, run: Path, kwargs: dict) -> tuple[int,
     size = export_model(run, ZOO_DIR / name / "model")
     split = SPLITS[env]
     spec = f"learned:{ZOO_DIR / name / 'model'}"
-    val = compare(
-        env,
-        split.validation,
-        f"plain,{spec}",
-        episodes=CARD_EPISODES,
-        seed=VAL_SEED,
-        env_kwargs=kwargs,
-    )
-    test = compare(
-        env, split.test, f"plain,{spec}", episodes=CARD_EPISODES, seed=TEST_SEED, env_kwargs=kwargs
-    )
+    val = compare(env, split.validation, f"plain,{spec}", episodes=CARD_EPISODES,
+                  seed=VAL_SEED, env_kwargs=kwargs)
+    test = compare(env, split.test, f"plain,{spec}", episodes=CARD_EPISODES, seed=TEST_SEED,
+                   env_kwargs=kwargs)
     return size, spec, val, test
 
 
@@ -366,18 +275,9 @@ def _more_datasets(run: Path) -> str:
     return f" and {len(more)} more workloads ({', '.join(more)})" if more else ""
 
 
-def _ship_choice(
-    c: Choice,
-    run: Path,
-    runs: list[Path],
-    kwargs: dict,
-    val_means: dict,
-    vs_entry: dict,
-    ref: str,
-    episodes: int,
-    selected_by: str | None = None,
-    replaced_because: str | None = None,
-) -> None:
+def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means: dict,
+                 vs_entry: dict, ref: str, episodes: int, selected_by: str | None = None,
+                 replaced_because: str | None = None) -> None:
     size, spec, val, test = export_and_judge(c.env, c.name, run, kwargs)
     split = SPLITS[c.env]
     lo, hi = vs_entry["ci95"]
@@ -404,17 +304,10 @@ def _ship_choice(
     card.update(dict(c.card_fields))
     card["seeds_trained"] = [label(r) for r in runs]
     card["training"]["best_validation_reward_per_seed"] = {
-        label(r): best_validation(r) for r in runs
-    }
+        label(r): best_validation(r) for r in runs}
     ship(card, run)
-    print(
-        json.dumps(
-            {
-                k: np.round(v, 3) if isinstance(v, float) else v
-                for k, v in card["test"]["paired"].items()
-            }
-        )
-    )
+    print(json.dumps({k: np.round(v, 3) if isinstance(v, float) else v
+                      for k, v in card["test"]["paired"].items()}))
 
 
 if __name__ == "__main__":

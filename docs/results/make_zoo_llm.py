@@ -10,6 +10,7 @@ seeds 10,000+) and the test verdict measured here on the held-out code trace at 
     python docs/results/make_zoo_llm.py
 """
 
+
 from make_zoo import ROOT, held_out_entry  # the ServerlessPlacement entry's
 
 from rlsched.splits import SPLITS
@@ -24,17 +25,12 @@ EPISODES = 5
 def main() -> None:
     kwargs = dict(SPLITS[ENV].env_kwargs)
     held_out_entry(
-        NAME,
-        ENV,
-        RUNS,
-        EPISODES,
-        kwargs,
-        {**kwargs, "scenario": PRESET},
+        NAME, ENV, RUNS, EPISODES, kwargs, {**kwargs, "scenario": PRESET},
         "best validation reward of the three seeds (periodic evaluation on conv)",
         {
             "preset": PRESET,
             "trained_on": "azure-llm:conv at rate scale 1-3 (presets conv-1x to conv-3x), "
-            "reward_weights = SLO_CONSTRAINED",
+                          "reward_weights = SLO_CONSTRAINED",
             "algo": "ppo",
             "policy_net": "mlp",
         },

@@ -107,15 +107,9 @@ def main() -> None:
     t0 = time.perf_counter()
     runs = RUNS if ROUND == 1 else [r for r in RUNS if departs(r)]
     specs = {r.name: f"learned:{r}/model" for r in runs}
-    report: dict = {
-        "env": ENV,
-        "round": ROUND,
-        "validation_seed": VAL_SEED,
-        "test_seed": TEST_SEED_NEW,
-        "candidates": {n: str(r.relative_to(ROOT)) for n, r in zip(specs, runs, strict=True)},
-        "validation": {},
-        "test": {},
-    }
+    report: dict = {"env": ENV, "round": ROUND, "validation_seed": VAL_SEED,
+                    "test_seed": TEST_SEED_NEW, "candidates": {n: str(r.relative_to(ROOT))
+                    for n, r in zip(specs, runs, strict=True)}, "validation": {}, "test": {}}
     # 1. validation
     who = [*specs, "zoo"]
     goal_loads = dict.fromkeys(who, 0)
@@ -131,27 +125,20 @@ def main() -> None:
             goal_loads[w] += meets(res[w], res["hpa"])
             att[w].append(res[w]["slo_attainment"])
         for k, m in res.items():
-            print(
-                f"| conv-{load} | {k} | {m['slo_attainment']:.3f} | {m['cost']:.2f} |", flush=True
-            )
+            print(f"| conv-{load} | {k} | {m['slo_attainment']:.3f} | {m['cost']:.2f} |",
+                  flush=True)
     kept = max(specs, key=lambda n: (goal_loads[n], float(np.mean(att[n]))))
     ships = goal_loads[kept] > goal_loads["zoo"] and (ROUND == 1 or goal_loads[kept] >= 1)
-    report.update(
-        goal_loads=goal_loads,
-        kept=kept,
-        ships_as_second_entry=ships,
-        validation_seconds=time.perf_counter() - t0,
-    )
-    print(
-        f"\nloads meeting the goal on validation: {goal_loads}; kept: {kept}; "
-        f"ships as {NAME}: {ships}\n",
-        flush=True,
-    )
+    report.update(goal_loads=goal_loads, kept=kept, ships_as_second_entry=ships,
+                  validation_seconds=time.perf_counter() - t0)
+    print(f"\nloads meeting the goal on validation: {goal_loads}; kept: {kept}; "
+          f"ships as {NAME}: {ships}\n", flush=True)
     # 2. the second entry
     if ships:
         ship_entry(runs[list(specs).index(kept)], goal_loads, report["validation"])
     # 3. test
-    report["test"], rows = test_round({kept: specs[kept], "zoo": ZOO}, TEST_SEED_NEW, TEST_EPISODES)
+    report["test"], rows = test_round({kept: specs[kept], "zoo": ZOO}, TEST_SEED_NEW,
+                                      TEST_EPISODES)
     finish(report, rows, t0, OUT, f"{kept} (residual over HPA) | llm-autoscaling-slo-ppo")
 
 
@@ -188,13 +175,8 @@ def test_round(players: dict[str, str], seed: int, episodes: int) -> tuple[dict,
                 for metric, direction in METRICS:
                     cells = []
                     for w in players:
-                        p = paired(
-                            res[w][metric],
-                            res[ref][metric],
-                            direction=direction,
-                            reference=ref,
-                            metric=metric,
-                        )
+                        p = paired(res[w][metric], res[ref][metric], direction=direction,
+                                   reference=ref, metric=metric)
                         entry[f"{w} {metric} vs {ref}"] = p.to_json()
                         cells.append(p)
                     rows.append((preset, ref, metric, *cells))
@@ -236,9 +218,8 @@ def range_words(res: dict, trained: list) -> str:
             "HPA's)")  # fmt: skip
 
 
-def residual_card(
-    run, runs: list, size: int, selected_by: str, because: dict, validation: dict
-) -> dict:
+def residual_card(run, runs: list, size: int, selected_by: str, because: dict,
+                  validation: dict) -> dict:
     """The card of a residual LLM scaler exported to ``ZOO_DIR/NAME``: where it came from, how
     it was chosen (``selected_by``, ``because``: the card's one reason field), and its
     verdicts on the cards' usual validation (conv, seeds 10,000+) and test (code-1x, seeds
@@ -247,25 +228,19 @@ def residual_card(
     res = json.loads((run / "model" / "meta.json").read_text())["residual"]
     spec = f"learned:{ZOO_DIR / NAME / 'model'}"
     kwargs = dict(split.env_kwargs)
-    val = compare(
-        ENV, split.validation, f"plain,{spec}", episodes=5, seed=10_000, env_kwargs=kwargs
-    )
-    test = compare(
-        ENV,
-        split.test,
-        f"plain,{spec}",
-        episodes=5,
-        seed=TEST_SEED,
-        env_kwargs={**kwargs, "scenario": "code-1x"},
-    )
+    val = compare(ENV, split.validation, f"plain,{spec}", episodes=5, seed=10_000,
+                  env_kwargs=kwargs)
+    test = compare(ENV, split.test, f"plain,{spec}", episodes=5, seed=TEST_SEED,
+                   env_kwargs={**kwargs, "scenario": "code-1x"})
     cfg = yaml.safe_load((run / "config.yaml").read_text())
     return {
-        **training_card(NAME, ENV, run, {r: best_validation(r) for r in runs}, size, selected_by),
+        **training_card(NAME, ENV, run, {r: best_validation(r) for r in runs}, size,
+                        selected_by),
         "preset": "code-1x",
         "trained_on": "azure-llm:conv at rate scale 0.5-4 with the request mix drawn per "
-        "episode (prompts x 0.5-2.5, outputs x 0.1-1.5), reward_weights = "
-        f"{weights_text(cfg)}; a residual over {res['policy']} (residual_scale "
-        f"{res['scale']}" + range_words(res, cfg.get("residual_range", [-1, 1])),
+                      "episode (prompts x 0.5-2.5, outputs x 0.1-1.5), reward_weights = "
+                      f"{weights_text(cfg)}; a residual over {res['policy']} (residual_scale "
+                      f"{res['scale']}" + range_words(res, cfg.get("residual_range", [-1, 1])),
         "algo": "ppo",
         "policy_net": "mlp",
         "residual": res,
@@ -276,14 +251,8 @@ def residual_card(
     }
 
 
-def ship_residual(
-    run,
-    runs: list,
-    selected_by: str,
-    because: dict,
-    validation: dict,
-    play_range: list | None = None,
-) -> None:
+def ship_residual(run, runs: list, selected_by: str, because: dict, validation: dict,
+                  play_range: list | None = None) -> None:
     """Export ``run``'s kept model as the entry ``NAME`` (saved to play ``play_range`` when
     given, as its config's ``residual_play_range`` says), its card and its config."""
     size = export_model(run, ZOO_DIR / NAME / "model", critic=False)
@@ -297,18 +266,14 @@ def ship_residual(
 
 def ship_entry(run, goal_loads: dict, validation: dict) -> None:
     ship_residual(
-        run,
-        RUNS,
+        run, RUNS,
         "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
         f"mean cost) at the most of conv-1x, -2x and -3x on {VAL_EPISODES} validation "
         f"episodes each (seeds {VAL_SEED:,}+), ties by mean attainment, among the runs "
         "whose kept model departs from HPA (round 2); docs/results/make_zoo_llm_residual.py",
-        {
-            "added_because": (
-                f"meets the LLM goal on validation at {goal_loads[run.name]} of 3 loads, "
-                f"llm-autoscaling-slo-ppo at {goal_loads['zoo']} (the same episodes)"
-            )
-        },
+        {"added_because": (
+            f"meets the LLM goal on validation at {goal_loads[run.name]} of 3 loads, "
+            f"llm-autoscaling-slo-ppo at {goal_loads['zoo']} (the same episodes)")},
         validation,
     )
 

@@ -33,6 +33,7 @@ config.
     python docs/results/make_zoo_llm_residual_cost.py
 """
 
+
 from make_zoo import ROOT
 from make_zoo_llm_residual_down import six_setting_round
 

@@ -69,11 +69,7 @@ def meets(m: dict[str, float], hpa: dict[str, float]) -> bool:
 
 
 def six_settings(
-    specs: dict[str, str],
-    entry: str,
-    seed: int,
-    out: dict,
-    episodes: int = VAL_EPISODES,
+    specs: dict[str, str], entry: str, seed: int, out: dict, episodes: int = VAL_EPISODES,
     env_extra: dict | None = None,
 ) -> tuple[dict[str, int], dict[str, list[float]]]:
     """Rule 2: HPA, threshold, the entry and ``specs`` (name -> spec) on ``episodes`` episodes
@@ -166,11 +162,8 @@ def six_setting_round(
     replaces = counts[kept] > counts["entry"]
     report.update(settings_meeting_the_goal=counts, kept=kept, replaces_entry=replaces,
                   validation_seconds=time.perf_counter() - t0)  # fmt: skip
-    print(
-        f"\nsettings meeting the goal on validation: {counts}; kept: {kept}; "
-        f"replaces {NAME}: {replaces}\n",
-        flush=True,
-    )
+    print(f"\nsettings meeting the goal on validation: {counts}; kept: {kept}; "
+          f"replaces {NAME}: {replaces}\n", flush=True)
     if replaces:
         ship_residual(
             runs[list(specs).index(kept)], trained,

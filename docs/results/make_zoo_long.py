@@ -29,26 +29,16 @@ from rlsched.zoo import ZOO_DIR, card
 
 EPISODES = 10
 #: card fields measured on (or describing) the shipped model: replaced, never carried over
-MEASURED = {
-    "seed",
-    "seeds_trained",
-    "selected_by",
-    "training",
-    "size_bytes",
-    "validation",
-    "test",
-    "transfer",
-}
+MEASURED = {"seed", "seeds_trained", "selected_by", "training", "size_bytes", "validation",
+            "test", "transfer"}
 
 
 def main(name: str, run: Path, critic: bool) -> None:
     old = card(name)
     steps = json.loads((run / "metrics.json").read_text())
     steps = steps.get("steps") or steps.get("total_steps")
-    if (
-        old["training"]["steps"] == steps
-        and old["seed"] == json.loads((run / "run.json").read_text())["seed"]
-    ):
+    if old["training"]["steps"] == steps and old["seed"] == json.loads(
+            (run / "run.json").read_text())["seed"]:
         raise SystemExit(f"{name} already ships this run; nothing to do")
     env = old["env"]
     split = SPLITS[env]
@@ -57,30 +47,21 @@ def main(name: str, run: Path, critic: bool) -> None:
     shutil.copytree(ZOO_DIR / name / "model", tmp / "short")
     size = export_model(run, tmp / "long", critic=critic)
     short, long_ = f"learned:{tmp / 'short'}", f"learned:{tmp / 'long'}"
-    val = compare(
-        env,
-        split.validation,
-        f"plain,{short},{long_}",
-        episodes=EPISODES,
-        seed=10_000,
-        env_kwargs=kw,
-    )
+    val = compare(env, split.validation, f"plain,{short},{long_}", episodes=EPISODES,
+                  seed=10_000, env_kwargs=kw)
     rows = {r["policy"]: r for r in val["results"]}
     for spec in (short, long_):
-        print(
-            f"validation, {spec}: {rows[spec]['mean_reward']:.4f} reward; "
-            + verdict(val, spec, EPISODES)["paired"]["verdict"]
-            + f" vs {val['reference']} on {val['main_metric']}"
-        )
+        print(f"validation, {spec}: {rows[spec]['mean_reward']:.4f} reward; "
+              + verdict(val, spec, EPISODES)["paired"]["verdict"]
+              + f" vs {val['reference']} on {val['main_metric']}")
     if rows[long_]["mean_reward"] <= rows[short]["mean_reward"]:
         raise SystemExit("the shipped policy is as good on validation: the zoo keeps it")
     dest = ZOO_DIR / name / "model"
     shutil.rmtree(dest)
     shutil.copytree(tmp / "long", dest)
     spec = f"learned:{dest}"
-    test = compare(
-        env, split.test, f"plain,{spec}", episodes=EPISODES, seed=TEST_SEED, env_kwargs=kw
-    )
+    test = compare(env, split.test, f"plain,{spec}", episodes=EPISODES, seed=TEST_SEED,
+                   env_kwargs=kw)
     keep = tuple(old["test"].get("metrics") or ())  # the metrics the card lists besides
     val_row = {**verdict(val, long_, EPISODES, keep), "seed": 10_000}
     cfg = yaml.safe_load((run / "config.yaml").read_text())
@@ -99,16 +80,10 @@ def main(name: str, run: Path, critic: bool) -> None:
             "steps": steps,
             "dataset": split.train,
             "validation_dataset": split.validation,
-            "init_model": (
-                f"{cfg['init_model']} ({old['training']['steps']:,} steps, seed {old['seed']})"
-                if cfg.get("init_model")
-                else None
-            ),
-            "replaced": {
-                "steps": old["training"]["steps"],
-                "seed": old["seed"],
-                "validation": {**verdict(val, short, EPISODES, keep), "seed": 10_000},
-            },
+            "init_model": (f"{cfg['init_model']} ({old['training']['steps']:,} steps, seed "
+                           f"{old['seed']})" if cfg.get("init_model") else None),
+            "replaced": {"steps": old["training"]["steps"], "seed": old["seed"],
+                         "validation": {**verdict(val, short, EPISODES, keep), "seed": 10_000}},
         },
         "size_bytes": size,
         "validation": val_row,

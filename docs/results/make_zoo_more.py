@@ -32,39 +32,17 @@ from rlsched.splits import SPLITS
 EPISODES = 10
 #: name -> (env, preset, config, policy_net, main metrics for the card[, env arguments])
 ENTRIES = {
-    "vm-recovering-5-ppo": (
-        "rlsched/VMPlacement-v0",
-        "recovering-5",
-        "vm_placement_recovering5",
-        "node",
-        ("placed",),
-    ),
-    "kube-gang-ppo": (
-        "rlsched/KubeScheduling-v0",
-        "gang",
-        "kube_scheduling_gang",
-        "mlp",
-        ("mean_job_jct", "makespan"),
-    ),
-    "workflow-congested-ppo": (
-        "rlsched/WorkflowOffloading-v0",
-        "congested",
-        "workflow_offloading_congested",
-        "node",
-        ("mean_completion",),
-    ),
+    "vm-recovering-5-ppo": ("rlsched/VMPlacement-v0", "recovering-5",
+                            "vm_placement_recovering5", "node", ("placed",)),
+    "kube-gang-ppo": ("rlsched/KubeScheduling-v0", "gang", "kube_scheduling_gang", "mlp",
+                      ("mean_job_jct", "makespan")),
+    "workflow-congested-ppo": ("rlsched/WorkflowOffloading-v0", "congested",
+                               "workflow_offloading_congested", "node", ("mean_completion",)),
 }
 #: ``--nodes``: the size-agnostic VMPlacement entry
-NODES = {
-    "vm-recovering-5-ppo": (
-        "rlsched/VMPlacement-v0",
-        "recovering-5",
-        "vm_placement_recovering5_nodes",
-        "node",
-        ("placed",),
-        {"grid_obs": False},
-    )
-}
+NODES = {"vm-recovering-5-ppo": ("rlsched/VMPlacement-v0", "recovering-5",
+                                 "vm_placement_recovering5_nodes", "node", ("placed",),
+                                 {"grid_obs": False})}
 
 
 def same_episodes_choice(
@@ -88,30 +66,23 @@ def build(name: str, entries: dict = ENTRIES) -> None:
     runs = [r for r in runs if (r / "run.json").exists()]
     extra_kwargs = extra[0] if extra else {}
     kwargs = {**SPLITS[env].env_kwargs, **extra_kwargs, "scenario": preset}
-    selected_by = (
-        f"best validation reward of the {len(runs)} seeds (periodic evaluation, the "
-        "same validation episodes every time; the clone before PPO is the first "
-        "candidate)"
-    )
-    fields: dict = {
-        "preset": preset,
-        "trained_on": f"{SPLITS[env].train}, preset {preset}",
-        "algo": "maskable_ppo",
-        "policy_net": net,
-    }
+    selected_by = (f"best validation reward of the {len(runs)} seeds (periodic evaluation, the "
+                   "same validation episodes every time; the clone before PPO is the first "
+                   "candidate)")
+    fields: dict = {"preset": preset, "trained_on": f"{SPLITS[env].train}, preset {preset}",
+                    "algo": "maskable_ppo", "policy_net": net}
     if extra_kwargs:  # the size-agnostic entry: every seed on the same validation episodes
         fields["env_kwargs"] = {**SPLITS[env].env_kwargs, **extra_kwargs}
         kept, means = same_episodes_choice(env, runs, kwargs, metrics[0])
         print(json.dumps({r.name: m for r, m in means.items()}), "->", kept.name, flush=True)
-        selected_by = (
-            f"best mean {metrics[0]} of the {len(runs)} seeds' kept models (each "
-            f"its best periodic evaluation) on the same {EPISODES} validation "
-            "episodes (seeds 10,000+)"
-        )
+        selected_by = (f"best mean {metrics[0]} of the {len(runs)} seeds' kept models (each "
+                       f"its best periodic evaluation) on the same {EPISODES} validation "
+                       "episodes (seeds 10,000+)")
         fields["validation_mean_per_seed"] = {r.name: m for r, m in means.items()}
         fields["seeds_trained"] = sorted(int(r.name[4:]) for r in runs)
         runs = [kept]
-    held_out_entry(name, env, runs, EPISODES, kwargs, kwargs, selected_by, fields, metrics=metrics)
+    held_out_entry(name, env, runs, EPISODES, kwargs, kwargs, selected_by, fields,
+                   metrics=metrics)
 
 
 if __name__ == "__main__":

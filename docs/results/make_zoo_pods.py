@@ -28,23 +28,13 @@ def main() -> None:
     split = SPLITS[ENV]
     kwargs = {**split.env_kwargs, "scenario": PRESET}
     held_out_entry(
-        NAME,
-        ENV,
-        RUNS,
-        EPISODES,
-        kwargs,
-        kwargs,
+        NAME, ENV, RUNS, EPISODES, kwargs, kwargs,
         f"best validation reward of the {len(RUNS)} seeds (periodic evaluation)",
-        {
-            "preset": PRESET,
-            "trained_on": f"{split.train}, preset {PRESET}",
-            "algo": "maskable_ppo",
-            "policy_net": "node",
-            "critic": "zeroed: its first layer reads every (pod, target) row's embedding, 16 MB "
-            "that acting never reads; fine-tuning from this file starts it from zero",
-        },
-        metrics=("violations", "migrations"),
-        critic=False,
+        {"preset": PRESET, "trained_on": f"{split.train}, preset {PRESET}",
+         "algo": "maskable_ppo", "policy_net": "node",
+         "critic": "zeroed: its first layer reads every (pod, target) row's embedding, 16 MB "
+                   "that acting never reads; fine-tuning from this file starts it from zero"},
+        metrics=("violations", "migrations"), critic=False,
     )
 
 

@@ -83,7 +83,6 @@ CHOICE = Choice(
     direction="lower",
 )
 
-
 def add_anchored(c: Choice) -> None:
     """Ship the choice's kept model as ``ANCHORED`` (module docstring), when it was not
     significantly worse than the entry on the validation episodes."""
@@ -127,11 +126,8 @@ def add_anchored(c: Choice) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument(
-        "--add-anchored",
-        action="store_true",
-        help="ship the kept model as a second entry (module docstring)",
-    )
+    ap.add_argument("--add-anchored", action="store_true",
+                    help="ship the kept model as a second entry (module docstring)")
     args, rest = ap.parse_known_args()
     if args.add_anchored:
         add_anchored(CHOICE)

@@ -69,10 +69,8 @@ CHOICE = Choice(
     direction="lower",
     card_fields=(
         ("anchor", "greedy_migration's first 8 moves and noop (candidates: 8, kept when it acts)"),
-        (
-            "trained_on",
-            "synthetic:pods clusters 0, 3, 4, 5 and 20-23 (train_datasets), preset today",
-        ),
+        ("trained_on", "synthetic:pods clusters 0, 3, 4, 5 and 20-23 (train_datasets), preset "
+         "today"),
     ),
 )
 
@@ -87,34 +85,20 @@ def main() -> None:
     rel: dict[str, list[np.ndarray]] = {s: [] for s in names}
     per_cluster: dict[str, dict] = {}
     for c in CLUSTERS:
-        rep = compare(
-            ENV,
-            f"synthetic:pods?seed={c}",
-            [REF, entry, *specs],
-            episodes=EPISODES,
-            seed=SEED,
-            env_kwargs=kwargs,
-            reference=REF,
-        )
+        rep = compare(ENV, f"synthetic:pods?seed={c}", [REF, entry, *specs], episodes=EPISODES,
+                      seed=SEED, env_kwargs=kwargs, reference=REF)
         vals = {r["policy"]: np.asarray(r["episode_values"], float) for r in rep["results"]}
         scale = float(vals[REF].mean())
         per_cluster[f"cluster {c}"] = {names[s]: float(v.mean()) for s, v in vals.items()}
         for s in names:
             rel[s].append(vals[s] / scale)
-        print(
-            f"cluster {c}: " + ", ".join(f"{names[s]} {vals[s].mean():.1f}" for s in names),
-            flush=True,
-        )
+        print(f"cluster {c}: " + ", ".join(f"{names[s]} {vals[s].mean():.1f}" for s in names),
+              flush=True)
     pooled = {s: np.concatenate(v) for s, v in rel.items()}
 
     def against(s: str, ref: str, what: str) -> dict:
-        return paired(
-            pooled[s],
-            pooled[ref],
-            direction="lower",
-            reference=what,
-            metric="violations / greedy_migration's cluster mean",
-        ).to_json()
+        return paired(pooled[s], pooled[ref], direction="lower", reference=what,
+                      metric="violations / greedy_migration's cluster mean").to_json()
 
     vs_greedy = {s: against(s, REF, REF) for s in names if s != REF}
     eligible = [s for s in specs if vs_greedy[s]["verdict"] != "worse"]
@@ -134,21 +118,14 @@ def main() -> None:
     (ROOT / f"docs/results/{CHOICE.results}.json").write_text(json.dumps(out, indent=1) + "\n")
     for s, p in vs_greedy.items():
         lo, hi = p["ci95"]
-        print(
-            f"  {names[s]:30s} {pooled[s].mean():.3f} of greedy's: {p['mean_diff']:+.3f} "
-            f"[{lo:+.3f}, {hi:+.3f}] {p['verdict']}"
-        )
+        print(f"  {names[s]:30s} {pooled[s].mean():.3f} of greedy's: {p['mean_diff']:+.3f} "
+              f"[{lo:+.3f}, {hi:+.3f}] {p['verdict']}")
     print(f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replace}")
     if replace:
         assert kept is not None and vs_entry is not None
         _ship_choice(
-            CHOICE,
-            specs[kept],
-            runs,
-            kwargs,
-            {label(r): float(pooled[s].mean()) for s, r in specs.items()},
-            vs_entry,
-            REF,
+            CHOICE, specs[kept], runs, kwargs,
+            {label(r): float(pooled[s].mean()) for s, r in specs.items()}, vs_entry, REF,
             CHOICE.episodes,
             selected_by=f"lowest mean violations relative to greedy_migration on {EPISODES} "
             f"validation episodes (seeds {SEED:,}+) of each of clusters {CLUSTERS}, among the "

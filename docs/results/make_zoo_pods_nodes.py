@@ -31,48 +31,27 @@ def main() -> None:
     runs = [r for r in RUNS if (r / "run.json").exists()]
     kept, means = same_episodes_choice(ENV, runs, kwargs, "violations", lower_is_better=True)
     new, old = f"learned:{kept / 'model'}", f"learned:zoo/{NAME}"
-    rep = compare(
-        ENV,
-        split.validation,
-        f"{new},{old}",
-        episodes=EPISODES,
-        seed=10_000,
-        env_kwargs=kwargs,
-        reference=old,
-    )
+    rep = compare(ENV, split.validation, f"{new},{old}", episodes=EPISODES, seed=10_000,
+                  env_kwargs=kwargs, reference=old)
     p = next(r for r in rep["results"] if r["policy"] == new)["paired"]
     replace = p["verdict"] != "worse"
-    choice = {
-        "validation_violations_per_seed": {r.name: m for r, m in means.items()},
-        "kept": kept.name,
-        "new_vs_shipped_on_validation": p,
-        "replaced": replace,
-    }
+    choice = {"validation_violations_per_seed": {r.name: m for r, m in means.items()},
+              "kept": kept.name, "new_vs_shipped_on_validation": p, "replaced": replace}
     OUT.write_text(json.dumps(choice, indent=1) + "\n")
     print(json.dumps(choice, indent=1), flush=True)
     if not replace:
         return
     held_out_entry(
-        NAME,
-        ENV,
-        [kept],
-        EPISODES,
-        kwargs,
-        kwargs,
+        NAME, ENV, [kept], EPISODES, kwargs, kwargs,
         f"fewest mean violations of the {len(runs)} seeds' kept models (each its best periodic "
         f"evaluation) on the same {EPISODES} validation episodes (seeds 10,000+)",
-        {
-            "preset": PRESET,
-            "trained_on": f"{split.train}, preset {PRESET}",
-            "algo": "maskable_ppo",
-            "policy_net": "node",
-            "node_global_keys": ["clock"],
-            "seeds_trained": sorted(int(r.name[4:]) for r in runs),
-            "validation_mean_per_seed": {r.name: m for r, m in means.items()},
-            "replaced_because": f"on the validation episodes, against the shipped model: "
-            f"{p['verdict']} ({p['mean_diff']:+.3g} violations, 95% CI "
-            f"{p['ci95'][0]:+.3g} to {p['ci95'][1]:+.3g})",
-        },
+        {"preset": PRESET, "trained_on": f"{split.train}, preset {PRESET}",
+         "algo": "maskable_ppo", "policy_net": "node", "node_global_keys": ["clock"],
+         "seeds_trained": sorted(int(r.name[4:]) for r in runs),
+         "validation_mean_per_seed": {r.name: m for r, m in means.items()},
+         "replaced_because": f"on the validation episodes, against the shipped model: "
+                             f"{p['verdict']} ({p['mean_diff']:+.3g} violations, 95% CI "
+                             f"{p['ci95'][0]:+.3g} to {p['ci95'][1]:+.3g})"},
         metrics=("violations", "migrations"),
     )
 

@@ -115,28 +115,15 @@ def main(
     zero = np.zeros_like(gap["heft"])
 
     def vs_heft(p: str) -> dict:
-        return paired(
-            gap[p],
-            zero,
-            direction="lower",
-            reference="heft",
-            metric="mean completion relative to HEFT (%)",
-        ).to_json()
+        return paired(gap[p], zero, direction="lower", reference="heft",
+                      metric="mean completion relative to HEFT (%)").to_json()
 
     verdicts = {p: vs_heft(p) for p in policies if p != "heft"}
     eligible = [s for s in specs if verdicts[s]["verdict"] != "worse"]
     kept = min(eligible, key=lambda s: float(gap[s].mean())) if eligible else None
-    vs_entry = (
-        None
-        if kept is None
-        else paired(
-            gap[kept],
-            gap[entry],
-            direction="lower",
-            reference="the entry so far",
-            metric="mean completion relative to HEFT (%)",
-        ).to_json()
-    )
+    vs_entry = None if kept is None else paired(
+        gap[kept], gap[entry], direction="lower", reference="the entry so far",
+        metric="mean completion relative to HEFT (%)").to_json()
     entry_ok = verdicts[entry]["verdict"] != "worse"
     failed = None
     if failed_test is not None:
@@ -155,64 +142,40 @@ def main(
             [v[p] for d, _, v in parts if d == ds]))) for p in policies}
         for ds in FAMILIES}  # fmt: skip
     out = record_choice(
-        c,
-        n,
-        {
-            "datasets": list(FAMILIES),
-            "episodes_per_family": n,
-            "seed": first_seed,
-            "preset": c.preset,
-            "reference": "heft",
-            "mean_completion_per_family": per_family,
-            "mean_gap_pct": {name(p): float(gap[p].mean()) for p in policies},
-            "vs_heft": {name(p): v for p, v in verdicts.items()},
-        },
-        entry_ok,
-        None if kept is None else label(specs[kept]),
-        vs_entry,
-        replace,
-        t0,
-        **({} if failed is None else {"entry_failed_test": failed, "retires_entry": retire}),
-    )
+        c, n,
+        {"datasets": list(FAMILIES), "episodes_per_family": n, "seed": first_seed,
+         "preset": c.preset, "reference": "heft", "mean_completion_per_family": per_family,
+         "mean_gap_pct": {name(p): float(gap[p].mean()) for p in policies},
+         "vs_heft": {name(p): v for p, v in verdicts.items()}},
+        entry_ok, None if kept is None else label(specs[kept]), vs_entry, replace, t0,
+        **({} if failed is None else {"entry_failed_test": failed, "retires_entry": retire}))
     for p in policies[1:]:
         v = verdicts[p]
-        print(
-            f"  {name(p):45s} {gap[p].mean():+7.2f}% [{v['ci95'][0]:+.2f}, "
-            f"{v['ci95'][1]:+.2f}] {v['verdict']}"
-        )
-    print(
-        f"kept {out['kept']}; vs the entry {vs_entry}; entry retired by its failed test: "
-        f"{retire}; replaces: {replace}; "
-        f"{out['seconds']:.0f} s"
-    )
+        print(f"  {name(p):45s} {gap[p].mean():+7.2f}% [{v['ci95'][0]:+.2f}, "
+              f"{v['ci95'][1]:+.2f}] {v['verdict']}")
+    print(f"kept {out['kept']}; vs the entry {vs_entry}; entry retired by its failed test: "
+          f"{retire}; replaces: {replace}; "
+          f"{out['seconds']:.0f} s")
     if replace and n == c.episodes:  # a run with another N only reports
         assert kept is not None and vs_entry is not None
         _ship_choice(
-            c,
-            specs[kept],
-            runs,
+            c, specs[kept], runs,
             kwargs={**SPLITS[c.env].env_kwargs, **c.extra, "scenario": c.preset},
             val_means={label(r): float(gap[s].mean()) for s, r in specs.items()},
-            vs_entry=vs_entry,
-            ref="heft",
-            episodes=len(zero),
+            vs_entry=vs_entry, ref="heft", episodes=len(zero),
             selected_by=(
                 f"lowest mean completion relative to HEFT over {n} episodes "
                 f"(seeds {first_seed:,}+) of each of "
                 f"{', '.join(d.split('?')[0] for d in FAMILIES)} (families used neither in "
                 f"training nor in test), among the {len(runs)} candidate runs' kept models "
-                f"not significantly worse than HEFT there; {c.script}"
-            ),
-            replaced_because=None
-            if not retire
-            else (
+                f"not significantly worse than HEFT there; {c.script}"),
+            replaced_because=None if not retire else (
                 f"the entry so far failed its test fixed beforehand ({failed['episodes']} "
                 f"episodes, seeds {failed['seed']}+: significantly worse than "
                 f"{failed['vs_reference']['reference']}, "
                 f"{failed['vs_reference']['mean_diff']:+.2f} {c.metric}); against it on the "
                 f"same validation episodes: {vs_entry['verdict']} ({vs_entry['mean_diff']:+.2f} "
-                f"{c.unit}, 95% CI {vs_entry['ci95'][0]:+.2f} to {vs_entry['ci95'][1]:+.2f})"
-            ),
+                f"{c.unit}, 95% CI {vs_entry['ci95'][0]:+.2f} to {vs_entry['ci95'][1]:+.2f})"),
         )
 
 

@@ -56,39 +56,24 @@ MORE = (*LOOKAHEAD, "workflow_offloading_small_lookahead_more")
 CPSAT = (*MORE, "workflow_offloading_small_cpsat", "workflow_offloading_small_cpsat_wide")
 RECIPES = {
     "workflow_offloading_small_exit": (
-        "workflow-small-exit-ppo",
-        {},
-        "wf_small_eval.json",
-        ("workflow_offloading_small_exit",),
+        "workflow-small-exit-ppo", {}, "wf_small_eval.json", ("workflow_offloading_small_exit",),
         (),
     ),
     "workflow_offloading_small_lookahead": (
-        "workflow-small-lookahead-ppo",
-        {"lookahead": True},
-        "wf_small_lookahead_eval.json",
-        LOOKAHEAD,
-        (),
+        "workflow-small-lookahead-ppo", {"lookahead": True}, "wf_small_lookahead_eval.json",
+        LOOKAHEAD, (),
     ),
     "workflow_offloading_small_lookahead_more": (
-        "workflow-small-lookahead-ppo",
-        {"lookahead": True},
-        "wf_small_lookahead_more_eval.json",
-        MORE,
-        LOOKAHEAD,
+        "workflow-small-lookahead-ppo", {"lookahead": True}, "wf_small_lookahead_more_eval.json",
+        MORE, LOOKAHEAD,
     ),
     "workflow_offloading_small_cpsat": (
-        "workflow-small-lookahead-ppo",
-        {"lookahead": True},
-        "wf_small_cpsat_eval.json",
-        CPSAT,
-        MORE,
+        "workflow-small-lookahead-ppo", {"lookahead": True}, "wf_small_cpsat_eval.json",
+        CPSAT, MORE,
     ),
     "workflow_offloading_small_lookahead_wide": (
-        "workflow-small-lookahead-ppo",
-        {"lookahead": True},
-        "wf_small_wide_eval.json",
-        (*CPSAT, "workflow_offloading_small_lookahead_wide"),
-        CPSAT,
+        "workflow-small-lookahead-ppo", {"lookahead": True}, "wf_small_wide_eval.json",
+        (*CPSAT, "workflow_offloading_small_lookahead_wide"), CPSAT,
     ),
 }
 TRAIN = "synthetic:placement?workflows=200&tasks=15&seed=2"
@@ -109,15 +94,9 @@ def judge(
     def hook(name: str, k: int, env) -> None:
         gaps.setdefault(name, []).append(float(env.unwrapped.optimality_gap()))
 
-    rep = compare(
-        ENV,
-        dataset,
-        policies,
-        episodes=EPISODES,
-        seed=seed,
-        on_episode_end=hook,
-        env_kwargs={**KWARGS, **extra, "scenario": PRESET, "optimality_reference": True},
-    )
+    rep = compare(ENV, dataset, policies, episodes=EPISODES, seed=seed, on_episode_end=hook,
+                  env_kwargs={**KWARGS, **extra, "scenario": PRESET,
+                                      "optimality_reference": True})
     return rep, gaps
 
 
@@ -130,21 +109,12 @@ def summary(rep: dict, gaps: dict[str, list[float]], spec: str) -> dict:
         g = np.asarray(gaps[name])
         key = "learned" if name == spec else name
         lo, hi = bootstrap_mean_ci(g)
-        out[key] = {
-            "mean_completion": r["metrics"]["mean_completion"],
-            "gap_mean": float(g.mean()),
-            "gap_ci95": [lo, hi],
-            "episode_gaps": g.tolist(),
-            "episode_values": r["episode_values"],
-        }
+        out[key] = {"mean_completion": r["metrics"]["mean_completion"],
+                     "gap_mean": float(g.mean()), "gap_ci95": [lo, hi],
+                     "episode_gaps": g.tolist(), "episode_values": r["episode_values"]}
         if name != spec:
-            p = paired(
-                rows[spec]["episode_values"],
-                r["episode_values"],
-                direction="lower",
-                reference=name,
-                metric="mean_completion",
-            )
+            p = paired(rows[spec]["episode_values"], r["episode_values"], direction="lower",
+                       reference=name, metric="mean_completion")
             out[key]["learned_vs_this"] = p.to_json()
     return out
 
@@ -163,17 +133,9 @@ def main(config: str) -> None:
     # a pooled choice replaces what the earlier configs alone would keep (the entry so far)
     earlier = [r for r in runs if r.parent.name in so_far]
     first = min(earlier, key=val_means.__getitem__) if earlier else kept
-    replaces = (
-        None
-        if first == kept
-        else paired(
-            val_values[kept],
-            val_values[first],
-            direction="lower",
-            reference=label(first),
-            metric="mean_completion",
-        ).to_json()
-    )
+    replaces = None if first == kept else paired(
+        val_values[kept], val_values[first], direction="lower", reference=label(first),
+        metric="mean_completion").to_json()
     print({label(r): round(v, 3) for r, v in val_means.items()}, "->", label(kept), flush=True)
     spec = f"learned:{kept / 'model'}"
     pols = f"plain,mdp_rollout,optimal,{spec}"
@@ -181,15 +143,12 @@ def main(config: str) -> None:
     test, test_gaps = judge(TEST, TEST_SEED, pols, extra)
     rows = {r["policy"]: r for r in test["results"]}
     val_verdict = next(r for r in val["results"] if r["policy"] == spec)["paired"]["verdict"]
-    out = {
-        "kept": label(kept),
-        "validation_mean_per_seed": {label(r): v for r, v in val_means.items()},
-        "validation": {"reference": val["reference"], **summary(val, val_gaps, spec)},
-        "test": {"reference": test["reference"], **summary(test, test_gaps, spec)},
-        "replaces": replaces,
-        "ships": val_verdict != "worse",
-        "seconds": time.perf_counter() - t0,
-    }
+    out = {"kept": label(kept),
+           "validation_mean_per_seed": {label(r): v for r, v in val_means.items()},
+           "validation": {"reference": val["reference"], **summary(val, val_gaps, spec)},
+           "test": {"reference": test["reference"], **summary(test, test_gaps, spec)},
+           "replaces": replaces, "ships": val_verdict != "worse",
+           "seconds": time.perf_counter() - t0}
     (ROOT / "docs/results" / results).write_text(json.dumps(out, indent=1) + "\n")
     report(out)
     if out["ships"] and so_far and first == kept:
@@ -198,9 +157,8 @@ def main(config: str) -> None:
         ship_entry(name, extra, results, kept, runs, val_means, val, test, rows, spec, replaces)
 
 
-def ship_entry(
-    name, extra, results, kept, runs, val_means, val, test, rows, spec, replaces
-) -> None:
+def ship_entry(name, extra, results, kept, runs, val_means, val, test, rows, spec,
+               replaces) -> None:
     """Export the kept model into the zoo with its card (verdicts re-pointed at the entry)."""
     size = export_model(kept, ZOO_DIR / name / "model")
     entry = f"learned:{ZOO_DIR / name / 'model'}"
@@ -210,47 +168,34 @@ def ship_entry(
                 r["policy"] = entry
     spec = entry
     card = {
-        **training_card(
-            name,
-            ENV,
-            kept,
-            {r: best_validation(r) for r in runs},
-            size,
+        **training_card(name, ENV, kept, {r: best_validation(r) for r in runs}, size,
             f"lowest mean completion of the {len(runs)} candidate runs' kept models (each its best "
-            f"periodic evaluation) on the same {EPISODES} validation episodes (seeds 10,000+)",
-        ),
+            f"periodic evaluation) on the same {EPISODES} validation episodes (seeds 10,000+)"),
         "env_kwargs": {**KWARGS, **extra},
         "preset": PRESET,
         "trained_on": f"{TRAIN}, preset {PRESET}, one workflow per episode",
         "algo": "maskable_ppo",
         "policy_net": "node",
         "validation_mean_per_seed": {label(r): v for r, v in val_means.items()},
-        "validation": {
-            **verdict(val, spec, EPISODES, ("mean_completion", "optimality_gap")),
-            "seed": VAL_SEED,
-        },
-        "test": {
-            **verdict(test, spec, EPISODES, ("mean_completion", "optimality_gap")),
-            "seed": TEST_SEED,
-        },
+        "validation": {**verdict(val, spec, EPISODES, ("mean_completion", "optimality_gap")),
+                       "seed": VAL_SEED},
+        "test": {**verdict(test, spec, EPISODES, ("mean_completion", "optimality_gap")),
+                 "seed": TEST_SEED},
     }
-    card["training"].update(
-        dataset=TRAIN,
-        validation_dataset=VALIDATION,
-        best_validation_reward_per_seed={label(r): best_validation(r) for r in runs},
-    )
+    card["training"].update(dataset=TRAIN, validation_dataset=VALIDATION,
+                            best_validation_reward_per_seed={
+                                label(r): best_validation(r) for r in runs})
     card["seeds_trained"] = [label(r) for r in runs]  # the candidates, config by config
     if replaces is not None:
         lo, hi = replaces["ci95"]
         card["replaced_because"] = (
             f"on the same {EPISODES} validation episodes, against {replaces['reference']} (the "
             f"entry so far): {replaces['verdict']} ({replaces['mean_diff']:+.2f} s, 95% CI "
-            f"{lo:+.2f} to {hi:+.2f})"
-        )
+            f"{lo:+.2f} to {hi:+.2f})")
     card["test"]["oracle"] = {
         "policy": "optimal",
         "recorded": "docs/results/make_zoo_wf_small.py, "
-        + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                    + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "source": f"docs/results/{results} (CP-SAT, each workflow solved on arrival)",
         "main_metric": "mean_completion",
         "direction": "lower",
@@ -267,18 +212,10 @@ def report(out: dict) -> None:
         for name, s in out[part].items():
             if isinstance(s, dict):
                 p = s.get("learned_vs_this")
-                vs = (
-                    (
-                        f"; learned vs this {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, "
-                        f"{p['ci95'][1]:+.3f}] {p['verdict']}"
-                    )
-                    if p
-                    else ""
-                )
-                print(
-                    f"  {name[-36:]:36s} {s['mean_completion']:8.3f} gap "
-                    f"{s['gap_mean']:.4f} [{s['gap_ci95'][0]:.4f}, {s['gap_ci95'][1]:.4f}]{vs}"
-                )
+                vs = (f"; learned vs this {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, "
+                      f"{p['ci95'][1]:+.3f}] {p['verdict']}") if p else ""
+                print(f"  {name[-36:]:36s} {s['mean_completion']:8.3f} gap "
+                      f"{s['gap_mean']:.4f} [{s['gap_ci95'][0]:.4f}, {s['gap_ci95'][1]:.4f}]{vs}")
     print(f"{out['seconds']:.0f} s; ships: {out['ships']}")
 
 

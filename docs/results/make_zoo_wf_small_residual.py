@@ -127,8 +127,7 @@ def main() -> None:
             f"lowest mean completion on {out['validation']['episodes']} fresh validation "
             f"episodes (seeds {NEW_VAL_SEED:,}+) among the {len(runs)} residual runs' kept "
             "models not significantly worse than the best heuristic there, and significantly "
-            "better than the entry so far there; docs/results/make_zoo_wf_small_residual.py"
-        )
+            "better than the entry so far there; docs/results/make_zoo_wf_small_residual.py")
         write_card(NAME, card)
 
 

@@ -33,15 +33,8 @@ def main() -> None:
     kwargs = {**SPLITS[ENV].env_kwargs, "scenario": "today"}
     out = {}
     for c in CLUSTERS:
-        rep = compare(
-            ENV,
-            f"synthetic:pods?seed={c}",
-            ["greedy_migration", *POLICIES.values()],
-            episodes=30,
-            seed=5000,
-            env_kwargs=kwargs,
-            reference="greedy_migration",
-        )
+        rep = compare(ENV, f"synthetic:pods?seed={c}", ["greedy_migration", *POLICIES.values()],
+                      episodes=30, seed=5000, env_kwargs=kwargs, reference="greedy_migration")
         rows = {r["policy"]: r for r in rep["results"]}
         out[f"cluster {c}"] = {
             "greedy_migration": rows["greedy_migration"]["metrics"]["violations"],
@@ -51,11 +44,8 @@ def main() -> None:
         print(f"cluster {c}: greedy {out[f'cluster {c}']['greedy_migration']:.1f}", flush=True)
         for name in POLICIES:
             p = out[f"cluster {c}"][name]["vs_greedy"]
-            print(
-                f"  {name:30s} {p['mean_diff']:+.1f} [{p['ci95'][0]:+.1f}, {p['ci95'][1]:+.1f}]"
-                f" ({p['pct_diff']:+.1f}%) {p['verdict']}",
-                flush=True,
-            )
+            print(f"  {name:30s} {p['mean_diff']:+.1f} [{p['ci95'][0]:+.1f}, {p['ci95'][1]:+.1f}]"
+                  f" ({p['pct_diff']:+.1f}%) {p['verdict']}", flush=True)
     out["seconds"] = time.perf_counter() - t0
     (ROOT / "docs/results/pods_clusters.json").write_text(json.dumps(out, indent=1) + "\n")
 

@@ -43,16 +43,8 @@ def refit(variant: str, episodes: int, device: str) -> dict:
     model.policy.to(device)  # the fit only: the saved model acts on the CPU
     demos = Demonstrations.load(RUN / "checkpoint" / "demos.npz")
     t = time.perf_counter()
-    stats = pretrain(
-        model.policy,
-        demos,
-        int(epochs),
-        batch_size=256,
-        lr=float(lr),
-        seed=0,
-        progress=False,
-        changed_weight=float(w),
-    )
+    stats = pretrain(model.policy, demos, int(epochs), batch_size=256, lr=float(lr), seed=0,
+                     progress=False, changed_weight=float(w))
     out = RUN / "refit" / f"w{w}-e{epochs}-lr{lr}"
     out.mkdir(parents=True, exist_ok=True)
     model.policy.to("cpu")
@@ -61,15 +53,9 @@ def refit(variant: str, episodes: int, device: str) -> dict:
     fit_s = time.perf_counter() - t
     split = SPLITS[ENV]
     spec = f"learned:{out}"
-    rep = compare(
-        ENV,
-        split.validation,
-        ["greedy_migration", f"learned:{start}", spec],
-        episodes=episodes,
-        seed=VAL_SEED,
-        env_kwargs=dict(split.env_kwargs),
-        reference="greedy_migration",
-    )
+    rep = compare(ENV, split.validation, ["greedy_migration", f"learned:{start}", spec],
+                  episodes=episodes, seed=VAL_SEED, env_kwargs=dict(split.env_kwargs),
+                  reference="greedy_migration")
     rows = {r["policy"]: r for r in rep["results"]}
     vals = rows[spec]["episode_values"]
     return {
@@ -106,20 +92,17 @@ def main() -> None:
             out["seconds"] = time.perf_counter() - t
             Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
             p, s = r["vs_greedy"], r["vs_start"]
-            print(
-                f"{r['variant']:>16}: acc {r['fit']['accuracy']:.3f} changed "
-                f"{r['fit'].get('changed_accuracy', float('nan')):.3f} | violations "
-                f"{r['violations']:.1f} (start {r['start_violations']:.1f}, greedy "
-                f"{r['greedy_violations']:.1f}) vs greedy {p['mean_diff']:+.1f} "
-                f"[{p['ci95'][0]:+.1f}, {p['ci95'][1]:+.1f}] vs start {s['mean_diff']:+.1f} "
-                f"[{s['ci95'][0]:+.1f}, {s['ci95'][1]:+.1f}] ({r['fit_seconds']:.0f} s fit)",
-                flush=True,
-            )
+            print(f"{r['variant']:>16}: acc {r['fit']['accuracy']:.3f} changed "
+                  f"{r['fit'].get('changed_accuracy', float('nan')):.3f} | violations "
+                  f"{r['violations']:.1f} (start {r['start_violations']:.1f}, greedy "
+                  f"{r['greedy_violations']:.1f}) vs greedy {p['mean_diff']:+.1f} "
+                  f"[{p['ci95'][0]:+.1f}, {p['ci95'][1]:+.1f}] vs start {s['mean_diff']:+.1f} "
+                  f"[{s['ci95'][0]:+.1f}, {s['ci95'][1]:+.1f}] ({r['fit_seconds']:.0f} s fit)",
+                  flush=True)
 
 
 def _refit(job: tuple) -> dict:
     return refit(*job)
-
 
 if __name__ == "__main__":
     main()

@@ -27,14 +27,8 @@ GROUPS = {name: f"learned:{ROOT}/runs/tput/{name}/seed*/model" for name in ("fas
 
 def judge(dataset: str, seed: int) -> dict:
     split = SPLITS[ENV]
-    rep = compare(
-        ENV,
-        dataset,
-        ["all", *GROUPS.values()],
-        episodes=10,
-        seed=seed,
-        env_kwargs=dict(split.env_kwargs),
-    )
+    rep = compare(ENV, dataset, ["all", *GROUPS.values()], episodes=10, seed=seed,
+                  env_kwargs=dict(split.env_kwargs))
     rows = {r["policy"]: r for r in rep["results"]}
     out: dict = {"dataset": dataset, "reference": rep["reference"], "groups": {}}
     for name, spec in GROUPS.items():
@@ -52,18 +46,10 @@ def main() -> None:
     runs = {name: [json.loads((ROOT / f"runs/tput/{name}/seed{s}/run.json").read_text())
                    for s in range(3)] for name in GROUPS}  # fmt: skip
     out = {
-        "training": {
-            name: [
-                {
-                    "seed": r["seed"],
-                    "seconds": r["seconds"],
-                    "steps_per_second": r["steps_per_second"],
-                    "best_eval_mean_reward": r["best_eval_mean_reward"],
-                }
-                for r in rs
-            ]
-            for name, rs in runs.items()
-        },
+        "training": {name: [{"seed": r["seed"], "seconds": r["seconds"],
+                             "steps_per_second": r["steps_per_second"],
+                             "best_eval_mean_reward": r["best_eval_mean_reward"]} for r in rs]
+                     for name, rs in runs.items()},
         "validation": judge(split.validation, 10_000),
         "test": judge(split.test, TEST_SEED),
     }
@@ -73,10 +59,8 @@ def main() -> None:
         print(part, "faster - fast:", f"{p['mean_diff']:+.3f}", p["ci95"], p["verdict"])
         for name, g in out[part]["groups"].items():
             q = g["paired_vs_best_heuristic"]
-            print(
-                f"  {name}: IQM {g['iqm']:.3f}; vs {out[part]['reference']}: "
-                f"{q['mean_diff']:+.3f} {q['ci95']} {q['verdict']}"
-            )
+            print(f"  {name}: IQM {g['iqm']:.3f}; vs {out[part]['reference']}: "
+                  f"{q['mean_diff']:+.3f} {q['ci95']} {q['verdict']}")
 
 
 if __name__ == "__main__":

@@ -72,29 +72,21 @@ def main() -> None:
     ap.add_argument("--json", default=str(ROOT / "docs/results/wf_congested_deviation.json"))
     ap.add_argument("--pool", nargs="*", default=None)
     args = ap.parse_args()
-    models = (
-        MODELS
-        if args.pool is None
-        else {"entry": MODELS["entry"]}
-        | {
-            f"{cfg}/{run.name}": f"learned:{run / 'model'}"
-            for cfg in args.pool
-            for run in sorted((ROOT / "runs/zoo" / cfg).glob("seed*"))
-            if (run / "run.json").is_file()
-        }
-    )
+    models = MODELS if args.pool is None else {"entry": MODELS["entry"]} | {
+        f"{cfg}/{run.name}": f"learned:{run / 'model'}"
+        for cfg in args.pool
+        for run in sorted((ROOT / "runs/zoo" / cfg).glob("seed*"))
+        if (run / "run.json").is_file()
+    }
     t0 = time.perf_counter()
     c = card("workflow-congested-ppo")
     out: dict = {"entry": f"{c['config']} --seed {c['seed']}"}
     for ds in DATASETS:
         for name, spec in models.items():
             r = out.setdefault(ds, {})[name] = deviation(ds, spec)
-            print(
-                f"{ds.split('?')[0][:24]:24s} {name:50s} {r['decisions']:5d} decisions, "
-                f"{r['deviate']:6.1%} not HEFT's server ({r['of_those_to_cloud']:.0%} of "
-                f"those to the cloud)",
-                flush=True,
-            )
+            print(f"{ds.split('?')[0][:24]:24s} {name:50s} {r['decisions']:5d} decisions, "
+                  f"{r['deviate']:6.1%} not HEFT's server ({r['of_those_to_cloud']:.0%} of "
+                  f"those to the cloud)", flush=True)
     out["seconds"] = time.perf_counter() - t0
     Path(args.json).write_text(json.dumps(out, indent=1))
 

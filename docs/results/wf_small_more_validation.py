@@ -30,26 +30,14 @@ def main() -> None:
     for name, r in rows.items():
         p = None
         if name not in ("heft", SHIPPED):
-            p = paired(
-                r["episode_values"],
-                shipped,
-                direction="lower",
-                reference=SHIPPED,
-                metric="mean_completion",
-            )
-        out[name] = {
-            "mean_completion": r["metrics"]["mean_completion"],
-            "gap_mean": float(np.mean(gaps[name])),
-            "vs_heft": r.get("paired"),
-            "vs_shipped": p.to_json() if p else None,
-        }
-        print(
-            name,
-            round(r["metrics"]["mean_completion"], 3),
-            round(out[name]["gap_mean"], 4),
-            (r.get("paired") or {}).get("verdict"),
-            p and (round(p.mean_diff, 3), [round(x, 3) for x in p.ci95], p.verdict),
-        )
+            p = paired(r["episode_values"], shipped, direction="lower", reference=SHIPPED,
+                       metric="mean_completion")
+        out[name] = {"mean_completion": r["metrics"]["mean_completion"],
+                     "gap_mean": float(np.mean(gaps[name])), "vs_heft": r.get("paired"),
+                     "vs_shipped": p.to_json() if p else None}
+        print(name, round(r["metrics"]["mean_completion"], 3), round(out[name]["gap_mean"], 4),
+              (r.get("paired") or {}).get("verdict"),
+              p and (round(p.mean_diff, 3), [round(x, 3) for x in p.ci95], p.verdict))
     path = ROOT / "docs/results/wf_small_more_validation.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
 

@@ -27,15 +27,10 @@ def main() -> None:
     for name in names():
         c = card(name)
         t = c["test"]
-        reps = [
-            r
-            for r in full["reports"]
-            if r["env"] == c["env"]
-            and r["dataset"] == t["dataset"]
-            and r["env_kwargs"].get("scenario") == c["preset"]
-            and r["episodes"] == t["episodes"]
-            and r["seed"] == t["seed"]
-        ]
+        reps = [r for r in full["reports"]
+                if r["env"] == c["env"] and r["dataset"] == t["dataset"]
+                and r["env_kwargs"].get("scenario") == c["preset"]
+                and r["episodes"] == t["episodes"] and r["seed"] == t["seed"]]
         oracle = [x for r in reps for x in r["results"] if x.get("kind") == "oracle"]
         if len(reps) != 1 or len(oracle) != 1:
             print(f"{name}: {len(reps)} matching reports, no oracle recorded")
@@ -43,20 +38,14 @@ def main() -> None:
         rep, o = reps[0], oracle[0]
         ref = next(x for x in rep["results"] if x["policy"] == rep["reference"])
         t["oracle"] = {
-            "policy": o["policy"],
-            "recorded": when,
-            "source": src,
-            "main_metric": rep["main_metric"],
-            "direction": rep["direction"],
+            "policy": o["policy"], "recorded": when, "source": src,
+            "main_metric": rep["main_metric"], "direction": rep["direction"],
             "episode_values": o["episode_values"],
-            "reference": rep["reference"],
-            "reference_episode_values": ref["episode_values"],
+            "reference": rep["reference"], "reference_episode_values": ref["episode_values"],
         }
         write_card(name, c)
-        print(
-            f"{name}: {o['policy']} recorded against {rep['reference']} "
-            f"({rep['main_metric']}, {len(o['episode_values'])} episodes)"
-        )
+        print(f"{name}: {o['policy']} recorded against {rep['reference']} "
+              f"({rep['main_metric']}, {len(o['episode_values'])} episodes)")
 
 
 if __name__ == "__main__":

@@ -14,10 +14,8 @@ def verdict(v: dict | None) -> str:
     p = v["paired"]
     lo, hi = p["ci95"]
     word = p["verdict"] if p["verdict"] == "no significant difference" else f"**{p['verdict']}**"
-    return (
-        f"{word} vs {p['reference']}: {p['mean_diff']:+.3g} [{lo:+.3g}, {hi:+.3g}] "
-        f"{p.get('metric', '')}, {p['wins']}/{p['ties']}/{p['losses']}"
-    )
+    return (f"{word} vs {p['reference']}: {p['mean_diff']:+.3g} [{lo:+.3g}, {hi:+.3g}] "
+            f"{p.get('metric', '')}, {p['wins']}/{p['ties']}/{p['losses']}")
 
 
 def main() -> None:
@@ -29,17 +27,12 @@ def main() -> None:
         seeds = c.get("seeds_trained", [])
         # a pooled choice names its candidates ``config/seedN``, from more than one config
         configs = {str(x).split("/")[0] for x in seeds if isinstance(x, str)}
-        of = (
-            f"(best of {len(seeds)} runs of {len(configs)} configs)"
-            if configs
-            else f"of {len(seeds)}"
-        )
+        of = (f"(best of {len(seeds)} runs of {len(configs)} configs)" if configs
+              else f"of {len(seeds)}")
         train = f"{c.get('algo', '')}, {t.get('steps', '?'):,} steps, seed {c.get('seed')} {of}"
-        print(
-            f"| `{n}` | {c['env'].removeprefix('rlsched/')} | `{c.get('preset', '')}` | "
-            f"{train} | {c['size_bytes'] / 1024:,.0f} KiB | {verdict(c.get('validation'))} | "
-            f"{verdict(c.get('test'))} |"
-        )
+        print(f"| `{n}` | {c['env'].removeprefix('rlsched/')} | `{c.get('preset', '')}` | "
+              f"{train} | {c['size_bytes'] / 1024:,.0f} KiB | {verdict(c.get('validation'))} | "
+              f"{verdict(c.get('test'))} |")
 
 
 if __name__ == "__main__":

@@ -207,8 +207,7 @@ def train(
     res = run_train(cfg, out, progress=progress)
     done = (
         f"{res.steps:,} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s)"
-        if cfg.total_steps
-        else "imitation alone, no RL steps"
+        if cfg.total_steps else "imitation alone, no RL steps"
     )
     console.print(
         f"done: {done}; {held_out_text(cfg, res.eval_mean_reward, res.steps)}; "
@@ -619,10 +618,8 @@ def learn(
     interval: Annotated[float, typer.Option(help="Seconds between runs.")] = 30.0,
     failover_timeout: Annotated[
         float,
-        typer.Option(
-            help="A standby takes over within this many seconds of the active one's "
-            "death (its lock session's keepalives; the standby's retry period / 5)."
-        ),
+        typer.Option(help="A standby takes over within this many seconds of the active one's "
+                     "death (its lock session's keepalives; the standby's retry period / 5)."),
     ] = 10.0,
     min_experiences: Annotated[int, typer.Option(help="Experiences a run waits for.")] = 256,
     keep_versions: Annotated[int, typer.Option(help="Registry retention (last K).")] = 20,
@@ -817,12 +814,8 @@ def zoo_list(
 
     for r in rows:
         t.add_row(
-            r["path"],
-            r["env"],
-            str(r["preset"]),
-            f"{r['size_bytes'] / 1024:,.0f} KiB",
-            verdict(r["validation"]),
-            verdict(r["test"]),
+            r["path"], r["env"], str(r["preset"]), f"{r['size_bytes'] / 1024:,.0f} KiB",
+            verdict(r["validation"]), verdict(r["test"]),
         )
     console.print(t)
 
@@ -893,7 +886,9 @@ def results_cmd(
     which: str | list[str] | None = (
         None if presets == "default" else "all" if presets == "all" else presets.split(",")
     )
-    run_results(out, budget, parse_learned(learned or []), env, console=console, presets=which)
+    run_results(
+        out, budget, parse_learned(learned or []), env, console=console, presets=which
+    )
 
 
 @app.command("leaderboard")

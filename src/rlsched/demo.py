@@ -159,11 +159,7 @@ def run_demo(
 
     # the kept model against the same heuristic on the validation set it was selected on
     val = compare(
-        ENV_ID,
-        VALIDATION,
-        [ref, f"learned:{model_dir}"],
-        episodes=5,
-        seed=VALIDATION_SEED,
+        ENV_ID, VALIDATION, [ref, f"learned:{model_dir}"], episodes=5, seed=VALIDATION_SEED,
         reference=ref,
     )
     kept = next(r for r in val["results"] if r["policy"] != ref)
@@ -172,11 +168,8 @@ def run_demo(
     )
     lines = verdict_summary(agg, ref, kept, best["seed"])
 
-    refs = {
-        f"{r['policy']} (validation)": r["mean_reward"]
-        for r in val["results"]
-        if r["policy"] == ref
-    }
+    refs = {f"{r['policy']} (validation)": r["mean_reward"] for r in val["results"]
+            if r["policy"] == ref}
     fig_curve = learning_curve(
         [r["run"] for r in runs],
         out / "learning_curve.png",
@@ -193,19 +186,8 @@ def run_demo(
     margin = agg["mean_reward"] - best_h["mean_reward"]
     wall = time.perf_counter() - t0
     _write_report(
-        out,
-        board,
-        runs,
-        best,
-        agg,
-        lines,
-        wall,
-        steps,
-        episodes,
-        markdown_table(board),
-        fig_curve.name,
-        fig_bars.name,
-        zoo,
+        out, board, runs, best, agg, lines, wall, steps, episodes, markdown_table(board),
+        fig_curve.name, fig_bars.name, zoo,
     )
     console.print(rich_table(board, title=f"held-out {TEST}: {episodes} episodes per policy"))
     for line in lines:
@@ -215,14 +197,8 @@ def run_demo(
         f"{out / fig_bars.name}; model: [bold]{model_dir}[/] "
         f"(use as learned:{model_dir}); took {wall:.0f}s"
     )
-    return {
-        "board": board,
-        "runs": runs,
-        "margin": margin,
-        "seconds": wall,
-        "verdicts": lines,
-        "zoo": zoo,
-    }
+    return {"board": board, "runs": runs, "margin": margin, "seconds": wall, "verdicts": lines,
+            "zoo": zoo}
 
 
 def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[str, Any]]:
@@ -257,31 +233,17 @@ def _zoo_row(e: dict[str, Any], episodes: int) -> dict[str, Any]:
     residual = zoo_card(e["name"]).get("residual")
     played = EpisodeMetrics() if residual else None
     base = f",{residual['policy']}" if residual else ""  # among "plain" already: listed once
-    rep = compare(
-        e["env"],
-        card["dataset"],
-        f"plain{base},{e['path']}",
-        episodes=episodes,
-        seed=TEST_SEED,
-        env_kwargs=kwargs,
-        on_episode_end=played,
-    )
+    rep = compare(e["env"], card["dataset"], f"plain{base},{e['path']}", episodes=episodes,
+                  seed=TEST_SEED, env_kwargs=kwargs, on_episode_end=played)
     row = next(r for r in rep["results"] if r["policy"] == e["path"])
     p = _paired(row.get("paired"))
     line = headline(f"zoo: {e['path']}", p) if p is not None else f"{e['path']}: no interval"
-    return {
-        "name": e["name"],
-        "env": e["env"],
-        "preset": card["preset"],
-        "dataset": card["dataset"],
-        "line": line,
-        "report": rep,
-        "oracle": oracle_line(card.get("oracle"), rep, e["path"]),
-        "residual": residual_line(e, str(residual["policy"]), played)
-        if residual and played
-        else None,
-        "seconds": time.perf_counter() - t,
-    }
+    return {"name": e["name"], "env": e["env"], "preset": card["preset"],
+            "dataset": card["dataset"], "line": line, "report": rep,
+            "oracle": oracle_line(card.get("oracle"), rep, e["path"]),
+            "residual": residual_line(e, str(residual["policy"]), played)
+            if residual and played else None,
+            "seconds": time.perf_counter() - t}
 
 
 class EpisodeMetrics:
@@ -325,18 +287,11 @@ def oracle_line(rec: dict[str, Any] | None, rep: dict[str, Any], spec: str) -> s
     ref = rows.get(rec["reference"])
     # the first n episodes (the demo may play more or fewer than were recorded)
     n = min(len(rows[spec].get("episode_values") or []), len(rec["episode_values"]))
-    if (
-        ref is None
-        or rep["main_metric"] != rec["main_metric"]
-        or n < 2
-        or not np.allclose(
-            ref["episode_values"][:n], rec["reference_episode_values"][:n], rtol=1e-6, atol=1e-9
-        )
-    ):
-        return (
-            f"oracle {rec['policy']}: recorded on other episodes than today's "
-            f"({rec['recorded']}); not paired"
-        )
+    if (ref is None or rep["main_metric"] != rec["main_metric"] or n < 2
+            or not np.allclose(ref["episode_values"][:n], rec["reference_episode_values"][:n],
+                               rtol=1e-6, atol=1e-9)):
+        return (f"oracle {rec['policy']}: recorded on other episodes than today's "
+                f"({rec['recorded']}); not paired")
     oracle = rec["episode_values"][:n]
     best = rows[rep["reference"]]["episode_values"][:n]
     mine = rows[spec]["episode_values"][:n]
@@ -347,18 +302,14 @@ def oracle_line(rec: dict[str, Any] | None, rep: dict[str, Any], spec: str) -> s
     line = headline(f"oracle {rec['policy']} (recorded: {rec['recorded']})", head)
     if head.verdict == "better" and gain.verdict == "better":  # a share of a real headroom
         line += f"; {spec} closes {gain.mean_diff / head.mean_diff:.0%} of it"
-    return (
-        line + f"; {spec} vs the oracle: {gap.verdict} ({gap.mean_diff:+.4g} "
+    return line + f"; {spec} vs the oracle: {gap.verdict} ({gap.mean_diff:+.4g} " \
         f"[{gap.ci95[0]:+.4g}, {gap.ci95[1]:+.4g}])"
-    )
 
 
 def _print_zoo_row(console: Console, row: dict[str, Any]) -> dict[str, Any]:
     console.print(
         f"{row['line']} [{row['env'].removeprefix('rlsched/')} `{row['preset']}` on "
-        f"{row['dataset']}, {row['seconds']:.0f}s]",
-        markup=False,
-        highlight=False,
+        f"{row['dataset']}, {row['seconds']:.0f}s]", markup=False, highlight=False,
     )
     for key in ("residual", "oracle"):
         if row.get(key):
@@ -384,11 +335,9 @@ def verdict_summary(
         for s in agg["seeds"]:
             q = _paired(s.get("paired"))
             if q is not None:
-                lines.append(
-                    f"  {s['policy']}: {q.verdict} ({q.mean_diff:+.4g} "
-                    f"[{q.ci95[0]:+.4g}, {q.ci95[1]:+.4g}], "
-                    f"{q.wins}/{q.ties}/{q.losses} wins/ties/losses)"
-                )
+                lines.append(f"  {s['policy']}: {q.verdict} ({q.mean_diff:+.4g} "
+                             f"[{q.ci95[0]:+.4g}, {q.ci95[1]:+.4g}], "
+                             f"{q.wins}/{q.ties}/{q.losses} wins/ties/losses)")
     v = _paired(kept.get("paired"))
     if v is not None:
         line = headline(f"validation: the kept model (seed {kept_seed})", v)
@@ -426,15 +375,12 @@ def _write_report(
             f"{p.get('verdict', '-')} |"
         )
     verdicts = "\n".join(f"- {line.strip()}" for line in lines)
-    zoo_lines = (
-        "\n".join(
-            f"- {z['env']} `{z['preset']}` on `{z['dataset']}`: {z['line']}"
-            + (f"\n  - {z['residual']}" if z.get("residual") else "")
-            + (f"\n  - {z['oracle']}" if z.get("oracle") else "")
-            for z in zoo or []
-        )
-        or "- (no zoo policy shipped)"
-    )
+    zoo_lines = "\n".join(
+        f"- {z['env']} `{z['preset']}` on `{z['dataset']}`: {z['line']}"
+        + (f"\n  - {z['residual']}" if z.get("residual") else "")
+        + (f"\n  - {z['oracle']}" if z.get("oracle") else "")
+        for z in zoo or []
+    ) or "- (no zoo policy shipped)"
     text = f"""# rlsched demo: learned placement of serverless workflow functions
 
 Generated by `rlsched demo` in {wall:.0f} s on {time.strftime("%Y-%m-%d %H:%M %Z")}

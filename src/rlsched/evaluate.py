@@ -197,7 +197,9 @@ def _is_oracle(spec: str) -> bool:
     return spec.split(":", 1)[0] in ("clairvoyant", "rollout")
 
 
-def _best(results: Sequence[dict[str, Any]], direction: str, kinds: Sequence[str]) -> str | None:
+def _best(
+    results: Sequence[dict[str, Any]], direction: str, kinds: Sequence[str]
+) -> str | None:
     """The policy of ``kinds`` with the best mean main metric (None if there is none)."""
     rows = [r for r in results if r.get("kind") in kinds and np.isfinite(_mean(r))]
     if not rows:
@@ -222,21 +224,13 @@ def _paired_row(
     b = np.asarray(ref_row["episode_values"], dtype=float)
     if "seed_values" in row:
         p = paired_seeds(
-            np.asarray(row["seed_values"], dtype=float),
-            b,
-            direction=direction,
-            reference=ref,
-            metric=metric,
-            seed=seed,
+            np.asarray(row["seed_values"], dtype=float), b, direction=direction,
+            reference=ref, metric=metric, seed=seed,
         )
     else:
         p = paired(
-            row["episode_values"],
-            b,
-            direction=direction,
-            reference=ref,
-            metric=metric,
-            seed=seed,
+            row["episode_values"], b, direction=direction,
+            reference=ref, metric=metric, seed=seed,
         )
     return p.to_json()
 

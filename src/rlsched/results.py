@@ -144,6 +144,7 @@ def env_row(report: dict[str, Any]) -> dict[str, Any]:
     ref = rows[report["reference"]]
     sign = 1.0 if report["direction"] == "higher" else -1.0
 
+
     heur = [r for r in report["results"] if r.get("kind") == "heuristic"]
     simplest = min(heur, key=lambda r: sign * main_mean(r))  # the worst heuristic, for the spread
     orc = rows.get("clairvoyant")
@@ -169,15 +170,9 @@ def env_row(report: dict[str, Any]) -> dict[str, Any]:
         if orc is None
         else {"mean": main_mean(orc), "paired": orc.get("paired"), **orc.get("describe", {})},
         "learned": [
-            {
-                "policy": r["policy"],
-                "mean": main_mean(r),
-                "paired": r.get("paired"),
-                "seeds": [
-                    {"policy": s["policy"], "mean": main_mean(s), "paired": s.get("paired")}
-                    for s in r.get("seeds", [])
-                ],
-            }
+            {"policy": r["policy"], "mean": main_mean(r), "paired": r.get("paired"),
+             "seeds": [{"policy": s["policy"], "mean": main_mean(s), "paired": s.get("paired")}
+                       for s in r.get("seeds", [])]}
             for r in learned
         ],
     }
@@ -221,13 +216,8 @@ def run_results(
             console.print(f"[bold]{key}[/] on {test}: {len(pols)} policies x {episodes} episodes")
             t = time.perf_counter()
             rep = compare(
-                env_id,
-                test,
-                pols,
-                episodes=episodes,
-                seed=TEST_SEED,
-                env_kwargs=kwargs,
-                progress=console.is_terminal,
+                env_id, test, pols, episodes=episodes, seed=TEST_SEED,
+                env_kwargs=kwargs, progress=console.is_terminal,
             )
             seconds[key] = time.perf_counter() - t
             row = env_row(rep)
@@ -281,7 +271,9 @@ def _interval(p: Mapping[str, Any] | None, pct: bool = True) -> str:
 def _gain(p: Mapping[str, Any]) -> str:
     """A spread: the paired interval, the improvement in percent and the verdict."""
     lo, hi = p["ci95"]
-    return f"{_f(p['mean_diff'])} [{_f(lo)}, {_f(hi)}] ({p['gain_pct']:+.1f}%), {p['verdict']}"
+    return (
+        f"{_f(p['mean_diff'])} [{_f(lo)}, {_f(hi)}] ({p['gain_pct']:+.1f}%), {p['verdict']}"
+    )
 
 
 def summary_line(row: Mapping[str, Any]) -> str:
@@ -394,11 +386,8 @@ def markdown(result: Mapping[str, Any]) -> str:
             f"`{json.dumps(r['env_kwargs'])}`; oracle over `{orc.get('base', '-')}`, horizon "
             f"{'to the episode end (fortified)' if h is None else f'{h} decisions'}, up to "
             f"{orc.get('top_k', '-')} candidates per decision"
-            + (
-                f", searching at about {d} decisions per episode"
-                if (d := orc.get("decisions"))
-                else ""
-            )
+            + (f", searching at about {d} decisions per episode" if (d := orc.get("decisions"))
+               else "")
             + f"; {r['seconds']:.0f} s."
         )
     for rep in result["reports"]:

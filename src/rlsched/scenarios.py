@@ -52,9 +52,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         # a cloud VM core as fast as an edge core (speed 1: edge speeds are 0.7..1.3), priced
         # as a c5.large core, behind a measured WAN: fixed-broadband upload and cloud RTT
         "edge-cloud": {
-            "cloud_speed": 1.0,
-            "cloud_distance": WAN_DISTANCE,
-            "cloud_rtt": CLOUD_RTT_S,
+            "cloud_speed": 1.0, "cloud_distance": WAN_DISTANCE, "cloud_rtt": CLOUD_RTT_S,
             "cloud_price": C5_CORE_SECOND,
         },
         # 8 workflows arriving 2.5 s apart on average (about 9x what the edge servers alone
@@ -62,11 +60,8 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         # of edge-cloud leaves a headroom under 2% here): they contend for the edge servers,
         # so an earliest-finish choice now can delay the next workflow
         "congested": {
-            "cloud_speed": 1.0,
-            "cloud_distance": 30.0,
-            "cloud_price": C5_CORE_SECOND,
-            "num_workflows": 8,
-            "arrival_rate": 0.4,
+            "cloud_speed": 1.0, "cloud_distance": 30.0, "cloud_price": C5_CORE_SECOND,
+            "num_workflows": 8, "arrival_rate": 0.4,
         },
         # no cloud: the edge servers' bounded capacity, workflows arriving at 80% of it
         "edge-bounded": {"cloud": False, "num_workflows": 8, "load": 0.8},
@@ -102,10 +97,7 @@ PRESETS: dict[str, dict[str, dict[str, Any]]] = {
         # own 400-pod windows on these nodes (train split: 3.13); main metric: mean job
         # completion time
         "gang": {
-            "gang": True,
-            "node_kinds": GANG_NODE_KINDS,
-            "load": 3.0,
-            "max_delays": 200,
+            "gang": True, "node_kinds": GANG_NODE_KINDS, "load": 3.0, "max_delays": 200,
             "episode_length": 400,
         },
     },

@@ -55,10 +55,7 @@ SPLITS: dict[str, EnvSplit] = {
     s.env_id: s
     for s in (
         EnvSplit(
-            "rlsched/ServerlessPlacement-v0",
-            WF_TRAIN,
-            WF_VALIDATION,
-            WF_TEST,
+            "rlsched/ServerlessPlacement-v0", WF_TRAIN, WF_VALIDATION, WF_TEST,
             note="real WfInstances executions; validation: wfcommons epigenomics (seed 1)",
         ),
         EnvSplit(
@@ -69,10 +66,7 @@ SPLITS: dict[str, EnvSplit] = {
             note="the Alibaba jobs in submission order: first 60% / next 20% / last 20%",
         ),
         EnvSplit(
-            "rlsched/WorkflowOffloading-v0",
-            WF_TRAIN,
-            WF_VALIDATION,
-            WF_TEST,
+            "rlsched/WorkflowOffloading-v0", WF_TRAIN, WF_VALIDATION, WF_TEST,
             episodes={"quick": 2, "full": 10},
             note="as ServerlessPlacement: real executions, wfcommons validation",
         ),

@@ -43,11 +43,8 @@ def spreads(report: Mapping[str, Any]) -> dict[str, Any]:
     spread = None
     if ref is not None and base is not None and len(ref["episode_values"]) >= 2:
         p = paired(
-            ref["episode_values"],
-            base["episode_values"],
-            direction=direction,
-            reference=base["policy"],
-            metric=report["main_metric"],
+            ref["episode_values"], base["episode_values"], direction=direction,
+            reference=base["policy"], metric=report["main_metric"],
         ).to_json()
         spread = {**p, "policy": ref["policy"], "gain_pct": gain_pct(p, direction)}
     orc = rows.get("clairvoyant")
@@ -56,12 +53,9 @@ def spreads(report: Mapping[str, Any]) -> dict[str, Any]:
         p = dict(orc["paired"])
         headroom = {**p, "policy": "clairvoyant", "gain_pct": gain_pct(p, direction)}
     informative = bool(
-        spread
-        and headroom
-        and spread["verdict"] == "better"
-        and spread["gain_pct"] >= MIN_SPREAD_PCT
-        and headroom["verdict"] == "better"
-        and headroom["gain_pct"] >= MIN_HEADROOM_PCT
+        spread and headroom
+        and spread["verdict"] == "better" and spread["gain_pct"] >= MIN_SPREAD_PCT
+        and headroom["verdict"] == "better" and headroom["gain_pct"] >= MIN_HEADROOM_PCT
     )
     return {
         "baseline": None if base is None else {"policy": base["policy"], "mean": main_mean(base)},

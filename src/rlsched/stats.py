@@ -135,17 +135,8 @@ def paired(
     w, t, loss = _outcomes(diff, float(np.abs(b).mean()), direction)
     md = float(diff.mean())
     return Paired(
-        reference,
-        metric,
-        direction,
-        int(a.size),
-        md,
-        (lo, hi),
-        w,
-        t,
-        loss,
-        verdict(lo, hi, direction),
-        _pct(md, float(b.mean())),
+        reference, metric, direction, int(a.size), md, (lo, hi), w, t, loss,
+        verdict(lo, hi, direction), _pct(md, float(b.mean())),
     )
 
 
@@ -197,13 +188,8 @@ def paired_seeds(
     if a.ndim != 2 or a.shape[1] != b.size:
         raise ValueError(f"seed values {a.shape} do not match {b.size} reference episodes")
     return paired_matrix(
-        a,
-        np.broadcast_to(b, a.shape),
-        direction=direction,
-        reference=reference,
-        metric=metric,
-        seed=seed,
-        n_resamples=n_resamples,
+        a, np.broadcast_to(b, a.shape), direction=direction, reference=reference,
+        metric=metric, seed=seed, n_resamples=n_resamples,
     )
 
 
@@ -225,33 +211,16 @@ def paired_matrix(
     if a.shape != b.shape:
         raise ValueError(f"paired values need equal shapes, got {a.shape} and {b.shape}")
     if a.shape[0] == 1:
-        return paired(
-            a[0],
-            b[0],
-            direction=direction,
-            reference=reference,
-            metric=metric,
-            seed=seed,
-            n_resamples=n_resamples,
-        )
+        return paired(a[0], b[0], direction=direction, reference=reference, metric=metric,
+                      seed=seed, n_resamples=n_resamples)
     if a.shape[1] < MIN_EPISODES:
         raise ValueError(f"a paired interval needs at least {MIN_EPISODES} episodes")
     diff = a - b
     point, lo, hi = stratified_iqm_ci(diff, seed, n_resamples)
     w, t, loss = _outcomes(diff.ravel(), float(np.abs(b).mean()), direction)
     return Paired(
-        reference,
-        metric,
-        direction,
-        int(diff.size),
-        point,
-        (lo, hi),
-        w,
-        t,
-        loss,
-        verdict(lo, hi, direction),
-        _pct(point, float(b.mean())),
-        "iqm stratified bootstrap",
+        reference, metric, direction, int(diff.size), point, (lo, hi), w, t, loss,
+        verdict(lo, hi, direction), _pct(point, float(b.mean())), "iqm stratified bootstrap",
     )
 
 

@@ -72,7 +72,8 @@ def transfer(
         if n < 2:
             raise ValueError(f"--sizes: {n} nodes; a placement needs at least 2")
         kw = {**base, arg: n}
-        rep = compare(env_id, dataset, f"plain,{spec}", episodes=episodes, seed=seed, env_kwargs=kw)
+        rep = compare(env_id, dataset, f"plain,{spec}", episodes=episodes, seed=seed,
+                      env_kwargs=kw)
         by = {r["policy"]: r for r in rep["results"]}
         ref = by[rep["reference"]]
         learned = by[spec]

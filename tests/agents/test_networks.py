@@ -18,16 +18,9 @@ from rlsched.train import TrainConfig, train
 
 def _cfg(**kw: object) -> TrainConfig:
     base = dict(
-        dataset="wfinstances:srasearch-22",
-        total_steps=256,
-        n_envs=2,
-        n_steps=64,
-        batch_size=64,
-        n_epochs=1,
-        eval_freq=0,
-        tensorboard=False,
-        env_kwargs={"episode_length": 40},
-        seed=1,
+        dataset="wfinstances:srasearch-22", total_steps=256, n_envs=2, n_steps=64,
+        batch_size=64, n_epochs=1, eval_freq=0, tensorboard=False,
+        env_kwargs={"episode_length": 40}, seed=1,
     )
     return TrainConfig(**{**base, **kw})  # type: ignore[arg-type]
 

@@ -51,14 +51,7 @@ def test_a_link_latency_is_paid_once_per_transfer() -> None:
     base = _two_servers()
     lat = np.array([[0.0, 0.5], [0.5, 0.0]])
     inst = OffloadInstance(
-        base.servers,
-        base.adj,
-        4.0,
-        2.0,
-        base.tasks,
-        10.0,
-        origin=0,
-        input_data=8.0,
+        base.servers, base.adj, 4.0, 2.0, base.tasks, 10.0, origin=0, input_data=8.0,
         latency=lat,
     )
     assert inst.trans_time(0, 0, 1) == pytest.approx(2.0 * 3.0 / 4.0 + 0.5)

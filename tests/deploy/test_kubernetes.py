@@ -29,8 +29,7 @@ def _renderer() -> list[str] | None:
 
 RENDER = _renderer()
 pytestmark = pytest.mark.skipif(
-    RENDER is None,
-    reason="no kubectl or kustomize to render the manifests (`make test` "
+    RENDER is None, reason="no kubectl or kustomize to render the manifests (`make test` "
     "installs Debian's kubernetes-client when neither exists)",
 )
 

@@ -321,13 +321,8 @@ def test_train_mlp_then_compare_learned(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ gang mode (the gang preset)
 def gang_env(nodes, pods, **kw) -> KubeSchedulingEnv:
     env = KubeSchedulingEnv(
-        nodes=nodes,
-        dataset=pods,
-        episode_length=len(pods),
-        gang=True,
-        max_delays=5,
-        scenario="note",
-        **kw,  # the note's arguments (no load scaling) with gangs on
+        nodes=nodes, dataset=pods, episode_length=len(pods), gang=True, max_delays=5,
+        scenario="note", **kw,  # the note's arguments (no load scaling) with gangs on
     )
     env.reset(seed=0)
     return env

@@ -195,11 +195,7 @@ def test_hand_trace_recovering() -> None:
 def test_hand_trace_fading_ignores_deletions() -> None:
     env = VMPlacementEnv(
         scenario="fading",
-        num_nodes=1,
-        dataset=hand_trace(),
-        numa_cpu=4,
-        numa_mem=8,
-        double_threshold=4,
+        num_nodes=1, dataset=hand_trace(), numa_cpu=4, numa_mem=8, double_threshold=4
     )
     obs, _ = env.reset(options={"start": 3})
     env.step(1)

@@ -242,11 +242,8 @@ def test_candidates_keep_the_servers_of_earliest_finish() -> None:
             done = False
             while not done:
                 base = full.action_masks()
-                keys = {
-                    int(s): (round(e["done"], 9), e["t_trans"], int(s))
-                    for s in np.flatnonzero(base)
-                    for e in [env.estimate(int(s))]
-                }
+                keys = {int(s): (round(e["done"], 9), e["t_trans"], int(s))
+                        for s in np.flatnonzero(base) for e in [env.estimate(int(s))]}
                 want = sorted(sorted(keys, key=keys.__getitem__)[:k])
                 assert np.flatnonzero(env.action_masks()).tolist() == want
                 a = int(rng.choice(want))

@@ -15,8 +15,7 @@ CASES = {
     "rlsched/ServerlessPlacement-v0": (None, {"episode_length": 40}),
     "rlsched/KubeScheduling-v0": (None, {"episode_length": 40}),
     "rlsched/WorkflowOffloading-v0": (
-        "wfinstances:blast-43",
-        {"num_workflows": 2, "scenario": "cloud-dominant"},
+        "wfinstances:blast-43", {"num_workflows": 2, "scenario": "cloud-dominant"}
     ),
     "rlsched/VMPlacement-v0": (None, {"num_nodes": 4}),
     "rlsched/PodRebalancing-v0": (None, {"episode_length": 8}),

@@ -25,8 +25,7 @@ CASES: dict[str, tuple[str | None, dict[str, Any]]] = {
     "rlsched/KubeScheduling-v0": (None, {"episode_length": 40}),
     "rlsched/KubeScheduling-v0:gang": (None, {"episode_length": 60, "scenario": "gang"}),
     "rlsched/WorkflowOffloading-v0": (
-        "wfinstances:blast-43,helloworld-10",
-        {"num_workflows": 4, "scenario": "congested"},
+        "wfinstances:blast-43,helloworld-10", {"num_workflows": 4, "scenario": "congested"}
     ),
     "rlsched/VMPlacement-v0": (None, {"num_nodes": 4}),
     "rlsched/PodRebalancing-v0": (None, {"episode_length": 8}),
@@ -97,7 +96,7 @@ def test_the_rollout_policy_never_rolls_out_the_true_future(
     for _ in range(3):
         obs, *_ = env.step(pol.act(obs, u.action_masks()))
     assert seen and pol.rollouts == len(seen)
-    assert all(s != true_arrivals[len(true_arrivals) - len(s) :] for s in seen if s)
+    assert all(s != true_arrivals[len(true_arrivals) - len(s):] for s in seen if s)
     assert u._arrival_l == true_arrivals  # the real episode is untouched
 
 

@@ -19,11 +19,8 @@ from rlsched.serve.pg_local import find_bin_dir
 
 pytestmark = [
     pytest.mark.timeout(600),
-    pytest.mark.skipif(
-        find_bin_dir() is None,
-        reason="no PostgreSQL server binaries "
-        "(`make test` installs Debian's postgresql with apt-get)",
-    ),
+    pytest.mark.skipif(find_bin_dir() is None, reason="no PostgreSQL server binaries "
+                       "(`make test` installs Debian's postgresql with apt-get)"),
 ]
 
 
@@ -196,17 +193,8 @@ def _score_and_prioritize(c: Cluster) -> tuple[bool, bool]:
                                  nodes=nodes), timeout=2.0,
         )  # fmt: skip
     node = {"metadata": {"name": "a"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi"}}}
-    pod = {
-        "metadata": {"name": "p"},
-        "spec": {
-            "containers": [
-                {"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}
-            ]
-        },
-    }
-    ext = httpx.post(
-        r.url + "/extender/prioritize",
-        timeout=2.0,
-        json={"Pod": pod, "Nodes": {"items": [node]}, "NodeNames": None},
-    )
+    pod = {"metadata": {"name": "p"}, "spec": {"containers": [
+        {"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]}}
+    ext = httpx.post(r.url + "/extender/prioritize", timeout=2.0,
+                     json={"Pod": pod, "Nodes": {"items": [node]}, "NodeNames": None})
     return len(res.scores) == 4 and res.chosen_index >= 0, ext.status_code == 200

@@ -155,11 +155,9 @@ def test_rows_are_paired_seed_by_seed_with_the_reference() -> None:
         base = [float(seed * 10 + k) for k in range(4)]
         for name, shift, kind in (("ref", 0.0, "heuristic"), ("rl", 1.0, "learned")):
             r = _r(name, seed, sum(base) / 4 + shift, env=env)
-            r.update(
-                kind=kind,
-                episode_seed=seed * 4,
-                episode_values=[b + shift + 0.01 * k * (name == "rl") for k, b in enumerate(base)],
-            )
+            r.update(kind=kind, episode_seed=seed * 4,
+                     episode_values=[b + shift + 0.01 * k * (name == "rl") for k, b in
+                                     enumerate(base)])
             rs.append(r)
     (t,) = sweep_tables(rs, reference="ref")
     rows = {r["policy"]: r for r in t["rows"]}

@@ -176,16 +176,8 @@ def test_init_model_brings_its_observation_statistics(tmp_path: Path) -> None:
     # fine-tuning went on from A's statistics (128 + 64 observations), not from fresh ones
     assert seen(tmp_path / "b" / "final" / "vecnormalize.pkl") == pytest.approx(192, abs=4)
     with pytest.raises(ConfigError, match="trained with normalised observations"):
-        train(
-            _cfg(
-                policy_net="mlp",
-                normalize_obs=False,
-                total_steps=64,
-                init_model=str(tmp_path / "a" / "final"),
-            ),
-            tmp_path / "c",
-            progress=False,
-        )
+        train(_cfg(policy_net="mlp", normalize_obs=False, total_steps=64,
+                   init_model=str(tmp_path / "a" / "final")), tmp_path / "c", progress=False)
 
 
 def test_the_start_is_evaluated_with_its_own_observation_statistics(tmp_path: Path) -> None:

@@ -226,22 +226,10 @@ def test_changed_labels_weigh_more_and_survive_aggregation_and_checkpoints(
     share = {}
     for weight in (5.0, 0.2):
         torch.manual_seed(0)
-        model = MaskablePPO(
-            networks.MaskableNodePolicy,
-            DummyVecEnv([_make]),
-            device="cpu",
-            policy_kwargs=networks.node_policy_kwargs(32, [32]),
-            seed=0,
-        )
-        stats = pretrain(
-            model.policy,
-            contra,
-            epochs=60,
-            batch_size=64,
-            seed=0,
-            progress=False,
-            changed_weight=weight,
-        )
+        model = MaskablePPO(networks.MaskableNodePolicy, DummyVecEnv([_make]), device="cpu",
+                            policy_kwargs=networks.node_policy_kwargs(32, [32]), seed=0)
+        stats = pretrain(model.policy, contra, epochs=60, batch_size=64, seed=0,
+                         progress=False, changed_weight=weight)
         ob = {key: torch.as_tensor(v[: len(k)]) for key, v in obs.items()}
         with torch.no_grad():
             probs = model.policy.get_distribution(ob, action_masks=contra.masks[: len(k)])

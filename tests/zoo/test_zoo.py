@@ -20,9 +20,7 @@ NAME = "serverless-edge-maskable-ppo"
 @pytest.mark.parametrize(
     "name",
     [
-        NAME,
-        "llm-autoscaling-slo-ppo",
-        "llm-autoscaling-hpa-threshold-residual-ppo",
+        NAME, "llm-autoscaling-slo-ppo", "llm-autoscaling-hpa-threshold-residual-ppo",
         "pod-rebalancing-anchored-ppo",
     ],
 )
@@ -196,11 +194,5 @@ def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> N
     assert row["metrics"]["invalid_actions"] == 0 and row["metrics"]["workflows"] == 1
     # it reads the look-ahead key: without it the env's observations do not fit the model
     with pytest.raises(PolicyError):
-        compare(
-            c["env"],
-            test,
-            f"learned:zoo/{name}",
-            episodes=2,
-            seed=0,
-            env_kwargs={k: v for k, v in c["env_kwargs"].items() if k != "lookahead"},
-        )
+        compare(c["env"], test, f"learned:zoo/{name}", episodes=2, seed=0,
+                env_kwargs={k: v for k, v in c["env_kwargs"].items() if k != "lookahead"})

@@ -290,7 +290,9 @@ class KubeSchedulingEnv(RlschedEnv):
     """
 
     #: Built per dataset or episode and never written in a step: snapshots share them.
-    snapshot_static = ("_table", "_jobs_by_arrival", "_gang_pods", "_job_l", "_gang_of")
+    snapshot_static = (
+        "_table", "_jobs_by_arrival", "_gang_pods", "_job_l", "_gang_of"
+    )
     oracle_base = "least_loaded"
     #: To the episode's end: job completion at a finite horizon counts only the jobs done by
     #: then, which rewards holding jobs back
@@ -644,15 +646,8 @@ class KubeSchedulingEnv(RlschedEnv):
             np.concatenate([self._job_l[:k], job_t]).astype(np.int64),
         )
         n = self._L
-        for name, init in (
-            ("_state", _PENDING),
-            ("_node_of", -1),
-            ("_bind_time", 0.0),
-            ("_epoch", 0),
-            ("_delays", 0),
-            ("_credit", 0.0),
-            ("_match", 0.0),
-        ):
+        for name, init in (("_state", _PENDING), ("_node_of", -1), ("_bind_time", 0.0),
+                           ("_epoch", 0), ("_delays", 0), ("_credit", 0.0), ("_match", 0.0)):
             setattr(self, name, getattr(self, name)[:k] + [init] * (n - k))  # fmt: skip
         nj = len(self._gang_pods)
         self._gdelays = (self._gdelays + [0] * nj)[:nj]

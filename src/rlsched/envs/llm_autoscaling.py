@@ -244,9 +244,7 @@ class LLMAutoscalingEnv(RlschedEnv):
     #: sees a scale-down's savings and not the SLO misses that follow (10 decisions: SLO
     #: attainment 0.84 vs threshold's 0.95 in a 2-episode screen on the code trace; 30: 0.97)
     rollout_options: ClassVar[dict[str, Any]] = {
-        "horizon": 30,
-        "score": "return",
-        "reward": "slo_constrained",
+        "horizon": 30, "score": "return", "reward": "slo_constrained"
     }
     #: Seconds of history the sampled futures are drawn from
     FUTURE_HISTORY_S: ClassVar[float] = 300.0

@@ -167,20 +167,8 @@ class VMPlacementEnv(RlschedEnv):
 
     #: Per-dataset arrays, never written during an episode: snapshots share them.
     snapshot_static = (
-        "_trace",
-        "_event",
-        "_vmid",
-        "_c",
-        "_m",
-        "_dbl",
-        "_need4",
-        "_feat",
-        "_req",
-        "_del_tgt",
-        "_del_ptr",
-        "_del_pos",
-        "_by_shape",
-        "_shape",
+        "_trace", "_event", "_vmid", "_c", "_m", "_dbl", "_need4", "_feat", "_req",
+        "_del_tgt", "_del_ptr", "_del_pos", "_by_shape", "_shape",
     )
     oracle_base = "best_fit"
     #: 2N actions: the oracle tries the base's, the first valid and 6 others per decision

@@ -95,10 +95,8 @@ class ClairvoyantPolicy(RolloutSearch):
         env = self.env
         inc = self._incumbent
         if (
-            self._stride > 1
-            and self.decisions % self._stride != 0
-            and inc is not None
-            and inc.actions
+            self._stride > 1 and self.decisions % self._stride != 0
+            and inc is not None and inc.actions
         ):
             return self._follow(inc, observation, mask)  # no search here: nothing to restore
         snap = env.snapshot()
@@ -112,10 +110,7 @@ class ClairvoyantPolicy(RolloutSearch):
         cands = self._candidates(self._rng, mask, base_action)
         inc = self._incumbent
         if (
-            len(cands) == 1
-            and self.horizon is None
-            and inc is not None
-            and inc.actions
+            len(cands) == 1 and self.horizon is None and inc is not None and inc.actions
             and _same(inc.actions[0], cands[0])
         ):
             # nothing to compare: the incumbent already is this action's rollout
@@ -149,3 +144,4 @@ class ClairvoyantPolicy(RolloutSearch):
         self.base.act(observation, mask)  # advance the shadow through the real decision
         self.decisions += 1
         return inc.actions[0]
+

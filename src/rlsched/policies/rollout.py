@@ -269,8 +269,7 @@ class RolloutPolicy(RolloutSearch):
             snap = env.snapshot()
             seeds: list[int | None] = (
                 [int(s) for s in self._rng.integers(2**63, size=self.futures)]
-                if self.futures
-                else [None]
+                if self.futures else [None]
             )
             best: tuple[float, float] | None = None
             first: np.ndarray | None = None  # the first candidate's scores, future by future

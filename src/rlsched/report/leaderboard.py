@@ -165,11 +165,8 @@ def markdown_table(report: dict[str, Any]) -> str:
     ]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for k, r, sub in _rows_with_seeds(report):
-        cells = [
-            str(k) if not sub else "",
-            r["policy"] if not sub else f"└ {r['policy']}",
-            *_main_cells(report, r),
-        ]
+        cells = [str(k) if not sub else "", r["policy"] if not sub else f"└ {r['policy']}",
+                 *_main_cells(report, r)]
         cells.append(f"{r['mean_reward']:.3f} ± {r['std_reward']:.3f}")
         cells += [_fmt(r["metrics"].get(m, float("nan"))) for m in metrics]
         rows.append("| " + " | ".join(cells) + " |")
@@ -366,7 +363,9 @@ def _sweep_paired(
     if not a or len(a[0]) < 2 or direction not in ("higher", "lower"):
         return None
     d: Direction = "higher" if direction == "higher" else "lower"
-    return paired_matrix(a, b, direction=d, reference=ref, metric=metric).to_json()
+    return paired_matrix(
+        a, b, direction=d, reference=ref, metric=metric
+    ).to_json()
 
 
 def metric_label(metric: str, env_id: str | None = None) -> str:
@@ -405,11 +404,9 @@ def sweep_header(table: dict[str, Any]) -> list[str]:
     head = ["#", "policy", "seeds"] + [metric_label(m, table["env"]) for m in table["metrics"]]
     if table["reference"]:
         head.append(f"score vs {table['reference']}")
-        head += [
-            f"Δ {metric_label(table['main_metric'], table['env'])} vs {table['reference']}"
-            " [95% CI]",
-            "verdict",
-        ]
+        head += [f"Δ {metric_label(table['main_metric'], table['env'])} vs {table['reference']}"
+                 " [95% CI]",
+                 "verdict"]
     return head
 
 

@@ -53,6 +53,7 @@ def autoscaling_figure(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+
     fig, axes = plt.subplots(3, 1, figsize=(10, 8.5), sharex=True)
     t = np.array([h["time"] for h in history], dtype=float) / 60.0
     pools = list(history[0]["pools"]) if history else []

@@ -218,17 +218,11 @@ class Cluster:
         import psycopg
 
         with psycopg.connect(self.pg.url, connect_timeout=5) as c:
-            total = (
-                c.execute("SELECT COUNT(*) FROM rlsched_progress WHERE remaining > 0").fetchone()
-                or (0,)
-            )[0]
-            free = (
-                c.execute(
-                    "SELECT COUNT(*) FROM (SELECT 1 FROM rlsched_progress WHERE remaining > 0 "
-                    "FOR UPDATE SKIP LOCKED) AS x"
-                ).fetchone()
-                or (0,)
-            )[0]
+            total = (c.execute(
+                "SELECT COUNT(*) FROM rlsched_progress WHERE remaining > 0").fetchone() or (0,))[0]
+            free = (c.execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM rlsched_progress WHERE remaining > 0 "
+                "FOR UPDATE SKIP LOCKED) AS x").fetchone() or (0,))[0]
             c.rollback()
         return int(total) - int(free)
 

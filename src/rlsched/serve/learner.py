@@ -381,6 +381,7 @@ class OnlineLearner:
     ) -> tuple[PolicyBundle | None, dict[str, Any]]:
         import torch
 
+
         set_torch_threads()
         torch.manual_seed(self.seed + self._updates)
         self._updates += 1

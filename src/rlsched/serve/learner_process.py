@@ -110,9 +110,8 @@ class LearnerMetrics:
         self.published = Gauge("rlsched_learner_versions_published",
                                "Versions this learner published", registry=r)  # fmt: skip
         self.runs = Counter("rlsched_learner_runs", "Runs by outcome", ["outcome"], registry=r)
-        self.takeovers = Counter(
-            "rlsched_learner_takeovers", "Times this learner became the active one", registry=r
-        )
+        self.takeovers = Counter("rlsched_learner_takeovers",
+                                 "Times this learner became the active one", registry=r)
         for o in OUTCOMES:
             self.last_outcome.labels(o).set(0)
             self.runs.labels(o)

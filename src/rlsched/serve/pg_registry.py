@@ -151,11 +151,8 @@ class PgRegistry:
             cur, history = self._pointer(conn, lock=True)
             if expect_current is not _UNSET and cur != expect_current:
                 raise StaleVersion(expect_current, cur)
-            n = int(
-                conn.execute(
-                    "SELECT COALESCE(MAX(version), 0) + 1 FROM rlsched_versions"
-                ).fetchone()[0]
-            )
+            n = int(conn.execute(
+                "SELECT COALESCE(MAX(version), 0) + 1 FROM rlsched_versions").fetchone()[0])
             if parent is _UNSET:
                 parent = cur
             info = {"version": n, "parent": parent, **record}
@@ -210,8 +207,7 @@ class PgRegistry:
         with self._tx() as conn:
             cur, history = self._pointer(conn, lock=True)
             rows = conn.execute(
-                "SELECT version, pinned FROM rlsched_versions ORDER BY version"
-            ).fetchall()
+                "SELECT version, pinned FROM rlsched_versions ORDER BY version").fetchall()
             versions = [int(v) for v, _ in rows]
             protected = {*versions[-keep:], *(int(v) for v, p in rows if p), *history[-2:]}
             if cur is not None:

@@ -198,8 +198,7 @@ class PgExperienceStore:
                     "ON CONFLICT (key) DO NOTHING", (str(dim),),
                 )  # fmt: skip
                 row = conn.execute(
-                    "SELECT value FROM rlsched_meta WHERE key = 'state_dim'"
-                ).fetchone()
+                    "SELECT value FROM rlsched_meta WHERE key = 'state_dim'").fetchone()
             if int(row[0]) != dim:
                 raise ValueError(
                     f"states have {dim} features but this store holds {row[0]}-feature states "

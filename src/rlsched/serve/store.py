@@ -147,7 +147,8 @@ def batch_blobs(
         raise ValueError("empty batch")
     if not (len(a) == len(r) == len(d) == b):
         raise ValueError(
-            f"batch lengths differ: {b} states, {len(a)} actions, {len(r)} rewards, {len(d)} dones"
+            f"batch lengths differ: {b} states, {len(a)} actions, {len(r)} rewards, "
+            f"{len(d)} dones"
         )
     if np.any(a < 0):
         raise ValueError("actions must be >= 0")

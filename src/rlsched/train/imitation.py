@@ -105,6 +105,7 @@ class Demonstrations:
         )
 
 
+
 def _unwrapped(env: gym.Env) -> Any:
     """The rlsched env under the wrappers (it has ``action_masks()``)."""
     return env.unwrapped

@@ -110,7 +110,6 @@ from rlsched.errors import ConfigError
 
 __all__ = ["MIXED_BATCH_FACTOR", "IterationHook", "LLMSimulator"]
 
-
 class LLMSimulator(Routing, InstanceEngine, Accounting):
     """Discrete-event simulation of one LLM serving cluster over a request trace.
 
