@@ -563,7 +563,10 @@ class HPAThresholdPolicy(AutoscalePolicy):
         util = np.array([self.hpa.targets_util.get(t, HPAConfig.target) for t in env.pools])
         # observation units -> the sizing rule's instances
         self._per_unit = env.collector.count_scale / util
-        self._recent: deque[np.ndarray] = deque(maxlen=self.switch_window)
+        # the last switch_window demands, oldest first (a shifted array: np.mean over a deque
+        # converts it to an array at every decision)
+        self._recent = np.zeros((self.switch_window, len(env.pools)))
+        self._seen = 0
 
     def act(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
         self._observation = observation
@@ -572,8 +575,13 @@ class HPAThresholdPolicy(AutoscalePolicy):
     def deltas(self) -> dict[str, int]:
         hpa, thr = self.hpa.deltas(), self.threshold.deltas()
         obs = np.asarray(self._observation, dtype=np.float64).reshape(-1)
-        self._recent.append(obs[self._at])
-        demand = self._recent[0] if self.switch_window == 1 else np.mean(self._recent, axis=0)
+        demand = obs[self._at]
+        if self.switch_window > 1:
+            recent = self._recent
+            recent[:-1] = recent[1:]
+            recent[-1] = demand
+            self._seen = min(self._seen + 1, len(recent))
+            demand = recent[len(recent) - self._seen :].mean(axis=0)
         heavy = demand * self._per_unit >= self._bound
         return {
             t: int(thr.get(t, 0) if h else hpa.get(t, 0))
