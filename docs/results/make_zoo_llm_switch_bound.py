@@ -121,6 +121,24 @@ def tally(res: dict[str, dict], names: list[str]) -> tuple[dict, dict, dict]:
     return counts, att, cost
 
 
+def choice_report(
+    seeds: tuple[int, int],
+    res: dict,
+    tallied: tuple[dict, dict, dict],
+    kept: str,
+    changes: bool,
+    t0: float,
+) -> dict:
+    """A round's report before its test: the validation means, the tally, the choice."""
+    counts, att, cost = tallied
+    return {
+        "env": ENV, "validation_seed": seeds[0], "test_seed": seeds[1], "episodes": EPISODES,
+        "validation": res, "settings_met": counts, "mean_attainment": att, "mean_cost": cost,
+        "kept": kept, "default_changes": changes,
+        "validation_seconds": time.perf_counter() - t0,
+    }  # fmt: skip
+
+
 def test_players(players: dict[str, dict], seed: int, report: dict, t0: float, out) -> None:
     """Rule 5: the players (name -> constructor arguments) on the fixed test, written with
     the report to ``out``."""
@@ -141,12 +159,7 @@ def main() -> None:
     tied = [p for p in PAIRS if counts[key(p)] == top]
     kept = TODAY if TODAY in tied else max(tied, key=lambda p: (att[key(p)], -cost[key(p)]))
     changes = counts[key(kept)] > counts[key(TODAY)]
-    report: dict = {
-        "env": ENV, "validation_seed": SEEDS[0], "test_seed": SEEDS[1], "episodes": EPISODES,
-        "validation": res, "settings_met": counts, "mean_attainment": att, "mean_cost": cost,
-        "kept": key(kept), "default_changes": changes,
-        "validation_seconds": time.perf_counter() - t0,
-    }  # fmt: skip
+    report = choice_report(SEEDS, res, (counts, att, cost), key(kept), changes, t0)
     print("\n| prompt \\ token | " + " | ".join(map(str, BOUNDS)) + " |")
     print("|---" * (len(BOUNDS) + 1) + "|")
     for p in BOUNDS:

@@ -36,7 +36,7 @@ Writes ``docs/results/llm_switch_window_choice.json``.
 import time
 
 from make_zoo import ROOT
-from make_zoo_llm_switch_bound import ENV, EPISODES, tally, test_players, validate
+from make_zoo_llm_switch_bound import choice_report, tally, test_players, validate
 
 SEEDS = (66_000, 67_000)
 WINDOWS = (1, 4, 8, 16)
@@ -54,12 +54,7 @@ def main() -> None:
     top = max(counts.values())
     kept = min(k for k in WINDOWS if counts[key(k)] == top)  # k = 1 first, then the smallest
     changes = counts[key(kept)] > counts[key(1)]
-    report: dict = {
-        "env": ENV, "validation_seed": SEEDS[0], "test_seed": SEEDS[1], "episodes": EPISODES,
-        "validation": res, "settings_met": counts, "mean_attainment": att, "mean_cost": cost,
-        "kept": key(kept), "default_changes": changes,
-        "validation_seconds": time.perf_counter() - t0,
-    }  # fmt: skip
+    report = choice_report(SEEDS, res, (counts, att, cost), key(kept), changes, t0)
     for k in WINDOWS:
         print(f"{key(k)}: {counts[key(k)]} of 12, mean attainment {att[key(k)]:.4f}, "
               f"mean cost ${cost[key(k)]:.2f}")  # fmt: skip
