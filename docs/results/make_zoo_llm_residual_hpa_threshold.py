@@ -72,17 +72,25 @@ def base_alone(
     return out
 
 
+def round_with_base(folder: str, seeds: range, seed_pair: tuple[int, int], what: str,
+                    script: str, pool_words: str, base: str) -> None:
+    """Rules 1-3 (:func:`residual_round`, the twelve settings, 30 episodes each) and rule 4,
+    the base ``base`` alone on the same episodes, written to
+    ``docs/results/FOLDER_base.json``."""
+    residual_round(folder, seeds, seed_pair, what, script, pool_words, episodes=EPISODES,
+                   env_extra=SETTINGS, test_episodes=EPISODES)  # fmt: skip
+    t0 = time.perf_counter()
+    alone = base_alone(*seed_pair, base=base)
+    alone["seconds"] = time.perf_counter() - t0
+    (ROOT / f"docs/results/{folder}_base.json").write_text(json.dumps(alone, indent=1) + "\n")
+    print(f"{base} alone meets the goal at {alone['validation_settings_met']} of 12 validation "
+          f"settings and {alone['test_presets_met']} of 6 test presets")  # fmt: skip
+
+
 if __name__ == "__main__":
-    residual_round(
+    round_with_base(
         FOLDER, range(4), SEEDS, "residual over hpa_threshold",
         "docs/results/make_zoo_llm_residual_hpa_threshold.py",
         "the residual scalers over hpa_threshold "
-        "(configs/llm_autoscaling_residual_hpa_threshold.yaml)",
-        episodes=EPISODES, env_extra=SETTINGS, test_episodes=EPISODES,
+        "(configs/llm_autoscaling_residual_hpa_threshold.yaml)", BASE,
     )  # fmt: skip
-    t0 = time.perf_counter()
-    alone = base_alone()
-    alone["seconds"] = time.perf_counter() - t0
-    (ROOT / f"docs/results/{FOLDER}_base.json").write_text(json.dumps(alone, indent=1) + "\n")
-    print(f"{BASE} alone meets the goal at {alone['validation_settings_met']} of 12 validation "
-          f"settings and {alone['test_presets_met']} of 6 test presets")  # fmt: skip

@@ -28,28 +28,15 @@ Fixed here (2026-11-28, twelfth session) and committed before any run trained:
     OMP_NUM_THREADS=1 python docs/results/make_zoo_llm_residual_hpa_threshold_window.py
 """
 
-import json
-import time
-
-from make_zoo import ROOT
-from make_zoo_llm_residual_bursty_trained import SETTINGS
-from make_zoo_llm_residual_down import residual_round
-from make_zoo_llm_residual_hpa_threshold import base_alone
+from make_zoo_llm_residual_hpa_threshold import round_with_base
 
 FOLDER = "llm_residual_hpa_threshold_window"
 SEEDS = (69_000, 70_000)
 
 if __name__ == "__main__":
-    residual_round(
+    round_with_base(
         FOLDER, range(2), SEEDS, "residual over hpa_threshold (window 16)",
         "docs/results/make_zoo_llm_residual_hpa_threshold_window.py",
         "the low-noise residual scalers over hpa_threshold with its 16-decision window "
-        "(configs/llm_autoscaling_residual_hpa_threshold_window.yaml)",
-        episodes=30, env_extra=SETTINGS, test_episodes=30,
+        "(configs/llm_autoscaling_residual_hpa_threshold_window.yaml)", "hpa_threshold",
     )  # fmt: skip
-    t0 = time.perf_counter()
-    alone = base_alone(*SEEDS, base="hpa_threshold")
-    alone["seconds"] = time.perf_counter() - t0
-    (ROOT / f"docs/results/{FOLDER}_base.json").write_text(json.dumps(alone, indent=1) + "\n")
-    print(f"hpa_threshold alone meets the goal at {alone['validation_settings_met']} of 12 "
-          f"validation settings and {alone['test_presets_met']} of 6 test presets")  # fmt: skip

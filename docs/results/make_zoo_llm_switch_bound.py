@@ -25,7 +25,9 @@ Fixed here (2026-11-28, twelfth session) and committed before any episode below 
 4. Only if the kept pair meets the goal in more settings than (2.5, 2.5) does it become
    ``hpa_threshold``'s default. The shipped entry then keeps its base as it was trained: its
    card names the base's arguments (``residual.policy_kwargs``, ``switch_instances`` 2.5), so
-   its decisions do not change.
+   its decisions do not change. (Added after the round: where round P changed the default, the
+   arguments went into the base's policy spec, ``residual.policy`` =
+   ``hpa_threshold?switch_window=1``, not into a separate ``policy_kwargs`` field.)
 5. Test, fresh episodes (seeds 64,000-64,029), 30 per preset, code-1x to code-3x then conv-1x
    to conv-3x: the kept pair and (2.5, 2.5) (one player when they are the same), each paired
    with HPA and threshold on attainment and cost, the goal's verdict per preset as in every

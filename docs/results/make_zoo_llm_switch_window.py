@@ -23,7 +23,9 @@ Fixed here (2026-11-28, twelfth session) and committed before any episode below 
    k.
 4. Only if the kept k meets the goal in more settings than k = 1 does it become
    ``hpa_threshold``'s default; the shipped entry then keeps its base as it was trained (its
-   card names the base's arguments, ``residual.policy_kwargs``, ``switch_window`` 1).
+   card names the base's arguments, ``residual.policy_kwargs``, ``switch_window`` 1). (Added
+   after the round: the arguments went into the base's policy spec, ``residual.policy`` =
+   ``hpa_threshold?switch_window=1``, not into a separate ``policy_kwargs`` field.)
 5. Test, fresh episodes (seeds 67,000-67,029), 30 per preset, code-1x to code-3x then conv-1x
    to conv-3x: the kept k and k = 1 (one player when they are the same), each paired with HPA
    and threshold, the goal's verdict per preset as in every round. Nothing is chosen on test.
