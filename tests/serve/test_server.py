@@ -132,6 +132,33 @@ def test_grpc_health_not_serving_from_the_start_of_a_drain(tmp_path: Path) -> No
             health.Check(req, timeout=2)
 
 
+def test_grpc_drain_of_an_idle_server_still_accepts_for_the_quiet_seconds(
+    tmp_path: Path,
+) -> None:
+    """An idle server's last call is long past when the signal comes: the quiet seconds
+    count from the drain's start, so a call sent just after the signal is still answered."""
+    from rlsched.serve.grpc_server import GrpcServer
+    from rlsched.serve.service import SchedulerService
+
+    from .conftest import make_registry
+
+    svc = SchedulerService(registry=make_registry(tmp_path / "reg"))
+    g = GrpcServer(svc, "127.0.0.1", 0).start()
+    with grpc.insecure_channel(f"127.0.0.1:{g.port}") as ch:
+        health = health_pb2_grpc.HealthStub(ch)
+        req = health_pb2.HealthCheckRequest(service="scheduler.Scheduler")
+        assert health.Check(req, timeout=5).status == health_pb2.HealthCheckResponse.SERVING
+        time.sleep(1.2)  # idle for longer than the quiet seconds below
+        t0 = time.monotonic()
+        done = g.drain(grace=10, quiet=1.0)
+        time.sleep(0.3)
+        assert health.Check(req, timeout=5).status == health_pb2.HealthCheckResponse.NOT_SERVING
+        assert done.wait(10)
+        assert time.monotonic() - t0 >= 1.0
+        with pytest.raises(grpc.RpcError):
+            health.Check(req, timeout=2)
+
+
 # ---------------------------------------------------------------------------- exposure
 def test_exposure_checks() -> None:
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")

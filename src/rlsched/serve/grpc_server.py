@@ -270,9 +270,10 @@ class GrpcServer:
         """Health NOT_SERVING for every service (a drain has started)."""
         self.health.enter_graceful_shutdown()
 
-    def drain(self, grace: float, quiet: float = 0.25) -> threading.Event:
+    def drain(self, grace: float, quiet: float = 1.0) -> threading.Event:
         """Start a drain: health NOT_SERVING now; once no call has been in flight for
-        ``quiet`` seconds (or ``grace`` is spent) stop accepting and give the calls still
+        ``quiet`` seconds, counted from the drain's start at the earliest (or once ``grace``
+        is spent), stop accepting and give the calls still
         running the rest of ``grace``. Returns an event set when the server has stopped.
 
         Stopping at once would cancel calls that reached the server but were not yet picked
@@ -281,9 +282,13 @@ class GrpcServer:
         done = threading.Event()
 
         def run() -> None:
-            deadline = time.monotonic() + grace
+            start = time.monotonic()
+            deadline = start + grace
             while time.monotonic() < deadline:
-                if self.active.count == 0 and time.monotonic() - self.active.changed >= quiet:
+                # quiet since the drain began at the earliest: an idle server's last change
+                # is long past, and calls sent just before the signal may not have started
+                since = max(self.active.changed, start)
+                if self.active.count == 0 and time.monotonic() - since >= quiet:
                     break
                 time.sleep(0.02)
             self.server.stop(max(0.0, deadline - time.monotonic())).wait()
