@@ -86,6 +86,30 @@ def test_an_interrupted_expert_iteration_run_resumes_where_it_stopped(
     assert rnd["samples"] == 2 * 8 + 2 * 8  # the warm start's labels came from the checkpoint
 
 
+def test_an_on_policy_checkpoint_falls_on_a_rollout_boundary_so_a_resume_ends_on_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checkpoints every 100 steps with rollouts of 64: the first is taken at step 128, the
+    start of a rollout, and the resumed run ends on the uninterrupted run's 256 steps (from
+    a checkpoint at step 100 it would have run 100 + 3 x 64 = 292)."""
+    cfg = _cfg(total_steps=256, checkpoint_freq=100, eval_freq=0)
+    save = trainer_mod.CheckpointEvery._maybe_save
+
+    def save_then_stop(self: Any) -> None:
+        before = self._next
+        save(self)
+        if before is not None and self._next != before:  # a checkpoint was just written
+            raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(trainer_mod.CheckpointEvery, "_maybe_save", save_then_stop)
+        with pytest.raises(KeyboardInterrupt):
+            train(cfg, tmp_path, progress=False)
+    assert json.loads((tmp_path / "checkpoint" / "state.json").read_text())["steps"] == 128
+    train(cfg, tmp_path, progress=False, resume=True)
+    assert _run(tmp_path)["steps"] == 256
+
+
 def test_resume_can_extend_a_finished_run(tmp_path: Path) -> None:
     train(_cfg(), tmp_path, progress=False)
     best = json.loads((tmp_path / "checkpoint" / "state.json").read_text())["best_mean_reward"]

@@ -37,6 +37,7 @@ from sb3_contrib.common.maskable.evaluation import evaluate_policy
 from stable_baselines3.common.callbacks import BaseCallback, EvalCallback
 from stable_baselines3.common.env_util import make_vec_env
 from stable_baselines3.common.monitor import Monitor
+from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import (
     DummyVecEnv,
@@ -871,20 +872,35 @@ def read_checkpoint(run: Path) -> dict[str, Any]:
 
 
 class CheckpointEvery(BaseCallback):
-    """Save a checkpoint every ``freq`` env steps (over all envs)."""
+    """Save a checkpoint every ``freq`` env steps (over all envs). On-policy algorithms save
+    at the start of the first rollout past each multiple of ``freq``: a checkpoint taken
+    mid-rollout would lose the rollout's steps and shift every later rollout, so a resumed
+    run would end on another step count than an uninterrupted one."""
 
     def __init__(self, ckpt: Checkpoint, freq: int, state: Any) -> None:
         super().__init__()
         self.ckpt, self.freq, self.state = ckpt, freq, state
         self._next: int | None = None
+        self._on_policy = False
 
-    def _on_step(self) -> bool:
+    def _init_callback(self) -> None:
+        self._on_policy = isinstance(self.model, OnPolicyAlgorithm)
+
+    def _maybe_save(self) -> None:
         n = int(self.num_timesteps)
         if self._next is None:
             self._next = (n // self.freq + 1) * self.freq
         if n >= self._next:
             self.ckpt.save(self.state())
             self._next = (n // self.freq + 1) * self.freq
+
+    def _on_rollout_start(self) -> None:
+        if self._on_policy:
+            self._maybe_save()
+
+    def _on_step(self) -> bool:
+        if not self._on_policy:
+            self._maybe_save()
         return True
 
 
