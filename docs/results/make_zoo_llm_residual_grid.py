@@ -64,20 +64,23 @@ def setting_name(load: str, p: float, o: float) -> str:
     return f"conv-{load} prompts x{p} outputs x{o}"
 
 
-def one(task: tuple[int, str, str]) -> tuple[int, str, dict[str, float]]:
-    """Validation setting ``task[0]`` played by ``task[2]`` (a policy spec), named ``task[1]``."""
-    i, name, spec = task
+def one(task: tuple[int, str, str, int]) -> tuple[int, str, dict[str, float]]:
+    """Validation setting ``task[0]`` played by ``task[2]`` (a policy spec), named ``task[1]``,
+    on ``EPISODES`` episodes from seed ``task[3]``."""
+    i, name, spec, seed = task
     load, p, o = SETTINGS[i]
     kw = {**SPLITS[ENV].env_kwargs, "scenario": f"conv-{load}", "prompt_scale": p,
           "output_scale": o}  # fmt: skip
     env = make_env(ENV, "azure-llm:conv", **kw)
-    return i, name, means(run(spec, env, SEEDS[0], EPISODES))
+    return i, name, means(run(spec, env, seed, EPISODES))
 
 
-def validate(players: dict[str, str]) -> dict[str, dict]:
-    """Every player (name -> spec) and HPA on the fifteen settings, on two processes."""
+def validate(players: dict[str, str], seed: int) -> dict[str, dict]:
+    """Every player (name -> spec) and HPA on the fifteen settings (seeds ``seed``+), on two
+    processes."""
     t0 = time.perf_counter()
-    tasks = [(i, n, s) for i in range(len(SETTINGS)) for n, s in {"hpa": "hpa", **players}.items()]
+    tasks = [(i, n, s, seed) for i in range(len(SETTINGS))
+             for n, s in {"hpa": "hpa", **players}.items()]  # fmt: skip
     res: dict[str, dict] = {setting_name(*s): {} for s in SETTINGS}
     names = list(res)
     with Pool(2) as pool:
@@ -88,23 +91,35 @@ def validate(players: dict[str, str]) -> dict[str, dict]:
     return res
 
 
-def main() -> None:
+def grid_round(
+    folder: str,
+    runs_folder: str,
+    seeds: range,
+    seed_pair: tuple[int, int],
+    script: str,
+    pool_words: str,
+    heuristics: dict[str, str],
+) -> None:
+    """Rules 1-3 of round S for the runs ``runs/zoo/RUNS_FOLDER/seedN`` (``seeds``, those that
+    finished and depart from their start), validation and test seeds ``seed_pair``, the
+    ``heuristics`` (name -> spec) described beside them; the entry copied to
+    ``runs/zoo/FOLDER/entry_before``, the report to ``docs/results/FOLDER_choice.json``."""
     t0 = time.perf_counter()
-    seeds = [ROOT / f"runs/zoo/{RUNS_FOLDER}/seed{s}" for s in range(16)]
-    trained = [r for r in seeds if (r / "run.json").exists()]
+    trained = [r for s in seeds if ((r := ROOT / f"runs/zoo/{runs_folder}/seed{s}")
+                                    / "run.json").exists()]  # fmt: skip
     runs = [r for r in trained if departs(r)]
-    entry_copy = ROOT / f"runs/zoo/{FOLDER}/entry_before"
+    entry_copy = ROOT / f"runs/zoo/{folder}/entry_before"
     if not entry_copy.exists():  # the entry as it is now, paired on test whatever happens
         shutil.copytree(ZOO_DIR / NAME / "model", entry_copy)
     entry = f"learned:{entry_copy}"
     specs = {r.name: f"learned:{r}/model" for r in runs}
-    report: dict = {"env": ENV, "validation_seed": SEEDS[0], "test_seed": SEEDS[1],
+    report: dict = {"env": ENV, "validation_seed": seed_pair[0], "test_seed": seed_pair[1],
                     "episodes": EPISODES, "mixes": MIXES,
                     "trained": [str(r.relative_to(ROOT)) for r in trained],
                     "candidates": {n: str(r.relative_to(ROOT))
                                    for n, r in zip(specs, runs, strict=True)}}  # fmt: skip
-    res = validate({**specs, "entry": entry, **HEURISTICS})
-    who = [*specs, "entry", *HEURISTICS]
+    res = validate({**specs, "entry": entry, **heuristics}, seed_pair[0])
+    who = [*specs, "entry", *heuristics]
     counts = {w: sum(meets(res[s][w], res[s]["hpa"]) for s in res) for w in who}
     att = {w: float(np.mean([res[s][w]["slo_attainment"] for s in res])) for w in who}
     cost = {w: float(np.mean([res[s][w]["cost"] for s in res])) for w in who}
@@ -122,29 +137,32 @@ def main() -> None:
             "meets the LLM goal (mean SLO attainment at least HPA's at no more than HPA's "
             f"mean cost, not both equal) at the most of {len(SETTINGS)} validation settings "
             "(conv at 1x, 2x, 3x with the request mix fixed at each corner of training's ranges "
-            f"and at their centre; {EPISODES} episodes each, seeds {SEEDS[0]:,}+), ties by mean "
-            "attainment, among seeds 0-15 of configs/llm_autoscaling_residual_hpa_threshold_"
-            f"window.yaml whose kept model departs from its start; {SCRIPT}",
+            f"and at their centre; {EPISODES} episodes each, seeds {seed_pair[0]:,}+), ties by "
+            f"mean attainment, among {pool_words} whose kept model departs from its start; "
+            f"{script}",
             {"replaced_because": (
                 f"meets the LLM goal on validation in {counts[kept]} of {len(SETTINGS)} "
                 f"settings, the entry before in {counts['entry']} (the same episodes)")},
             res,
         )  # fmt: skip
-    out = ROOT / f"docs/results/{FOLDER}_choice.json"
+    out = ROOT / f"docs/results/{folder}_choice.json"
     if kept is not None:
-        report["test"], rows = test_round({kept: specs[kept], "entry": entry}, SEEDS[1],
+        report["test"], rows = test_round({kept: specs[kept], "entry": entry}, seed_pair[1],
                                           EPISODES)  # fmt: skip
         finish(report, rows, t0, out, f"{kept} (residual over hpa_threshold) | entry before")
-    report["test_heuristics"], rows = test_round(HEURISTICS, SEEDS[1], EPISODES)
+    report["test_heuristics"], rows = test_round(heuristics, seed_pair[1], EPISODES)
     report["test_presets_met"] = {
         w: sum(v[f"{w} goal"]["met"] for v in part.values())
         for part, ws in ((report.get("test", {}), [kept, "entry"]),
-                         (report["test_heuristics"], list(HEURISTICS)))
+                         (report["test_heuristics"], list(heuristics)))
         for w in ws if part
     }  # fmt: skip
-    finish(report, rows, t0, out, " | ".join(HEURISTICS))
+    finish(report, rows, t0, out, " | ".join(heuristics))
     print("test presets met of 6:", report["test_presets_met"])
 
 
 if __name__ == "__main__":
-    main()
+    grid_round(
+        FOLDER, RUNS_FOLDER, range(16), SEEDS, SCRIPT,
+        "seeds 0-15 of configs/llm_autoscaling_residual_hpa_threshold_window.yaml", HEURISTICS,
+    )  # fmt: skip
