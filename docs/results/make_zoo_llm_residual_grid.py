@@ -108,6 +108,20 @@ def grid_round(
     trained = [r for s in seeds if ((r := ROOT / f"runs/zoo/{runs_folder}/seed{s}")
                                     / "run.json").exists()]  # fmt: skip
     runs = [r for r in trained if departs(r)]
+    out = ROOT / f"docs/results/{folder}_choice.json"
+    if not runs:  # rule 1 leaves no candidate: nothing to judge, the entry stays
+        records = {str(r.relative_to(ROOT)): json.loads((r / "run.json").read_text())
+                   for r in trained}  # fmt: skip
+        out.write_text(json.dumps({
+            "env": ENV, "trained": list(records), "candidates": {}, "kept": None,
+            "replaces_entry": False,
+            "runs": {k: {f: v.get(f) for f in ("steps", "seconds", "start_eval_mean_reward",
+                                                "best_eval_mean_reward")}
+                     | {"slo_dual_table": (v.get("slo_dual") or {}).get("table")}
+                     for k, v in records.items()},
+        }, indent=1) + "\n")  # fmt: skip
+        print(f"no run's kept model departs from its start: the entry stays ({out})")
+        return
     entry_copy = ROOT / f"runs/zoo/{folder}/entry_before"
     if not entry_copy.exists():  # the entry as it is now, paired on test whatever happens
         shutil.copytree(ZOO_DIR / NAME / "model", entry_copy)
@@ -145,7 +159,6 @@ def grid_round(
                 f"settings, the entry before in {counts['entry']} (the same episodes)")},
             res,
         )  # fmt: skip
-    out = ROOT / f"docs/results/{folder}_choice.json"
     if kept is not None:
         report["test"], rows = test_round({kept: specs[kept], "entry": entry}, seed_pair[1],
                                           EPISODES)  # fmt: skip
