@@ -125,6 +125,22 @@ def test_train_then_compare_and_evaluate_learned(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
 
 
+def test_train_max_seconds_stops_with_a_checkpoint_and_says_how_to_go_on(
+    tmp_path: Path,
+) -> None:
+    run = tmp_path / "run"
+    smoke = Path(__file__).resolve().parents[1] / "configs" / "smoke.yaml"
+    res = runner.invoke(app, ["train", "--config", str(smoke), "--steps", "256", "--out",
+                              str(run), "--no-progress", "--max-seconds", "0"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    said = res.output.replace("\n", "")  # the console wraps long lines
+    assert "stopped by --max-seconds" in said and "--resume" in said and str(run) in said
+    assert (run / "checkpoint" / "state.json").is_file() and not (run / "run.json").exists()
+    res = runner.invoke(app, ["train", "--resume", str(run), "--no-progress"])
+    assert res.exit_code == 0 and "done: 256 steps" in res.output, res.output
+    assert json.loads((run / "run.json").read_text())["steps"] == 256
+
+
 def test_unknown_policy_exits_2() -> None:
     proc = rlsched("compare", "--policies", "magic", "--episodes", "2")
     assert proc.returncode == 2 and "magic" in proc.stderr

@@ -155,6 +155,13 @@ def train(
             "(--steps may raise the budget; other flags are refused)."
         ),
     ] = None,
+    max_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="Stop after this many seconds of training in this sitting, with a checkpoint "
+            "at a rollout boundary; --resume goes on from it (for wall-clock-limited jobs)."
+        ),
+    ] = None,
 ) -> None:
     """Train an agent; writes a self-describing run folder with the model in OUT/model."""
     from rlsched.train import TrainConfig
@@ -174,11 +181,13 @@ def train(
         console.print(
             f"resuming [bold]{cfg.algo}[/] on {cfg.env_id} in {resume} up to {plan_text(cfg)}"
         )
-        res = run_train(cfg, resume, progress=progress, resume=True)
-        console.print(
-            f"done: {res.steps:,} steps; {held_out_text(cfg, res.eval_mean_reward, res.steps)}; "
-            f"model in [bold]{res.model_dir}[/]"
-        )
+        res = run_train(cfg, resume, progress=progress, resume=True, max_seconds=max_seconds)
+        if not _paused(res, resume):
+            console.print(
+                f"done: {res.steps:,} steps; "
+                f"{held_out_text(cfg, res.eval_mean_reward, res.steps)}; "
+                f"model in [bold]{res.model_dir}[/]"
+            )
         return
     cfg = TrainConfig.from_yaml(config) if config else TrainConfig()
     overrides = {
@@ -204,7 +213,9 @@ def train(
         f"training [bold]{cfg.algo}[/] on {cfg.env_id} / {cfg.dataset} "
         f"for {plan_text(cfg)} (seed {cfg.seed}) -> {out}"
     )
-    res = run_train(cfg, out, progress=progress)
+    res = run_train(cfg, out, progress=progress, max_seconds=max_seconds)
+    if _paused(res, out):
+        return
     done = (
         f"{res.steps:,} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s)"
         if cfg.total_steps else "imitation alone, no RL steps"
@@ -213,6 +224,17 @@ def train(
         f"done: {done}; {held_out_text(cfg, res.eval_mean_reward, res.steps)}; "
         f"model in [bold]{res.model_dir}[/]"
     )
+
+
+def _paused(res: Any, run: Path) -> bool:
+    """Say so when ``--max-seconds`` stopped the run before its budget (True then)."""
+    if res.finished:
+        return False
+    console.print(
+        f"stopped by --max-seconds at {res.steps:,} steps ({res.seconds:.0f} s in all); "
+        f"checkpoint in {run / 'checkpoint'}; go on with [bold]rlsched train --resume {run}[/]"
+    )
+    return True
 
 
 # ---------------------------------------------------------------------------- evaluate / compare

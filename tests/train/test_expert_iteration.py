@@ -110,6 +110,23 @@ def test_an_on_policy_checkpoint_falls_on_a_rollout_boundary_so_a_resume_ends_on
     assert _run(tmp_path)["steps"] == 256
 
 
+def test_max_seconds_stops_at_a_rollout_boundary_with_a_checkpoint_a_resume_finishes(
+    tmp_path: Path,
+) -> None:
+    """``max_seconds`` 0: the run stops at the start of its second rollout (one update per
+    sitting), unfinished, with a checkpoint there and no run record; a resume ends on the
+    uninterrupted run's 256 steps."""
+    cfg = _cfg(total_steps=256, checkpoint_freq=0)
+    res = train(cfg, tmp_path, progress=False, max_seconds=0)
+    assert not res.finished and res.steps == 64
+    assert json.loads((tmp_path / "checkpoint" / "state.json").read_text())["steps"] == 64
+    assert not (tmp_path / "run.json").exists()
+    res = train(cfg, tmp_path, progress=False, resume=True, max_seconds=3600)
+    assert res.finished and res.steps == 256 and _run(tmp_path)["steps"] == 256
+    with pytest.raises(ConfigError, match="max_seconds"):
+        train(cfg, tmp_path / "b", progress=False, max_seconds=-1)
+
+
 def test_resume_can_extend_a_finished_run(tmp_path: Path) -> None:
     train(_cfg(), tmp_path, progress=False)
     best = json.loads((tmp_path / "checkpoint" / "state.json").read_text())["best_mean_reward"]

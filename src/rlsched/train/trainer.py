@@ -169,6 +169,9 @@ class TrainResult:
     seconds: float
     steps_per_second: float
     eval_mean_reward: float | None
+    finished: bool = True
+    """False when ``max_seconds`` stopped the run: its checkpoint holds where it stands, and
+    ``train(..., resume=True)`` continues it (no ``run.json`` yet)."""
 
 
 def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, name: str) -> None:
@@ -291,11 +294,22 @@ def phase_ends(cfg: TrainConfig) -> list[int]:
 
 
 def train(
-    cfg: TrainConfig, out: str | Path, progress: bool = True, resume: bool = False
+    cfg: TrainConfig,
+    out: str | Path,
+    progress: bool = True,
+    resume: bool = False,
+    max_seconds: float | None = None,
 ) -> TrainResult:
     """Train ``cfg.algo`` on ``cfg.env_id`` and write the run folder ``out``; ``resume``
-    continues the run in ``out`` from its checkpoint (``out/checkpoint``) instead."""
+    continues the run in ``out`` from its checkpoint (``out/checkpoint``) instead.
+
+    ``max_seconds``: once this sitting has trained that long, write a checkpoint at the next
+    rollout boundary (PPO, MaskablePPO) or step (DQN) and stop, unfinished
+    (``TrainResult.finished`` False); a resume goes on from there. For machines or jobs with a
+    wall-clock limit. Warm starts and expert rounds are not cut."""
     cfg.validate()
+    if max_seconds is not None and not max_seconds >= 0:
+        raise ConfigError(f"max_seconds must be >= 0, got {max_seconds}")
     set_torch_threads(cfg.torch_threads)
     run = Path(out)
     state: dict[str, Any] | None = None
@@ -522,10 +536,15 @@ def train(
         seconds0 = 0.0
         if cfg.imitation_policy:
             imitation, demos = _warm_start(cfg, model, eval_cb, run, normalizer, progress)
-    if cfg.checkpoint_freq:
+    if cfg.checkpoint_freq or max_seconds is not None:
         # the labels of expert iteration are aggregated over rounds: every checkpoint has them
         ckpt.demos = demos if cfg.expert_iterations else None
+    if cfg.checkpoint_freq:
         callbacks.append(CheckpointEvery(ckpt, cfg.checkpoint_freq, lambda: state_now()))
+    timer = None
+    if max_seconds is not None:
+        timer = StopAfter(ckpt, time.perf_counter() + max_seconds, lambda: state_now())
+        callbacks.append(timer)
 
     phase = int(state["phase"]) if state else 0
     round_done = bool(state.get("round_done")) if state else False
@@ -562,6 +581,8 @@ def train(
                         total_timesteps=left, callback=callbacks,
                         reset_num_timesteps=phase == 0 and state is None,
                     )  # fmt: skip
+                if timer is not None and timer.stopped is not None:
+                    break  # its checkpoint, written where it stopped, is where a resume starts
                 phase, round_done = phase + 1, False
                 if cfg.checkpoint_freq:
                     ckpt.save(state_now())
@@ -569,6 +590,15 @@ def train(
         bar.close()
     seconds = seconds0 + time.perf_counter() - t0
     steps = int(model.num_timesteps)
+    if timer is not None and timer.stopped is not None:
+        venv.close()
+        best_so_far = float(eval_cb.best_mean_reward) if eval_cb is not None else None
+        if best_so_far is not None and not np.isfinite(best_so_far):
+            best_so_far = None
+        rate = timer.stopped / max(seconds, 1e-9)
+        return TrainResult(
+            run, run / "model", timer.stopped, seconds, rate, best_so_far, finished=False
+        )
 
     _save_model_dir(model, normalizer, cfg, run / "final", "final")
     if not (run / "model" / "model.zip").exists():
@@ -902,6 +932,37 @@ class CheckpointEvery(BaseCallback):
         if not self._on_policy:
             self._maybe_save()
         return True
+
+
+class StopAfter(BaseCallback):
+    """Stop training once ``deadline`` (``time.perf_counter``) has passed, after writing a
+    checkpoint at a rollout boundary (on-policy: the start of the next rollout, as
+    :class:`CheckpointEvery`; otherwise the next step). ``stopped``: the steps it holds."""
+
+    def __init__(self, ckpt: Checkpoint, deadline: float, state: Any) -> None:
+        super().__init__()
+        self.ckpt, self.deadline, self.state = ckpt, deadline, state
+        self.stopped: int | None = None
+        self._on_policy = False
+        self._rollouts = 0
+
+    def _init_callback(self) -> None:
+        self._on_policy = isinstance(self.model, OnPolicyAlgorithm)
+
+    def _stop_here(self) -> None:
+        if self.stopped is None and time.perf_counter() >= self.deadline:
+            self.ckpt.save(self.state())
+            self.stopped = int(self.num_timesteps)
+
+    def _on_rollout_start(self) -> None:
+        self._rollouts += 1
+        if self._on_policy and self._rollouts > 1:  # at least one update per sitting
+            self._stop_here()
+
+    def _on_step(self) -> bool:
+        if not self._on_policy and self.n_calls > 1:
+            self._stop_here()
+        return self.stopped is None
 
 
 def _write_csv(path: Path, rows: list[dict[str, float]]) -> None:
