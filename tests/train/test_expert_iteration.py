@@ -127,6 +127,20 @@ def test_max_seconds_stops_at_a_rollout_boundary_with_a_checkpoint_a_resume_fini
         train(cfg, tmp_path / "b", progress=False, max_seconds=-1)
 
 
+def test_max_seconds_stops_an_off_policy_run_after_a_step_with_a_checkpoint(
+    tmp_path: Path,
+) -> None:
+    """Masked DQN has no rollouts: ``max_seconds`` 0 stops it at its second step (one env
+    step per call with one env), unfinished, and a resume finishes the budget."""
+    cfg = _cfg(algo="masked_dqn", total_steps=128, checkpoint_freq=0, eval_freq=0,
+               learning_starts=32, buffer_size=500)  # fmt: skip
+    res = train(cfg, tmp_path, progress=False, max_seconds=0)
+    assert not res.finished and res.steps == 2
+    assert json.loads((tmp_path / "checkpoint" / "state.json").read_text())["steps"] == 2
+    res = train(cfg, tmp_path, progress=False, resume=True)
+    assert res.finished and _run(tmp_path)["steps"] >= 128
+
+
 def test_resume_can_extend_a_finished_run(tmp_path: Path) -> None:
     train(_cfg(), tmp_path, progress=False)
     best = json.loads((tmp_path / "checkpoint" / "state.json").read_text())["best_mean_reward"]
