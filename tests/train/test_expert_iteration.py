@@ -93,7 +93,7 @@ def test_an_on_policy_checkpoint_falls_on_a_rollout_boundary_so_a_resume_ends_on
     start of a rollout, and the resumed run ends on the uninterrupted run's 256 steps (from
     a checkpoint at step 100 it would have run 100 + 3 x 64 = 292)."""
     cfg = _cfg(total_steps=256, checkpoint_freq=100, eval_freq=0)
-    save = trainer_mod.CheckpointEvery._maybe_save
+    save = trainer_mod.CheckpointEvery._boundary
 
     def save_then_stop(self: Any) -> None:
         before = self._next
@@ -102,7 +102,7 @@ def test_an_on_policy_checkpoint_falls_on_a_rollout_boundary_so_a_resume_ends_on
             raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
-        m.setattr(trainer_mod.CheckpointEvery, "_maybe_save", save_then_stop)
+        m.setattr(trainer_mod.CheckpointEvery, "_boundary", save_then_stop)
         with pytest.raises(KeyboardInterrupt):
             train(cfg, tmp_path, progress=False)
     assert json.loads((tmp_path / "checkpoint" / "state.json").read_text())["steps"] == 128

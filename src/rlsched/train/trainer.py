@@ -901,22 +901,43 @@ def read_checkpoint(run: Path) -> dict[str, Any]:
     return dict(state)
 
 
-class CheckpointEvery(BaseCallback):
-    """Save a checkpoint every ``freq`` env steps (over all envs). On-policy algorithms save
-    at the start of the first rollout past each multiple of ``freq``: a checkpoint taken
-    mid-rollout would lose the rollout's steps and shift every later rollout, so a resumed
-    run would end on another step count than an uninterrupted one."""
+class _AtBoundary(BaseCallback):
+    """A callback that acts at a rollout boundary: the start of each rollout for on-policy
+    algorithms (a checkpoint taken mid-rollout would lose the rollout's steps and shift every
+    later rollout, so a resumed run would end on another step count than an uninterrupted
+    one), each step otherwise. Subclasses define :meth:`_boundary`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._on_policy = False
+        self._go_on = True  # False stops training (at the next step)
+
+    def _init_callback(self) -> None:
+        self._on_policy = isinstance(self.model, OnPolicyAlgorithm)
+
+    def _boundary(self) -> None:
+        raise NotImplementedError
+
+    def _on_rollout_start(self) -> None:
+        if self._on_policy:
+            self._boundary()
+
+    def _on_step(self) -> bool:
+        if not self._on_policy:
+            self._boundary()
+        return self._go_on
+
+
+class CheckpointEvery(_AtBoundary):
+    """Save a checkpoint at the first rollout boundary past each multiple of ``freq`` env
+    steps (over all envs)."""
 
     def __init__(self, ckpt: Checkpoint, freq: int, state: Any) -> None:
         super().__init__()
         self.ckpt, self.freq, self.state = ckpt, freq, state
         self._next: int | None = None
-        self._on_policy = False
 
-    def _init_callback(self) -> None:
-        self._on_policy = isinstance(self.model, OnPolicyAlgorithm)
-
-    def _maybe_save(self) -> None:
+    def _boundary(self) -> None:
         n = int(self.num_timesteps)
         if self._next is None:
             self._next = (n // self.freq + 1) * self.freq
@@ -924,45 +945,23 @@ class CheckpointEvery(BaseCallback):
             self.ckpt.save(self.state())
             self._next = (n // self.freq + 1) * self.freq
 
-    def _on_rollout_start(self) -> None:
-        if self._on_policy:
-            self._maybe_save()
 
-    def _on_step(self) -> bool:
-        if not self._on_policy:
-            self._maybe_save()
-        return True
-
-
-class StopAfter(BaseCallback):
-    """Stop training once ``deadline`` (``time.perf_counter``) has passed, after writing a
-    checkpoint at a rollout boundary (on-policy: the start of the next rollout, as
-    :class:`CheckpointEvery`; otherwise the next step). ``stopped``: the steps it holds."""
+class StopAfter(_AtBoundary):
+    """Stop training at the first rollout boundary after ``deadline`` (``time.perf_counter``)
+    but the first (one update per sitting at least), after writing a checkpoint there.
+    ``stopped``: the steps it holds."""
 
     def __init__(self, ckpt: Checkpoint, deadline: float, state: Any) -> None:
         super().__init__()
         self.ckpt, self.deadline, self.state = ckpt, deadline, state
         self.stopped: int | None = None
-        self._on_policy = False
-        self._rollouts = 0
+        self._boundaries = 0
 
-    def _init_callback(self) -> None:
-        self._on_policy = isinstance(self.model, OnPolicyAlgorithm)
-
-    def _stop_here(self) -> None:
-        if self.stopped is None and time.perf_counter() >= self.deadline:
+    def _boundary(self) -> None:
+        self._boundaries += 1
+        if self._boundaries > 1 and self._go_on and time.perf_counter() >= self.deadline:
             self.ckpt.save(self.state())
-            self.stopped = int(self.num_timesteps)
-
-    def _on_rollout_start(self) -> None:
-        self._rollouts += 1
-        if self._on_policy and self._rollouts > 1:  # at least one update per sitting
-            self._stop_here()
-
-    def _on_step(self) -> bool:
-        if not self._on_policy and self.n_calls > 1:
-            self._stop_here()
-        return self.stopped is None
+            self.stopped, self._go_on = int(self.num_timesteps), False
 
 
 def _write_csv(path: Path, rows: list[dict[str, float]]) -> None:
