@@ -590,15 +590,13 @@ def train(
         bar.close()
     seconds = seconds0 + time.perf_counter() - t0
     steps = int(model.num_timesteps)
+    best = float(eval_cb.best_mean_reward) if eval_cb is not None else None
+    if best is not None and not np.isfinite(best):
+        best = None
     if timer is not None and timer.stopped is not None:
         venv.close()
-        best_so_far = float(eval_cb.best_mean_reward) if eval_cb is not None else None
-        if best_so_far is not None and not np.isfinite(best_so_far):
-            best_so_far = None
         rate = timer.stopped / max(seconds, 1e-9)
-        return TrainResult(
-            run, run / "model", timer.stopped, seconds, rate, best_so_far, finished=False
-        )
+        return TrainResult(run, run / "model", timer.stopped, seconds, rate, best, finished=False)
 
     _save_model_dir(model, normalizer, cfg, run / "final", "final")
     if not (run / "model" / "model.zip").exists():
@@ -606,9 +604,6 @@ def train(
     if metrics_cb.rows:
         _write_csv(run / "episode_metrics.csv", metrics_cb.rows)
 
-    best = float(eval_cb.best_mean_reward) if eval_cb is not None else None
-    if best is not None and not np.isfinite(best):
-        best = None
     record = {
         "config": cfg.to_dict(),
         "seed": cfg.seed,
