@@ -75,19 +75,35 @@ CHOICE = Choice(
 )
 
 
-def main() -> None:
+def judge(choice: Choice, seed: int, candidate_extra: dict | None = None) -> None:
+    """The rule above for ``choice``'s pool on ``EPISODES`` episodes (seeds ``seed``+) of each
+    validation cluster. ``candidate_extra``: env arguments only the candidates play with (the
+    observation features they were trained on; they draw nothing from the env's rng, so
+    greedy_migration, checked, plays the same episodes in both envs)."""
     t0 = time.perf_counter()
-    kwargs = {**SPLITS[ENV].env_kwargs, "scenario": CHOICE.preset}
-    runs = candidate_runs(CHOICE.pool)
-    entry = f"learned:{ZOO_DIR / CHOICE.name / 'model'}"
+    kwargs = {**SPLITS[ENV].env_kwargs, "scenario": choice.preset}
+    cand_kwargs = {**kwargs, **(candidate_extra or {})}
+    runs = candidate_runs(choice.pool)
+    entry = f"learned:{ZOO_DIR / choice.name / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
     names = {REF: REF, entry: "entry"} | {s: label(r) for s, r in specs.items()}
     rel: dict[str, list[np.ndarray]] = {s: [] for s in names}
     per_cluster: dict[str, dict] = {}
     for c in CLUSTERS:
-        rep = compare(ENV, f"synthetic:pods?seed={c}", [REF, entry, *specs], episodes=EPISODES,
-                      seed=SEED, env_kwargs=kwargs, reference=REF)
-        vals = {r["policy"]: np.asarray(r["episode_values"], float) for r in rep["results"]}
+        data = f"synthetic:pods?seed={c}"
+        if candidate_extra:
+            rep = compare(ENV, data, [REF, entry], episodes=EPISODES, seed=seed,
+                          env_kwargs=kwargs, reference=REF)
+            more = compare(ENV, data, [REF, *specs], episodes=EPISODES, seed=seed,
+                           env_kwargs=cand_kwargs, reference=REF)
+            same = next(r for r in more["results"] if r["policy"] == REF)["episode_values"]
+            mine = next(r for r in rep["results"] if r["policy"] == REF)["episode_values"]
+            assert same == mine, f"cluster {c}: greedy_migration played other episodes"
+            results = rep["results"] + [r for r in more["results"] if r["policy"] != REF]
+        else:
+            results = compare(ENV, data, [REF, entry, *specs], episodes=EPISODES, seed=seed,
+                              env_kwargs=kwargs, reference=REF)["results"]
+        vals = {r["policy"]: np.asarray(r["episode_values"], float) for r in results}
         scale = float(vals[REF].mean())
         per_cluster[f"cluster {c}"] = {names[s]: float(v.mean()) for s, v in vals.items()}
         for s in names:
@@ -108,14 +124,16 @@ def main() -> None:
     replace = kept is not None and (not entry_ok or vs_entry["verdict"] == "better")
     out = {
         "validation": {"clusters": list(CLUSTERS), "episodes_per_cluster": EPISODES,
-                       "seed": SEED, "reference": REF,
+                       "seed": seed, "reference": REF,
                        "relative_means": {names[s]: float(v.mean()) for s, v in pooled.items()},
                        "vs_greedy": {names[s]: p for s, p in vs_greedy.items()},
                        "per_cluster_means": per_cluster},
         "entry_eligible": entry_ok, "kept": None if kept is None else names[kept],
         "kept_vs_entry": vs_entry, "replaces": replace, "seconds": time.perf_counter() - t0,
     }  # fmt: skip
-    (ROOT / f"docs/results/{CHOICE.results}.json").write_text(json.dumps(out, indent=1) + "\n")
+    if candidate_extra:
+        out["candidate_env_kwargs"] = candidate_extra
+    (ROOT / f"docs/results/{choice.results}.json").write_text(json.dumps(out, indent=1) + "\n")
     for s, p in vs_greedy.items():
         lo, hi = p["ci95"]
         print(f"  {names[s]:30s} {pooled[s].mean():.3f} of greedy's: {p['mean_diff']:+.3f} "
@@ -124,18 +142,22 @@ def main() -> None:
     if replace:
         assert kept is not None and vs_entry is not None
         _ship_choice(
-            CHOICE, specs[kept], runs, kwargs,
+            choice, specs[kept], runs, {**cand_kwargs},
             {label(r): float(pooled[s].mean()) for s, r in specs.items()}, vs_entry, REF,
-            CHOICE.episodes,
+            choice.episodes,
             selected_by=f"lowest mean violations relative to greedy_migration on {EPISODES} "
-            f"validation episodes (seeds {SEED:,}+) of each of clusters {CLUSTERS}, among the "
+            f"validation episodes (seeds {seed:,}+) of each of clusters {CLUSTERS}, among the "
             f"{len(runs)} candidate runs' kept models not significantly worse than "
-            f"greedy_migration there; {CHOICE.script}",
-            replaced_because=f"on the same {CHOICE.episodes} validation episodes, against the "
+            f"greedy_migration there; {choice.script}",
+            replaced_because=f"on the same {choice.episodes} validation episodes, against the "
             f"entry so far: {vs_entry['verdict']} ({vs_entry['mean_diff']:+.3f} of "
             f"greedy_migration's cluster mean, 95% CI {vs_entry['ci95'][0]:+.3f} to "
             f"{vs_entry['ci95'][1]:+.3f})",
         )
+
+
+def main() -> None:
+    judge(CHOICE, SEED)
 
 
 if __name__ == "__main__":

@@ -46,6 +46,18 @@ ACTION_FEATURES = (
     "dst_cpu_capacity",
     "dst_pods",
 )
+HISTORY_FEATURES = (
+    "src_day_excess",
+    "src_day_excess_after",
+    "dst_day_excess",
+    "dst_day_excess_after",
+    "day_excess_change",
+)
+"""Columns ``history_features=True`` appends to ``node_action``: the source's and the target's
+cpu excess over a typical day of the data, before and after the move, and the move's net
+change (:meth:`PodRebalancingEnv._history_rows`)."""
+HISTORY_WINDOWS = 96
+"""At most this many windows of the data's day (evenly strided) enter the history features."""
 
 
 class PodRebalancingEnv(RlschedEnv):
@@ -118,7 +130,10 @@ class PodRebalancingEnv(RlschedEnv):
       reserved fraction after it, capacity, pod count). The ``node_`` prefix makes the action
       axis the "node" axis of :mod:`rlsched.agents.networks`, so one small MLP scores every
       (pod, target) pair (Decima-style), whatever the cluster size. Rows of impossible moves
-      are zero and masked.
+      are zero and masked. With ``history_features=True`` the rows have 25 columns: the 5 of
+      :data:`HISTORY_FEATURES` follow, the source's and the target's cpu excess over their
+      allocatable on a typical day of the data (the pods' per-window demand in the dataset,
+      never the episode's own draws), before and after the move, and its net change.
     - with ``greedy_rank=True`` also ``node_greedy_rank (1 + N*K*N,)``: each valid action's
       place in greedy_migration's order of preference (0: its own choice; moves of pods with
       violations, then doing nothing, then the other moves), the number of valid actions for
@@ -203,6 +218,7 @@ class PodRebalancingEnv(RlschedEnv):
         action_features: bool = False,
         candidates: int | None = None,
         greedy_rank: bool = False,
+        history_features: bool = False,
         scenario: str | None = None,
         render_mode: str | None = None,
     ) -> None:
@@ -225,6 +241,9 @@ class PodRebalancingEnv(RlschedEnv):
             raise ValueError(f"candidates must be None or an integer >= 1, not {candidates!r}")
         self.candidates = None if candidates is None else int(candidates)
         self.greedy_rank = bool(greedy_rank)
+        self.history_features = bool(history_features)
+        if self.history_features and not self.action_features:
+            raise ValueError("history_features=True needs action_features=True")
 
         wl, self._dataset_name = _workload(dataset)
         self.mode = mode or wl.mode
@@ -267,6 +286,12 @@ class PodRebalancingEnv(RlschedEnv):
         slot0 = np.empty(P, dtype=np.int64)
         slot0[order] = wl.pod_node[order] * K + np.arange(P) - first[wl.pod_node[order]]
         self._slot0 = slot0
+        # a pod's cpu demand per window of a typical day (history, never the episode's draws):
+        # serial, one request's size while it has any; parallel, its mean concurrency's
+        stride = -(-wl.num_windows // HISTORY_WINDOWS)
+        per = wl.demand_cpu[::stride].astype(float)
+        reqs = wl.requests[::stride].astype(float)
+        self._day_cpu = per * (reqs > 0) if self.mode == "serial" else per * reqs / S
 
         f32, inf = np.float32, np.inf
         self.action_space = spaces.Discrete(1 + N * K * N)
@@ -286,7 +311,7 @@ class PodRebalancingEnv(RlschedEnv):
         )
         if self.action_features:
             self.observation_space.spaces["node_action"] = spaces.Box(
-                -inf, inf, (1 + N * K * N, len(ACTION_FEATURES)), f32
+                -inf, inf, (1 + N * K * N, self.num_action_features), f32
             )
         if self.greedy_rank:
             self.observation_space.spaces["node_greedy_rank"] = spaces.Box(
@@ -296,6 +321,12 @@ class PodRebalancingEnv(RlschedEnv):
         self._last: WindowResult | None = None
 
     # ------------------------------------------------------------------ helpers
+    @property
+    def num_action_features(self) -> int:
+        """Columns of ``node_action``: :data:`ACTION_FEATURES`, then
+        :data:`HISTORY_FEATURES` with ``history_features=True``."""
+        return len(ACTION_FEATURES) + (len(HISTORY_FEATURES) if self.history_features else 0)
+
     @property
     def dataset_name(self) -> str:
         return self._dataset_name
@@ -565,7 +596,7 @@ class PodRebalancingEnv(RlschedEnv):
     def _action_rows(self, res: WindowResult, node_rate: np.ndarray) -> np.ndarray:
         """``(1 + N*K*N, F)`` per-action features (columns: :data:`ACTION_FEATURES`)."""
         N, K = self.num_nodes, self.max_pods_per_node
-        rows = np.zeros((1 + N * K * N, len(ACTION_FEATURES)), np.float32)
+        rows = np.zeros((1 + N * K * N, self.num_action_features), np.float32)
         rows[0, 0] = 1.0
         slots = np.flatnonzero(self._pod_at >= 0)
         pods = self._pod_at[slots]
@@ -579,7 +610,7 @@ class PodRebalancingEnv(RlschedEnv):
         viol = res.pod_violations[pods]
         rate = np.where(reqs > 0, viol / np.maximum(reqs, 1), 0.0)
         M = len(slots)
-        f = np.zeros((M, N, len(ACTION_FEATURES)))
+        f = np.zeros((M, N, self.num_action_features))
         f[:, :, 1] = (self._rc[pods] / self._unit[0])[:, None]
         f[:, :, 2] = (self._rm[pods] / self._unit[1])[:, None]
         f[:, :, 3] = (viol * self._traffic_unit)[:, None]
@@ -599,8 +630,36 @@ class PodRebalancingEnv(RlschedEnv):
         f[:, :, 17] = (self._res_mem[None, :] + self._rm[pods, None]) / self.node_mem[None, :]
         f[:, :, 18] = (cpu_cap / self._unit[0])[None, :]
         f[:, :, 19] = (self._count / K)[None, :]
+        if self.history_features:
+            f[:, :, len(ACTION_FEATURES) :] = self._history_rows(pods, src)
         rows[1:].reshape(N * K, N, -1)[slots] = f
         return rows
+
+    def _history_rows(self, pods: np.ndarray, src: np.ndarray) -> np.ndarray:
+        """``(M, N, 5)``: :data:`HISTORY_FEATURES` of moving each pod in ``pods`` (now on
+        ``src``) to each node. A node's *day excess* is its cpu demand over its allocatable,
+        above 1, averaged over the windows of a typical day of the data (the pods' per-window
+        demand in history, :attr:`_day_cpu`): the structural overload that the search teacher's
+        sampled futures see and the last window alone does not show."""
+        N = self.num_nodes
+        cap = self.node_cpu
+        on = np.zeros((self.num_pods, N))
+        on[np.arange(self.num_pods), self._node_of] = 1.0
+        load = (self._day_cpu @ on) / cap  # (D, N) each node's demand over a typical day
+        before = np.maximum(load - 1.0, 0.0).mean(0)  # (N,)
+        pod_day = self._day_cpu[:, pods]  # (D, M)
+        dst_after = np.maximum(load[:, None, :] + pod_day[:, :, None] / cap - 1.0, 0.0).mean(0)
+        src_load = load[:, src] - pod_day / cap[src]  # (D, M)
+        src_after = np.maximum(src_load - 1.0, 0.0).mean(0)  # (M,)
+        out = np.empty((len(pods), N, len(HISTORY_FEATURES)))
+        out[:, :, 0] = before[src][:, None]
+        out[:, :, 1] = src_after[:, None]
+        out[:, :, 2] = before[None, :]
+        out[:, :, 3] = dst_after
+        change = src_after[:, None] + dst_after - before[src][:, None] - before[None, :]
+        # a move to its own node is masked; keep its row at "no change" for tidiness
+        out[:, :, 4] = np.where(src[:, None] == np.arange(N)[None, :], 0.0, change)
+        return out
 
     # ------------------------------------------------------------------ reporting
     def metrics(self) -> dict[str, float]:
