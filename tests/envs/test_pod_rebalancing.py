@@ -356,3 +356,69 @@ def test_greedy_rank_is_greedy_migrations_order_of_preference() -> None:
             moved += a != 0
             obs, *_ = env.step(int(rng.choice(valid)) if rng.random() < 0.5 else a)
         assert moved > 0
+
+
+def _day_excess(env: PodRebalancingEnv, node_of: np.ndarray, node: int) -> float:
+    """A node's mean cpu excess over its allocatable on the data's day, pod by pod (serial
+    mode: one request's size in each window the pod has requests), every 3rd of 288 windows."""
+    wl = env.workload
+    total = 0.0
+    windows = range(0, wl.num_windows, 3)
+    for w in windows:
+        demand = sum(
+            wl.demand_cpu[w, p]
+            for p in range(env.num_pods)
+            if node_of[p] == node and wl.requests[w, p] > 0
+        )
+        total += max(demand / env.node_cpu[node] - 1.0, 0.0)
+    return total / len(windows)
+
+
+def test_history_features_are_each_moves_day_excess_before_and_after() -> None:
+    from rlsched.envs.pod_rebalancing import ACTION_FEATURES, HISTORY_FEATURES
+    from rlsched.policies.pods import GreedyMigrationPolicy
+
+    kw = {"max_pods_per_node": 30, "action_features": True, "candidates": 8}
+    plain, hist = PodRebalancingEnv(**kw), PodRebalancingEnv(**kw, history_features=True)
+    assert hist.observation_space["node_action"].shape[1] == 25
+    gym_check_env(hist, skip_render_check=True)
+    greedy = GreedyMigrationPolicy()
+    obs_p, _ = plain.reset(seed=3)
+    obs_h, _ = hist.reset(seed=3)
+    for _ in range(4):  # the features draw nothing: greedy plays the same episode in both
+        a = greedy.act(obs_h, hist.action_masks())
+        assert a == greedy.act(obs_p, plain.action_masks())
+        obs_p, r_p, *_ = plain.step(a)
+        obs_h, r_h, *_ = hist.step(a)
+        assert r_p == r_h
+    F = len(ACTION_FEATURES)
+    np.testing.assert_array_equal(obs_h["node_action"][:, :F], obs_p["node_action"])
+    col = {n: F + i for i, n in enumerate(HISTORY_FEATURES)}
+    rows = obs_h["node_action"]
+    assert not rows[0, F:].any()  # doing nothing changes nothing
+    checked = 0
+    K = hist.max_pods_per_node
+    for a in np.flatnonzero(hist.action_masks()[1:]) + 1:
+        src, slot, dst = hist.decode_action(int(a))
+        pod = int(hist._pod_at[src * K + slot])
+        after = hist.pod_node.copy()
+        after[pod] = dst
+        want = {
+            "src_day_excess": _day_excess(hist, hist.pod_node, src),
+            "src_day_excess_after": _day_excess(hist, after, src),
+            "dst_day_excess": _day_excess(hist, hist.pod_node, dst),
+            "dst_day_excess_after": _day_excess(hist, after, dst),
+        }
+        for name, value in want.items():
+            assert rows[a, col[name]] == pytest.approx(value, rel=1e-4, abs=1e-6), name
+        change = sum(want[n] for n in want if n.endswith("after")) - want["src_day_excess"]
+        change -= want["dst_day_excess"]
+        assert rows[a, col["day_excess_change"]] == pytest.approx(change, rel=1e-4, abs=1e-6)
+        checked += 1
+    assert checked >= 1
+    assert (rows[1:, col["day_excess_change"]] != 0).any()  # the check saw moves that matter
+
+
+def test_history_features_need_action_features() -> None:
+    with pytest.raises(ValueError, match="history_features=True needs action_features"):
+        _env(history_features=True)
