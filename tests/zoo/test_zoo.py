@@ -196,3 +196,15 @@ def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> N
     with pytest.raises(PolicyError):
         compare(c["env"], test, f"learned:zoo/{name}", episodes=2, seed=0,
                 env_kwargs={k: v for k, v in c["env_kwargs"].items() if k != "lookahead"})
+
+
+def test_a_model_refuses_an_observation_shaped_by_other_env_arguments() -> None:
+    """The anchored pods entry read 20 columns per move; with ``history_features`` the env
+    gives 25: one clear error, naming the env arguments the model was trained with."""
+    from rlsched.envs.pod_rebalancing import PodRebalancingEnv
+    from rlsched.policies.learned import LearnedPolicy
+
+    policy = LearnedPolicy(resolve("zoo/pod-rebalancing-anchored-ppo"))
+    env = PodRebalancingEnv(max_pods_per_node=30, action_features=True, history_features=True)
+    with pytest.raises(PolicyError, match=r"\(481, 25\).*trained with env arguments .*candidates"):
+        policy.check_env(env)

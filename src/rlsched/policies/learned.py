@@ -135,7 +135,11 @@ class LearnedPolicy(Policy):
         if why is None and self.normalizer is not None:
             why = "its observation normalisation statistics are per node slot"
         if why is not None:
-            raise PolicyError(f"{self.dir}: this node-scoring model cannot act here: {why}")
+            # most often an env argument that shapes the observation (features added or not)
+            raise PolicyError(
+                f"{self.dir}: this node-scoring model cannot act here: {why}; it was trained "
+                f"with env arguments {self.env_kwargs}"
+            )
         self.resized = True
 
     def _normalize(self, observation: Observation) -> Any:
