@@ -1,0 +1,55 @@
+"""The anchored PodRebalancing entry over all its fresh tests together (issue 13's headroom
+goal): the 30-episode tests fixed before they ran (``confirm_test.py
+pod-rebalancing-anchored-ppo --seed S``, S = 2000, 3000, 4000, 6000; those recorded), pooled
+episode by episode. A summary of recorded episodes, not a new measurement.
+
+    python docs/results/pods_tests_pooled.py
+
+Writes ``docs/results/pods_tests_pooled.json``.
+"""
+
+import json
+
+import numpy as np
+from confirm_test import headroom_share
+from make_zoo import ROOT
+
+from rlsched.stats import paired
+
+NAME = "pod-rebalancing-anchored-ppo"
+TESTS = {2000: f"confirm_{NAME}.json"} | {
+    s: f"confirm_{NAME}_seed{s}.json" for s in (3000, 4000, 6000)
+}
+
+
+def main() -> None:
+    runs = {s: ROOT / "docs/results" / f for s, f in TESTS.items()}
+    found = {s: json.loads(p.read_text()) for s, p in runs.items() if p.is_file()}
+    spec = f"learned:zoo/{NAME}"
+    ref = {d["reference"] for d in found.values()}
+    assert len(ref) == 1, f"the tests have different references: {ref}"
+    (best_name,) = ref
+
+    def values(name: str) -> np.ndarray:
+        return np.concatenate(
+            [np.asarray(d["episode_values"][name], float) for d in found.values()]
+        )
+
+    best, learned, oracle = values(best_name), values(spec), values("clairvoyant")
+    vs = paired(learned, best, direction="lower", reference=best_name, metric="violations")
+    out = {
+        "entry": NAME,
+        "tests": {str(s): TESTS[s] for s in found},
+        "episodes": len(best),
+        "reference": best_name,
+        "means": {best_name: best.mean(), NAME: learned.mean(), "clairvoyant": oracle.mean()},
+        "learned_vs_best": vs.to_json(),
+        "headroom_pct": 100 * (best.mean() - oracle.mean()) / best.mean(),
+        "headroom_closed": headroom_share(best, learned, oracle, lower=True),
+    }
+    (ROOT / "docs/results/pods_tests_pooled.json").write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
