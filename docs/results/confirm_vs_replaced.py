@@ -43,9 +43,27 @@ def main() -> None:
                                   check=True).stdout  # fmt: skip
             (old_dir / f).write_bytes(data)
         new, old = f"learned:zoo/{a.entry}", f"learned:{old_dir}"
-        rep = compare(card(a.entry)["env"], rec["dataset"], [ref, new, old], episodes=n,
-                      seed=a.seed, env_kwargs=rec["env_kwargs"])  # fmt: skip
-    v = {r["policy"]: np.asarray(r["episode_values"]) for r in rep["results"]}
+        # the replaced model plays with its own card's env arguments where they differ (an
+        # argument that shapes the observation, such as PodRebalancing's history_features)
+        blob = f"{a.replaced}:src/rlsched/zoo/{a.entry}/card.json"
+        old_card = json.loads(subprocess.run(["git", "show", blob], cwd=ROOT,
+                                             capture_output=True, check=True).stdout)
+        old_kwargs = {**old_card["env_kwargs"], "scenario": rec["env_kwargs"].get("scenario")}
+        old_kwargs = {k: v for k, v in old_kwargs.items() if v is not None}
+        env = card(a.entry)["env"]
+        if old_kwargs == rec["env_kwargs"]:
+            rep = compare(env, rec["dataset"], [ref, new, old], episodes=n, seed=a.seed,
+                          env_kwargs=rec["env_kwargs"])
+            results = rep["results"]
+        else:
+            rep = compare(env, rec["dataset"], [ref, new], episodes=n, seed=a.seed,
+                          env_kwargs=rec["env_kwargs"])
+            more = compare(env, rec["dataset"], [ref, old], episodes=n, seed=a.seed,
+                           env_kwargs=old_kwargs)
+            again = next(r for r in more["results"] if r["policy"] == ref)["episode_values"]
+            assert np.allclose(again, rec["episode_values"][ref]), "other episodes there"
+            results = rep["results"] + [r for r in more["results"] if r["policy"] == old]
+    v = {r["policy"]: np.asarray(r["episode_values"]) for r in results}
     assert np.allclose(v[ref], rec["episode_values"][ref]), "not the test's episodes"
     out = {
         "episodes": f"those of confirm_{a.entry}_seed{a.seed}.json ({n}, seeds {a.seed}+)",

@@ -147,7 +147,7 @@ def test_pods_zoo_policy_runs_through_compare() -> None:
         "greedy_migration,learned:zoo/pod-rebalancing-anchored-ppo",
         episodes=2,
         seed=0,
-        env_kwargs={**SPLITS["rlsched/PodRebalancing-v0"].env_kwargs, "episode_length": 6},
+        env_kwargs={**card("pod-rebalancing-anchored-ppo")["env_kwargs"], "episode_length": 6},
     )
     row = next(r for r in rep["results"] if r["kind"] == "learned")
     assert row["metrics"]["invalid_actions"] == 0 and "paired" in row
@@ -161,8 +161,8 @@ def test_anchored_pods_entry_keeps_its_anchor_at_100_nodes() -> None:
     from rlsched.policies.pods import anchored_mask
 
     env_id = "rlsched/PodRebalancing-v0"
-    env = make_env(env_id, SPLITS[env_id].test, **SPLITS[env_id].env_kwargs, num_nodes=100,
-                   episode_length=3)  # fmt: skip
+    kwargs = card("pod-rebalancing-anchored-ppo")["env_kwargs"]  # the features it reads
+    env = make_env(env_id, SPLITS[env_id].test, **kwargs, num_nodes=100, episode_length=3)
     pol = make_policy("learned:zoo/pod-rebalancing-anchored-ppo", env)
     assert pol.candidates == 8 and pol.resized
     obs, _ = env.reset(seed=1000)
@@ -199,12 +199,14 @@ def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> N
 
 
 def test_a_model_refuses_an_observation_shaped_by_other_env_arguments() -> None:
-    """The anchored pods entry read 20 columns per move; with ``history_features`` the env
-    gives 25: one clear error, naming the env arguments the model was trained with."""
+    """The anchored pods entry reads 25 columns per move (``history_features``); without them
+    the env gives 20: one clear error, naming the env arguments the model was trained with."""
     from rlsched.envs.pod_rebalancing import PodRebalancingEnv
     from rlsched.policies.learned import LearnedPolicy
 
-    policy = LearnedPolicy(resolve("zoo/pod-rebalancing-anchored-ppo"))
-    env = PodRebalancingEnv(max_pods_per_node=30, action_features=True, history_features=True)
-    with pytest.raises(PolicyError, match=r"\(481, 25\).*trained with env arguments .*candidates"):
+    name = "pod-rebalancing-anchored-ppo"
+    assert card(name)["env_kwargs"]["history_features"] is True
+    policy = LearnedPolicy(resolve(f"zoo/{name}"))
+    env = PodRebalancingEnv(max_pods_per_node=30, action_features=True)
+    with pytest.raises(PolicyError, match=r"\(481, 20\).*trained with env arguments .*history"):
         policy.check_env(env)
