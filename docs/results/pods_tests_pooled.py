@@ -1,7 +1,9 @@
 """The anchored PodRebalancing entry over all its fresh tests together (issue 13's headroom
 goal): the 30-episode tests fixed before they ran (``confirm_test.py
 pod-rebalancing-anchored-ppo --seed S``, S = 2000, 3000, 4000, 6000; those recorded), pooled
-episode by episode. A summary of recorded episodes, not a new measurement.
+episode by episode. A summary of recorded episodes, not a new measurement. All four are of the
+model shipped under that name until 2026-11-29 (git e432d8c; seed 2 of
+``configs/pod_rebalancing_anchored.yaml``); the one that replaced it was tested on seeds 7000+.
 
     python docs/results/pods_tests_pooled.py
 
