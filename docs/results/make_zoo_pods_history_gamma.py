@@ -24,6 +24,12 @@ The rule, fixed here before any of these models was trained:
   (``confirm_test.py pod-rebalancing-anchored-ppo --seed 7000``); otherwise nothing is tested
   (the entry took its fifth test on seeds 6000-6029 the same day).
 
+Added after that test was seen (it showed no significant difference from greedy_migration,
++2.3 [-8.3, +12.9]), before it ran: a second test of the new entry on 30 more fresh test
+episodes, seeds 8000-8029 (``confirm_test.py pod-rebalancing-anchored-ppo --seed 8000``), and
+both pooled (``pods_tests_pooled.py --seeds 7000,8000``), to narrow the interval of the shipped
+model's share of the headroom. Nothing is chosen on it.
+
 Writes ``docs/results/pods_anchored_history_gamma_choice.json``.
 """
 
