@@ -13,7 +13,6 @@ seeds).
 """
 
 import argparse
-
 import json
 
 import numpy as np
