@@ -17,12 +17,18 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from make_zoo import compare_in_envs
 
-from rlsched.evaluate import compare
 from rlsched.stats import paired
 from rlsched.zoo import card
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _show(rev: str, path: str) -> bytes:
+    """A file as git revision ``rev`` holds it."""
+    return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, capture_output=True,
+                          check=True).stdout  # fmt: skip
 
 
 def main() -> None:
@@ -38,31 +44,15 @@ def main() -> None:
         old_dir = Path(tmp) / "model"
         old_dir.mkdir()
         for f in ("model.zip", "meta.json"):
-            blob = f"{a.replaced}:src/rlsched/zoo/{a.entry}/model/{f}"
-            data = subprocess.run(["git", "show", blob], cwd=ROOT, capture_output=True,
-                                  check=True).stdout  # fmt: skip
-            (old_dir / f).write_bytes(data)
+            (old_dir / f).write_bytes(_show(a.replaced, f"src/rlsched/zoo/{a.entry}/model/{f}"))
         new, old = f"learned:zoo/{a.entry}", f"learned:{old_dir}"
         # the replaced model plays with its own card's env arguments where they differ (an
         # argument that shapes the observation, such as PodRebalancing's history_features)
-        blob = f"{a.replaced}:src/rlsched/zoo/{a.entry}/card.json"
-        old_card = json.loads(subprocess.run(["git", "show", blob], cwd=ROOT,
-                                             capture_output=True, check=True).stdout)
+        old_card = json.loads(_show(a.replaced, f"src/rlsched/zoo/{a.entry}/card.json"))
         old_kwargs = {**old_card["env_kwargs"], "scenario": rec["env_kwargs"].get("scenario")}
         old_kwargs = {k: v for k, v in old_kwargs.items() if v is not None}
-        env = card(a.entry)["env"]
-        if old_kwargs == rec["env_kwargs"]:
-            rep = compare(env, rec["dataset"], [ref, new, old], episodes=n, seed=a.seed,
-                          env_kwargs=rec["env_kwargs"])
-            results = rep["results"]
-        else:
-            rep = compare(env, rec["dataset"], [ref, new], episodes=n, seed=a.seed,
-                          env_kwargs=rec["env_kwargs"])
-            more = compare(env, rec["dataset"], [ref, old], episodes=n, seed=a.seed,
-                           env_kwargs=old_kwargs)
-            again = next(r for r in more["results"] if r["policy"] == ref)["episode_values"]
-            assert np.allclose(again, rec["episode_values"][ref]), "other episodes there"
-            results = rep["results"] + [r for r in more["results"] if r["policy"] == old]
+        groups = [([new], rec["env_kwargs"]), ([old], old_kwargs)]
+        results = compare_in_envs(card(a.entry)["env"], rec["dataset"], ref, groups, n, a.seed)
     v = {r["policy"]: np.asarray(r["episode_values"]) for r in results}
     assert np.allclose(v[ref], rec["episode_values"][ref]), "not the test's episodes"
     out = {

@@ -31,6 +31,30 @@ RUNS = [ROOT / f"runs/results/serverless/seed{s}" for s in (0, 1, 2)]
 CARD_EPISODES, VAL_SEED = 10, 10_000
 
 
+def compare_in_envs(env: str, dataset: str, ref: str, groups: list[tuple[list[str], dict]],
+                    episodes: int, seed: int) -> list[dict]:
+    """``compare``'s rows for groups of policies that each need their own env arguments (one
+    that shapes the observation, such as PodRebalancing's ``history_features``): each group
+    plays beside ``ref`` on the same seeded episodes, which such arguments leave unchanged, and
+    ``ref`` must score the same in every group (checked). ``ref``'s row first, then the
+    groups'."""
+    merged: dict[str, tuple[list[str], dict]] = {}  # groups with the same arguments play once
+    for policies, kwargs in groups:
+        key = json.dumps(kwargs, sort_keys=True)
+        merged.setdefault(key, ([], kwargs))[0].extend(policies)
+    rows: list[dict] = []
+    for policies, kwargs in merged.values():
+        rep = compare(env, dataset, [ref, *policies], episodes=episodes, seed=seed,
+                      env_kwargs=kwargs, reference=ref)
+        mine = next(r for r in rep["results"] if r["policy"] == ref)
+        if not rows:
+            rows.append(mine)
+        assert np.allclose(mine["episode_values"], rows[0]["episode_values"]), (
+            f"{dataset}: {ref} played other episodes with env arguments {kwargs}")
+        rows += [r for r in rep["results"] if r["policy"] != ref]
+    return rows
+
+
 def best_validation(run: Path) -> float:
     ev = np.load(run / "eval" / "evaluations.npz")
     return float(ev["results"].mean(axis=1).max())

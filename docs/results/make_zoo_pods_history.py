@@ -59,4 +59,4 @@ CHOICE = replace(
 SEED = 25_000
 
 if __name__ == "__main__":
-    judge(CHOICE, SEED, CHOICE.extra)
+    judge(CHOICE, SEED)

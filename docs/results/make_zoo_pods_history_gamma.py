@@ -47,4 +47,4 @@ CHOICE = replace(
 SEED = 26_000
 
 if __name__ == "__main__":
-    judge(CHOICE, SEED, CHOICE.extra)
+    judge(CHOICE, SEED)

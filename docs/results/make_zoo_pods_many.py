@@ -44,9 +44,8 @@ import json
 import time
 
 import numpy as np
-from make_zoo import ROOT, Choice, _ship_choice, candidate_runs, label
+from make_zoo import ROOT, Choice, _ship_choice, candidate_runs, compare_in_envs, label
 
-from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
 from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
@@ -75,34 +74,23 @@ CHOICE = Choice(
 )
 
 
-def judge(choice: Choice, seed: int, candidate_extra: dict | None = None) -> None:
+def judge(choice: Choice, seed: int) -> None:
     """The rule above for ``choice``'s pool on ``EPISODES`` episodes (seeds ``seed``+) of each
-    validation cluster. ``candidate_extra``: env arguments only the candidates play with (the
-    observation features they were trained on; they draw nothing from the env's rng, so
-    greedy_migration, checked, plays the same episodes in both envs)."""
+    validation cluster. The candidates play with ``choice.extra`` (the observation features
+    they were trained on), greedy_migration and the entry without; such features draw nothing
+    from the env's rng, so the episodes are the same (checked: :func:`compare_in_envs`)."""
     t0 = time.perf_counter()
     kwargs = {**SPLITS[ENV].env_kwargs, "scenario": choice.preset}
-    cand_kwargs = {**kwargs, **(candidate_extra or {})}
+    cand_kwargs = {**kwargs, **choice.extra}
     runs = candidate_runs(choice.pool)
     entry = f"learned:{ZOO_DIR / choice.name / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
     names = {REF: REF, entry: "entry"} | {s: label(r) for s, r in specs.items()}
     rel: dict[str, list[np.ndarray]] = {s: [] for s in names}
     per_cluster: dict[str, dict] = {}
+    groups = [([entry], kwargs), (list(specs), cand_kwargs)]
     for c in CLUSTERS:
-        data = f"synthetic:pods?seed={c}"
-        if candidate_extra:
-            rep = compare(ENV, data, [REF, entry], episodes=EPISODES, seed=seed,
-                          env_kwargs=kwargs, reference=REF)
-            more = compare(ENV, data, [REF, *specs], episodes=EPISODES, seed=seed,
-                           env_kwargs=cand_kwargs, reference=REF)
-            same = next(r for r in more["results"] if r["policy"] == REF)["episode_values"]
-            mine = next(r for r in rep["results"] if r["policy"] == REF)["episode_values"]
-            assert same == mine, f"cluster {c}: greedy_migration played other episodes"
-            results = rep["results"] + [r for r in more["results"] if r["policy"] != REF]
-        else:
-            results = compare(ENV, data, [REF, entry, *specs], episodes=EPISODES, seed=seed,
-                              env_kwargs=kwargs, reference=REF)["results"]
+        results = compare_in_envs(ENV, f"synthetic:pods?seed={c}", REF, groups, EPISODES, seed)
         vals = {r["policy"]: np.asarray(r["episode_values"], float) for r in results}
         scale = float(vals[REF].mean())
         per_cluster[f"cluster {c}"] = {names[s]: float(v.mean()) for s, v in vals.items()}
@@ -131,8 +119,8 @@ def judge(choice: Choice, seed: int, candidate_extra: dict | None = None) -> Non
         "entry_eligible": entry_ok, "kept": None if kept is None else names[kept],
         "kept_vs_entry": vs_entry, "replaces": replace, "seconds": time.perf_counter() - t0,
     }  # fmt: skip
-    if candidate_extra:
-        out["candidate_env_kwargs"] = candidate_extra
+    if choice.extra:
+        out["candidate_env_kwargs"] = choice.extra
     (ROOT / f"docs/results/{choice.results}.json").write_text(json.dumps(out, indent=1) + "\n")
     for s, p in vs_greedy.items():
         lo, hi = p["ci95"]
@@ -142,7 +130,7 @@ def judge(choice: Choice, seed: int, candidate_extra: dict | None = None) -> Non
     if replace:
         assert kept is not None and vs_entry is not None
         _ship_choice(
-            choice, specs[kept], runs, {**cand_kwargs},
+            choice, specs[kept], runs, cand_kwargs,
             {label(r): float(pooled[s].mean()) for s, r in specs.items()}, vs_entry, REF,
             choice.episodes,
             selected_by=f"lowest mean violations relative to greedy_migration on {EPISODES} "

@@ -410,6 +410,7 @@ class PodRebalancingEnv(RlschedEnv):
         self._res_cpu = np.bincount(self._node_of, weights=self._rc, minlength=N)
         self._res_mem = np.bincount(self._node_of, weights=self._rm, minlength=N)
         self._count = np.bincount(self._node_of, minlength=N)
+        self._set_day_load()
         self._t: int = 0
         self._violations = 0
         self._requests = 0
@@ -470,6 +471,18 @@ class PodRebalancingEnv(RlschedEnv):
         self._res_cpu = np.bincount(self._node_of, weights=self._rc, minlength=N)
         self._res_mem = np.bincount(self._node_of, weights=self._rm, minlength=N)
         self._count = np.bincount(self._node_of, minlength=N)
+        self._set_day_load()
+
+    def _set_day_load(self) -> None:
+        """Each node's cpu demand over its allocatable in every window of the typical day
+        (``(D, N)``) and its day excess: they change only when a pod moves."""
+        if not self.history_features:
+            return
+        N = self.num_nodes
+        node_day = np.zeros((N, self._day_cpu.shape[0]))
+        np.add.at(node_day, self._node_of, self._day_cpu.T)  # recomputed: no drift
+        self._day_load = node_day.T / self.node_cpu
+        self._day_excess = np.maximum(self._day_load - 1.0, 0.0).mean(0)
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         if self._done:
@@ -643,10 +656,7 @@ class PodRebalancingEnv(RlschedEnv):
         sampled futures see and the last window alone does not show."""
         N = self.num_nodes
         cap = self.node_cpu
-        on = np.zeros((self.num_pods, N))
-        on[np.arange(self.num_pods), self._node_of] = 1.0
-        load = (self._day_cpu @ on) / cap  # (D, N) each node's demand over a typical day
-        before = np.maximum(load - 1.0, 0.0).mean(0)  # (N,)
+        load, before = self._day_load, self._day_excess  # (D, N), (N,): :meth:`_set_day_load`
         pod_day = self._day_cpu[:, pods]  # (D, M)
         dst_after = np.maximum(load[:, None, :] + pod_day[:, :, None] / cap - 1.0, 0.0).mean(0)
         src_load = load[:, src] - pod_day / cap[src]  # (D, M)
