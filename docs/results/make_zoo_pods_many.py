@@ -77,18 +77,21 @@ CHOICE = Choice(
 def judge(choice: Choice, seed: int) -> None:
     """The rule above for ``choice``'s pool on ``EPISODES`` episodes (seeds ``seed``+) of each
     validation cluster. The candidates play with ``choice.extra`` (the observation features
-    they were trained on), greedy_migration and the entry without; such features draw nothing
-    from the env's rng, so the episodes are the same (checked: :func:`compare_in_envs`)."""
+    they were trained on), the entry with its card's env arguments, greedy_migration with the
+    split's; such features draw nothing from the env's rng, so the episodes are the same
+    (checked: :func:`compare_in_envs`)."""
     t0 = time.perf_counter()
     kwargs = {**SPLITS[ENV].env_kwargs, "scenario": choice.preset}
     cand_kwargs = {**kwargs, **choice.extra}
     runs = candidate_runs(choice.pool)
     entry = f"learned:{ZOO_DIR / choice.name / 'model'}"
+    card = json.loads((ZOO_DIR / choice.name / "card.json").read_text())
+    entry_kwargs = {**kwargs, **card["env_kwargs"]}
     specs = {f"learned:{r / 'model'}": r for r in runs}
     names = {REF: REF, entry: "entry"} | {s: label(r) for s, r in specs.items()}
     rel: dict[str, list[np.ndarray]] = {s: [] for s in names}
     per_cluster: dict[str, dict] = {}
-    groups = [([entry], kwargs), (list(specs), cand_kwargs)]
+    groups = [([entry], entry_kwargs), (list(specs), cand_kwargs)]
     for c in CLUSTERS:
         results = compare_in_envs(ENV, f"synthetic:pods?seed={c}", REF, groups, EPISODES, seed)
         vals = {r["policy"]: np.asarray(r["episode_values"], float) for r in results}
