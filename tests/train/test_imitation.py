@@ -243,3 +243,19 @@ def test_changed_labels_weigh_more_and_survive_aggregation_and_checkpoints(
 def test_changed_weight_must_be_positive() -> None:
     with pytest.raises(ConfigError, match="imitation_changed_weight"):
         TrainConfig(env_id=ENV, imitation_changed_weight=0.0).validate()
+
+
+def test_the_oracle_labels_a_learners_states_with_actions_valid_there() -> None:
+    """The clairvoyant oracle follows its own best trajectory; when a learner plays other
+    actions (DAgger) it must drop that trajectory, or it labels states with the next action of
+    a trajectory the env left (often invalid there)."""
+
+    def make_pods():
+        return make_env("rlsched/PodRebalancing-v0", "synthetic:pods", max_pods_per_node=30,
+                        action_features=True, migration_cost=0.003, candidates=8)  # fmt: skip
+
+    noop = lambda obs, mask: 0  # noqa: E731 - a learner that never moves a pod
+    demos = collect(make_pods, "clairvoyant:greedy_migration", episodes=2, gamma=0.9, seed=0,
+                    progress=False, behaviour=noop)  # fmt: skip
+    assert demos.changed is not None and demos.changed.any()  # the oracle would move pods
+    assert demos.masks[np.arange(len(demos)), demos.actions].all()

@@ -36,6 +36,11 @@ class Policy(ABC):
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
         """The action to take."""
 
+    def taken(self, action: Action) -> None:  # noqa: B027 - optional hook
+        """The action the env took after this policy's last ``act``, told when a caller may
+        play another (DAgger: the learner acts, this policy only labels); the default keeps
+        no state."""
+
     def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray | None:
         """How much the policy likes each action (higher is better; the action it takes is
         the best valid one), or None when it ranks only its own choice. A search over this

@@ -85,6 +85,7 @@ class ClairvoyantPolicy(RolloutSearch):
         self.base.reset(seed)
         self._rng = np.random.default_rng(None if self._seed is None else self._seed + 7919)
         self._incumbent: _Trajectory | None = None
+        self._last: Any = None  # the action act returned last
         self._stride = 1  # search every stride-th decision (set from the first incumbent)
         self._prefix = 0.0  # reward taken so far this episode
         self.decisions = 0
@@ -134,7 +135,15 @@ class ClairvoyantPolicy(RolloutSearch):
             self._incumbent = _Trajectory(chosen.actions[1:], chosen.rewards[1:], chosen.score)
         self.base.act(observation, mask)  # advance the shadow through the real decision
         self.decisions += 1
+        self._last = action
         return action
+
+    def taken(self, action: Any) -> None:
+        """Another action than the oracle's was taken (a learner's, when the oracle labels
+        its states): the incumbent starts from a state the env is no longer in, so it is
+        dropped, and the next decision starts again from the base's episode from there."""
+        if self._incumbent is not None and not _same(action, self._last):
+            self._incumbent = None
 
     # ------------------------------------------------------------------ helpers
     def _follow(self, inc: _Trajectory, observation: Observation, mask: np.ndarray) -> Any:
@@ -143,5 +152,6 @@ class ClairvoyantPolicy(RolloutSearch):
         self._incumbent = _Trajectory(inc.actions[1:], inc.rewards[1:], inc.score)
         self.base.act(observation, mask)  # advance the shadow through the real decision
         self.decisions += 1
+        self._last = inc.actions[0]
         return inc.actions[0]
 

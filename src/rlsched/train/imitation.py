@@ -153,6 +153,7 @@ def _play(
         if behaviour is not None:
             a = int(behaviour(obs, mask))
             out.changed.append(a != out.actions[-1])
+            pol.taken(a)  # a teacher that follows its own plan (the oracle) must drop it
         obs, r, term, trunc, _ = env.step(a)
         rewards.append(float(r))
         done = term or trunc
