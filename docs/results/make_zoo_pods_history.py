@@ -43,7 +43,7 @@ its card.
 from dataclasses import replace
 
 from make_zoo_pods_many import CHOICE as MANY
-from make_zoo_pods_many import judge
+from make_zoo_pods_many import anchored_fields, judge
 
 CHOICE = replace(
     MANY,
@@ -51,10 +51,7 @@ CHOICE = replace(
     pool=("pods_anchored_history",),
     results="pods_anchored_history_choice",
     script="docs/results/make_zoo_pods_history.py",
-    card_fields=(
-        ("anchor", "greedy_migration's first 8 moves and noop (candidates: 8, kept when it acts)"),
-        ("trained_on", "synthetic:pods cluster 0, preset today, with history_features"),
-    ),
+    card_fields=anchored_fields("synthetic:pods cluster 0, preset today, with history_features"),
 )
 SEED = 25_000
 

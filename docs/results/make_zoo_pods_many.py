@@ -54,6 +54,14 @@ ENV = "rlsched/PodRebalancing-v0"
 CLUSTERS = (1, 10, 11, 12, 13, 14, 15, 16, 17)
 EPISODES, SEED = 20, 22_000
 REF = "greedy_migration"
+
+
+def anchored_fields(trained_on: str) -> tuple[tuple[str, str], ...]:
+    """The card fields of an anchored PodRebalancing entry trained on ``trained_on``."""
+    anchor = "greedy_migration's first 8 moves and noop (candidates: 8, kept when it acts)"
+    return (("anchor", anchor), ("trained_on", trained_on))
+
+
 CHOICE = Choice(
     name="pod-rebalancing-anchored-ppo",
     env=ENV,
@@ -66,10 +74,8 @@ CHOICE = Choice(
     script="docs/results/make_zoo_pods_many.py",
     episodes=EPISODES * len(CLUSTERS),
     direction="lower",
-    card_fields=(
-        ("anchor", "greedy_migration's first 8 moves and noop (candidates: 8, kept when it acts)"),
-        ("trained_on", "synthetic:pods clusters 0, 3, 4, 5 and 20-23 (train_datasets), preset "
-         "today"),
+    card_fields=anchored_fields(
+        "synthetic:pods clusters 0, 3, 4, 5 and 20-23 (train_datasets), preset today"
     ),
 )
 

@@ -35,19 +35,15 @@ its card.
 from dataclasses import replace
 
 from make_zoo_pods_many import CHOICE as MANY
-from make_zoo_pods_many import judge
+from make_zoo_pods_many import anchored_fields, judge
 
 CHOICE = replace(
     MANY,
     pool=("pods_anchored_many32",),
     results="pods_anchored_many32_choice",
     script="docs/results/make_zoo_pods_many32.py",
-    card_fields=(
-        ("anchor", "greedy_migration's first 8 moves and noop (candidates: 8, kept when it acts)"),
-        (
-            "trained_on",
-            "synthetic:pods clusters 0, 3, 4, 5 and 20-47 (train_datasets), preset today",
-        ),
+    card_fields=anchored_fields(
+        "synthetic:pods clusters 0, 3, 4, 5 and 20-47 (train_datasets), preset today"
     ),
 )
 SEED = 28_000

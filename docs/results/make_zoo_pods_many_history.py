@@ -38,20 +38,16 @@ entry and its card.
 from dataclasses import replace
 
 from make_zoo_pods_history import CHOICE as HISTORY
-from make_zoo_pods_many import judge
+from make_zoo_pods_many import anchored_fields, judge
 
 CHOICE = replace(
     HISTORY,
     pool=("pods_anchored_many_history",),
     results="pods_anchored_many_history_choice",
     script="docs/results/make_zoo_pods_many_history.py",
-    card_fields=(
-        ("anchor", "greedy_migration's first 8 moves and noop (candidates: 8, kept when it acts)"),
-        (
-            "trained_on",
-            "synthetic:pods clusters 0, 3, 4, 5 and 20-23 (train_datasets), preset "
-            "today, with history_features",
-        ),
+    card_fields=anchored_fields(
+        "synthetic:pods clusters 0, 3, 4, 5 and 20-23 (train_datasets), preset today, "
+        "with history_features"
     ),
 )
 SEED = 27_000

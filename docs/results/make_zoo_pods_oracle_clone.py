@@ -37,20 +37,16 @@ and its card.
 from dataclasses import replace
 
 from make_zoo_pods_history import CHOICE as HISTORY
-from make_zoo_pods_many import judge
+from make_zoo_pods_many import anchored_fields, judge
 
 CHOICE = replace(
     HISTORY,
     pool=("pods_anchored_oracle_clone",),
     results="pods_anchored_oracle_clone_choice",
     script="docs/results/make_zoo_pods_oracle_clone.py",
-    card_fields=(
-        ("anchor", "greedy_migration's first 8 moves and noop (candidates: 8, kept when it acts)"),
-        (
-            "trained_on",
-            "synthetic:pods cluster 0, preset today, with history_features; cloned from the "
-            "clairvoyant oracle over greedy_migration (one DAgger round), then PPO",
-        ),
+    card_fields=anchored_fields(
+        "synthetic:pods cluster 0, preset today, with history_features; cloned from the "
+        "clairvoyant oracle over greedy_migration (one DAgger round), then PPO"
     ),
 )
 SEED = 30_000
