@@ -62,10 +62,11 @@ def test_oracle_leaves_the_env_where_it_was() -> None:
     assert np.array_equal(after[0]["obs"], again[0]["obs"]) and after[1:4] == again[1:4]
 
 
-def test_clairvoyant_refuses_a_learned_or_oracle_base() -> None:
+def test_clairvoyant_refuses_an_oracle_or_rollout_base() -> None:
     env = make_env("rlsched/VMPlacement-v0", num_nodes=4)
-    with pytest.raises(Exception, match="heuristic as its base"):
-        make_policy("clairvoyant:clairvoyant", env)
+    for base in ("clairvoyant", "rollout:first_fit"):
+        with pytest.raises(Exception, match="heuristic or learned:PATH as its base"):
+            make_policy(f"clairvoyant:{base}", env)
 
 
 def _episode(env, pol, seed: int) -> tuple[float, int]:

@@ -41,6 +41,12 @@ class Policy(ABC):
         play another (DAgger: the learner acts, this policy only labels); the default keeps
         no state."""
 
+    def action_values(self) -> dict[int, float] | None:
+        """What this policy's last ``act`` estimated each candidate action to be worth (higher
+        is better), or None when it compared none: a search teacher's values, which imitation
+        can fit (``TrainConfig.imitation_target``) instead of its choice alone."""
+        return None
+
     def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray | None:
         """How much the policy likes each action (higher is better; the action it takes is
         the best valid one), or None when it ranks only its own choice. A search over this

@@ -88,6 +88,7 @@ class ClairvoyantPolicy(RolloutSearch):
         self._last: Any = None  # the action act returned last
         self._stride = 1  # search every stride-th decision (set from the first incumbent)
         self._prefix = 0.0  # reward taken so far this episode
+        self._values = None
         self.decisions = 0
         self.rollouts = 0
 
@@ -95,6 +96,7 @@ class ClairvoyantPolicy(RolloutSearch):
     def act(self, observation: Observation, mask: np.ndarray) -> Any:
         env = self.env
         inc = self._incumbent
+        self._values = None
         if (
             self._stride > 1 and self.decisions % self._stride != 0
             and inc is not None and inc.actions
@@ -118,10 +120,14 @@ class ClairvoyantPolicy(RolloutSearch):
             env.restore(snap)
             return self._follow(inc, observation, mask)
         best: _Trajectory | None = None
+        values: dict[int, float] = {}
         for a in cands:
             t = self._rollout(snap, shadow, observation, mask, a)
+            if np.ndim(a) == 0:
+                values[int(a)] = t.score[0]  # the candidate, then the base: its Q-value
             if best is None or t.score > best.score:
                 best = t
+        self._values = values or None
         env.restore(snap)
         assert best is not None
         inc = self._incumbent

@@ -95,8 +95,12 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         base = spec.split(":", 1)[1] if ":" in spec else base_env.oracle_base
         if not base:
             raise PolicyError(f"{type(base_env).__name__} names no base heuristic for clairvoyant")
-        if base.startswith(("clairvoyant", "learned:")):
-            raise PolicyError(f"clairvoyant needs a heuristic as its base, not {base!r}")
+        if base.startswith(("clairvoyant", "rollout")):
+            # a learned base is allowed: the oracle then values each action by the model's
+            # continuation (policy iteration's labels), not a heuristic's headroom
+            raise PolicyError(
+                f"clairvoyant needs a heuristic or learned:PATH as its base, not {base!r}"
+            )
         return make_clairvoyant(env, base, seed=seed)
     if spec == "rollout" or spec.startswith("rollout:"):
         base_env = env.unwrapped

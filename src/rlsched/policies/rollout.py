@@ -77,6 +77,14 @@ class RolloutSearch(Policy):
         # the rollout policy leaves it at 0)
         self._prefix = 0.0
         self.rollouts = 0
+        # each candidate's score at the last search (None: the last decision searched nothing)
+        self._values: dict[int, float] | None = None
+
+    def action_values(self) -> dict[int, float] | None:
+        """The main-metric score (higher is better: negated where lower is) of each candidate's
+        rollout at the last decision, or None when that decision rolled nothing out. Box
+        actions have no index to key them by: None."""
+        return self._values
 
     def _prepare(self) -> None:
         """Called on the env right after each restore, before a rollout (default: nothing)."""
@@ -265,6 +273,7 @@ class RolloutPolicy(RolloutSearch):
         if self.prefer_base:  # ties go to the first candidate: the base's own action
             cands = [base_action, *(a for a in cands if not _same(a, base_action))]
         action = cands[0]
+        self._values = None
         if len(cands) > 1:
             snap = env.snapshot()
             seeds: list[int | None] = (
@@ -283,6 +292,8 @@ class RolloutPolicy(RolloutSearch):
                 mean = (float(per.mean()), float(np.mean([s[1] for s in scores])))
                 if first is None:
                     first = per
+                if np.ndim(a) == 0:
+                    self._values = {**(self._values or {}), int(a): mean[0]}
                 if best is None or mean > best:
                     best, action, best_scores = mean, a, per
             self._future = None

@@ -191,6 +191,16 @@ class TrainConfig:
     """DAgger and expert iteration: in each refit, the weight of the labels where the teacher
     changed the learner's decision, against 1 for the others (1: all alike). A teacher's gain
     lies in the few decisions it changes, and an unweighted fit reproduces those least."""
+    imitation_target: str = "actions"
+    """What the warm start, DAgger and expert rounds fit: ``actions`` (the teacher's choices,
+    cross-entropy) or ``values`` (the teacher's value of each candidate action, e.g.
+    ``clairvoyant:learned:MODEL``'s rollouts of each over the model: that model's Q-values,
+    whose argmax is a policy-iteration step; :func:`rlsched.train.imitation.pretrain`)."""
+    imitation_values_prior: float = 0.0
+    """With ``imitation_target: values``: the weight of the model's own (centred) logits in
+    the targets, beside the values scaled to their spread: 1 shifts its preferences by the
+    values (a soft improvement step that keeps them where the values tie); 0 fits the values
+    alone."""
     imitation_lr: float = 1e-3
     """Adam step size of the warm start."""
     imitation_workers: int = 1
@@ -311,6 +321,8 @@ class TrainConfig:
             )
         if self.imitation_workers < 1:
             raise ConfigError(f"{source}: imitation_workers must be >= 1")
+        if self.imitation_target not in ("actions", "values"):
+            raise ConfigError(f"{source}: imitation_target must be 'actions' or 'values'")
         if not self.imitation_changed_weight > 0:
             raise ConfigError(f"{source}: imitation_changed_weight must be > 0")
         if self.imitation_episodes < 1 or self.imitation_epochs < 0:

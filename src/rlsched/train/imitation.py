@@ -24,7 +24,7 @@ import multiprocessing
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -52,6 +52,10 @@ class Demonstrations:
     #: DAgger: per label, whether the teacher changed the behaviour policy's decision (None:
     #: the teacher acted, so it changed nothing); ``pretrain``'s ``changed_weight`` reads it
     changed: np.ndarray | None = None
+    #: per label and action, the teacher's value of taking that action there (higher is
+    #: better; NaN where it valued none: :meth:`Policy.action_values`), or None when the
+    #: teacher gave no values; ``pretrain(target="values")`` fits them
+    values: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
@@ -65,6 +69,7 @@ class Demonstrations:
             actions=self.actions,
             returns=self.returns,
             changed=self._changed(),
+            **({} if self.values is None else {"values": self.values}),
             info=np.array([self.episodes, self.mean_episode_return], dtype=np.float64),
         )
         np.savez_compressed(path, **arrays)
@@ -75,14 +80,18 @@ class Demonstrations:
             obs = {k[4:]: z[k] for k in z.files if k.startswith("obs/")}
             info = z["info"]
             changed = z["changed"] if "changed" in z.files else None  # older checkpoints
+            values = z["values"] if "values" in z.files else None
             return cls(
                 obs[""] if set(obs) == {""} else obs,
                 z["masks"], z["actions"], z["returns"], int(info[0]), float(info[1]),
-                changed=changed,
+                changed=changed, values=values,
             )  # fmt: skip
 
     def _changed(self) -> np.ndarray:
         return np.zeros(len(self), bool) if self.changed is None else self.changed
+
+    def _values(self) -> np.ndarray:
+        return np.full(self.masks.shape, np.nan, np.float32) if self.values is None else self.values
 
     def __add__(self, other: Demonstrations) -> Demonstrations:
         if isinstance(self.obs, dict):
@@ -91,6 +100,9 @@ class Demonstrations:
         else:
             obs = np.concatenate([self.obs, other.obs])
         n = self.episodes + other.episodes
+        values = None
+        if self.values is not None or other.values is not None:
+            values = np.concatenate([self._values(), other._values()])
         mean = (
             self.mean_episode_return * self.episodes + other.mean_episode_return * other.episodes
         ) / max(n, 1)
@@ -102,6 +114,7 @@ class Demonstrations:
             n,
             float(mean),
             changed=np.concatenate([self._changed(), other._changed()]),
+            values=values,
         )
 
 
@@ -129,6 +142,8 @@ class _Episode:
     returns: list[float]
     episode_return: float
     changed: list[bool]
+    #: the teacher's action values per state (None where it gave none)
+    values: list[dict[int, float] | None]
 
 
 def _play(
@@ -141,7 +156,7 @@ def _play(
     """One episode from ``reset(seed=ep_seed)``, every state labelled by ``pol``."""
     pol.reset(seed=ep_seed)
     obs, _ = env.reset(seed=ep_seed)
-    out = _Episode([], [], [], [], 0.0, [])
+    out = _Episode([], [], [], [], 0.0, [], [])
     rewards: list[float] = []
     done = False
     while not done:
@@ -150,6 +165,7 @@ def _play(
         out.obs.append(obs)
         out.masks.append(mask)
         out.actions.append(a)
+        out.values.append(pol.action_values())
         if behaviour is not None:
             a = int(behaviour(obs, mask))
             out.changed.append(a != out.actions[-1])
@@ -237,19 +253,28 @@ def collect(
     obs_l = [o for e in eps for o in e.obs]
     flags = None if behaviour is None else np.asarray(
         [c for e in eps for c in e.changed], dtype=bool)  # fmt: skip
+    masks = np.stack([m for e in eps for m in e.masks])
+    values = None
+    labelled = [v for e in eps for v in e.values]
+    if any(v for v in labelled):
+        values = np.full(masks.shape, np.nan, np.float32)
+        for i, v in enumerate(labelled):
+            for a, q in (v or {}).items():
+                values[i, a] = q
     if isinstance(obs_l[0], dict):
         stacked: Any = {k: np.stack([o[k] for o in obs_l]) for k in obs_l[0]}
     else:
         stacked = np.stack(obs_l)
     return Demonstrations(
         stacked,
-        np.stack([m for e in eps for m in e.masks]),
+        masks,
         np.asarray([a for e in eps for a in e.actions], dtype=np.int64),
         np.asarray([g for e in eps for g in e.returns], dtype=np.float32),
         episodes,
         float(np.mean([e.episode_return for e in eps])),
         None if flags is None else float(np.mean(~flags)),  # the share it agreed with
         flags,
+        values,
     )
 
 
@@ -263,12 +288,34 @@ def pretrain(
     seed: int = 0,
     progress: bool = True,
     changed_weight: float = 1.0,
+    target: Literal["actions", "values"] = "actions",
+    values_prior: float = 0.0,
 ) -> dict[str, float]:
     """Fit an SB3 actor-critic ``policy`` to ``demos``: masked cross-entropy on the actions
     (the labels where the teacher changed the behaviour policy's decision, ``demos.changed``,
     weighted ``changed_weight`` times the others) plus ``value_coef`` x MSE of the value on the
     returns. Returns the last epoch's action accuracy, its accuracy on the changed labels (if
-    any), losses and the number of samples."""
+    any), losses and the number of samples.
+
+    ``target="values"`` fits the logits to the teacher's action values instead
+    (``demos.values``, e.g. the oracle's rollout of each candidate over a base policy: that
+    policy's Q-values): in every state with two or more valued actions, the logits of those
+    actions, less their mean, regress on the values less theirs, scaled by one factor for all
+    states (``values_scale``: the spread of the policy's own centred logits there over that of
+    the centred values, so that the fit reorders the actions instead of first rescaling every
+    logit, which a warm-started network's sharp logits would need). Unlike a
+    label, a value says how much a choice matters: states where every candidate is about as
+    good weigh little, and a teacher's choice among near-equal noisy estimates is not
+    imitated as if it were sure. ``values_prior`` adds that many times the policy's own
+    centred logits at the start of this fit to the targets: a soft policy-improvement step
+    (the policy's preferences shifted by the scaled values), which keeps what the policy
+    prefers where the values do not tell the actions apart (0: the values alone).
+    ``best_accuracy`` is then the share of those states where the highest logit is a
+    highest-valued action (ties count)."""
+    if target not in ("actions", "values"):
+        raise ValueError(f"target must be 'actions' or 'values', not {target!r}")
+    if target == "values" and demos.values is None:
+        raise ValueError("target='values' needs demonstrations with the teacher's values")
     gen = torch.Generator().manual_seed(seed)
     dev = getattr(policy, "device", torch.device("cpu"))  # the policy's (an SB3 policy's)
     obs: Any
@@ -281,13 +328,22 @@ def pretrain(
     rets = torch.as_tensor(demos.returns, device=dev)
     changed = torch.as_tensor(demos._changed(), device=dev)
     weights = 1.0 + (float(changed_weight) - 1.0) * changed.float()
+    scale = 1.0
+    if target == "values":
+        centred, valued, scale = _centred_values(demos)
+        own, spread = _own_logits(policy, obs, valued, batch_size)
+        scale *= spread
+        q_best = torch.as_tensor(np.where(valued, centred, -np.inf), device=dev)
+        q_t = torch.as_tensor(centred * scale, device=dev) + float(values_prior) * own.to(dev)
+        valued_t = torch.as_tensor(valued, device=dev)
+        n_valued = int(valued.any(1).sum())
     opt = torch.optim.Adam(policy.parameters(), lr=lr)
     n = len(demos)
     stats: dict[str, float] = {}
     policy.set_training_mode(True)
     for _ in tqdm(range(epochs), desc="imitation: fit", disable=not progress):
         perm = torch.randperm(n, generator=gen).to(dev)  # the same order on any device
-        tot_pi = tot_v = hits = hits_changed = 0.0
+        tot_pi = tot_v = hits = hits_changed = hits_best = 0.0
         for i in range(0, n, batch_size):
             idx = perm[i : i + batch_size]
             ob = {k: v[idx] for k, v in obs.items()} if isinstance(obs, dict) else obs[idx]
@@ -297,11 +353,23 @@ def pretrain(
                 latent_vf = policy.mlp_extractor.forward_critic(features[1])
             else:
                 latent_pi, latent_vf = policy.mlp_extractor(features)
-            logits = policy.action_net(latent_pi).masked_fill(invalid[idx], -1e8)
+            raw = policy.action_net(latent_pi)
+            logits = raw.masked_fill(invalid[idx], -1e8)
             values = policy.value_net(latent_vf).squeeze(-1)
-            ce = torch.nn.functional.cross_entropy(logits, acts[idx], reduction="none")
-            w = weights[idx]
-            loss_pi = (ce * w).sum() / w.sum()
+            if target == "values":
+                on = valued_t[idx].float()
+                count = on.sum(1).clamp(min=1.0)
+                centred_logits = raw - ((raw * on).sum(1) / count).unsqueeze(1)
+                err = (centred_logits - q_t[idx]) ** 2 * on
+                loss_pi = err.sum() / on.sum().clamp(min=1.0)
+                top = raw.masked_fill(~valued_t[idx], -torch.inf).argmax(1, keepdim=True)
+                qb = q_best[idx]
+                on_best = qb.gather(1, top).squeeze(1) >= qb.max(1).values
+                hits_best += float((on_best & valued_t[idx].any(1)).sum())
+            else:
+                ce = torch.nn.functional.cross_entropy(logits, acts[idx], reduction="none")
+                w = weights[idx]
+                loss_pi = (ce * w).sum() / w.sum()
             loss_v = torch.nn.functional.mse_loss(values, rets[idx])
             opt.zero_grad()
             (loss_pi + value_coef * loss_v).backward()
@@ -316,5 +384,51 @@ def pretrain(
         stats = {"accuracy": hits / n, "action_loss": tot_pi / n, "value_loss": tot_v / n}
         if n_changed:  # DAgger labels where the teacher overruled the learner
             stats["changed_accuracy"] = hits_changed / n_changed
+        if target == "values":
+            stats.update(best_accuracy=hits_best / max(n_valued, 1), valued_states=float(
+                n_valued), values_scale=scale, values_prior=float(values_prior))  # fmt: skip
     policy.set_training_mode(False)
     return {**stats, "samples": float(n), "teacher_mean_return": demos.mean_episode_return}
+
+
+@torch.no_grad()
+def _own_logits(
+    policy: Any, obs: Any, valued: np.ndarray, batch_size: int
+) -> tuple[torch.Tensor, float]:
+    """``policy``'s logits less each state's mean over its valued actions (0 elsewhere), and
+    their standard deviation over the valued actions of every state (1 when there are none
+    or all agree)."""
+    on_all = torch.as_tensor(valued)
+    if not valued.any():
+        return torch.zeros(valued.shape), 1.0
+    policy.set_training_mode(False)
+    parts = []
+    for i in range(0, len(valued), batch_size):
+        sl = slice(i, i + batch_size)
+        ob = {k: v[sl] for k, v in obs.items()} if isinstance(obs, dict) else obs[sl]
+        features = policy.extract_features(ob)
+        if isinstance(features, tuple):
+            latent = policy.mlp_extractor.forward_actor(features[0])
+        else:
+            latent = policy.mlp_extractor(features)[0]
+        raw = policy.action_net(latent).cpu()
+        on = on_all[sl].float()
+        centred = raw - ((raw * on).sum(1) / on.sum(1).clamp(min=1.0)).unsqueeze(1)
+        parts.append(centred * on)
+    own = torch.cat(parts)
+    spread = float(own[on_all].std())
+    return own, spread if spread > 0 else 1.0
+
+
+def _centred_values(demos: Demonstrations) -> tuple[np.ndarray, np.ndarray, float]:
+    """The teacher's values less each state's mean over its valued actions (0 elsewhere),
+    which actions are valued (states with fewer than two count as none: nothing to compare),
+    and the factor that gives the centred values unit standard deviation."""
+    q = demos._values().astype(np.float64)
+    valued = np.isfinite(q) & demos.masks
+    valued &= (valued.sum(1) >= 2)[:, None]
+    q = np.where(valued, q, 0.0)
+    mean = q.sum(1) / np.maximum(valued.sum(1), 1)
+    centred = np.where(valued, q - mean[:, None], 0.0)
+    spread = float(centred[valued].std()) if valued.any() else 0.0
+    return centred.astype(np.float32), valued, 1.0 / spread if spread > 0 else 1.0

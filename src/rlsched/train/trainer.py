@@ -680,6 +680,8 @@ def _refit(
         model.policy, demos, cfg.imitation_epochs, batch_size=cfg.batch_size,
         lr=cfg.imitation_lr, seed=seed, progress=progress,
         changed_weight=cfg.imitation_changed_weight,
+        target="values" if cfg.imitation_target == "values" else "actions",
+        values_prior=cfg.imitation_values_prior,
     )  # fmt: skip
 
 
