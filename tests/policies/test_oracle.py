@@ -104,3 +104,31 @@ def test_vm_placement_at_100_servers_bounds_the_oracles_search() -> None:
     large = make_policy("clairvoyant", make_env("rlsched/VMPlacement-v0", scenario="fading-100"))
     assert small.describe()["decisions"] is None
     assert large.describe()["decisions"] == 100
+
+
+def test_the_oracle_values_each_candidate_by_its_rollout_over_the_base() -> None:
+    """``action_values``: each candidate's score is the main metric (negated where lower is
+    better) of taking it, then letting the base play to the end on the same future."""
+    kw = {"max_pods_per_node": 30, "action_features": True, "migration_cost": 0.003,
+          "candidates": 8}  # fmt: skip
+    env = make_env("rlsched/PodRebalancing-v0", "synthetic:pods", **kw)
+    base = env.unwrapped
+    obs, _ = env.reset(seed=4)
+    pol = make_policy("clairvoyant:greedy_migration", env, seed=4)
+    pol.reset(4)
+    snap = base.snapshot()
+    mask = base.action_masks()
+    assert pol.action_values() is None  # nothing searched yet
+    pol.act(obs, mask)
+    values = pol.action_values()
+    assert values is not None and set(values) == set(np.flatnonzero(mask).tolist())
+    for a, q in values.items():
+        base.restore(snap)
+        greedy = make_policy("greedy_migration", env, seed=4)
+        greedy.reset(4)
+        greedy.act(obs, mask)  # the base's own first step, as in the oracle's rollout
+        o, _, done, trunc, info = env.step(a)
+        while not (done or trunc):
+            o, _, done, trunc, info = env.step(greedy.act(o, base.action_masks()))
+        assert q == -info["metrics"]["violations"], (a, q, info["metrics"])
+    assert len(set(values.values())) > 1  # the moves are not all worth the same here

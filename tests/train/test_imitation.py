@@ -11,7 +11,7 @@ from rlsched.errors import ConfigError
 from rlsched.evaluate import make_env
 from rlsched.policies import make_policy
 from rlsched.train import TrainConfig, train
-from rlsched.train.imitation import collect, pretrain
+from rlsched.train.imitation import Demonstrations, collect, pretrain
 
 ENV = "rlsched/WorkflowOffloading-v0"
 DATA = "synthetic:placement?workflows=20&tasks=8&seed=5"
@@ -259,3 +259,107 @@ def test_the_oracle_labels_a_learners_states_with_actions_valid_there() -> None:
                     progress=False, behaviour=noop)  # fmt: skip
     assert demos.changed is not None and demos.changed.any()  # the oracle would move pods
     assert demos.masks[np.arange(len(demos)), demos.actions].all()
+
+
+def _make_pods():
+    return make_env("rlsched/PodRebalancing-v0", "synthetic:pods", max_pods_per_node=30,
+                    action_features=True, migration_cost=0.003, candidates=8)  # fmt: skip
+
+
+def test_a_search_teacher_records_its_action_values_through_aggregation_and_checkpoints(
+    tmp_path: Path,
+) -> None:
+    demos = collect(_make_pods, "clairvoyant:greedy_migration", episodes=2, gamma=0.9, seed=0,
+                    progress=False)  # fmt: skip
+    assert demos.values is not None and demos.values.shape == demos.masks.shape
+    valued = np.isfinite(demos.values)
+    assert not (valued & ~demos.masks).any()  # only valid actions are valued
+    searched = valued.any(1)
+    assert searched.mean() > 0.5
+    # every action valued where the oracle searched: it rolls out all 9 anchored moves
+    assert (valued[searched] == demos.masks[searched]).all()
+    assert valued[np.flatnonzero(searched), demos.actions[searched]].all()
+    plain = collect(_make_pods, "greedy_migration", episodes=1, gamma=0.9, seed=0, progress=False)
+    assert plain.values is None  # a heuristic values nothing
+    both = plain + demos
+    assert both.values is not None and np.isnan(both.values[: len(plain)]).all()
+    both.save(tmp_path / "demos.npz")
+    again = Demonstrations.load(tmp_path / "demos.npz")
+    np.testing.assert_array_equal(again.values, both.values)
+
+
+def test_pretrain_on_values_follows_clear_values_and_keeps_preferences_where_they_tie() -> None:
+    """``target="values"``: fitted to the values alone, the highest-valued action wins where
+    they differ; with ``values_prior=1`` the model keeps its own choice where they tie."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from rlsched.agents import networks
+
+    demos = collect(_make, "greedy_eft", episodes=20, gamma=1.0, seed=0, progress=False)
+    several = demos.masks.sum(1) >= 2
+    last = np.array([np.flatnonzero(m)[-1] for m in demos.masks])
+
+    def model_and_choice() -> tuple[object, object]:
+        torch.manual_seed(0)
+        model = MaskablePPO(networks.MaskableNodePolicy, DummyVecEnv([_make]), device="cpu",
+                            policy_kwargs=networks.node_policy_kwargs(32, [32]), seed=0)
+        pretrain(model.policy, demos, epochs=30, batch_size=64, seed=0, progress=False)
+
+        def choice() -> tuple[np.ndarray, float]:
+            """The argmax per state and the mean probability of it, where several are valid."""
+            obs = {k: torch.as_tensor(v) for k, v in demos.obs.items()}
+            with torch.no_grad():
+                dist = model.policy.get_distribution(obs, action_masks=demos.masks)
+            probs = dist.distribution.probs.numpy()
+            return probs.argmax(1), float(probs.max(1)[several].mean())
+
+        return model, choice
+
+    # clear values, fitted alone: the last valid action is worth 1, the others 0
+    model, choice = model_and_choice()
+    assert (choice()[0][several] == demos.actions[several]).mean() > 0.8  # the teacher's clone
+    clear = np.where(demos.masks, 0.0, np.nan).astype(np.float32)
+    clear[np.arange(len(demos)), last] = 1.0
+    demos.values = clear
+    stats = pretrain(model.policy, demos, epochs=60, batch_size=64, seed=0, progress=False,
+                     target="values")  # fmt: skip
+    assert stats["valued_states"] == several.sum()
+    assert (choice()[0][several] == last[several]).mean() > 0.9, stats
+    assert stats["best_accuracy"] > 0.9
+
+    # tied values: with the prior the clone's preferences stay; without it they flatten
+    kept = {}
+    for prior in (1.0, 0.0):
+        demos.values = None
+        model, choice = model_and_choice()
+        before, p_before = choice()
+        demos.values = np.where(demos.masks, 0.0, np.nan).astype(np.float32)
+        pretrain(model.policy, demos, epochs=30, batch_size=64, seed=0, progress=False,
+                 target="values", values_prior=prior)  # fmt: skip
+        after, p_after = choice()
+        kept[prior] = p_after / p_before
+        if prior:
+            assert (after[several] == before[several]).mean() > 0.95
+    assert kept[1.0] > 0.9 and kept[0.0] < 0.7, kept
+
+
+def test_values_need_a_teacher_that_gives_them() -> None:
+    demos = collect(_make, "greedy_eft", episodes=1, gamma=1.0, seed=0, progress=False)
+    with pytest.raises(ValueError, match="values"):
+        pretrain(object(), demos, epochs=1, progress=False, target="values")
+    with pytest.raises(ConfigError, match="imitation_target"):
+        TrainConfig(env_id=ENV, imitation_target="choices").validate()
+
+
+def test_trainer_fits_the_teachers_values_when_asked(tmp_path: Path) -> None:
+    cfg = TrainConfig(
+        env_id=ENV, dataset=DATA, eval_dataset=DATA, env_kwargs=KW, total_steps=64, n_envs=1,
+        n_steps=64, batch_size=32, n_epochs=1, eval_freq=1000, eval_episodes=1,
+        imitation_policy="clairvoyant:greedy_eft", imitation_episodes=3, imitation_epochs=2,
+        imitation_target="values", imitation_values_prior=1.0, tensorboard=False,
+    )  # fmt: skip
+    train(cfg, tmp_path, progress=False)
+    im = json.loads((tmp_path / "run.json").read_text())["imitation"]
+    assert im["values_prior"] == 1.0 and 0 < im["valued_states"] <= im["samples"] == 3 * 8
+    assert 0.0 <= im["best_accuracy"] <= 1.0 and im["values_scale"] > 0
