@@ -56,6 +56,10 @@ def compare_in_envs(env: str, dataset: str, ref: str, groups: list[tuple[list[st
 
 
 def best_validation(run: Path) -> float:
+    """The run's best periodic evaluation; a run whose only evaluation was its warm start's
+    (no periodic one ran) has that one, in ``metrics.json``."""
+    if not (run / "eval" / "evaluations.npz").is_file():
+        return float(json.loads((run / "metrics.json").read_text())["best_eval_mean_reward"])
     ev = np.load(run / "eval" / "evaluations.npz")
     return float(ev["results"].mean(axis=1).max())
 

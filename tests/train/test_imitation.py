@@ -90,6 +90,35 @@ def test_parallel_collection_gives_the_serial_labels_in_order() -> None:
     assert 0 < serial._changed().sum() < len(serial)
 
 
+def test_episodes_cycle_over_several_envs_whatever_the_workers(tmp_path: Path) -> None:
+    """A sequence of env factories: episode ``k`` plays in the ``k``-th env (cyclically), as
+    the same seed would alone there, serially or in workers; the trainer's
+    ``imitation_every_dataset`` gives its teacher one env per training workload."""
+    six = "synthetic:placement?workflows=20&tasks=6&seed=6"
+    makers = [_make, lambda: make_env(ENV, six, **KW)]
+    mixed = collect(makers, "heft", 4, 0.9, seed=11, progress=False)
+    par = collect(makers, "heft", 4, 0.9, seed=11, progress=False, workers=2)
+    alone = [collect(makers[k % 2], "heft", 1, 0.9, seed=11 + k, progress=False)
+             for k in range(4)]  # fmt: skip
+    assert len(mixed) == 8 + 6 + 8 + 6
+    expected = np.concatenate([d.actions for d in alone])
+    np.testing.assert_array_equal(mixed.actions, expected)
+    np.testing.assert_array_equal(par.actions, expected)
+    for k, v in mixed.obs.items():
+        np.testing.assert_array_equal(par.obs[k], v)
+        np.testing.assert_array_equal(np.concatenate([d.obs[k] for d in alone]), v)
+
+    cfg = TrainConfig(
+        env_id=ENV, dataset=DATA, train_datasets=[six], eval_dataset=DATA, env_kwargs=KW,
+        total_steps=64, n_envs=2, n_steps=32, batch_size=32, n_epochs=1, eval_freq=1000,
+        eval_episodes=1, imitation_policy="heft", imitation_episodes=2, imitation_epochs=1,
+        imitation_every_dataset=True, tensorboard=False,
+    )  # fmt: skip
+    train(cfg, tmp_path, progress=False)
+    im = json.loads((tmp_path / "run.json").read_text())["imitation"]
+    assert im["samples"] == 8 + 6  # one episode on each workload, not two on the first
+
+
 def test_pretrain_makes_the_network_copy_the_teacher() -> None:
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv

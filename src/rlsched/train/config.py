@@ -191,6 +191,10 @@ class TrainConfig:
     """DAgger and expert iteration: in each refit, the weight of the labels where the teacher
     changed the learner's decision, against 1 for the others (1: all alike). A teacher's gain
     lies in the few decisions it changes, and an unweighted fit reproduces those least."""
+    imitation_every_dataset: bool = False
+    """The teacher's episodes (warm start, DAgger and expert rounds) cycle over the workloads
+    ``[dataset, *train_datasets]`` (episode ``k`` on the ``k``-th) instead of playing on
+    ``dataset`` alone, so that its labels cover every training cluster or trace."""
     imitation_target: str = "actions"
     """What the warm start, DAgger and expert rounds fit: ``actions`` (the teacher's choices,
     cross-entropy) or ``values`` (the teacher's value of each candidate action, e.g.

@@ -21,7 +21,7 @@ DAgger with ``rollout:learned:MODEL`` as the teacher: rollouts over the student 
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -125,11 +125,11 @@ def _unwrapped(env: gym.Env) -> Any:
 
 
 #: What every worker of a parallel :func:`collect` labels with: set in the parent just
-#: before the pool forks, so the env factory, the teacher and the learner (closures, torch
+#: before the pool forks, so the env factories, the teacher and the learner (closures, torch
 #: models) reach the workers without being pickled.
 _SPEC: tuple[Any, ...] | None = None
-#: A worker's own env and teacher, made on its first episode.
-_WORKER: tuple[gym.Env, Policy] | None = None
+#: A worker's own env and teacher per env factory, each made on its first episode there.
+_WORKER: dict[int, tuple[gym.Env, Policy]] = {}
 
 
 @dataclass
@@ -188,27 +188,28 @@ def _make_teacher(
     return make_policy(teacher, env, seed=seed) if isinstance(teacher, str) else teacher(env, seed)
 
 
-def _worker_episode(ep_seed: int) -> _Episode:
-    """A pool worker's episode: its env and teacher are made once, from :data:`_SPEC`."""
-    global _WORKER
+def _worker_episode(job: tuple[int, int]) -> _Episode:
+    """A pool worker's episode ``(env factory index, seed)``: its env and teacher there are
+    made once, from :data:`_SPEC`."""
     assert _SPEC is not None
-    make_env, teacher, seed, gamma, behaviour = _SPEC
-    if _WORKER is None:
+    makers, teacher, seed, gamma, behaviour = _SPEC
+    which, ep_seed = job
+    if which not in _WORKER:
         torch.set_num_threads(1)  # the workers share the cores: one thread each
-        env = make_env()
-        _WORKER = (env, _make_teacher(teacher, env, seed))
-    env, pol = _WORKER
+        env = makers[which]()
+        _WORKER[which] = (env, _make_teacher(teacher, env, seed))
+    env, pol = _WORKER[which]
     return _play(env, pol, ep_seed, gamma, behaviour)
 
 
-def _parallel(spec: tuple[Any, ...], seeds: list[int], workers: int) -> Any:
+def _parallel(spec: tuple[Any, ...], jobs: list[tuple[int, int]], workers: int) -> Any:
     """``_worker_episode`` over ``seeds`` in ``workers`` forked processes, in order."""
     global _SPEC
     _SPEC = spec
     try:
         pool = multiprocessing.get_context("fork").Pool(workers)
         try:
-            yield from pool.imap(_worker_episode, seeds)
+            yield from pool.imap(_worker_episode, jobs)
         finally:
             pool.terminate()
     finally:
@@ -216,7 +217,7 @@ def _parallel(spec: tuple[Any, ...], seeds: list[int], workers: int) -> Any:
 
 
 def collect(
-    make_env: Callable[[], gym.Env],
+    make_env: Callable[[], gym.Env] | Sequence[Callable[[], gym.Env]],
     teacher: str | Callable[[gym.Env, int], Policy],
     episodes: int,
     gamma: float,
@@ -233,22 +234,30 @@ def collect(
     ``workers > 1`` plays the episodes in that many forked processes (a search teacher such as
     ``mdp_rollout`` takes a minute or more per episode). Each episode depends on its seed alone
     (``reset(seed=...)`` of the env and the teacher), so the labels are the same, in the same
-    order, whatever the number of workers."""
-    seeds = [seed + ep for ep in range(episodes)]
-    env: gym.Env | None = None
+    order, whatever the number of workers.
+
+    ``make_env`` may be a sequence of env factories (e.g. one per training workload): episode
+    ``k`` then plays in the ``k``-th env, cyclically, with a teacher made for that env."""
+    makers = list(make_env) if isinstance(make_env, Sequence) else [make_env]
+    jobs = [(ep % len(makers), seed + ep) for ep in range(episodes)]
+    name = teacher if isinstance(teacher, str) else getattr(teacher, "__name__", "teacher")
+    made: dict[int, tuple[gym.Env, Policy]] = {}
     if workers > 1 and episodes > 1 and "fork" in multiprocessing.get_all_start_methods():
-        name = teacher if isinstance(teacher, str) else getattr(teacher, "__name__", "teacher")
         played: Any = _parallel(
-            (make_env, teacher, seed, gamma, behaviour), seeds, min(workers, episodes)
+            (makers, teacher, seed, gamma, behaviour), jobs, min(workers, episodes)
         )
     else:
-        env = make_env()
-        pol = _make_teacher(teacher, env, seed)
-        name = teacher if isinstance(teacher, str) else pol.name
-        played = (_play(env, pol, s, gamma, behaviour) for s in seeds)
+
+        def serial(which: int, ep_seed: int) -> _Episode:
+            if which not in made:
+                env = makers[which]()
+                made[which] = (env, _make_teacher(teacher, env, seed))
+            return _play(*made[which], ep_seed, gamma, behaviour)
+
+        played = (serial(w, s) for w, s in jobs)
     desc = f"imitation: {name}" + (" labels the learner" if behaviour else "")
     eps = list(tqdm(played, total=episodes, desc=desc, disable=not progress))
-    if env is not None:
+    for env, _ in made.values():
         env.close()
     obs_l = [o for e in eps for o in e.obs]
     flags = None if behaviour is None else np.asarray(

@@ -20,10 +20,12 @@ Run folder layout::
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import shutil
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,10 +153,17 @@ def _mixed_vec_env(cfg: TrainConfig, monitor_dir: Path) -> VecEnv:
     return venv
 
 
-def _teacher_env(cfg: TrainConfig) -> gym.Env:
-    """The single env the imitation teacher plays in (seeded apart from training and
+def _teacher_envs(cfg: TrainConfig) -> list[Callable[[], gym.Env]]:
+    """The envs the imitation teacher plays in: ``dataset``'s, or with
+    ``imitation_every_dataset`` one per workload of ``[dataset, *train_datasets]``."""
+    datasets = [cfg.dataset, *cfg.train_datasets] if cfg.imitation_every_dataset else [cfg.dataset]
+    return [functools.partial(_teacher_env, cfg, d) for d in datasets]
+
+
+def _teacher_env(cfg: TrainConfig, dataset: str | None) -> gym.Env:
+    """A single env the imitation teacher plays in (seeded apart from training and
     evaluation)."""
-    vec = _vec_env(cfg, cfg.dataset, 1, cfg.seed + TEACHER_SEED, None)
+    vec = _vec_env(cfg, dataset, 1, cfg.seed + TEACHER_SEED, None)
     assert isinstance(vec, DummyVecEnv)
     env = vec.envs[0]
     env.reset(seed=cfg.seed + TEACHER_SEED)
@@ -638,7 +647,7 @@ def _warm_start(
         raise ConfigError("imitation_policy works with the node network or normalize_obs: false")
     t0 = time.perf_counter()
     demos = imitation_mod.collect(
-        lambda: _teacher_env(cfg),
+        _teacher_envs(cfg),
         cfg.imitation_policy or "",
         cfg.imitation_episodes,
         cfg.gamma,
@@ -650,7 +659,7 @@ def _warm_start(
     rounds = []
     for k in range(cfg.imitation_dagger_rounds):
         demos = demos + imitation_mod.collect(
-            lambda: _teacher_env(cfg),
+            _teacher_envs(cfg),
             cfg.imitation_policy or "",
             cfg.imitation_episodes,
             cfg.gamma,
@@ -755,7 +764,7 @@ def _expert_round(
         return make_rollout(env, f"learned:{base}", seed=seed, **cfg.expert_teacher)
 
     new = imitation_mod.collect(
-        lambda: _teacher_env(cfg),
+        _teacher_envs(cfg),
         make_teacher,
         cfg.imitation_episodes,
         cfg.gamma,
