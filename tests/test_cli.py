@@ -199,3 +199,19 @@ def test_one_episode_is_refused_in_one_line() -> None:
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert lines == ["error: --episodes 1: a paired interval needs at least 2 episodes"]
+
+
+def test_train_says_how_long_the_imitation_warm_start_took(tmp_path: Path) -> None:
+    """The RL steps' seconds leave the warm start out; the closing line names it."""
+    cfg = tmp_path / "warm.yaml"
+    cfg.write_text(
+        "env_id: rlsched/WorkflowOffloading-v0\n"
+        "dataset: synthetic:placement?workflows=20&tasks=8&seed=5\n"
+        "env_kwargs: {num_workflows: 1, reward: makespan, num_nodes: 3}\n"
+        "total_steps: 64\nn_envs: 1\nn_steps: 64\nbatch_size: 32\nn_epochs: 1\neval_freq: 0\n"
+        "imitation_policy: heft\nimitation_episodes: 2\nimitation_epochs: 1\ntensorboard: false\n"
+    )
+    res = runner.invoke(app, ["train", "--config", str(cfg), "--out", str(tmp_path / "run"),
+                              "--no-progress"])  # fmt: skip
+    said = res.output.replace("\n", "")
+    assert res.exit_code == 0 and "done: 64 steps" in said and "imitation warm start" in said, said
