@@ -252,3 +252,27 @@ def test_significance_keeps_the_base_unless_the_gain_is_clear() -> None:
     assert got == want
     got, want = actions(0.0)
     assert got != want  # the plain teacher leaves its base somewhere
+
+
+def test_the_rollout_policy_values_each_candidate_by_its_mean_over_the_futures() -> None:
+    """``action_values``: the mean main-metric score of each candidate's rollouts over the
+    sampled futures; the action taken is a highest-valued one (no significance test here)."""
+    env = make_env("rlsched/PodRebalancing-v0", episode_length=8)
+    u = env.unwrapped
+    teacher = make_policy("rollout:greedy_migration", env, seed=0)
+    assert isinstance(teacher, RolloutPolicy) and teacher.significance == 0
+    teacher.reset(0)
+    obs, _ = env.reset(seed=0)
+    searched = 0
+    for _ in range(4):
+        mask = u.action_masks()
+        a = teacher.act(obs, mask)
+        values = teacher.action_values()
+        if values is not None:
+            searched += 1
+            assert set(values) <= set(np.flatnonzero(mask).tolist()) and len(values) > 1
+            assert values[int(a)] == max(values.values())
+        obs, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            break
+    assert searched > 0

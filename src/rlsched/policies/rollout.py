@@ -274,6 +274,7 @@ class RolloutPolicy(RolloutSearch):
             cands = [base_action, *(a for a in cands if not _same(a, base_action))]
         action = cands[0]
         self._values = None
+        values: dict[int, float] = {}
         if len(cands) > 1:
             snap = env.snapshot()
             seeds: list[int | None] = (
@@ -293,10 +294,11 @@ class RolloutPolicy(RolloutSearch):
                 if first is None:
                     first = per
                 if np.ndim(a) == 0:
-                    self._values = {**(self._values or {}), int(a): mean[0]}
+                    values[int(a)] = mean[0]  # the candidate's mean score over the futures
                 if best is None or mean > best:
                     best, action, best_scores = mean, a, per
             self._future = None
+            self._values = values or None
             env.restore(snap)
             if self.significance > 0 and self.prefer_base and not _same(action, cands[0]):
                 # keep the base's action unless the gain is clear over the sampled futures

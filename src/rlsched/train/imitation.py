@@ -203,7 +203,7 @@ def _worker_episode(job: tuple[int, int]) -> _Episode:
 
 
 def _parallel(spec: tuple[Any, ...], jobs: list[tuple[int, int]], workers: int) -> Any:
-    """``_worker_episode`` over ``seeds`` in ``workers`` forked processes, in order."""
+    """``_worker_episode`` over ``jobs`` in ``workers`` forked processes, in order."""
     global _SPEC
     _SPEC = spec
     try:
