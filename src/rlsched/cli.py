@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -221,10 +220,8 @@ def train(
         f"{res.steps:,} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s)"
         if cfg.total_steps else "imitation alone, no RL steps"
     )
-    record = res.run_dir / "run.json"
-    warm = (json.loads(record.read_text()).get("imitation") or {}) if record.is_file() else {}
-    if warm.get("seconds"):  # the RL figures above leave the warm start out
-        done += f", after a {warm['seconds']:.0f}s imitation warm start"
+    if res.warm_start_seconds:  # the RL figures above leave the warm start out
+        done += f", after a {res.warm_start_seconds:.0f}s imitation warm start"
     console.print(
         f"done: {done}; {held_out_text(cfg, res.eval_mean_reward, res.steps)}; "
         f"model in [bold]{res.model_dir}[/]"

@@ -356,20 +356,13 @@ def pretrain(
         for i in range(0, n, batch_size):
             idx = perm[i : i + batch_size]
             ob = {k: v[idx] for k, v in obs.items()} if isinstance(obs, dict) else obs[idx]
-            features = policy.extract_features(ob)
-            if isinstance(features, tuple):  # separate actor / critic extractors
-                latent_pi = policy.mlp_extractor.forward_actor(features[0])
-                latent_vf = policy.mlp_extractor.forward_critic(features[1])
-            else:
-                latent_pi, latent_vf = policy.mlp_extractor(features)
+            latent_pi, latent_vf = _latents(policy, ob)
             raw = policy.action_net(latent_pi)
             logits = raw.masked_fill(invalid[idx], -1e8)
             values = policy.value_net(latent_vf).squeeze(-1)
             if target == "values":
                 on = valued_t[idx].float()
-                count = on.sum(1).clamp(min=1.0)
-                centred_logits = raw - ((raw * on).sum(1) / count).unsqueeze(1)
-                err = (centred_logits - q_t[idx]) ** 2 * on
+                err = (_centred(raw, on) - q_t[idx]) ** 2 * on
                 loss_pi = err.sum() / on.sum().clamp(min=1.0)
                 top = raw.masked_fill(~valued_t[idx], -torch.inf).argmax(1, keepdim=True)
                 qb = q_best[idx]
@@ -400,6 +393,21 @@ def pretrain(
     return {**stats, "samples": float(n), "teacher_mean_return": demos.mean_episode_return}
 
 
+def _latents(policy: Any, ob: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """The actor's and the critic's latent features of an SB3 actor-critic on ``ob``."""
+    features = policy.extract_features(ob)
+    if isinstance(features, tuple):  # separate actor / critic extractors
+        return (policy.mlp_extractor.forward_actor(features[0]),
+                policy.mlp_extractor.forward_critic(features[1]))  # fmt: skip
+    latent_pi, latent_vf = policy.mlp_extractor(features)
+    return latent_pi, latent_vf
+
+
+def _centred(x: torch.Tensor, on: torch.Tensor) -> torch.Tensor:
+    """``x`` less each row's mean over the entries where ``on`` (a 0/1 mask) is 1."""
+    return x - ((x * on).sum(1) / on.sum(1).clamp(min=1.0)).unsqueeze(1)
+
+
 @torch.no_grad()
 def _own_logits(
     policy: Any, obs: Any, valued: np.ndarray, batch_size: int
@@ -415,15 +423,9 @@ def _own_logits(
     for i in range(0, len(valued), batch_size):
         sl = slice(i, i + batch_size)
         ob = {k: v[sl] for k, v in obs.items()} if isinstance(obs, dict) else obs[sl]
-        features = policy.extract_features(ob)
-        if isinstance(features, tuple):
-            latent = policy.mlp_extractor.forward_actor(features[0])
-        else:
-            latent = policy.mlp_extractor(features)[0]
-        raw = policy.action_net(latent).cpu()
+        raw = policy.action_net(_latents(policy, ob)[0]).cpu()
         on = on_all[sl].float()
-        centred = raw - ((raw * on).sum(1) / on.sum(1).clamp(min=1.0)).unsqueeze(1)
-        parts.append(centred * on)
+        parts.append(_centred(raw, on) * on)
     own = torch.cat(parts)
     spread = float(own[on_all].std())
     return own, spread if spread > 0 else 1.0

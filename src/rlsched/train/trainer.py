@@ -181,6 +181,8 @@ class TrainResult:
     finished: bool = True
     """False when ``max_seconds`` stopped the run: its checkpoint holds where it stands, and
     ``train(..., resume=True)`` continues it (no ``run.json`` yet)."""
+    warm_start_seconds: float | None = None
+    """The imitation warm start's seconds (None: none ran), which ``seconds`` leaves out."""
 
 
 def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, name: str) -> None:
@@ -634,7 +636,10 @@ def train(
         json.dumps({"best_eval_mean_reward": best, "steps": steps}, indent=2)
     )
     venv.close()
-    return TrainResult(run, run / "model", steps, seconds, steps / max(seconds, 1e-9), best)
+    return TrainResult(
+        run, run / "model", steps, seconds, steps / max(seconds, 1e-9), best,
+        warm_start_seconds=imitation.get("seconds") if imitation else None,
+    )  # fmt: skip
 
 
 def _warm_start(
