@@ -35,6 +35,7 @@ test seeds 1000+, 40 each) as ``make_zoo_wf_small.py`` writes them. Writes
 
 import json
 import time
+from pathlib import Path
 
 import numpy as np
 from make_zoo import ROOT, candidate_runs, label
@@ -59,13 +60,23 @@ NEW_VAL_SEED, NEW_TEST_SEED = 11_000, 2000
 OUT = ROOT / "docs/results/wf_small_residual_choice.json"
 
 
-def main() -> None:
+def main(
+    pool: tuple[str, ...] = POOL,
+    extra: dict = EXTRA,
+    val_seed: int = NEW_VAL_SEED,
+    test_seed: int = NEW_TEST_SEED,
+    out_path: Path = OUT,
+    what: str = "residual runs'",
+    script: str = "make_zoo_wf_small_residual.py",
+) -> None:
+    """The rule above for the runs of ``pool`` (each playing with ``extra``), on fresh
+    validation seeds ``val_seed``+ and test seeds ``test_seed``+; writes ``out_path``."""
     t0 = time.perf_counter()
-    runs = candidate_runs(POOL)
+    runs = candidate_runs(pool)
     entry = f"learned:{ZOO_DIR / NAME / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
     # 2. validation (the entry reads no finish gap: the extra key only adds an observation)
-    rep, _ = judge(VALIDATION, NEW_VAL_SEED, ",".join(["plain", entry, *specs]), EXTRA)
+    rep, _ = judge(VALIDATION, val_seed, ",".join(["plain", entry, *specs]), extra)
     rows = {r["policy"]: r for r in rep["results"]}
 
     def mean(s: str) -> float:
@@ -80,7 +91,7 @@ def main() -> None:
     out: dict = {
         "reference": rep["reference"],
         "validation": {
-            "dataset": VALIDATION, "seed": NEW_VAL_SEED,
+            "dataset": VALIDATION, "seed": val_seed,
             "episodes": len(rows[entry]["episode_values"]),
             "means": {(label(specs[s]) if s in specs else s): mean(s) for s in rows},
             "vs_best": {(label(specs[s]) if s in specs else s): rows[s]["paired"]
@@ -100,8 +111,8 @@ def main() -> None:
     out["test"] = {}
     players = {"entry": entry, **({"kept": kept} if kept is not None else {})}
     for key, spec in players.items():
-        test, gaps = judge(TEST, NEW_TEST_SEED, f"plain,mdp_rollout,optimal,{spec}", EXTRA)
-        out["test"][key] = {"seed": NEW_TEST_SEED, "reference": test["reference"],
+        test, gaps = judge(TEST, test_seed, f"plain,mdp_rollout,optimal,{spec}", extra)
+        out["test"][key] = {"seed": test_seed, "reference": test["reference"],
                             **summary(test, gaps, spec)}  # fmt: skip
         s = out["test"][key]
         p = s[test["reference"]]["learned_vs_this"]
@@ -110,25 +121,26 @@ def main() -> None:
               f"vs {test['reference']} {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, "
               f"{p['ci95'][1]:+.3f}] {p['verdict']}", flush=True)  # fmt: skip
     out["seconds"] = time.perf_counter() - t0
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    out_path.write_text(json.dumps(out, indent=1) + "\n")
     if replaces:
         assert kept is not None and vs_entry is not None
         run = specs[kept]
         pols = f"plain,mdp_rollout,optimal,{kept}"
-        val, _ = judge(VALIDATION, VAL_SEED, pols, EXTRA)
-        test, _ = judge(TEST, TEST_SEED, pols, EXTRA)
+        val, _ = judge(VALIDATION, VAL_SEED, pols, extra)
+        test, _ = judge(TEST, TEST_SEED, pols, extra)
         trows = {r["policy"]: r for r in test["results"]}
         val_means = {r: float(np.nan) for r in runs}
         val_means.update({specs[s]: mean(s) for s in specs})
         vs = dict(vs_entry, reference=NAME)
-        ship_entry(NAME, EXTRA, OUT.name, run, runs, val_means, val, test, trows, kept, vs)
+        ship_entry(NAME, extra, out_path.name, run, runs, val_means, val, test, trows, kept, vs)
         card = json.loads((ZOO_DIR / NAME / "card.json").read_text())
         card["selected_by"] = (
             f"lowest mean completion on {out['validation']['episodes']} fresh validation "
-            f"episodes (seeds {NEW_VAL_SEED:,}+) among the {len(runs)} residual runs' kept "
-            "models not significantly worse than the best heuristic there, and significantly "
-            "better than the entry so far there; docs/results/make_zoo_wf_small_residual.py")
+            f"episodes (seeds {val_seed:,}+) among the {len(runs)} {what} kept models not "
+            "significantly worse than the best heuristic there, and significantly better than "
+            f"the entry so far there; docs/results/{script}")
         write_card(NAME, card)
+        print(f"shipped {label(run)} as {NAME}", flush=True)
 
 
 if __name__ == "__main__":
