@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -317,9 +318,13 @@ def test_a_search_teacher_records_its_action_values_through_aggregation_and_chec
     np.testing.assert_array_equal(again.values, both.values)
 
 
-def test_pretrain_on_values_follows_clear_values_and_keeps_preferences_where_they_tie() -> None:
+@pytest.mark.parametrize("loss", ["mse", "kl"])
+def test_pretrain_on_values_follows_clear_values_and_keeps_preferences_where_they_tie(
+    loss: Literal["mse", "kl"],
+) -> None:
     """``target="values"``: fitted to the values alone, the highest-valued action wins where
-    they differ; with ``values_prior=1`` the model keeps its own choice where they tie."""
+    they differ; with ``values_prior=1`` the model keeps its own choice where they tie; by
+    either loss."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3.common.vec_env import DummyVecEnv
 
@@ -352,7 +357,7 @@ def test_pretrain_on_values_follows_clear_values_and_keeps_preferences_where_the
     clear[np.arange(len(demos)), last] = 1.0
     demos.values = clear
     stats = pretrain(model.policy, demos, epochs=60, batch_size=64, seed=0, progress=False,
-                     target="values")  # fmt: skip
+                     target="values", values_loss=loss)  # fmt: skip
     assert stats["valued_states"] == several.sum()
     assert (choice()[0][several] == last[several]).mean() > 0.9, stats
     assert stats["best_accuracy"] > 0.9
@@ -365,7 +370,7 @@ def test_pretrain_on_values_follows_clear_values_and_keeps_preferences_where_the
         before, p_before = choice()
         demos.values = np.where(demos.masks, 0.0, np.nan).astype(np.float32)
         pretrain(model.policy, demos, epochs=30, batch_size=64, seed=0, progress=False,
-                 target="values", values_prior=prior)  # fmt: skip
+                 target="values", values_prior=prior, values_loss=loss)  # fmt: skip
         after, p_after = choice()
         kept[prior] = p_after / p_before
         if prior:
@@ -379,6 +384,11 @@ def test_values_need_a_teacher_that_gives_them() -> None:
         pretrain(object(), demos, epochs=1, progress=False, target="values")
     with pytest.raises(ConfigError, match="imitation_target"):
         TrainConfig(env_id=ENV, imitation_target="choices").validate()
+    with pytest.raises(ValueError, match="values_loss"):
+        pretrain(object(), demos, epochs=1, progress=False, target="values",
+                 values_loss="l1")  # type: ignore[arg-type]  # fmt: skip
+    with pytest.raises(ConfigError, match="imitation_values_loss"):
+        TrainConfig(env_id=ENV, imitation_values_loss="l1").validate()
 
 
 def test_trainer_fits_the_teachers_values_when_asked(tmp_path: Path) -> None:

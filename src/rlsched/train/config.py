@@ -205,6 +205,10 @@ class TrainConfig:
     the targets, beside the values scaled to their spread: 1 shifts its preferences by the
     values (a soft improvement step that keeps them where the values tie); 0 fits the values
     alone."""
+    imitation_values_loss: str = "mse"
+    """With ``imitation_target: values``: ``mse`` regresses each valued logit on its target;
+    ``kl`` fits the policy's softmax to the targets' softmax (the improved policy), so that
+    actions valued far below the rest, which neither policy takes, weigh next to nothing."""
     imitation_lr: float = 1e-3
     """Adam step size of the warm start."""
     imitation_workers: int = 1
@@ -327,6 +331,8 @@ class TrainConfig:
             raise ConfigError(f"{source}: imitation_workers must be >= 1")
         if self.imitation_target not in ("actions", "values"):
             raise ConfigError(f"{source}: imitation_target must be 'actions' or 'values'")
+        if self.imitation_values_loss not in ("mse", "kl"):
+            raise ConfigError(f"{source}: imitation_values_loss must be 'mse' or 'kl'")
         if not self.imitation_changed_weight > 0:
             raise ConfigError(f"{source}: imitation_changed_weight must be > 0")
         if self.imitation_episodes < 1 or self.imitation_epochs < 0:

@@ -299,6 +299,7 @@ def pretrain(
     changed_weight: float = 1.0,
     target: Literal["actions", "values"] = "actions",
     values_prior: float = 0.0,
+    values_loss: Literal["mse", "kl"] = "mse",
 ) -> dict[str, float]:
     """Fit an SB3 actor-critic ``policy`` to ``demos``: masked cross-entropy on the actions
     (the labels where the teacher changed the behaviour policy's decision, ``demos.changed``,
@@ -320,9 +321,18 @@ def pretrain(
     (the policy's preferences shifted by the scaled values), which keeps what the policy
     prefers where the values do not tell the actions apart (0: the values alone).
     ``best_accuracy`` is then the share of those states where the highest logit is a
-    highest-valued action (ties count)."""
+    highest-valued action (ties count).
+
+    ``values_loss`` says how the logits meet those targets: ``"mse"`` regresses every valued
+    logit on its target, so an action valued far below the rest (a server whose rollout ends
+    much later) weighs most although it is never chosen; ``"kl"`` fits the policy's softmax
+    over the valued actions to the softmax of the targets (the improved policy
+    ``pi_new ~ pi_old^prior * exp(scale * Q)``, as MPO's and AWR's improvement steps), where
+    actions that neither policy would take weigh next to nothing."""
     if target not in ("actions", "values"):
         raise ValueError(f"target must be 'actions' or 'values', not {target!r}")
+    if values_loss not in ("mse", "kl"):
+        raise ValueError(f"values_loss must be 'mse' or 'kl', not {values_loss!r}")
     if target == "values" and demos.values is None:
         raise ValueError("target='values' needs demonstrations with the teacher's values")
     gen = torch.Generator().manual_seed(seed)
@@ -360,18 +370,29 @@ def pretrain(
             raw = policy.action_net(latent_pi)
             logits = raw.masked_fill(invalid[idx], -1e8)
             values = policy.value_net(latent_vf).squeeze(-1)
-            if target == "values":
+            if target == "values" and values_loss == "kl":
+                on_b = valued_t[idx]
+                # a state with no valued action keeps every action, so nothing is -inf (it
+                # weighs zero below; a -inf row's softmax would poison the gradient)
+                on_s = on_b | ~on_b.any(1, keepdim=True)
+                log_p = torch.log_softmax(q_t[idx].masked_fill(~on_s, -torch.inf), 1)
+                log_q = torch.log_softmax(raw.masked_fill(~on_s, -torch.inf), 1)
+                kl = (log_p.exp() * (log_p - log_q)).masked_fill(~on_s, 0.0).sum(1)
+                many = (on_b.sum(1) >= 2).float()  # one valued action says nothing
+                loss_pi = (kl * many).sum() / many.sum().clamp(min=1.0)
+            elif target == "values":
                 on = valued_t[idx].float()
                 err = (_centred(raw, on) - q_t[idx]) ** 2 * on
                 loss_pi = err.sum() / on.sum().clamp(min=1.0)
-                top = raw.masked_fill(~valued_t[idx], -torch.inf).argmax(1, keepdim=True)
-                qb = q_best[idx]
-                on_best = qb.gather(1, top).squeeze(1) >= qb.max(1).values
-                hits_best += float((on_best & valued_t[idx].any(1)).sum())
             else:
                 ce = torch.nn.functional.cross_entropy(logits, acts[idx], reduction="none")
                 w = weights[idx]
                 loss_pi = (ce * w).sum() / w.sum()
+            if target == "values":
+                top = raw.masked_fill(~valued_t[idx], -torch.inf).argmax(1, keepdim=True)
+                qb = q_best[idx]
+                on_best = qb.gather(1, top).squeeze(1) >= qb.max(1).values
+                hits_best += float((on_best & valued_t[idx].any(1)).sum())
             loss_v = torch.nn.functional.mse_loss(values, rets[idx])
             opt.zero_grad()
             (loss_pi + value_coef * loss_v).backward()

@@ -696,6 +696,7 @@ def _refit(
         changed_weight=cfg.imitation_changed_weight,
         target="values" if cfg.imitation_target == "values" else "actions",
         values_prior=cfg.imitation_values_prior,
+        values_loss="kl" if cfg.imitation_values_loss == "kl" else "mse",
     )  # fmt: skip
 
 
