@@ -10,6 +10,7 @@ from rich.console import Console
 
 from rlsched.demo import run_demo
 from rlsched.evaluate import compare
+from rlsched.stats import paired
 
 
 def test_demo_writes_report_figures_and_a_usable_model(
@@ -29,12 +30,16 @@ def test_demo_writes_report_figures_and_a_usable_model(
         "report.md",
         "learning_curve.png",
         "comparison.png",
+        "zoo.png",
         "leaderboard.json",
         "model/model.zip",
         "model/meta.json",
     ):
         assert (out / f).is_file(), f
-    board = json.loads((out / "leaderboard.json").read_text())["leaderboard"]
+    saved = json.loads((out / "leaderboard.json").read_text())
+    board = saved["leaderboard"]
+    assert [z["name"] for z in saved["zoo"]] == [z["name"] for z in res["zoo"]]
+    assert all(z["point"]["learned"]["verdict"] in z["line"] for z in saved["zoo"])
     names = [r["policy"] for r in board["results"]]
     assert "maskable_ppo (2 seeds)" in names and "k8s_balanced" in names
     learned = next(r for r in board["results"] if r["policy"].startswith("maskable_ppo"))
@@ -42,7 +47,7 @@ def test_demo_writes_report_figures_and_a_usable_model(
     p = learned["paired"]
     assert p["reference"] == board["reference"] and p["method"] == "iqm stratified bootstrap"
     report = (out / "report.md").read_text()
-    assert "Held-out leaderboard" in report and "k8s_balanced" in report
+    assert "Held-out leaderboard" in report and "k8s_balanced" in report and "(zoo.png)" in report
     assert isinstance(res["margin"], float)
     # the headline is generated from the verdict, and the validation check is stated
     head = res["verdicts"][0]
@@ -102,6 +107,34 @@ def test_zoo_oracle_is_paired_only_on_the_episodes_it_was_recorded_on() -> None:
     assert line is not None and line.endswith("not paired")
     # fewer episodes today than recorded: the first ones are paired
     assert "3 pairs" in (oracle_line(rec, rep(best[:3], best[:3]), "p") or "")
+
+
+def test_a_zoo_point_is_percent_of_the_best_heuristic_signed_better_to_the_right() -> None:
+    from rlsched.demo import zoo_point
+
+    best = [10.0, 12.0, 11.0, 13.0, 9.0]  # mean 11; lower is better (violations)
+    mine = [v - 1.1 + 0.1 * (i % 2) for i, v in enumerate(best)]  # fewer violations
+    rep = {"main_metric": "violations", "direction": "lower", "reference": "h",
+           "results": [{"policy": "h", "episode_values": best},
+                       {"policy": "learned:zoo/x", "episode_values": mine,
+                        "paired": paired(mine, best, direction="lower", reference="h",
+                                         metric="violations").to_json()}]}  # fmt: skip
+    row = {"name": "x", "path": "learned:zoo/x", "env": "rlsched/E-v0", "preset": "p",
+           "report": rep}  # fmt: skip
+    rec = {"policy": "clairvoyant", "recorded": "a run", "main_metric": "violations",
+           "direction": "lower", "reference": "h", "reference_episode_values": best,
+           "episode_values": [v - 2.2 for v in best]}  # fmt: skip
+    pt = zoo_point(row, rec)
+    assert pt["learned"]["verdict"] == "better" and pt["oracle"]["verdict"] == "better"
+    assert pt["learned"]["mean"] == pytest.approx(100 * 1.06 / 11)
+    assert pt["oracle"]["mean"] == pytest.approx(20.0)
+    for v in (pt["learned"], pt["oracle"]):
+        assert 0 < v["lo"] <= v["mean"] <= v["hi"]
+    # higher is better: the sign stays; an oracle on other episodes is left out
+    rep["direction"] = "higher"
+    rec["reference_episode_values"] = [v + 1 for v in best]
+    pt = zoo_point(row, rec)
+    assert pt["learned"]["mean"] == pytest.approx(-100 * 1.06 / 11) and pt["oracle"] is None
 
 
 def test_a_residual_entry_is_paired_with_its_heuristic_on_its_card_metrics() -> None:

@@ -9,8 +9,8 @@ scientific workflows, and compare the learned policy with every heuristic on wor
    wfcommons from a training family's recipe, and keep the best model.
 2. Evaluate every heuristic and every seed's model on the two other real workflows (blast and
    helloworld), never used for training or model selection, with the same seeded episodes.
-3. Write ``OUT/report.md``, ``OUT/leaderboard.json`` and figures; the best seed's model lands in
-   ``OUT/model`` (usable as ``learned:OUT/model``).
+3. Write ``OUT/report.md``, ``OUT/leaderboard.json`` and figures (``OUT/zoo.png``: stage 0 as a
+   forest plot); the best seed's model lands in ``OUT/model`` (usable as ``learned:OUT/model``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from rich.console import Console
 
 from rlsched.data import load_dataset
 from rlsched.evaluate import compare
-from rlsched.report.figures import comparison_bars, learning_curve
+from rlsched.report.figures import comparison_bars, learning_curve, zoo_forest
 from rlsched.report.leaderboard import markdown_table, rich_table
 from rlsched.runtime import git_commit, versions
 from rlsched.splits import TEST_SEED
@@ -46,6 +46,10 @@ from rlsched.zoo import entries as zoo_entries
 ENV_ID = "rlsched/ServerlessPlacement-v0"
 VALIDATION_SEED = 10_000
 
+
+#: what leaderboard.json keeps of each zoo row (its compare report stays out: the lines and
+#: the figure's points say what it found)
+ZOO_KEYS = ("name", "env", "preset", "dataset", "line", "oracle", "residual", "point")
 
 #: seconds between progress lines when the output is not a terminal (a log file, CI)
 LOG_EVERY = 30.0
@@ -100,6 +104,9 @@ def run_demo(
     workers = workers or min(2, os.cpu_count() or 1, seeds)
     console.rule("[bold]rlsched demo: serverless placement of real workflows")
     zoo = zoo_stage(console, episodes, workers)
+    if zoo:
+        fig_zoo = zoo_forest([z["point"] for z in zoo], out / "zoo.png")
+        console.print(f"zoo figure: {fig_zoo}")
     for role, name in (("train", TRAIN), ("validation", VALIDATION), ("test", TEST)):
         ds = load_dataset(name)
         console.print(
@@ -163,9 +170,9 @@ def run_demo(
         reference=ref,
     )
     kept = next(r for r in val["results"] if r["policy"] != ref)
-    (out / "leaderboard.json").write_text(
-        json.dumps({"leaderboard": board, "validation": val, "training": runs}, indent=2)
-    )
+    saved = {"leaderboard": board, "validation": val, "training": runs,
+             "zoo": [{k: z[k] for k in ZOO_KEYS} for z in zoo]}  # fmt: skip
+    (out / "leaderboard.json").write_text(json.dumps(saved, indent=2))
     lines = verdict_summary(agg, ref, kept, best["seed"])
 
     refs = {f"{r['policy']} (validation)": r["mean_reward"] for r in val["results"]
@@ -238,12 +245,14 @@ def _zoo_row(e: dict[str, Any], episodes: int) -> dict[str, Any]:
     row = next(r for r in rep["results"] if r["policy"] == e["path"])
     p = _paired(row.get("paired"))
     line = headline(f"zoo: {e['path']}", p) if p is not None else f"{e['path']}: no interval"
-    return {"name": e["name"], "env": e["env"], "preset": card["preset"],
-            "dataset": card["dataset"], "line": line, "report": rep,
-            "oracle": oracle_line(card.get("oracle"), rep, e["path"]),
-            "residual": residual_line(e, str(residual["policy"]), played)
-            if residual and played else None,
-            "seconds": time.perf_counter() - t}
+    out = {"name": e["name"], "path": e["path"], "env": e["env"], "preset": card["preset"],
+           "dataset": card["dataset"], "line": line, "report": rep,
+           "oracle": oracle_line(card.get("oracle"), rep, e["path"]),
+           "residual": residual_line(e, str(residual["policy"]), played)
+           if residual and played else None,
+           "seconds": time.perf_counter() - t}
+    out["point"] = zoo_point(out, card.get("oracle"))
+    return out
 
 
 class EpisodeMetrics:
@@ -275,12 +284,16 @@ def residual_line(e: dict[str, Any], base: str, played: EpisodeMetrics) -> str:
     return f"over {base}, the heuristic it corrects ({len(mine)} pairs): " + "; ".join(parts)
 
 
-def oracle_line(rec: dict[str, Any] | None, rep: dict[str, Any], spec: str) -> str | None:
+def oracle_pairs(
+    rec: dict[str, Any] | None, rep: dict[str, Any], spec: str
+) -> tuple[Paired, Paired, Paired, float] | str | None:
     """The recorded clairvoyant oracle (``card["test"]["oracle"]``, from the full results run:
     minutes per env, too slow to re-run here) beside ``spec``'s row of ``rep``, on the same
-    episodes. The recorded reference heuristic is re-measured in ``rep``: only when its values
-    are the recorded ones are the episodes the same, and the recorded oracle paired with the
-    live rows; otherwise the line says so. None when nothing was recorded."""
+    episodes: the oracle against the best heuristic (its headroom), ``spec`` against it, and
+    ``spec`` against the oracle, with the best heuristic's mean over those episodes. The
+    recorded reference heuristic is re-measured in ``rep``: only when its values are the
+    recorded ones are the episodes the same; otherwise a sentence that says so. None when
+    nothing was recorded."""
     if not rec:
         return None
     rows = {r["policy"]: r for r in rep["results"]}
@@ -299,11 +312,47 @@ def oracle_line(rec: dict[str, Any] | None, rep: dict[str, Any], spec: str) -> s
     head = paired(oracle, best, reference=rep["reference"], **kw)
     gain = paired(mine, best, reference=rep["reference"], **kw)
     gap = paired(mine, oracle, reference=rec["policy"], **kw)
+    return head, gain, gap, float(np.mean(best))
+
+
+def oracle_line(rec: dict[str, Any] | None, rep: dict[str, Any], spec: str) -> str | None:
+    """:func:`oracle_pairs` in words: the oracle's headroom over the best heuristic, the share
+    of it ``spec`` closes (where both are real) and ``spec`` against the oracle."""
+    pairs = oracle_pairs(rec, rep, spec)
+    if pairs is None or isinstance(pairs, str):
+        return pairs
+    assert rec is not None
+    head, gain, gap, _ = pairs
     line = headline(f"oracle {rec['policy']} (recorded: {rec['recorded']})", head)
     if head.verdict == "better" and gain.verdict == "better":  # a share of a real headroom
         line += f"; {spec} closes {gain.mean_diff / head.mean_diff:.0%} of it"
     return line + f"; {spec} vs the oracle: {gap.verdict} ({gap.mean_diff:+.4g} " \
         f"[{gap.ci95[0]:+.4g}, {gap.ci95[1]:+.4g}])"
+
+
+def zoo_point(row: dict[str, Any], rec: dict[str, Any] | None) -> dict[str, Any]:
+    """One zoo row for :func:`~rlsched.report.figures.zoo_forest`: the shipped policy's paired
+    difference from the best heuristic (and the recorded oracle's, where it pairs), as percent
+    of the best heuristic's mean, signed so that positive is better than it."""
+    rep, spec = row["report"], row["path"]
+    rows = {r["policy"]: r for r in rep["results"]}
+    p = _paired(rows[spec].get("paired"))
+    sign = 1.0 if rep.get("direction", "higher") == "higher" else -1.0
+
+    def pct(q: Paired, scale: float) -> dict[str, Any]:
+        k = 100.0 * sign / abs(scale) if scale else float("nan")
+        lo, hi = sorted((q.ci95[0] * k, q.ci95[1] * k))
+        return {"mean": q.mean_diff * k, "lo": lo, "hi": hi, "verdict": q.verdict}
+
+    best = float(np.mean(rows[rep["reference"]]["episode_values"]))
+    pairs = oracle_pairs(rec, rep, spec)
+    return {
+        "label": f"{row['name']}\n{row['env'].removeprefix('rlsched/')} `{row['preset']}`",
+        "reference": rep["reference"],
+        "metric": rep["main_metric"],
+        "learned": None if p is None else pct(p, best),
+        "oracle": pct(pairs[0], pairs[3]) if isinstance(pairs, tuple) else None,
+    }
 
 
 def _print_zoo_row(console: Console, row: dict[str, Any]) -> dict[str, Any]:
@@ -381,6 +430,8 @@ def _write_report(
         + (f"\n  - {z['oracle']}" if z.get("oracle") else "")
         for z in zoo or []
     ) or "- (no zoo policy shipped)"
+    # stage 0 at a glance (run_demo draws it whenever the zoo has rows)
+    zoo_figure = "\n![the zoo against the best heuristics and the oracle](zoo.png)\n" if zoo else ""
     text = f"""# rlsched demo: learned placement of serverless workflow functions
 
 Generated by `rlsched demo` in {wall:.0f} s on {time.strftime("%Y-%m-%d %H:%M %Z")}
@@ -393,7 +444,7 @@ paired with the best heuristic measured there; under it the clairvoyant oracle r
 card by the full results run (minutes per env, not re-run here), paired on the same episodes:
 
 {zoo_lines}
-
+{zoo_figure}
 ## Fresh training: setup
 
 - Env `{ENV_ID}`: 10 heterogeneous edge nodes (EC2-priced), reward `latency_cost`

@@ -5,7 +5,7 @@ from pathlib import Path
 import matplotlib.image as mpimg
 
 from rlsched.evaluate import compare
-from rlsched.report.figures import comparison_bars, learning_curve
+from rlsched.report.figures import comparison_bars, learning_curve, zoo_forest
 from rlsched.report.leaderboard import markdown_table
 
 
@@ -31,3 +31,19 @@ def test_learning_curve_from_monitor_files(tmp_path: Path) -> None:
     (mon / "0.monitor.csv").write_text('#{"t_start": 0}\nr,l,t\n' + rows + "\n")
     png = learning_curve([tmp_path / "run"], tmp_path / "curve.png", references={"x": -20.0})
     assert mpimg.imread(png).shape[0] > 100
+
+
+def test_zoo_forest_draws_every_row_with_or_without_an_oracle(tmp_path: Path) -> None:
+    def v(mean: float, verdict: str) -> dict:
+        return {"mean": mean, "lo": mean - 1.0, "hi": mean + 1.0, "verdict": verdict}
+
+    points = [
+        {"label": "a\nenv `p`", "reference": "h", "metric": "reward",
+         "learned": v(3.0, "better"), "oracle": v(5.0, "better")},
+        {"label": "b\nenv `q`", "reference": "g", "metric": "violations",
+         "learned": v(-2.0, "worse"), "oracle": None},
+        {"label": "c\nenv `r`", "reference": "g", "metric": "violations",
+         "learned": None, "oracle": v(0.5, "no significant difference")},
+    ]  # fmt: skip
+    img = mpimg.imread(zoo_forest(points, tmp_path / "zoo.png"))
+    assert img.shape[0] > 200 and img.shape[1] > 500

@@ -141,3 +141,48 @@ def comparison_bars(
     )
     fig.tight_layout()
     return save_figure(fig, out)
+
+
+#: marker colour of a paired verdict
+VERDICT_COLORS = {"better": "C2", "worse": "C3", "no significant difference": "0.45"}
+
+
+def zoo_forest(points: Sequence[dict[str, Any]], out: str | Path, title: str = "") -> Path:
+    """A forest plot of shipped policies, one row each: the policy's paired difference from
+    the best heuristic measured on its test episodes, and the clairvoyant oracle's on the same
+    episodes (its headroom), as percent of that heuristic's mean with their 95% intervals,
+    signed so that right of zero is better than the heuristic. Each point is
+    ``{"label", "reference", "metric", "learned", "oracle"}``, the last two ``{"mean", "lo",
+    "hi", "verdict"}`` or None (:func:`rlsched.demo.zoo_point`). A marker's colour is its
+    verdict: green better, red worse, grey no significant difference."""
+    fig, ax = plt.subplots(figsize=(9.5, 0.62 * len(points) + 1.8))
+    y = np.arange(len(points), dtype=float)
+    for i, pt in enumerate(points):
+        for key, dy, marker in (("learned", -0.12, "o"), ("oracle", 0.16, "D")):
+            v = pt.get(key)
+            if not v:
+                continue
+            color = VERDICT_COLORS.get(v["verdict"], "0.45")
+            err = [[v["mean"] - v["lo"]], [v["hi"] - v["mean"]]]
+            ax.errorbar(v["mean"], y[i] + dy, xerr=err, fmt=marker, color=color,
+                        mfc=color if key == "learned" else "white", capsize=3, ms=6)  # fmt: skip
+    labels = [f"{p['label']}\nvs {p['reference']} ({p['metric']})" for p in points]
+    ax.set_yticks(y, labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.axvline(0.0, color="k", lw=0.8)
+    ax.set_xlabel("difference from the best heuristic, % of its mean (right: better)")
+    ax.grid(axis="x", alpha=0.3)
+    handles = [
+        plt.Line2D([], [], marker="o", ls="", color="0.3", label="shipped policy"),
+        plt.Line2D([], [], marker="D", ls="", color="0.3", mfc="white",
+                   label="clairvoyant oracle (headroom)"),
+        *(plt.Line2D([], [], marker="s", ls="", color=c, label=v)
+          for v, c in VERDICT_COLORS.items()),
+    ]  # fmt: skip
+    # below the axes: inside, it would cover a row's interval
+    ax.legend(handles=handles, fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1),
+              ncol=5, frameon=False)  # fmt: skip
+    ax.set_title(title or "Shipped policies on held-out test data (paired 95% intervals)",
+                 fontsize=9)  # fmt: skip
+    fig.tight_layout()
+    return save_figure(fig, out)
