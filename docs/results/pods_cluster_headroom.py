@@ -22,12 +22,10 @@ from multiprocessing import Pool
 import numpy as np
 from confirm_test import headroom_share
 from make_zoo import ROOT
-from pods_step_unseen import ENV, NAME, REF
+from pods_step_unseen import ENV, NAME, REF, entry_kwargs
 
 from rlsched.evaluate import compare
-from rlsched.splits import SPLITS
 from rlsched.stats import paired
-from rlsched.zoo import card
 
 CLUSTERS = tuple(range(100, 132))
 EPISODES, SEED = 10, 38_000
@@ -37,7 +35,7 @@ OUT = ROOT / "docs/results/pods_cluster_headroom.json"
 
 def cluster(c: int) -> dict:
     """The entry, greedy_migration and the oracle on ``EPISODES`` episodes of cluster ``c``."""
-    kwargs = {**SPLITS[ENV].env_kwargs, "scenario": "today", **card(NAME)["env_kwargs"]}
+    kwargs = entry_kwargs()
     entry = f"learned:zoo/{NAME}"
     rep = compare(ENV, f"synthetic:pods?seed={c}", [REF, entry, ORACLE], episodes=EPISODES,
                   seed=SEED, env_kwargs=kwargs, reference=REF)  # fmt: skip

@@ -21,12 +21,10 @@ from pathlib import Path
 
 import numpy as np
 from make_zoo import ROOT
-from pods_step_unseen import ENV, NAME, REF, REPLACED, _replaced
+from pods_step_unseen import ENV, NAME, REF, REPLACED, _replaced, entry_kwargs
 
 from rlsched.evaluate import compare
-from rlsched.splits import SPLITS
 from rlsched.stats import paired
-from rlsched.zoo import card
 
 CLUSTERS = tuple(range(100, 132))
 EPISODES, SEED = 20, 37_000
@@ -35,7 +33,7 @@ OUT = ROOT / "docs/results/pods_cluster_risk.json"
 
 def main() -> None:
     t0 = time.perf_counter()
-    kwargs = {**SPLITS[ENV].env_kwargs, "scenario": "today", **card(NAME)["env_kwargs"]}
+    kwargs = entry_kwargs()
     new = f"learned:zoo/{NAME}"
     rel: dict[str, list[np.ndarray]] = {"new": [], "replaced": []}
     per: dict[str, dict] = {}

@@ -45,9 +45,14 @@ def _replaced(tmp: Path) -> str:
     return f"learned:{tmp / 'model'}"
 
 
+def entry_kwargs() -> dict:
+    """The env arguments the entry plays with: the split's, the preset, the card's own."""
+    return {**SPLITS[ENV].env_kwargs, "scenario": "today", **card(NAME)["env_kwargs"]}
+
+
 def main() -> None:
     t0 = time.perf_counter()
-    kwargs = {**SPLITS[ENV].env_kwargs, "scenario": "today", **card(NAME)["env_kwargs"]}
+    kwargs = entry_kwargs()
     new = f"learned:zoo/{NAME}"
     rel: dict[str, list[np.ndarray]] = {"new": [], "replaced": []}
     per: dict[str, dict] = {}
