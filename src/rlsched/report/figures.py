@@ -149,9 +149,10 @@ VERDICT_COLORS = {"better": "C2", "worse": "C3", "no significant difference": "0
 
 def zoo_forest(points: Sequence[dict[str, Any]], out: str | Path, title: str = "") -> Path:
     """A forest plot of shipped policies, one row each: the policy's paired difference from
-    the best heuristic measured on its test episodes, and the clairvoyant oracle's on the same
-    episodes (its headroom), as percent of that heuristic's mean with their 95% intervals,
-    signed so that right of zero is better than the heuristic. Each point is
+    the best heuristic measured on its test episodes, and that of the oracle recorded in its
+    card on the same episodes (its headroom: the clairvoyant oracle, or CP-SAT's optimum), as
+    percent of that heuristic's mean with their 95% intervals, signed so that right of zero is
+    better than the heuristic. Each point is
     ``{"label", "reference", "metric", "learned", "oracle"}``, the last two ``{"mean", "lo",
     "hi", "verdict"}`` or None (:func:`rlsched.demo.zoo_point`). A marker's colour is its
     verdict: green better, red worse, grey no significant difference."""
@@ -175,7 +176,7 @@ def zoo_forest(points: Sequence[dict[str, Any]], out: str | Path, title: str = "
     handles = [
         plt.Line2D([], [], marker="o", ls="", color="0.3", label="shipped policy"),
         plt.Line2D([], [], marker="D", ls="", color="0.3", mfc="white",
-                   label="clairvoyant oracle (headroom)"),
+                   label="the card's oracle (headroom)"),
         *(plt.Line2D([], [], marker="s", ls="", color=c, label=v)
           for v, c in VERDICT_COLORS.items()),
     ]  # fmt: skip
