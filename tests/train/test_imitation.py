@@ -378,6 +378,33 @@ def test_pretrain_on_values_follows_clear_values_and_keeps_preferences_where_the
     assert kept[1.0] > 0.9 and kept[0.0] < 0.7, kept
 
 
+def test_kl_fit_ignores_states_with_fewer_than_two_valued_actions() -> None:
+    """Unvalued states (no value, or one) weigh nothing in the KL fit and poison nothing: the
+    loss and every weight stay finite, and the weights do not move when no state has two."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    from rlsched.agents import networks
+
+    demos = collect(_make, "greedy_eft", episodes=4, gamma=1.0, seed=0, progress=False)
+    torch.manual_seed(0)
+    model = MaskablePPO(networks.MaskableNodePolicy, DummyVecEnv([_make]), device="cpu",
+                        policy_kwargs=networks.node_policy_kwargs(16, [16]), seed=0)  # fmt: skip
+    actor = [p for n, p in model.policy.named_parameters() if "value" not in n]
+    values = np.where(demos.masks, 1.0, np.nan).astype(np.float32)
+    values[::2] = np.nan  # half the states unvalued
+    first = np.array([np.flatnonzero(m)[0] for m in demos.masks])
+    values[1::2][:, :] = np.nan  # the others valued at one action only
+    values[np.arange(1, len(demos), 2), first[1::2]] = 1.0
+    demos.values = values
+    before = [p.detach().clone() for p in actor]
+    stats = pretrain(model.policy, demos, epochs=3, batch_size=16, seed=0, progress=False,
+                     target="values", values_loss="kl", value_coef=0.0)  # fmt: skip
+    assert np.isfinite(stats["action_loss"]) and stats["action_loss"] == 0.0
+    assert all(torch.isfinite(p).all() for p in model.policy.parameters())
+    assert all(torch.equal(a, b) for a, b in zip(actor, before, strict=True))
+
+
 def test_values_need_a_teacher_that_gives_them() -> None:
     demos = collect(_make, "greedy_eft", episodes=1, gamma=1.0, seed=0, progress=False)
     with pytest.raises(ValueError, match="values"):

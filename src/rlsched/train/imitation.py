@@ -372,12 +372,11 @@ def pretrain(
             values = policy.value_net(latent_vf).squeeze(-1)
             if target == "values" and values_loss == "kl":
                 on_b = valued_t[idx]
-                # a state with no valued action keeps every action, so nothing is -inf (it
-                # weighs zero below; a -inf row's softmax would poison the gradient)
-                on_s = on_b | ~on_b.any(1, keepdim=True)
-                log_p = torch.log_softmax(q_t[idx].masked_fill(~on_s, -torch.inf), 1)
-                log_q = torch.log_softmax(raw.masked_fill(~on_s, -torch.inf), 1)
-                kl = (log_p.exp() * (log_p - log_q)).masked_fill(~on_s, 0.0).sum(1)
+                # unvalued entries (whole rows of them too) come out NaN here; the masked_fill
+                # zeroes them and their gradient (a test fits such states)
+                log_p = torch.log_softmax(q_t[idx].masked_fill(~on_b, -torch.inf), 1)
+                log_q = torch.log_softmax(raw.masked_fill(~on_b, -torch.inf), 1)
+                kl = (log_p.exp() * (log_p - log_q)).masked_fill(~on_b, 0.0).sum(1)
                 many = (on_b.sum(1) >= 2).float()  # one valued action says nothing
                 loss_pi = (kl * many).sum() / many.sum().clamp(min=1.0)
             elif target == "values":
