@@ -15,14 +15,12 @@ paired per family with the best heuristic measured there, as ``pods_cluster_risk
 
 import json
 import time
-from collections import Counter
 
 from make_zoo import ROOT
+from zoo_unseen import entry_on
 
-from rlsched.evaluate import compare
 from rlsched.zoo import card
 
-ENV = "rlsched/ServerlessPlacement-v0"
 NAME = "serverless-edge-maskable-ppo"
 FAMILIES = ("bwa", "cycles", "rnaseq", "seismology", "soykb")
 EPISODES, SEED = 10, 40_000
@@ -34,29 +32,14 @@ OUT = ROOT / "docs/results/serverless_family_risk.json"
 def main() -> None:
     t0 = time.perf_counter()
     c = card(NAME)
-    kwargs = {**c["env_kwargs"], "scenario": c["preset"]}
-    entry = f"learned:zoo/{NAME}"
-    per: dict[str, dict] = {}
-    for fam in FAMILIES:
-        dataset = f"wfcommons:{fam}?tasks={TASKS}&seed=7&workflows=3"
-        rep = compare(ENV, dataset, f"plain,{entry}", episodes=EPISODES, seed=SEED,
-                      env_kwargs=kwargs)  # fmt: skip
-        rows = {r["policy"]: r for r in rep["results"]}
-        p = rows[entry]["paired"]
-        per[fam] = {"dataset": dataset, "reference": rep["reference"],
-                    "reference_mean": float(rows[rep["reference"]]["mean_reward"]),
-                    "entry_mean": float(rows[entry]["mean_reward"]),
-                    "entry_vs_best": p}  # fmt: skip
-        lo, hi = p["ci95"]
-        print(f"{fam}: {rep['reference']} {per[fam]['reference_mean']:.2f}, entry "
-              f"{per[fam]['entry_mean']:.2f}: {p['mean_diff']:+.2f} [{lo:+.2f}, {hi:+.2f}] "
-              f"{p['verdict']} ({p['wins']}/{p['ties']}/{p['losses']})", flush=True)  # fmt: skip
-    counts = Counter(d["entry_vs_best"]["verdict"] for d in per.values())
+    data = {fam: f"wfcommons:{fam}?tasks={TASKS}&seed=7&workflows=3" for fam in FAMILIES}
+    per, _, counts = entry_on(NAME, data, EPISODES, SEED)
     out = {"families": list(FAMILIES), "episodes": EPISODES, "seed": SEED,
-           "env_kwargs": kwargs, "counts_vs_best": dict(counts), "per_family": per,
+           "env_kwargs": {**c["env_kwargs"], "scenario": c["preset"]},
+           "counts_vs_best": counts, "per_family": per,
            "seconds": time.perf_counter() - t0}  # fmt: skip
     OUT.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"against the best heuristic per family: {dict(counts)}; {out['seconds']:.0f} s")
+    print(f"against the best heuristic per family: {counts}; {out['seconds']:.0f} s")
 
 
 if __name__ == "__main__":
