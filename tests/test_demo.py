@@ -110,7 +110,7 @@ def test_zoo_oracle_is_paired_only_on_the_episodes_it_was_recorded_on() -> None:
 
 
 def test_a_zoo_point_is_percent_of_the_best_heuristic_signed_better_to_the_right() -> None:
-    from rlsched.demo import zoo_point
+    from rlsched.demo import oracle_pairs, zoo_point
 
     best = [10.0, 12.0, 11.0, 13.0, 9.0]  # mean 11; lower is better (violations)
     mine = [v - 1.1 + 0.1 * (i % 2) for i, v in enumerate(best)]  # fewer violations
@@ -124,7 +124,7 @@ def test_a_zoo_point_is_percent_of_the_best_heuristic_signed_better_to_the_right
     rec = {"policy": "clairvoyant", "recorded": "a run", "main_metric": "violations",
            "direction": "lower", "reference": "h", "reference_episode_values": best,
            "episode_values": [v - 2.2 for v in best]}  # fmt: skip
-    pt = zoo_point(row, rec)
+    pt = zoo_point(row, oracle_pairs(rec, rep, "learned:zoo/x"))
     assert pt["learned"]["verdict"] == "better" and pt["oracle"]["verdict"] == "better"
     assert pt["learned"]["mean"] == pytest.approx(100 * 1.06 / 11)
     assert pt["oracle"]["mean"] == pytest.approx(20.0)
@@ -133,7 +133,7 @@ def test_a_zoo_point_is_percent_of_the_best_heuristic_signed_better_to_the_right
     # higher is better: the sign stays; an oracle on other episodes is left out
     rep["direction"] = "higher"
     rec["reference_episode_values"] = [v + 1 for v in best]
-    pt = zoo_point(row, rec)
+    pt = zoo_point(row, oracle_pairs(rec, rep, "learned:zoo/x"))
     assert pt["learned"]["mean"] == pytest.approx(-100 * 1.06 / 11) and pt["oracle"] is None
 
 

@@ -245,13 +245,14 @@ def _zoo_row(e: dict[str, Any], episodes: int) -> dict[str, Any]:
     row = next(r for r in rep["results"] if r["policy"] == e["path"])
     p = _paired(row.get("paired"))
     line = headline(f"zoo: {e['path']}", p) if p is not None else f"{e['path']}: no interval"
+    pairs = oracle_pairs(card.get("oracle"), rep, e["path"])  # for the line and the figure
     out = {"name": e["name"], "path": e["path"], "env": e["env"], "preset": card["preset"],
            "dataset": card["dataset"], "line": line, "report": rep,
-           "oracle": oracle_line(card.get("oracle"), rep, e["path"]),
+           "oracle": oracle_words(card.get("oracle"), pairs, e["path"]),
            "residual": residual_line(e, str(residual["policy"]), played)
            if residual and played else None,
            "seconds": time.perf_counter() - t}
-    out["point"] = zoo_point(out, card.get("oracle"))
+    out["point"] = zoo_point(out, pairs)
     return out
 
 
@@ -316,9 +317,16 @@ def oracle_pairs(
 
 
 def oracle_line(rec: dict[str, Any] | None, rep: dict[str, Any], spec: str) -> str | None:
-    """:func:`oracle_pairs` in words: the oracle's headroom over the best heuristic, the share
-    of it ``spec`` closes (where both are real) and ``spec`` against the oracle."""
-    pairs = oracle_pairs(rec, rep, spec)
+    """:func:`oracle_pairs` in words (:func:`oracle_words`)."""
+    return oracle_words(rec, oracle_pairs(rec, rep, spec), spec)
+
+
+def oracle_words(
+    rec: dict[str, Any] | None, pairs: tuple[Paired, Paired, Paired, float] | str | None, spec: str
+) -> str | None:
+    """What :func:`oracle_pairs` found, in words: the oracle's headroom over the best
+    heuristic, the share of it ``spec`` closes (where both are real) and ``spec`` against the
+    oracle."""
     if pairs is None or isinstance(pairs, str):
         return pairs
     assert rec is not None
@@ -330,10 +338,13 @@ def oracle_line(rec: dict[str, Any] | None, rep: dict[str, Any], spec: str) -> s
         f"[{gap.ci95[0]:+.4g}, {gap.ci95[1]:+.4g}])"
 
 
-def zoo_point(row: dict[str, Any], rec: dict[str, Any] | None) -> dict[str, Any]:
+def zoo_point(
+    row: dict[str, Any], pairs: tuple[Paired, Paired, Paired, float] | str | None
+) -> dict[str, Any]:
     """One zoo row for :func:`~rlsched.report.figures.zoo_forest`: the shipped policy's paired
-    difference from the best heuristic (and the recorded oracle's, where it pairs), as percent
-    of the best heuristic's mean, signed so that positive is better than it."""
+    difference from the best heuristic (and the recorded oracle's, where ``pairs``, from
+    :func:`oracle_pairs`, paired it), as percent of the best heuristic's mean, signed so that
+    positive is better than it."""
     rep, spec = row["report"], row["path"]
     rows = {r["policy"]: r for r in rep["results"]}
     p = _paired(rows[spec].get("paired"))
@@ -345,7 +356,6 @@ def zoo_point(row: dict[str, Any], rec: dict[str, Any] | None) -> dict[str, Any]
         return {"mean": q.mean_diff * k, "lo": lo, "hi": hi, "verdict": q.verdict}
 
     best = float(np.mean(rows[rep["reference"]]["episode_values"]))
-    pairs = oracle_pairs(rec, rep, spec)
     return {
         "label": f"{row['name']}\n{row['env'].removeprefix('rlsched/')} `{row['preset']}`",
         "reference": rep["reference"],
