@@ -186,3 +186,49 @@ def test_eft_order_sorts_valid_servers_by_finish_then_transfer_then_index() -> N
         mask = rng.random(n) < 0.7
         want = sorted(np.flatnonzero(mask), key=lambda s: (done[s], trans[s], s))
         assert eft_order(done, trans, mask).tolist() == want
+
+
+def test_optimistic_cost_hand_case() -> None:
+    """PEFT's table on the two-server case: t0's children t1 and t2 are sinks (entries 0);
+    each child's tail is its run there plus its output's return to the origin e0 (1 MB x 3 /
+    4 = 0.75 s from e1), t0's 2 MB cost 1.5 s to cross the link."""
+    oct_ = _two_servers().optimistic_cost()
+    assert oct_.shape == (3, 2)
+    assert np.array_equal(oct_[1:], np.zeros((2, 2)))
+    # on e0: t1 stays (4 s) rather than crossing (1.5 + 2 + 0.75); t2 likewise (2 s)
+    # on e1: t1 stays (2 + 0.75) rather than crossing back (1.5 + 4); t2: 1 + 0.75
+    assert oct_[0] == pytest.approx([4.0, 2.75])
+
+
+def test_optimistic_cost_bounds_every_schedule_from_below() -> None:
+    """Whatever the placement, the workflow completes no earlier than any task's finish plus
+    its table entry on its server: the table is optimistic (no queueing, no pulls, each later
+    task on its best server), so it is a lower bound of the rest of the longest path."""
+    rng = np.random.default_rng(3)
+    for trial in range(20):
+        n_srv, n = int(rng.integers(2, 5)), int(rng.integers(3, 10))
+        servers = tuple(
+            Server(f"e{k}", 2.0, 4.0, float(rng.uniform(0.5, 2.0)), frozenset({"a"}))
+            for k in range(n_srv)
+        )
+        d = rng.uniform(1, 3, (n_srv, n_srv))
+        adj = np.triu(d, 1) + np.triu(d, 1).T
+        tasks = tuple(
+            OffloadTask(
+                f"t{i}", "a", 1.0, 1.0, float(rng.uniform(1, 5)), float(rng.uniform(0, 4)),
+                tuple(int(p) for p in rng.choice(i, size=min(i, int(rng.integers(0, 3))),
+                                                 replace=False)) if i else (),
+            )
+            for i in range(n)
+        )  # fmt: skip
+        lat = rng.uniform(0, 0.5, (n_srv, n_srv)) * (1 - np.eye(n_srv))
+        inst = OffloadInstance(
+            servers, adj, 2.0, 1.0, tasks, origin=int(rng.integers(n_srv)), latency=lat
+        )
+        table = inst.optimistic_cost()
+        assert np.all(table >= 0) and np.all(np.isfinite(table))
+        assign = rng.integers(0, n_srv, n)
+        s = simulate(inst, assign)
+        assert s.complete is not None
+        for t in range(n):
+            assert s.complete >= s.finish[t] + table[t, assign[t]] - 1e-9, (trial, t)

@@ -281,3 +281,30 @@ def test_finish_gap_is_the_lag_behind_the_earliest_finish() -> None:
         obs, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
         states += 1
     assert states > 10
+
+
+def test_optimistic_cost_keys_are_the_table_row_and_peft_lag() -> None:
+    """``optimistic_cost``: ``node_oct`` is the current task's row of the workflow's table and
+    ``node_peft_gap`` how far each server's ``done + oct`` is above the least among the
+    servers that can host the task (0 there and where it cannot); ``peft`` picks a server at
+    0."""
+    from rlsched.policies.registry import make_policy
+
+    env = WorkflowOffloadingEnv(num_workflows=2, optimistic_cost=True)
+    plain = WorkflowOffloadingEnv(num_workflows=2).observation_space.spaces
+    assert "node_oct" not in plain and "node_peft_gap" not in plain
+    peft = make_policy("peft", env, seed=0)
+    rng = np.random.default_rng(1)
+    obs, _ = env.reset(seed=1)
+    done, states = False, 0
+    while not done:
+        mask = env.action_masks()
+        row = env.current_instance().optimistic_cost()[env.current_task]
+        assert np.allclose(obs["node_oct"], row / env.time_unit, rtol=1e-5, atol=1e-6)
+        key = np.array([env.estimate(s)["done"] for s in range(env.num_servers)]) + row
+        want = np.where(mask, key - key[mask].min(), 0.0) / env.time_unit
+        assert np.allclose(obs["node_peft_gap"], want, rtol=1e-5, atol=1e-6)
+        assert obs["node_peft_gap"][peft.act(obs, mask)] == pytest.approx(0.0, abs=1e-6)
+        obs, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        states += 1
+    assert states > 10

@@ -200,6 +200,48 @@ class OffloadInstance:
         """Topological order, highest upward rank first among ready tasks (HEFT's order)."""
         return topological_order([t.parents for t in self.tasks], self.upward_rank())
 
+    def optimistic_cost(self) -> np.ndarray:
+        """PEFT's optimistic cost table (Arabnejad & Barbosa, "List scheduling algorithm for
+        heterogeneous systems by an optimistic cost table", IEEE TPDS 2014), ``(tasks,
+        servers)``: ``oct[t, s]`` is the shortest time from ``t``'s finish on ``s`` to the end
+        of its longest path, every later task on the server that suits it best and no server
+        ever busy::
+
+            oct[t, s] = max over children c of
+                        min over servers j that can host c of
+                        oct[c, j] + exec_time(c, j) + trans_time(t, s, j) + back(c, j)
+
+        where ``back(c, j)`` is a sink child's output return to the origin (0 for other
+        children), so the table counts the return that completes the workflow; a sink's own
+        entry is 0 (its return is already in its finish estimate, ``done``). Image pulls and
+        queueing are left out (optimistic). PEFT places a task on the server of least
+        ``finish + oct``: HEFT's earliest finish, looking down the rest of the DAG."""
+        n, m = len(self.tasks), len(self.servers)
+        per_mb = np.asarray(self.adj, dtype=float) / self.bandwidth
+        lat = np.zeros((m, m)) if self.latency is None else np.asarray(self.latency, float)
+        off_diag = ~np.eye(m, dtype=bool)
+        speed = np.array([s.speed for s in self.servers])
+        o = self.origin
+        kids = self.children()
+        host = np.array([[self.can_host(t, j) for j in range(m)] for t in range(n)])
+        table = np.zeros((n, m))
+        for t in reversed(topological_order([t.parents for t in self.tasks])):
+            if not kids[t]:
+                continue
+            trans = (self.tasks[t].data * per_mb + lat) * off_diag  # (s, j)
+            best = np.full(m, -np.inf)
+            for c in kids[t]:
+                task = self.tasks[c]
+                tail = table[c] + task.work / speed
+                if not kids[c]:
+                    ret = task.data * per_mb[:, o] + lat[:, o]
+                    ret[o] = 0.0
+                    tail = tail + ret
+                tail = np.where(host[c], tail, np.inf)
+                best = np.maximum(best, (trans + tail[None, :]).min(axis=1))
+            table[t] = best
+        return table
+
 
 @dataclass
 class Schedule:

@@ -173,6 +173,13 @@ class WorkflowOffloadingEnv(RlschedEnv):
       ``node_done`` among the servers that can host the task (0 where it cannot), so the
       server of earliest finish reads 0 however long the queues are: a network reading
       squashed inputs tells 300 from 305 time units apart poorly, 0 from 5 well.
+    - ``node_oct (N,)`` and ``node_peft_gap (N,)`` (only with ``optimistic_cost=True``): PEFT's
+      optimistic cost of the task on the server (:meth:`OffloadInstance.optimistic_cost
+      <rlsched.core.offloading.OffloadInstance.optimistic_cost>`: the rest of its longest path
+      after it, each later task on its best server, nothing queued), and ``node_done +
+      node_oct`` minus its least value among the servers that can host the task (0 there and
+      where it cannot): what ``peft`` minimises, as ``node_done_gap`` is HEFT's. The table is
+      computed once per workflow, so the step reads one row of it.
     - ``task (8,)``: work, cpu, mem, data in (sum over predecessors; a source: ``input_data``),
       data out, upward rank,
       depth (longest chain of predecessors), fraction of the workflow's tasks still undecided.
@@ -234,7 +241,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
     ``node_child_done``), ``candidates`` (None; k: the mask keeps the k valid servers of
     earliest estimated finish, HEFT's choice first among them, so a policy trained so is
     anchored to HEFT: k=1 is HEFT itself), ``finish_gap`` (False: adds ``node_done_gap``),
-    ``render_mode``.
+    ``optimistic_cost`` (False: adds ``node_oct`` and ``node_peft_gap``), ``render_mode``.
 
     ## Version History
 
@@ -298,6 +305,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         lookahead: bool = False,
         candidates: int | None = None,
         finish_gap: bool = False,
+        optimistic_cost: bool = False,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -321,6 +329,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
             raise ValueError(f"candidates must be None or >= 1, got {candidates!r}")
         self.candidates = None if candidates is None else int(candidates)
         self.finish_gap = bool(finish_gap)
+        self.optimistic_cost = bool(optimistic_cost)
+        self._oct_cache: dict[tuple[int, int], np.ndarray] = {}
         # the anchored mask of the current decision, kept by _observation (which estimates
         # every server anyway) so that action_masks need not estimate them again
         self._anchor_mask: np.ndarray | None = None
@@ -457,6 +467,9 @@ class WorkflowOffloadingEnv(RlschedEnv):
             boxes["node_child_done"] = spaces.Box(0.0, inf, (N,), f32)
         if self.finish_gap:
             boxes["node_done_gap"] = spaces.Box(0.0, inf, (N,), f32)
+        if self.optimistic_cost:
+            boxes["node_oct"] = spaces.Box(0.0, inf, (N,), f32)
+            boxes["node_peft_gap"] = spaces.Box(0.0, inf, (N,), f32)
         # in key order, as a Dict space sorts a mapping's keys
         self.observation_space = spaces.Dict(sorted(boxes.items()))
         #: the observation's arrays: name -> shape, in the space's key order
@@ -490,6 +503,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
             self._pool_names,
             self._pool_input,
             self._opt_cache,  # a pure cache of isolated optima, shared by copies
+            self._oct_cache,  # the same for optimistic cost tables
         ):
             memo[id(shared)] = shared
         new = self.__class__.__new__(self.__class__)
@@ -669,6 +683,17 @@ class WorkflowOffloadingEnv(RlschedEnv):
         out[eft_order(done, transfer, mask)[: self.candidates]] = True
         return out
 
+    def optimistic_costs(self) -> np.ndarray:
+        """The current workflow's optimistic cost table, ``(tasks, servers)`` in seconds
+        (:meth:`OffloadInstance.optimistic_cost
+        <rlsched.core.offloading.OffloadInstance.optimistic_cost>`), cached per workflow
+        template and origin."""
+        w = min(self._w, len(self._wf) - 1)
+        key = (self._picks[w], self._origin[w])
+        if key not in self._oct_cache:
+            self._oct_cache[key] = self._wf[w].optimistic_cost()
+        return self._oct_cache[key]
+
     def eft_keys(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per server (``inf`` where ``mask`` is False): ``estimate``'s ``done`` rounded to
         1e-9 s and its ``t_trans``, the keys of :func:`~rlsched.core.offloading.eft_order`."""
@@ -823,12 +848,18 @@ class WorkflowOffloadingEnv(RlschedEnv):
             obs["node_busy"][s] = busy / srv.cpu / u
         if self.lookahead:
             obs["node_child_done"][:] = np.maximum(self._child_done(ests) - now, 0.0) / u
-        if self.finish_gap or self.candidates is not None:
+        if self.finish_gap or self.candidates is not None or self.optimistic_cost:
             host = self._host_mask()
         if self.finish_gap:  # behind the earliest finish among the servers that can host it
             done_at = np.array([e["done"] for e in ests])
             first = done_at[host].min() if host.any() else now
             obs["node_done_gap"][:] = np.where(host, done_at - first, 0.0) / u
+        if self.optimistic_cost:
+            oct_row = self.optimistic_costs()[t]
+            obs["node_oct"][:] = oct_row / u
+            peft = np.array([e["done"] for e in ests]) + oct_row
+            least = peft[host].min() if host.any() else 0.0
+            obs["node_peft_gap"][:] = np.where(host, peft - least, 0.0) / u
         if self.candidates is not None:  # every server is estimated here: keep the mask
             self._anchor_mask = self._first_candidates(host, *_eft_keys(ests))
         data_in = sum(w.tasks[p].data for p in task.parents) if task.parents else w.input_data

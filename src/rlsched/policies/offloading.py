@@ -83,6 +83,25 @@ class HeftPolicy(_EnvPolicy):
         return _eft(self.env, mask)
 
 
+class PeftPolicy(_EnvPolicy):
+    """PEFT (Arabnejad & Barbosa 2014): each task to the valid server of least ``finish +
+    oct``, its earliest finish (as HEFT's, pulls and queueing included) plus the optimistic
+    cost table's entry for the rest of its longest path from there
+    (:meth:`~rlsched.core.offloading.OffloadInstance.optimistic_cost`). Where HEFT looks at
+    the task alone, PEFT also weighs where its children could run and what their inputs would
+    cost to move. Ties: less transfer, lower index. The task order is the env's."""
+
+    name = "peft"
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        if not mask.any():
+            return 0
+        env = self.env
+        done, transfer = env.eft_keys(mask)
+        key = np.round(done + env.optimistic_costs()[env.current_task], 9)
+        return int(eft_order(key, transfer, mask)[0])
+
+
 class ImageLocalityPolicy(_EnvPolicy):
     """Servers holding or caching the task's image first (no pull), then earliest finish."""
 
@@ -233,6 +252,7 @@ class OptimalPolicy(_EnvPolicy):
 
 POLICY_FACTORIES: dict[str, Callable[[Any, int | None], Policy]] = {
     "heft": HeftPolicy,
+    "peft": PeftPolicy,
     "greedy_eft": GreedyEftPolicy,
     "image_locality": ImageLocalityPolicy,
     "all_cloud": AllCloudPolicy,
