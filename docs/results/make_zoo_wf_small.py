@@ -86,15 +86,16 @@ VAL_SEED, TEST_SEED = 10_000, 1000
 
 
 def judge(
-    dataset: str, seed: int, policies: str, extra: dict
+    dataset: str, seed: int, policies: str, extra: dict, episodes: int = EPISODES
 ) -> tuple[dict, dict[str, list[float]]]:
-    """``compare`` with every episode's optimality gap (the env's isolated CP-SAT optimum)."""
+    """``compare`` of ``episodes`` episodes with every episode's optimality gap (the env's
+    isolated CP-SAT optimum)."""
     gaps: dict[str, list[float]] = {}
 
     def hook(name: str, k: int, env) -> None:
         gaps.setdefault(name, []).append(float(env.unwrapped.optimality_gap()))
 
-    rep = compare(ENV, dataset, policies, episodes=EPISODES, seed=seed, on_episode_end=hook,
+    rep = compare(ENV, dataset, policies, episodes=episodes, seed=seed, on_episode_end=hook,
                   env_kwargs={**KWARGS, **extra, "scenario": PRESET,
                                       "optimality_reference": True})
     return rep, gaps

@@ -68,15 +68,18 @@ def main(
     out_path: Path = OUT,
     what: str = "residual runs'",
     script: str = "make_zoo_wf_small_residual.py",
+    validation: str = VALIDATION,
+    val_episodes: int = 40,
 ) -> None:
-    """The rule above for the runs of ``pool`` (each playing with ``extra``), on fresh
-    validation seeds ``val_seed``+ and test seeds ``test_seed``+; writes ``out_path``."""
+    """The rule above for the runs of ``pool`` (each playing with ``extra``), on
+    ``val_episodes`` fresh validation episodes of ``validation`` (seeds ``val_seed``+) and
+    test seeds ``test_seed``+; writes ``out_path``."""
     t0 = time.perf_counter()
     runs = candidate_runs(pool)
     entry = f"learned:{ZOO_DIR / NAME / 'model'}"
     specs = {f"learned:{r / 'model'}": r for r in runs}
     # 2. validation (the entry reads no finish gap: the extra key only adds an observation)
-    rep, _ = judge(VALIDATION, val_seed, ",".join(["plain", entry, *specs]), extra)
+    rep, _ = judge(validation, val_seed, ",".join(["plain", entry, *specs]), extra, val_episodes)
     rows = {r["policy"]: r for r in rep["results"]}
 
     def mean(s: str) -> float:
@@ -91,7 +94,7 @@ def main(
     out: dict = {
         "reference": rep["reference"],
         "validation": {
-            "dataset": VALIDATION, "seed": val_seed,
+            "dataset": validation, "seed": val_seed,
             "episodes": len(rows[entry]["episode_values"]),
             "means": {(label(specs[s]) if s in specs else s): mean(s) for s in rows},
             "vs_best": {(label(specs[s]) if s in specs else s): rows[s]["paired"]
@@ -136,7 +139,7 @@ def main(
         card = json.loads((ZOO_DIR / NAME / "card.json").read_text())
         card["selected_by"] = (
             f"lowest mean completion on {out['validation']['episodes']} fresh validation "
-            f"episodes (seeds {val_seed:,}+) among the {len(runs)} {what} kept models not "
+            f"episodes of {validation} (seeds {val_seed:,}+) among the {len(runs)} {what} kept models not "
             "significantly worse than the best heuristic there, and significantly better than "
             f"the entry so far there; docs/results/{script}")
         write_card(NAME, card)
