@@ -2,9 +2,10 @@
 
 An episode is a stream of ``num_workflows`` = 4 workflows of 250-255 tasks each (WfChef
 ``montage`` recipe, ``wfcommons:montage?tasks=260&workflows=4&seed=0``), so >= 1,000 tasks, one
-step per task. Each measured loop asks the policy (``greedy_eft`` or ``random``) for an action
-from the observation and the mask, steps the raw env, and resets it when an episode ends
-(resets included), for whole episodes until ``--seconds`` have passed. Median and best of 3.
+step per task. Each measured loop asks the policy (``greedy_eft``, ``peft`` or ``random``) for
+an action from the observation and the mask, steps the raw env, and resets it when an episode
+ends (resets included), for whole episodes until ``--seconds`` have passed. Median and best of
+3.
 
     python benchmarks/bench_offloading.py [--seconds 3] [--json out.json]
 """
@@ -22,7 +23,7 @@ from rlsched.policies import make_policy
 ENV_ID = "rlsched/WorkflowOffloading-v0"
 DATASET = "wfcommons:montage?tasks=260&workflows=4&seed=0"
 ENV_KWARGS = {"num_workflows": 4, "max_tasks": 300}
-POLICIES = ("greedy_eft", "random")
+POLICIES = ("greedy_eft", "peft", "random")
 
 
 def rate(env, policy: str, seconds: float, tasks: list[int]) -> float:
