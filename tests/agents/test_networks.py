@@ -199,18 +199,18 @@ def test_an_untrained_residual_policy_over_first_fit_is_first_fit(prior_scale: f
 
 
 def test_a_node_model_acts_in_an_env_that_adds_observations_it_does_not_read() -> None:
-    """An env argument that only adds an observation key (``finish_gap``) does not shut out a
-    model trained without it: it acts as in the env it was trained for, ignoring the key; a
-    key it was trained with and the env lacks is refused by name."""
+    """Env arguments that only add observation keys (``lookahead``, ``optimistic_cost``) do not
+    shut out a model trained without them: it acts as in the env it was trained for, ignoring
+    the keys; a key it was trained with and the env lacks is refused by name."""
     from rlsched.agents import networks
     from rlsched.errors import PolicyError
     from rlsched.splits import SPLITS
 
     env_id = "rlsched/WorkflowOffloading-v0"
-    spec = "learned:zoo/workflow-small-lookahead-ppo"
-    kw = {**SPLITS[env_id].env_kwargs, "scenario": "congested", "lookahead": True}
+    spec = "learned:zoo/workflow-congested-ppo"  # reads node_done_gap (finish_gap) only
+    kw = {**SPLITS[env_id].env_kwargs, "scenario": "congested", "finish_gap": True}
     plain = make_env(env_id, "wfinstances:blast-43", **kw)
-    more = make_env(env_id, "wfinstances:blast-43", **kw, finish_gap=True)
+    more = make_env(env_id, "wfinstances:blast-43", **kw, lookahead=True, optimistic_cost=True)
     a, b = make_policy(spec, plain), make_policy(spec, more)
     obs_a, _ = plain.reset(seed=2)
     obs_b, _ = more.reset(seed=2)
@@ -226,5 +226,5 @@ def test_a_node_model_acts_in_an_env_that_adds_observations_it_does_not_read() -
         obs_b, *_ = more.step(act)
         n += 1
     assert n > 10
-    with pytest.raises(PolicyError, match=r"lacks.*node_child_done"):
+    with pytest.raises(PolicyError, match=r"lacks.*node_done_gap"):
         make_policy(spec, make_env(env_id, "wfinstances:blast-43", scenario="congested"))
