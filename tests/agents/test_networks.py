@@ -70,35 +70,43 @@ def test_node_value_is_checked() -> None:
         _cfg(node_value="nodes").validate()
 
 
-def _residual_model(env: object, scale: float = -10.0) -> object:
+def _residual_model(env: object, scale: float = -10.0, key: str = "node_done_gap") -> object:
     from sb3_contrib import MaskablePPO
 
     from rlsched.agents import networks
 
-    kwargs = networks.node_policy_kwargs(prior_key="node_done_gap", prior_scale=scale)
+    kwargs = networks.node_policy_kwargs(prior_key=key, prior_scale=scale)
     return MaskablePPO(networks.MaskableNodePolicy, env, policy_kwargs=kwargs, seed=0)
 
 
-@pytest.mark.parametrize("candidates", [None, 2])
+@pytest.mark.parametrize(
+    ("heuristic", "key", "candidates"),
+    [
+        ("heft", "node_done_gap", None),
+        ("heft", "node_done_gap", 2),
+        ("peft", "node_peft_gap", None),
+    ],
+)
 def test_an_untrained_residual_policy_is_the_heuristic_its_prior_is_the_key_of(
-    candidates: int | None,
+    heuristic: str, key: str, candidates: int | None
 ) -> None:
-    """``node_prior_key``: with HEFT's key (``node_done_gap``) as the prior and the network's
-    score at zero, the greedy policy is HEFT on every decision, in torch and in numpy."""
+    """``node_prior_key``: with a heuristic's key as the prior (HEFT's ``node_done_gap``,
+    PEFT's ``node_peft_gap``) and the network's score at zero, the greedy policy is that
+    heuristic on every decision, in torch and in numpy."""
     from rlsched.agents.networks import node_logits
     from rlsched.agents.node_numpy import NodeScorer
 
     kw = {} if candidates is None else {"candidates": candidates}
     env = make_env("rlsched/WorkflowOffloading-v0", "wfinstances:montage-58,epigenomics-41",
-                   scenario="congested", finish_gap=True, **kw)  # fmt: skip
-    model = _residual_model(env)
+                   scenario="congested", finish_gap=True, optimistic_cost=True, **kw)  # fmt: skip
+    model = _residual_model(env, key=key)
     scorer = NodeScorer.from_policy(model.policy)  # type: ignore[attr-defined]
-    heft = make_policy("heft", env)
+    base = make_policy(heuristic, env)
     obs, _ = env.reset(seed=1)
     done, n = False, 0
     while not done:
         mask = env.unwrapped.action_masks()  # type: ignore[attr-defined]
-        want = heft.act(obs, mask)
+        want = base.act(obs, mask)
         got, _ = model.predict(obs, action_masks=mask, deterministic=True)  # type: ignore[attr-defined]
         assert int(got) == want == scorer.act(obs, mask)
         z = node_logits(model.policy, obs)  # type: ignore[attr-defined]
