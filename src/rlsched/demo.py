@@ -214,7 +214,7 @@ def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[st
     preset its card names, the same seeded episodes for all (``episodes``, or the card's test
     episodes where it has more); one generated verdict line each,
     in the zoo's order. Entries are judged ``workers`` at a time (each alone is one core's
-    work). Each clairvoyant oracle is the one recorded in the card (:func:`oracle_line`): it
+    work). Each clairvoyant oracle is the one recorded in the card (:func:`oracle_pairs`): it
     takes minutes per env."""
     todo = [e for e in zoo_entries() if (e.get("test") or {}).get("dataset")]
     if workers > 1 and len(todo) > 1:

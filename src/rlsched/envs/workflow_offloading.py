@@ -850,14 +850,15 @@ class WorkflowOffloadingEnv(RlschedEnv):
             obs["node_child_done"][:] = np.maximum(self._child_done(ests) - now, 0.0) / u
         if self.finish_gap or self.candidates is not None or self.optimistic_cost:
             host = self._host_mask()
-        if self.finish_gap:  # behind the earliest finish among the servers that can host it
+        if self.finish_gap or self.optimistic_cost:
             done_at = np.array([e["done"] for e in ests])
+        if self.finish_gap:  # behind the earliest finish among the servers that can host it
             first = done_at[host].min() if host.any() else now
             obs["node_done_gap"][:] = np.where(host, done_at - first, 0.0) / u
         if self.optimistic_cost:
             oct_row = self.optimistic_costs()[t]
             obs["node_oct"][:] = oct_row / u
-            peft = np.array([e["done"] for e in ests]) + oct_row
+            peft = done_at + oct_row
             least = peft[host].min() if host.any() else 0.0
             obs["node_peft_gap"][:] = np.where(host, peft - least, 0.0) / u
         if self.candidates is not None:  # every server is estimated here: keep the mask
