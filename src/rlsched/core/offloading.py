@@ -196,6 +196,31 @@ class OffloadInstance:
             rank[t] = task.work * inv_speed + best
         return rank
 
+    def descendant_load(self) -> np.ndarray:
+        """What each task's subtree asks of the servers, ``(tasks, 3)``: the cpu-work of its
+        descendants (sum of ``cpu * work``, core-seconds at speed 1), their number, and the most
+        of them at one depth (longest chain of predecessors). PEFT's :meth:`optimistic_cost`
+        assumes no server is ever busy; these say how far a server's cores fall short when the
+        subtree follows its root there (its data is there)."""
+        n = len(self.tasks)
+        parents = [t.parents for t in self.tasks]
+        order = topological_order(parents)
+        depth = np.zeros(n, dtype=int)
+        for t in order:
+            depth[t] = max((depth[p] + 1 for p in parents[t]), default=0)
+        kids = self.children()
+        below: list[set[int]] = [set() for _ in range(n)]
+        for t in reversed(order):
+            for c in kids[t]:
+                below[t] |= below[c] | {c}
+        work = np.array([t.cpu * t.work for t in self.tasks])
+        out = np.zeros((n, 3))
+        for t, d in enumerate(below):
+            if d:
+                idx = np.fromiter(d, dtype=int, count=len(d))
+                out[t] = work[idx].sum(), len(d), np.bincount(depth[idx]).max()
+        return out
+
     def topological_order(self) -> list[int]:
         """Topological order, highest upward rank first among ready tasks (HEFT's order)."""
         return topological_order([t.parents for t in self.tasks], self.upward_rank())

@@ -180,6 +180,14 @@ class WorkflowOffloadingEnv(RlschedEnv):
       node_oct`` minus its least value among the servers that can host the task (0 there and
       where it cannot): what ``peft`` minimises, as ``node_done_gap`` is HEFT's. The table is
       computed once per workflow, so the step reads one row of it.
+    - ``node_subtree (N,)``, ``node_width (N,)`` and ``subtree (3,)`` (only with
+      ``contention=True``; :meth:`OffloadInstance.descendant_load
+      <rlsched.core.offloading.OffloadInstance.descendant_load>`): the cpu-work of the task's
+      descendants over the server's cores times its speed (the least time they take if they all
+      follow the task there; 0 on the cloud), the server's cores over the task's cpu times the
+      most descendants at one depth (capped at 1; 1 on the cloud: how much of the subtree's
+      widest level it runs at once), and the descendants' cpu-work, number and widest level.
+      What the optimistic cost leaves out: the workflow's own tasks queueing behind each other.
     - ``task (8,)``: work, cpu, mem, data in (sum over predecessors; a source: ``input_data``),
       data out, upward rank,
       depth (longest chain of predecessors), fraction of the workflow's tasks still undecided.
@@ -241,7 +249,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
     ``node_child_done``), ``candidates`` (None; k: the mask keeps the k valid servers of
     earliest estimated finish, HEFT's choice first among them, so a policy trained so is
     anchored to HEFT: k=1 is HEFT itself), ``finish_gap`` (False: adds ``node_done_gap``),
-    ``optimistic_cost`` (False: adds ``node_oct`` and ``node_peft_gap``), ``render_mode``.
+    ``optimistic_cost`` (False: adds ``node_oct`` and ``node_peft_gap``), ``contention``
+    (False: adds ``node_subtree``, ``node_width`` and ``subtree``), ``render_mode``.
 
     ## Version History
 
@@ -306,6 +315,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         candidates: int | None = None,
         finish_gap: bool = False,
         optimistic_cost: bool = False,
+        contention: bool = False,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -331,6 +341,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
         self.finish_gap = bool(finish_gap)
         self.optimistic_cost = bool(optimistic_cost)
         self._oct_cache: dict[tuple[int, int], np.ndarray] = {}
+        self.contention = bool(contention)
+        self._load_cache: dict[int, np.ndarray] = {}
         # the anchored mask of the current decision, kept by _observation (which estimates
         # every server anyway) so that action_masks need not estimate them again
         self._anchor_mask: np.ndarray | None = None
@@ -427,6 +439,10 @@ class WorkflowOffloadingEnv(RlschedEnv):
         self._edges = [k for k, s in enumerate(self.servers) if not s.is_cloud]
         #: Edge servers (the ``num_nodes`` argument, or the patent example's three).
         self.num_nodes = len(self._edges)
+        self._is_cloud = np.array([s.is_cloud for s in self.servers])
+        self._cores = np.array([0.0 if s.is_cloud else s.cpu for s in self.servers])
+        speeds = np.array([s.speed for s in self.servers])
+        self._capacity = np.where(self._is_cloud, 1.0, self._cores * speeds)
         all_work = np.array([t.work for tasks in self._pool for t in tasks])
         self.time_unit = float(
             time_unit
@@ -470,6 +486,10 @@ class WorkflowOffloadingEnv(RlschedEnv):
         if self.optimistic_cost:
             boxes["node_oct"] = spaces.Box(0.0, inf, (N,), f32)
             boxes["node_peft_gap"] = spaces.Box(0.0, inf, (N,), f32)
+        if self.contention:
+            boxes["node_subtree"] = spaces.Box(0.0, inf, (N,), f32)
+            boxes["node_width"] = spaces.Box(0.0, 1.0, (N,), f32)
+            boxes["subtree"] = spaces.Box(0.0, inf, (3,), f32)
         # in key order, as a Dict space sorts a mapping's keys
         self.observation_space = spaces.Dict(sorted(boxes.items()))
         #: the observation's arrays: name -> shape, in the space's key order
@@ -504,6 +524,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
             self._pool_input,
             self._opt_cache,  # a pure cache of isolated optima, shared by copies
             self._oct_cache,  # the same for optimistic cost tables
+            self._load_cache,
         ):
             memo[id(shared)] = shared
         new = self.__class__.__new__(self.__class__)
@@ -694,6 +715,16 @@ class WorkflowOffloadingEnv(RlschedEnv):
             self._oct_cache[key] = self._wf[w].optimistic_cost()
         return self._oct_cache[key]
 
+    def descendant_loads(self) -> np.ndarray:
+        """The current workflow's :meth:`OffloadInstance.descendant_load
+        <rlsched.core.offloading.OffloadInstance.descendant_load>` table, cached per workflow
+        template (it does not depend on the origin)."""
+        w = min(self._w, len(self._wf) - 1)
+        key = self._picks[w]
+        if key not in self._load_cache:
+            self._load_cache[key] = self._wf[w].descendant_load()
+        return self._load_cache[key]
+
     def eft_keys(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per server (``inf`` where ``mask`` is False): ``estimate``'s ``done`` rounded to
         1e-9 s and its ``t_trans``, the keys of :func:`~rlsched.core.offloading.eft_order`."""
@@ -861,6 +892,12 @@ class WorkflowOffloadingEnv(RlschedEnv):
             peft = done_at + oct_row
             least = peft[host].min() if host.any() else 0.0
             obs["node_peft_gap"][:] = np.where(host, peft - least, 0.0) / u
+        if self.contention:
+            work, count, width = self.descendant_loads()[t]
+            obs["node_subtree"][:] = np.where(self._is_cloud, 0.0, work / self._capacity) / u
+            fit = self._cores / (task.cpu * max(width, 1.0))
+            obs["node_width"][:] = np.where(self._is_cloud, 1.0, np.minimum(fit, 1.0))
+            obs["subtree"][:] = (work / u, count, width)
         if self.candidates is not None:  # every server is estimated here: keep the mask
             self._anchor_mask = self._first_candidates(host, *_eft_keys(ests))
         data_in = sum(w.tasks[p].data for p in task.parents) if task.parents else w.input_data
