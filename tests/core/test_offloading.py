@@ -200,6 +200,22 @@ def test_optimistic_cost_hand_case() -> None:
     assert oct_[0] == pytest.approx([4.0, 2.75])
 
 
+def test_descendant_load_hand_case() -> None:
+    """A diamond t0 -> (t1, t2) -> t3: t0's subtree holds all three (cpu-work 2 x 3 + 1 x 2 +
+    1 x 1, two of them at depth 1); t1's and t2's only t3; the sink's nothing."""
+    two = _two_servers()
+    tasks = (
+        OffloadTask("t0", "a", 1.0, 1.0, 4.0, 1.0),
+        OffloadTask("t1", "a", 2.0, 1.0, 3.0, 1.0, (0,)),
+        OffloadTask("t2", "a", 1.0, 1.0, 2.0, 1.0, (0,)),
+        OffloadTask("t3", "a", 1.0, 1.0, 1.0, 1.0, (1, 2)),
+    )
+    inst = OffloadInstance(two.servers, two.adj, 4.0, 2.0, tasks)
+    assert inst.descendant_load() == pytest.approx(
+        np.array([[9.0, 3.0, 2.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0], [0.0, 0.0, 0.0]])
+    )
+
+
 def test_optimistic_cost_bounds_every_schedule_from_below() -> None:
     """Whatever the placement, the workflow completes no earlier than any task's finish plus
     its table entry on its server: the table is optimistic (no queueing, no pulls, each later

@@ -283,6 +283,37 @@ def test_finish_gap_is_the_lag_behind_the_earliest_finish() -> None:
     assert states > 10
 
 
+def test_contention_keys_are_the_subtree_load_on_each_server() -> None:
+    """``contention``: ``subtree`` is the current task's row of the workflow's descendant
+    load (cpu-work in time units, count, widest level); ``node_subtree`` that work over each
+    edge server's cores x speed (0 on the cloud); ``node_width`` its cores over the task's cpu
+    x the widest level, capped at 1 (1 on the cloud). Off by default."""
+    env = WorkflowOffloadingEnv(num_workflows=2, contention=True)
+    plain = WorkflowOffloadingEnv(num_workflows=2).observation_space.spaces
+    assert not {"node_subtree", "node_width", "subtree"} & set(plain)
+    cloud = np.array([s.is_cloud for s in env.servers])
+    cores = np.array([s.cpu for s in env.servers])
+    speed = np.array([s.speed for s in env.servers])
+    assert cloud.any() and not cloud.all()
+    rng = np.random.default_rng(2)
+    obs, _ = env.reset(seed=2)
+    done, states, wide = False, 0, 0
+    while not done:
+        inst, t = env.current_instance(), env.current_task
+        work, count, width = inst.descendant_load()[t]
+        assert obs["subtree"] == pytest.approx([work / env.time_unit, count, width], rel=1e-5)
+        edge = ~cloud
+        want = work / (cores[edge] * speed[edge]) / env.time_unit
+        assert obs["node_subtree"][edge] == pytest.approx(want, rel=1e-5, abs=1e-6)
+        assert np.all(obs["node_subtree"][cloud] == 0.0) and np.all(obs["node_width"][cloud] == 1)
+        fit = np.minimum(cores[edge] / (inst.tasks[t].cpu * max(width, 1.0)), 1.0)
+        assert obs["node_width"][edge] == pytest.approx(fit, rel=1e-5)
+        wide += int(width >= 2)
+        obs, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+        states += 1
+    assert states > 10 and wide > 0  # some subtree had two tasks at one depth
+
+
 def test_optimistic_cost_keys_are_the_table_row_and_peft_lag() -> None:
     """``optimistic_cost``: ``node_oct`` is the current task's row of the workflow's table and
     ``node_peft_gap`` how far each server's ``done + oct`` is above the least among the
