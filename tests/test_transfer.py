@@ -4,7 +4,7 @@ import pytest
 
 from rlsched.evaluate import make_env
 from rlsched.policies.registry import make_policy
-from rlsched.transfer import markdown, trained_size, transfer
+from rlsched.transfer import env_kwargs_at, markdown, trained_size, transfer
 from rlsched.zoo import card
 
 NAME = "serverless-edge-maskable-ppo"
@@ -35,6 +35,23 @@ def test_transfer_pairs_the_policy_with_the_best_heuristic_at_each_size() -> Non
         assert p["reference"] == r["reference"] and p["n"] == 2
         assert p["mean_diff"] == pytest.approx(r["learned_mean"] - r["reference_mean"])
     assert "| 20 | " in markdown(NAME, res)
+
+
+def test_the_trained_row_plays_the_cards_own_cluster() -> None:
+    """An entry whose card leaves the size to the env's draw (the small-DAG WorkflowOffloading
+    entry: 3-5 servers drawn) is judged at that size on the card's cluster, not on another one
+    built with the size named (which skips the draw); other sizes are named."""
+    c = card("workflow-small-lookahead-ppo")
+    assert "num_nodes" not in c["env_kwargs"]
+    n = trained_size("workflow-small-lookahead-ppo")
+
+    def servers(kw: dict) -> tuple:
+        return make_env(c["env"], c["test"]["dataset"], **kw).unwrapped.servers
+
+    card_kw = {**c["env_kwargs"], "scenario": c["preset"]}
+    assert servers(env_kwargs_at(c, n, n)) == servers(card_kw)
+    assert servers({**card_kw, "num_nodes": n}) != servers(card_kw)
+    assert len(servers(env_kwargs_at(c, 10, n))) == 11  # ten edge servers and the cloud
 
 
 def test_transfer_refuses_what_it_cannot_measure() -> None:

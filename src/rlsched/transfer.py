@@ -32,6 +32,14 @@ def _env_kwargs(c: dict[str, Any]) -> dict[str, Any]:
     return kw
 
 
+def env_kwargs_at(c: dict[str, Any], n: int, trained: int) -> dict[str, Any]:
+    """Card ``c``'s env arguments at ``n`` nodes. The trained size keeps the card's own: naming
+    a size the card left to the env's draw (WorkflowOffloading draws 3-5 servers) would skip
+    that draw and build another cluster of the same size."""
+    base = _env_kwargs(c)
+    return base if n == trained and SIZE_ARGUMENT not in base else {**base, SIZE_ARGUMENT: n}
+
+
 def trained_size(name: str) -> int:
     """The node count the entry was trained at (its preset and env arguments)."""
     c = card(name)
@@ -64,14 +72,13 @@ def transfer(
     c = card(name)
     env_id, dataset = c["env"], c["test"]["dataset"]
     arg = size_argument(env_id)
-    base = _env_kwargs(c)
     trained = _trained_size(c)
     spec = f"learned:{PREFIX}{name}"
     rows = []
     for n in dict.fromkeys([trained, *(int(s) for s in sizes)]):  # ordered, no repeats
         if n < 2:
             raise ValueError(f"--sizes: {n} nodes; a placement needs at least 2")
-        kw = {**base, arg: n}
+        kw = env_kwargs_at(c, n, trained)
         rep = compare(env_id, dataset, f"plain,{spec}", episodes=episodes, seed=seed,
                       env_kwargs=kw)
         by = {r["policy"]: r for r in rep["results"]}
