@@ -895,7 +895,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         if self.contention:
             work, count, width = self.descendant_loads()[t]
             obs["node_subtree"][:] = np.where(self._is_cloud, 0.0, work / self._capacity) / u
-            fit = self._cores / (task.cpu * max(width, 1.0))
+            fit = self._cores / (max(task.cpu, 1e-9) * max(width, 1.0))  # a trace may say 0 cpu
             obs["node_width"][:] = np.where(self._is_cloud, 1.0, np.minimum(fit, 1.0))
             obs["subtree"][:] = (work / u, count, width)
         if self.candidates is not None:  # every server is estimated here: keep the mask
