@@ -1,13 +1,14 @@
-"""Round W4's entry on every test the small-DAG WorkflowOffloading split has had (descriptive:
-each was played after the entry was chosen; nothing is chosen on it).
+"""The small-DAG WorkflowOffloading entry on every test the split has had (descriptive: each
+was played after the entry was chosen; nothing is chosen on it).
 
 Round W4 (``make_zoo_wf_small_contention.py``) kept a student that reads the env's
 ``contention`` keys; its own test (seeds 6000+) and its card's (seeds 1000+) disagree on PEFT
-(better there, no significant difference here). The entry, the one it replaced (round W2's,
-taken from git d75972c), PEFT and HEFT play the four test
-sets of 40 episodes used so far (seeds 1000+, the card's; 4000+, round W2's; 5000+, W3's;
-6000+, W4's) with every episode's gap to the isolated CP-SAT optimum; the 160 episodes are
-then pooled (the issue's goal is a mean gap within 2%).
+(better there, no significant difference here). Round W5 (``make_zoo_wf_small_contention_more.py``)
+then replaced it. The entry, the ones before it (round W2's from git d75972c, round W4's from
+git 1031981), PEFT and HEFT play the five test sets of 40 episodes used so far (seeds 1000+,
+the card's; 4000+, round W2's; 5000+, W3's; 6000+, W4's; 7000+, W5's) with every episode's
+gap to the isolated CP-SAT optimum; the 200 episodes are then pooled (the issue's goal is a
+mean gap within 2%).
 
     python docs/results/wf_small_contention_tests.py    (about 2 minutes here)
 
@@ -27,25 +28,27 @@ from rlsched.stats import bootstrap_mean_ci, paired
 from rlsched.zoo import ZOO_DIR, card
 
 NAME = "workflow-small-lookahead-ppo"
-SEEDS = (1000, 4000, 5000, 6000)
+SEEDS = (1000, 4000, 5000, 6000, 7000)
 OUT = ROOT / "docs/results/wf_small_contention_tests.json"
-BEFORE = "d75972c"  # the commit that shipped round W2's entry
+#: earlier entries: the commit that holds each
+BEFORE = {"w2_entry": "d75972c", "w4_entry": "1031981"}
 
 
-def old_entry(into: Path) -> str:
-    """Round W2's entry, written from git into ``into``; its ``learned:`` spec."""
+def old_entry(commit: str, into: Path) -> str:
+    """The entry as of ``commit``, written from git into ``into``; its ``learned:`` spec."""
+    into.mkdir()
     for f in ("model.zip", "meta.json"):
-        blob = f"{BEFORE}:src/rlsched/zoo/{NAME}/model/{f}"
+        blob = f"{commit}:src/rlsched/zoo/{NAME}/model/{f}"
         data = subprocess.run(["git", "show", blob], cwd=ROOT, capture_output=True, check=True)
         (into / f).write_bytes(data.stdout)
     return f"learned:{into}"
 
 
-def main(old: str) -> None:
+def main(olds: dict[str, str]) -> None:
     entry = f"learned:{ZOO_DIR / NAME / 'model'}"
     extra = dict(card(NAME)["env_kwargs"])
-    players = ("peft", "heft", old, entry)
-    short = {entry: "entry", old: "w2_entry"}
+    players = ("peft", "heft", *olds.values(), entry)
+    short = {entry: "entry", **{spec: name for name, spec in olds.items()}}
     values: dict[str, list[float]] = {p: [] for p in players}
     gaps: dict[str, list[float]] = {p: [] for p in players}
     out: dict = {"dataset": TEST, "sets": {}}
@@ -58,7 +61,7 @@ def main(old: str) -> None:
             gaps[p] += g[p]
             row[short.get(p, p)] = {"mean_completion": rows[p]["metrics"]["mean_completion"],
                       "gap_mean": float(np.mean(g[p]))}  # fmt: skip
-        for ref in ("peft", "heft", old):
+        for ref in ("peft", "heft", *olds.values()):
             row[f"entry_vs_{short.get(ref, ref)}"] = paired(
                 rows[entry]["episode_values"], rows[ref]["episode_values"], direction="lower",
                 reference=short.get(ref, ref), metric="mean_completion").to_json()  # fmt: skip
@@ -73,7 +76,7 @@ def main(old: str) -> None:
         lo, hi = bootstrap_mean_ci(np.asarray(gaps[p]))
         pooled[short.get(p, p)] = {
             "gap_mean": float(np.mean(gaps[p])), "gap_ci95": [lo, hi]}  # fmt: skip
-    for ref in ("peft", "heft", old):
+    for ref in ("peft", "heft", *olds.values()):
         pair = paired(values[entry], values[ref], direction="lower", reference=short.get(ref, ref))
         pooled[f"entry_vs_{short.get(ref, ref)}"] = pair.to_json()
     out["pooled"] = pooled
@@ -89,4 +92,4 @@ def main(old: str) -> None:
 
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
-        main(old_entry(Path(tmp)))
+        main({name: old_entry(commit, Path(tmp) / name) for name, commit in BEFORE.items()})
