@@ -16,6 +16,9 @@ set of their own (``seed=7``, 100 episodes), seeds 0-1 (as W2's)::
       runs/zoo/workflow_offloading_small_contention_exit 0 1
     python docs/results/make_zoo_wf_small_contention.py
 
+(Round W5, ``make_zoo_wf_small_contention_more.py``, later trained seeds 2-4 into the same
+folder; W4's choice was between seeds 0 and 1, so a rerun of this rule moves them aside first.)
+
 The rule, fixed here (2026-11-29) before these models were trained: the rule of
 ``make_zoo_wf_small_residual.py`` over these two runs:
 
