@@ -196,6 +196,13 @@ class OffloadInstance:
             rank[t] = task.work * inv_speed + best
         return rank
 
+    def depth(self) -> np.ndarray:
+        """Each task's depth: the longest chain of predecessors above it (0 for a source)."""
+        dep = np.zeros(len(self.tasks))
+        for t in topological_order([t.parents for t in self.tasks]):
+            dep[t] = max((dep[p] + 1 for p in self.tasks[t].parents), default=0.0)
+        return dep
+
     def descendant_load(self) -> np.ndarray:
         """What each task's subtree asks of the servers, ``(tasks, 3)``: the cpu-work of its
         descendants (sum of ``cpu * work``, core-seconds at speed 1), their number, and the most
@@ -203,11 +210,8 @@ class OffloadInstance:
         assumes no server is ever busy; these say how far a server's cores fall short when the
         subtree follows its root there (its data is there)."""
         n = len(self.tasks)
-        parents = [t.parents for t in self.tasks]
-        order = topological_order(parents)
-        depth = np.zeros(n, dtype=int)
-        for t in order:
-            depth[t] = max((depth[p] + 1 for p in parents[t]), default=0)
+        order = topological_order([t.parents for t in self.tasks])
+        depth = self.depth().astype(int)
         kids = self.children()
         below: list[set[int]] = [set() for _ in range(n)]
         for t in reversed(order):

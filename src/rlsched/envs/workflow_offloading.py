@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypedDict
 
 import numpy as np
@@ -88,6 +88,13 @@ def _eft_keys(ests: Sequence[Estimate | None]) -> tuple[np.ndarray, np.ndarray]:
     done = np.array([np.inf if e is None else round(e["done"], 9) for e in ests])
     trans = np.array([np.inf if e is None else e["t_trans"] for e in ests])
     return done, trans
+
+
+def _cached(cache: dict[Any, np.ndarray], key: Any, build: Callable[[], np.ndarray]) -> np.ndarray:
+    """``cache[key]``, built by ``build()`` the first time."""
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
 
 
 class WorkflowOffloadingEnv(RlschedEnv):
@@ -441,8 +448,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
         self.num_nodes = len(self._edges)
         self._is_cloud = np.array([s.is_cloud for s in self.servers])
         self._cores = np.array([0.0 if s.is_cloud else s.cpu for s in self.servers])
-        speeds = np.array([s.speed for s in self.servers])
-        self._capacity = np.where(self._is_cloud, 1.0, self._cores * speeds)
+        self._speeds = np.array([s.speed for s in self.servers])
+        self._capacity = np.where(self._is_cloud, 1.0, self._cores * self._speeds)
         all_work = np.array([t.work for tasks in self._pool for t in tasks])
         self.time_unit = float(
             time_unit
@@ -588,13 +595,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         rows = zip(picks, arrivals, origins, strict=True)
         wf = [self._static(k, float(a), o) for k, a, o in rows]
         children = [w.children() for w in wf]
-        depth = []
-        for w in wf:
-            dep = np.zeros(len(w.tasks))
-            for t in w.topological_order():
-                ps = w.tasks[t].parents
-                dep[t] = max((dep[p] + 1 for p in ps), default=0.0)
-            depth.append(dep)
+        depth = [w.depth() for w in wf]
         self._wf = self._wf[:first] + wf
         self._picks = self._picks[:first] + list(picks)
         self._origin = self._origin[:first] + list(origins)
@@ -711,19 +712,14 @@ class WorkflowOffloadingEnv(RlschedEnv):
         template and origin."""
         w = min(self._w, len(self._wf) - 1)
         key = (self._picks[w], self._origin[w])
-        if key not in self._oct_cache:
-            self._oct_cache[key] = self._wf[w].optimistic_cost()
-        return self._oct_cache[key]
+        return _cached(self._oct_cache, key, self._wf[w].optimistic_cost)
 
     def descendant_loads(self) -> np.ndarray:
         """The current workflow's :meth:`OffloadInstance.descendant_load
         <rlsched.core.offloading.OffloadInstance.descendant_load>` table, cached per workflow
         template (it does not depend on the origin)."""
         w = min(self._w, len(self._wf) - 1)
-        key = self._picks[w]
-        if key not in self._load_cache:
-            self._load_cache[key] = self._wf[w].descendant_load()
-        return self._load_cache[key]
+        return _cached(self._load_cache, self._picks[w], self._wf[w].descendant_load)
 
     def eft_keys(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per server (``inf`` where ``mask`` is False): ``estimate``'s ``done`` rounded to
@@ -849,8 +845,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
     def _observation(self) -> dict[str, np.ndarray]:
         N = self.num_servers
         obs = {k: np.zeros(shape, np.float32) for k, shape in self._obs_shapes.items()}
-        obs["node_speed"][:] = [s.speed for s in self.servers]
-        obs["node_is_cloud"][:] = [float(s.is_cloud) for s in self.servers]
+        obs["node_speed"][:] = self._speeds
+        obs["node_is_cloud"][:] = self._is_cloud
         if self._done:
             obs["node_free"][:] = 1.0
             return obs
