@@ -240,12 +240,13 @@ def _seed_group(spec: str, run: Callable[[str, str | None], dict[str, Any]]) -> 
     statistics pool them (IQM of the main metric; paired with a stratified bootstrap)."""
     import glob
 
-    paths = sorted(glob.glob(spec.split(":", 1)[1]))
+    pattern, sep, query = spec.split(":", 1)[1].partition("?")  # ?anchor=...: every seed's
+    paths = sorted(glob.glob(pattern))
     if not paths:
         raise ConfigError(f"{spec}: no model folder matches")
     if len(paths) == 1:  # one seed: a plain paired row (a stratified bootstrap needs seeds)
-        return run(f"learned:{paths[0]}", None)
-    seeds = [run(f"learned:{p}", f"learned:{p}") for p in paths]
+        return run(f"learned:{paths[0]}{sep}{query}", None)
+    seeds = [run(f"learned:{p}{sep}{query}", f"learned:{p}{sep}{query}") for p in paths]
     vals = np.array([s["episode_values"] for s in seeds], dtype=float)
     rewards = np.array([s["episode_rewards"] for s in seeds], dtype=float)
     keys = seeds[0]["metrics"].keys()

@@ -32,8 +32,8 @@ from rlsched.agents.networks import is_node_policy, node_logits, resized_space_e
 from rlsched.agents.node_numpy import NodeScorer
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Action, Observation, Policy
-from rlsched.policies.offloading import anchored_servers
-from rlsched.policies.pods import anchored_actions
+from rlsched.policies.offloading import anchored_servers, heft_choice, peft_choice
+from rlsched.policies.pods import GreedyMigrationPolicy, anchored_actions
 from rlsched.runtime import set_torch_threads
 
 #: env id -> the valid actions a model trained with the env argument ``candidates`` keeps,
@@ -43,11 +43,19 @@ ANCHORS: dict[str, Callable[[Observation, np.ndarray, int], np.ndarray]] = {
     "rlsched/WorkflowOffloading-v0": anchored_servers,
 }
 
+#: env id -> heuristic -> its choice from an observation and the mask alone (no env state, so
+#: at serving speed): the heuristics a margin-gated policy can defer to (``anchor``)
+OBSERVED_HEURISTICS: dict[str, dict[str, Callable[[Observation, np.ndarray], int]]] = {
+    "rlsched/PodRebalancing-v0": {"greedy_migration": GreedyMigrationPolicy().act},
+    "rlsched/WorkflowOffloading-v0": {"heft": heft_choice, "peft": peft_choice},
+}
+
 # the model folder's names, defined in rlsched.agents.models, are also read from here
 __all__ = [
     "ALGOS",
     "MASKED_ALGOS",
     "MODEL_FORMAT",
+    "OBSERVED_HEURISTICS",
     "LearnedPolicy",
     "algo_class",
     "read_meta",
@@ -62,13 +70,25 @@ class LearnedPolicy(Policy):
     for PPO and DQN the mask is applied to the action logits / Q-values, so every policy in a
     comparison plays by the same rules. For a Box action space (PPO) the mask is ignored and
     the action is the distribution's mean, clipped to the space (``predict(deterministic=True)``).
+
+    **Margin gate** (``anchor`` and ``margin``; ``learned:PATH?anchor=peft&margin=2``, or the
+    model folder's ``meta.json`` ``"anchor": {"policy": ..., "margin": ...}``, which a zoo entry
+    ships): a node-scoring model then plays its own choice only where its logit exceeds the
+    logit of the anchor heuristic's choice by at least ``margin``, and the heuristic's choice
+    otherwise. ``margin=0`` is the model, ``inf`` the heuristic; in between, the model departs
+    from the heuristic only where it is confident. A trust region around the heuristic, for a
+    student whose departures win on some data and lose on other (its margin is chosen on
+    validation, as any model is). The anchor is computed from the observation alone
+    (:data:`OBSERVED_HEURISTICS`).
     """
 
     category = "learned"
     #: greedy and memoryless: rollouts share the object (and its network) instead of copying
     stateless = True
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(
+        self, path: str | Path, anchor: str | None = None, margin: float | None = None
+    ) -> None:
         set_torch_threads()
         self.dir = resolve_model_dir(path)
         self.meta = read_meta(self.dir)
@@ -97,6 +117,39 @@ class LearnedPolicy(Policy):
         k = self.env_kwargs.get("candidates")
         self._anchor = ANCHORS.get(self.env_id) if k else None
         self.candidates = int(k) if k and self._anchor is not None else None
+        self.anchor: str | None = None
+        self.margin: float | None = None
+        self._gate: Callable[[Observation, np.ndarray], int] | None = None
+        shipped = self.meta.get("anchor") or {}
+        anchor = anchor if anchor is not None else shipped.get("policy")
+        margin = margin if margin is not None else shipped.get("margin")
+        if anchor is not None or margin is not None:
+            self._set_gate(anchor, margin)
+
+    def _set_gate(self, anchor: str | None, margin: Any) -> None:
+        """Check and keep the margin gate (class docstring)."""
+        where = f"{self.dir}: anchor={anchor}, margin={margin}"
+        if anchor is None or margin is None:
+            raise PolicyError(f"{where}: a margin gate needs both an anchor and a margin")
+        known = OBSERVED_HEURISTICS.get(self.env_id, {})
+        if anchor not in known:
+            raise PolicyError(
+                f"{where}: {self.env_id} has no heuristic {anchor!r} computed from the "
+                f"observation; known: {', '.join(known) or 'none'}"
+            )
+        try:
+            m = float(margin)
+        except (TypeError, ValueError):
+            m = float("nan")
+        if not m >= 0:  # NaN too
+            raise PolicyError(
+                f"{where}: the margin is a logit difference, a number >= 0 (inf allowed)"
+            )
+        if self._scorer is None:
+            raise PolicyError(
+                f"{where}: a margin compares node-scoring logits; this {self.algo} model has none"
+            )
+        self.anchor, self.margin, self._gate = anchor, m, known[anchor]
 
     @property
     def env_id(self) -> str:
@@ -160,6 +213,17 @@ class LearnedPolicy(Policy):
         return self._scorer.logits(observation).astype(np.float64)
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
+        action = self._act(observation, mask)
+        if self._gate is None:
+            return action
+        assert self._scorer is not None and self.margin is not None  # _set_gate checked
+        held = self._gate(observation, mask)
+        if held == action:
+            return action
+        mine, theirs = self._scorer.logits(observation, np.array([action, held]))
+        return action if float(mine) - float(theirs) >= self.margin else held
+
+    def _act(self, observation: Observation, mask: np.ndarray) -> Action:
         if self._anchor is not None and self.candidates is not None:
             # first: this is PodRebalancing's path at 100 nodes
             assert isinstance(observation, dict)  # both anchored envs' observations
@@ -197,4 +261,7 @@ class LearnedPolicy(Policy):
         return int(np.argmax(scores))
 
     def describe(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": "learned", "algo": self.algo, "path": str(self.dir)}
+        out = {"name": self.name, "kind": "learned", "algo": self.algo, "path": str(self.dir)}
+        if self._gate is not None:
+            out.update(anchor=self.anchor, margin=self.margin)
+        return out

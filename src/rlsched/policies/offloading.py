@@ -21,6 +21,7 @@ import numpy as np
 
 from rlsched.core.offloading import eft_order
 from rlsched.core.optimal import solve
+from rlsched.errors import PolicyError
 from rlsched.policies.base import Observation, Policy
 from rlsched.policies.rollout import RolloutPolicy
 
@@ -47,6 +48,31 @@ def anchored_servers(observation: Observation, mask: np.ndarray, candidates: int
     assert isinstance(observation, dict)
     order = eft_order(observation["node_done"], observation["node_transfer"], mask)
     return np.sort(order[:candidates])
+
+
+def heft_choice(observation: Observation, mask: np.ndarray) -> int:
+    """HEFT's server computed from the observation alone (``node_done``, ``node_transfer``):
+    the first of :func:`anchored_servers`. What a margin-gated learned policy compares its
+    choice with (:class:`~rlsched.policies.learned.LearnedPolicy`); without env state, so it
+    costs what the serving path allows."""
+    if not mask.any():
+        return 0
+    return int(anchored_servers(observation, mask, 1)[0])
+
+
+def peft_choice(observation: Observation, mask: np.ndarray) -> int:
+    """PEFT's server computed from the observation alone: least ``node_peft_gap`` (the env's
+    ``optimistic_cost=True`` key), then less transfer, then lower index, as
+    :class:`PeftPolicy` orders them. The gap is float32 and relative, so finishes that differ
+    by less than float32 resolves count as ties here."""
+    assert isinstance(observation, dict)
+    if "node_peft_gap" not in observation:
+        raise PolicyError(
+            "peft from the observation reads node_peft_gap: the env needs optimistic_cost=True"
+        )
+    if not mask.any():
+        return 0
+    return int(eft_order(observation["node_peft_gap"], observation["node_transfer"], mask)[0])
 
 
 class _EnvPolicy(Policy):

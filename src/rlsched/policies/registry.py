@@ -88,8 +88,9 @@ def _with_arguments(spec: str, env: Any, seed: int | None) -> Policy:
 
 def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     """Build the policy ``spec`` (a heuristic name, ``NAME?key=value&...`` for an env's own
-    policy with arguments, ``learned:PATH``, or ``clairvoyant`` / ``clairvoyant:BASE``: the
-    oracle over the env's default or the named base heuristic)."""
+    policy with arguments, ``learned:PATH`` (``?anchor=H&margin=M``: the margin gate of
+    :class:`~rlsched.policies.learned.LearnedPolicy`), or ``clairvoyant`` /
+    ``clairvoyant:BASE``: the oracle over the env's default or the named base heuristic)."""
     if spec == "clairvoyant" or spec.startswith("clairvoyant:"):
         base_env: RlschedEnv = env.unwrapped
         base = spec.split(":", 1)[1] if ":" in spec else base_env.oracle_base
@@ -113,9 +114,21 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
             )
         return make_rollout(env, base, seed=seed)
     if spec.startswith("learned:"):
-        pol = LearnedPolicy(spec.split(":", 1)[1])
+        path, kwargs = split_arguments(spec.split(":", 1)[1])
+        unknown = sorted(set(kwargs) - {"anchor", "margin"})
+        if unknown:
+            raise PolicyError(
+                f"policy {spec!r}: learned:PATH takes anchor and margin, not {unknown}"
+            )
+        pol = LearnedPolicy(path, **kwargs)
+        if kwargs:
+            pol.name = spec
         pol.check_env(env.unwrapped)
         res = pol.meta.get("residual")
+        if res and pol.margin is not None:
+            raise PolicyError(
+                f"policy {spec!r}: a residual model's action is not gated by a margin"
+            )
         if res:  # trained as a correction to a heuristic: it acts over that heuristic here too
             heuristic = make_policy(str(res["policy"]), env, seed=seed)
             bounds = tuple(res.get("range") or FULL_RANGE)

@@ -1,0 +1,151 @@
+"""LearnedPolicy's margin gate: a node-scoring model departs from a heuristic only where its
+logit for its own choice beats the heuristic's choice by the margin."""
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlsched.errors import PolicyError
+from rlsched.evaluate import compare, make_env
+from rlsched.policies import make_policy
+from rlsched.policies.learned import LearnedPolicy
+from rlsched.policies.offloading import PeftPolicy, heft_choice, peft_choice
+from rlsched.policies.pods import GreedyMigrationPolicy
+from rlsched.splits import SPLITS
+from rlsched.zoo import card, resolve
+
+WF = "workflow-small-lookahead-ppo"  # a node-scoring student of the search teacher over PEFT
+PODS = "pod-rebalancing-anchored-ppo"
+
+
+def _wf_env():
+    c = card(WF)
+    return make_env(c["env"], c["test"]["dataset"], **c["env_kwargs"], scenario=c["preset"])
+
+
+def _decisions(env, episodes: int = 6):
+    """(observation, mask) pairs of PEFT's play, with PEFT's own choice at each."""
+    peft = PeftPolicy(env, 0)
+    out = []
+    for k in range(episodes):
+        obs, _ = env.reset(seed=1000 + k)
+        done = False
+        while not done:
+            mask = env.unwrapped.action_masks()
+            a = peft.act(obs, mask)
+            out.append(({key: v.copy() for key, v in obs.items()}, mask.copy(), a))
+            obs, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+    return out
+
+
+def test_peft_and_heft_from_the_observation_are_the_env_policies() -> None:
+    env = _wf_env()
+    decisions = _decisions(env)
+    assert len(decisions) >= 60  # six 15-task workflows
+    assert all(peft_choice(obs, mask) == a for obs, mask, a in decisions)
+    heft = make_policy("heft", env, seed=0)
+    obs, _ = env.reset(seed=1000)
+    mask = env.unwrapped.action_masks()
+    assert heft_choice(obs, mask) == heft.act(obs, mask)
+
+
+def test_the_gate_plays_the_model_at_margin_zero_the_heuristic_at_inf_and_departs_by_margin():
+    env = _wf_env()
+    decisions = _decisions(env)
+    path = resolve(f"zoo/{WF}")
+    scorer = LearnedPolicy(path)._scorer  # the network alone, whatever gate the folder ships
+    assert scorer is not None
+    gated = {m: LearnedPolicy(path, anchor="peft", margin=m) for m in (0.0, 0.3, math.inf)}
+    departures = 0
+    for obs, mask, peft_a in decisions:
+        own = scorer.act(obs, mask)
+        assert gated[0.0].act(obs, mask) == own
+        assert gated[math.inf].act(obs, mask) == peft_a
+        lo = scorer.logits(obs)
+        mid = gated[0.3].act(obs, mask)
+        if own != peft_a:
+            departures += 1
+            assert mid == (own if lo[own] - lo[peft_a] >= 0.3 else peft_a)
+        else:
+            assert mid == own
+    # the gate is exercised: the student leaves PEFT somewhere in these episodes (else the
+    # middle margin would be checked only where both agree)
+    assert departures > 0
+
+
+def test_the_gate_is_a_policy_spec_and_a_row_of_its_own() -> None:
+    c = card(WF)
+    rep = compare(
+        c["env"], c["test"]["dataset"],
+        f"peft,learned:zoo/{WF}?anchor=peft&margin=inf", episodes=3, seed=1000,
+        env_kwargs={**c["env_kwargs"], "scenario": c["preset"]}, reference="peft",
+    )  # fmt: skip
+    rows = {r["policy"]: r for r in rep["results"]}
+    gated = rows[f"learned:zoo/{WF}?anchor=peft&margin=inf"]
+    # with an infinite margin it is PEFT: the same value in every episode
+    assert gated["episode_values"] == rows["peft"]["episode_values"]
+    assert gated["paired"]["ties"] == 3
+
+
+def test_a_model_folder_ships_its_gate(tmp_path: Path) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(resolve(f"zoo/{WF}"), model)
+    meta = json.loads((model / "meta.json").read_text())
+    meta["anchor"] = {"policy": "peft", "margin": 1.5}
+    (model / "meta.json").write_text(json.dumps(meta))
+    env = _wf_env()
+    pol = make_policy(f"learned:{model}", env)
+    assert (pol.anchor, pol.margin) == ("peft", 1.5)
+    assert pol.describe()["margin"] == 1.5
+    # a spec's arguments override the folder's
+    assert make_policy(f"learned:{model}?anchor=heft&margin=0", env).anchor == "heft"
+
+
+def test_the_pods_entry_defers_to_greedy_migration_at_an_infinite_margin() -> None:
+    env_id = "rlsched/PodRebalancing-v0"
+    kwargs = card(PODS)["env_kwargs"]
+    env = make_env(env_id, SPLITS[env_id].test, **kwargs, episode_length=8)
+    pol = make_policy(f"learned:zoo/{PODS}?anchor=greedy_migration&margin=inf", env)
+    greedy = GreedyMigrationPolicy()
+    obs, _ = env.reset(seed=1000)
+    for _ in range(8):
+        mask = env.unwrapped.action_masks()
+        a = pol.act(obs, mask)
+        assert a == greedy.act(obs, mask)
+        obs, *_ = env.step(a)
+
+
+@pytest.mark.parametrize(
+    ("spec", "match"),
+    [
+        (f"learned:zoo/{WF}?margin=1", "needs both an anchor and a margin"),
+        (f"learned:zoo/{WF}?anchor=peft", "needs both an anchor and a margin"),
+        (f"learned:zoo/{WF}?anchor=hef&margin=1", r"no heuristic 'hef'.*known: heft, peft"),
+        (f"learned:zoo/{WF}?anchor=peft&margin=-1", "a number >= 0"),
+        (f"learned:zoo/{WF}?anchor=peft&margin=nan", "a number >= 0"),
+        (f"learned:zoo/{WF}?anchor=peft&margin=1&k=2", r"takes anchor and margin, not \['k'\]"),
+    ],
+)
+def test_a_bad_gate_is_one_clear_error(spec: str, match: str) -> None:
+    with pytest.raises(PolicyError, match=match):
+        make_policy(spec, _wf_env())
+
+
+def test_peft_from_the_observation_needs_the_optimistic_cost_key() -> None:
+    env_id = "rlsched/WorkflowOffloading-v0"
+    env = make_env(env_id, SPLITS[env_id].test)
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(PolicyError, match="optimistic_cost=True"):
+        peft_choice(obs, np.ones(env.action_space.n, dtype=bool))
+
+
+def test_a_model_without_node_logits_has_no_gate() -> None:
+    name = "llm-autoscaling-slo-ppo"
+    env = make_env(card(name)["env"], SPLITS[card(name)["env"]].test)
+    with pytest.raises(PolicyError, match="no heuristic 'hpa'"):
+        make_policy(f"learned:zoo/{name}?anchor=hpa&margin=1", env)
