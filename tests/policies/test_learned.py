@@ -96,7 +96,7 @@ def test_a_model_folder_ships_its_gate(tmp_path: Path) -> None:
     model = tmp_path / "model"
     shutil.copytree(resolve(f"zoo/{WF}"), model)
     meta = json.loads((model / "meta.json").read_text())
-    meta["anchor"] = {"policy": "peft", "margin": 1.5}
+    meta["gate"] = {"anchor": "peft", "margin": 1.5}
     (model / "meta.json").write_text(json.dumps(meta))
     env = _wf_env()
     pol = make_policy(f"learned:{model}", env)

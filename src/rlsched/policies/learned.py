@@ -72,7 +72,7 @@ class LearnedPolicy(Policy):
     the action is the distribution's mean, clipped to the space (``predict(deterministic=True)``).
 
     **Margin gate** (``anchor`` and ``margin``; ``learned:PATH?anchor=peft&margin=2``, or the
-    model folder's ``meta.json`` ``"anchor": {"policy": ..., "margin": ...}``, which a zoo entry
+    model folder's ``meta.json`` ``"gate": {"anchor": ..., "margin": ...}``, which a zoo entry
     ships): a node-scoring model then plays its own choice only where its logit exceeds the
     logit of the anchor heuristic's choice by at least ``margin``, and the heuristic's choice
     otherwise. ``margin=0`` is the model, ``inf`` the heuristic; in between, the model departs
@@ -120,8 +120,8 @@ class LearnedPolicy(Policy):
         self.anchor: str | None = None
         self.margin: float | None = None
         self._gate: Callable[[Observation, np.ndarray], int] | None = None
-        shipped = self.meta.get("anchor") or {}
-        anchor = anchor if anchor is not None else shipped.get("policy")
+        shipped = self.meta.get("gate") or {}
+        anchor = anchor if anchor is not None else shipped.get("anchor")
         margin = margin if margin is not None else shipped.get("margin")
         if anchor is not None or margin is not None:
             self._set_gate(anchor, margin)
