@@ -107,7 +107,7 @@ def main() -> None:
     meta_path = ZOO_DIR / NAME / "model" / "meta.json"
     meta = json.loads(meta_path.read_text())
     meta["gate"] = gate
-    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    meta_path.write_text(json.dumps(meta, indent=2))
     split = SPLITS[ENV]
     val = compare(ENV, split.validation, f"plain,{ENTRY}", episodes=CARD_EPISODES,
                   seed=VAL_SEED, env_kwargs=kwargs)  # fmt: skip

@@ -24,7 +24,7 @@ The rule, fixed here (2026-11-29, before any gated candidate played the episodes
    every heuristic that does not search play them. Eligible: not significantly worse than the
    best heuristic there (paired 95%). Kept: the eligible candidate with the lowest mean
    completion; equal means go to the larger margin (closer to PEFT), then the lower seed. The
-   kept candidate becomes the entry (its model and its gate, ``meta.json`` ``anchor``) unless
+   kept candidate becomes the entry (its model and its gate, ``meta.json`` ``gate``) unless
    it is the entry itself; none eligible: the entry stays.
 3. Test, whatever the choice: 40 fresh episodes of the test set (``seed=4``, seeds 8000+;
    1000+ to 7000+ served earlier tests), the kept candidate and the entry so far, each beside
@@ -130,13 +130,13 @@ def main() -> None:
     val_means = {r: mean(gated(r, margin)) for r in runs}
     ship_entry(NAME, EXTRA, OUT.name, run, runs, val_means, val, test, trows, kept,
                dict(vs_entry, reference=NAME))  # fmt: skip
-    gate = {"policy": "peft", "margin": margin}
+    gate = {"anchor": "peft", "margin": margin}
     meta_path = ZOO_DIR / NAME / "model" / "meta.json"
     meta = json.loads(meta_path.read_text())
-    meta["anchor"] = gate
-    meta_path.write_text(json.dumps(meta, indent=1) + "\n")
+    meta["gate"] = gate
+    meta_path.write_text(json.dumps(meta, indent=2))
     card = json.loads((ZOO_DIR / NAME / "card.json").read_text())
-    card["anchor"] = gate
+    card["gate"] = gate
     card["selected_by"] = (
         f"lowest mean completion on {EPISODES} fresh validation episodes of {FRESH} (seeds "
         f"{NEW_VAL_SEED:,}+) among the 5 contention-aware students, each gated by PEFT at "

@@ -4,13 +4,14 @@ was played after the entry was chosen; nothing is chosen on it).
 Round W4 (``make_zoo_wf_small_contention.py``) kept a student that reads the env's
 ``contention`` keys; its own test (seeds 6000+) and its card's (seeds 1000+) disagree on PEFT
 (better there, no significant difference here). Round W5 (``make_zoo_wf_small_contention_more.py``)
-then replaced it. The entry, the ones before it (round W2's from git d75972c, round W4's from
-git 1031981), PEFT and HEFT play the five test sets of 40 episodes used so far (seeds 1000+,
-the card's; 4000+, round W2's; 5000+, W3's; 6000+, W4's; 7000+, W5's) with every episode's
-gap to the isolated CP-SAT optimum; the 200 episodes are then pooled (the issue's goal is a
-mean gap within 2%).
+then replaced it, and round W6 (``make_zoo_wf_small_margin.py``: a student under a margin gate
+over PEFT) replaced that. The entry, the ones before it (round W2's from git d75972c, round
+W4's from git 1031981, round W5's from git 325d0b7), PEFT and HEFT play the six test sets of 40
+episodes used so far (seeds 1000+, the card's; 4000+, round W2's; 5000+, W3's; 6000+, W4's;
+7000+, W5's; 8000+, W6's) with every episode's gap to the isolated CP-SAT optimum; the 240
+episodes are then pooled (the issue's goal is a mean gap within 2%).
 
-    python docs/results/wf_small_contention_tests.py    (about 2 minutes here)
+    python docs/results/wf_small_contention_tests.py    (about 3 minutes here)
 
 Writes ``docs/results/wf_small_contention_tests.json``.
 """
@@ -28,10 +29,10 @@ from rlsched.stats import bootstrap_mean_ci, paired
 from rlsched.zoo import ZOO_DIR, card
 
 NAME = "workflow-small-lookahead-ppo"
-SEEDS = (1000, 4000, 5000, 6000, 7000)
+SEEDS = (1000, 4000, 5000, 6000, 7000, 8000)
 OUT = ROOT / "docs/results/wf_small_contention_tests.json"
 #: earlier entries: the commit that holds each
-BEFORE = {"w2_entry": "d75972c", "w4_entry": "1031981"}
+BEFORE = {"w2_entry": "d75972c", "w4_entry": "1031981", "w5_entry": "325d0b7"}
 
 
 def old_entry(commit: str, into: Path) -> str:

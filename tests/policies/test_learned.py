@@ -120,20 +120,36 @@ def test_the_pods_entry_defers_to_greedy_migration_at_an_infinite_margin() -> No
         obs, *_ = env.step(a)
 
 
+@pytest.fixture
+def bare_model(tmp_path: Path) -> Path:
+    """The small-DAG entry's model folder without the gate it ships."""
+    model = tmp_path / "model"
+    shutil.copytree(resolve(f"zoo/{WF}"), model)
+    meta = json.loads((model / "meta.json").read_text())
+    meta.pop("gate", None)
+    (model / "meta.json").write_text(json.dumps(meta))
+    return model
+
+
 @pytest.mark.parametrize(
-    ("spec", "match"),
+    ("query", "match"),
     [
-        (f"learned:zoo/{WF}?margin=1", "needs both an anchor and a margin"),
-        (f"learned:zoo/{WF}?anchor=peft", "needs both an anchor and a margin"),
-        (f"learned:zoo/{WF}?anchor=hef&margin=1", r"no heuristic 'hef'.*known: heft, peft"),
-        (f"learned:zoo/{WF}?anchor=peft&margin=-1", "a number >= 0"),
-        (f"learned:zoo/{WF}?anchor=peft&margin=nan", "a number >= 0"),
-        (f"learned:zoo/{WF}?anchor=peft&margin=1&k=2", r"takes anchor and margin, not \['k'\]"),
+        ("margin=1", "needs both an anchor and a margin"),
+        ("anchor=peft", "needs both an anchor and a margin"),
+        ("anchor=hef&margin=1", r"no heuristic 'hef'.*known: heft, peft"),
+        ("anchor=peft&margin=-1", "a number >= 0"),
+        ("anchor=peft&margin=nan", "a number >= 0"),
+        ("anchor=peft&margin=1&k=2", r"takes anchor and margin, not \['k'\]"),
     ],
 )
-def test_a_bad_gate_is_one_clear_error(spec: str, match: str) -> None:
+def test_a_bad_gate_is_one_clear_error(bare_model: Path, query: str, match: str) -> None:
     with pytest.raises(PolicyError, match=match):
-        make_policy(spec, _wf_env())
+        make_policy(f"learned:{bare_model}?{query}", _wf_env())
+
+
+def test_a_model_without_a_gate_plays_its_own_choice(bare_model: Path) -> None:
+    pol = make_policy(f"learned:{bare_model}", _wf_env())
+    assert pol.margin is None and "margin" not in pol.describe()
 
 
 def test_peft_from_the_observation_needs_the_optimistic_cost_key() -> None:
@@ -149,3 +165,14 @@ def test_a_model_without_node_logits_has_no_gate() -> None:
     env = make_env(card(name)["env"], SPLITS[card(name)["env"]].test)
     with pytest.raises(PolicyError, match="no heuristic 'hpa'"):
         make_policy(f"learned:zoo/{name}?anchor=hpa&margin=1", env)
+
+
+def test_zoo_entries_play_the_gate_their_cards_name() -> None:
+    from rlsched.zoo import names
+
+    gated = [n for n in names() if card(n).get("gate")]
+    assert gated  # the small-DAG and pods entries ship one
+    for name in gated:
+        c = card(name)
+        pol = LearnedPolicy(resolve(f"zoo/{name}"))
+        assert (pol.anchor, pol.margin) == (c["gate"]["anchor"], c["gate"]["margin"])
