@@ -32,15 +32,17 @@ from rlsched.agents.networks import is_node_policy, node_logits, resized_space_e
 from rlsched.agents.node_numpy import NodeScorer
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Action, Observation, Policy
-from rlsched.policies.offloading import anchored_servers, heft_choice, peft_choice
-from rlsched.policies.pods import GreedyMigrationPolicy, anchored_actions
+from rlsched.policies.offloading import anchored_and_heft, heft_choice, peft_choice
+from rlsched.policies.pods import GreedyMigrationPolicy, anchored_and_greedy
 from rlsched.runtime import set_torch_threads
 
-#: env id -> the valid actions a model trained with the env argument ``candidates`` keeps,
-#: computed from an observation (the env's mask, narrowed as that env narrows it)
-ANCHORS: dict[str, Callable[[Observation, np.ndarray, int], np.ndarray]] = {
-    "rlsched/PodRebalancing-v0": anchored_actions,
-    "rlsched/WorkflowOffloading-v0": anchored_servers,
+#: env id -> (the heuristic whose first choices a model trained with the env argument
+#: ``candidates`` keeps; the valid actions it keeps, computed from an observation as that env
+#: narrows its mask, and the heuristic's own action from the same ranking)
+ANCHORS: dict[str, tuple[str, Callable[[Observation, np.ndarray, int], tuple[np.ndarray, int]]]]
+ANCHORS = {
+    "rlsched/PodRebalancing-v0": ("greedy_migration", anchored_and_greedy),
+    "rlsched/WorkflowOffloading-v0": ("heft", anchored_and_heft),
 }
 
 #: env id -> heuristic -> its choice from an observation and the mask alone (no env state, so
@@ -213,26 +215,45 @@ class LearnedPolicy(Policy):
         return self._scorer.logits(observation).astype(np.float64)
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
-        action = self._act(observation, mask)
-        if self._gate is None:
-            return action
-        assert self._scorer is not None and self.margin is not None  # _set_gate checked
-        held = self._gate(observation, mask)
-        if held == action:
-            return action
-        mine, theirs = self._scorer.logits(observation, np.array([action, held]))
-        return action if float(mine) - float(theirs) >= self.margin else held
-
-    def _act(self, observation: Observation, mask: np.ndarray) -> Action:
         if self._anchor is not None and self.candidates is not None:
             # first: this is PodRebalancing's path at 100 nodes
             assert isinstance(observation, dict)  # both anchored envs' observations
-            valid = self._anchor(observation, mask, self.candidates)
+            heuristic, anchored = self._anchor
+            valid, own = anchored(observation, mask, self.candidates)
             if self._scorer is not None and len(valid):  # 9 rows of 300,001 at 100 nodes
-                return int(valid[np.argmax(self._scorer.logits(observation, valid))])
+                logits = self._scorer.logits(observation, valid)
+                action = int(valid[np.argmax(logits)])
+                if self._gate is None:
+                    return action
+                # the anchor's own action comes with the ranking: no second one
+                held = own if self.anchor == heuristic else self._gate(observation, mask)
+                known = dict(zip(valid.tolist(), logits, strict=True))
+                return self._gated(observation, action, held, known)
             if len(valid):
                 mask = np.zeros(len(mask), dtype=bool)
                 mask[valid] = True
+        action = self._act(observation, mask)
+        if self._gate is None:
+            return action
+        return self._gated(observation, action, self._gate(observation, mask))
+
+    def _gated(
+        self, observation: Observation, action: Any, held: int, known: dict[int, Any] | None = None
+    ) -> Any:
+        """The margin gate (class docstring): ``action`` where its logit beats ``held``'s by the
+        margin, else ``held``; ``known``: logits already computed, by action."""
+        assert self._scorer is not None and self.margin is not None  # _set_gate checked
+        if held == action:
+            return action
+        known = known or {}
+        if action not in known or held not in known:
+            assert isinstance(observation, Mapping)  # node-scoring models take Dict observations
+            pair = self._scorer.logits(observation, np.array([action, held]))
+            known = {action: pair[0], held: pair[1]}
+        return action if float(known[action]) - float(known[held]) >= self.margin else held
+
+    def _act(self, observation: Observation, mask: np.ndarray) -> Action:
+        """The model's greedy action within ``mask`` (no anchor, no gate)."""
         if self._mlp is not None and not isinstance(observation, Mapping):
             return self._mlp.act(np.asarray(observation), mask)
         obs = self._normalize(observation)

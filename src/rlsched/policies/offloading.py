@@ -50,6 +50,15 @@ def anchored_servers(observation: Observation, mask: np.ndarray, candidates: int
     return np.sort(order[:candidates])
 
 
+def anchored_and_heft(
+    observation: Observation, mask: np.ndarray, candidates: int
+) -> tuple[np.ndarray, int]:
+    """:func:`anchored_servers` and HEFT's own server, from one ordering."""
+    assert isinstance(observation, dict)
+    order = eft_order(observation["node_done"], observation["node_transfer"], mask)
+    return np.sort(order[:candidates]), int(order[0]) if len(order) else 0
+
+
 def heft_choice(observation: Observation, mask: np.ndarray) -> int:
     """HEFT's server computed from the observation alone (``node_done``, ``node_transfer``):
     the first of :func:`anchored_servers`. What a margin-gated learned policy compares its

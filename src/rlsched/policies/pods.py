@@ -81,8 +81,18 @@ def anchored_actions(observation: Observation, mask: np.ndarray, candidates: int
     ``candidates`` (:func:`~rlsched.core.pods.greedy_candidates`), computed from the
     observation. A model trained with that argument acts through it in any env, so it picks
     among the moves it learned to pick among."""
-    moves = 1 + _greedy_order(observation, mask, candidates)[0]
-    return np.sort(np.concatenate([[0], moves]) if mask[0] else moves)
+    return anchored_and_greedy(observation, mask, candidates)[0]
+
+
+def anchored_and_greedy(
+    observation: Observation, mask: np.ndarray, candidates: int
+) -> tuple[np.ndarray, int]:
+    """:func:`anchored_actions` and greedy_migration's own action, from one ranking of the
+    moves (at 100 nodes the ranking is most of a decision's cost)."""
+    first, v, N = _greedy_order(observation, mask, candidates)
+    moves = 1 + first
+    valid = np.sort(np.concatenate([[0], moves]) if mask[0] else moves)
+    return valid, 1 + int(first[0]) if len(first) and v[first[0] // N] > 0 else 0
 
 
 def anchored_mask(observation: Observation, mask: np.ndarray, candidates: int) -> np.ndarray:
