@@ -195,6 +195,19 @@ def ship(card: dict, run: Path) -> None:
     print(json.dumps({k: card[k] for k in ("seed", "size_bytes", "validation", "test")}, indent=1))
 
 
+def ship_gate(name: str, gate: dict) -> dict:
+    """Ship a margin gate (``{"anchor": H, "margin": M}``) with zoo entry ``name``: its model's
+    ``meta.json`` ``gate`` (what ``learned:zoo/NAME`` plays) and its card's; returns the card,
+    for the caller to complete and write."""
+    meta_path = ZOO_DIR / name / "model" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["gate"] = gate
+    meta_path.write_text(json.dumps(meta, indent=2))
+    card = json.loads((ZOO_DIR / name / "card.json").read_text())
+    card["gate"] = gate
+    return card
+
+
 @dataclass(frozen=True)
 class Choice:
     """A zoo entry chosen again over a pool of candidate runs by the validation rule of

@@ -36,7 +36,7 @@ import json
 import time
 
 import numpy as np
-from make_zoo import CARD_EPISODES, ROOT, VAL_SEED, compare_in_envs, verdict
+from make_zoo import CARD_EPISODES, ROOT, VAL_SEED, compare_in_envs, ship_gate, verdict
 from make_zoo_pods_many import CLUSTERS, ENV, REF
 
 from rlsched.agents.export import write_card
@@ -103,11 +103,7 @@ def main() -> None:
     if not replaces:
         return
     assert kept is not None and vs_entry is not None
-    gate = {"anchor": REF, "margin": cands[kept]}
-    meta_path = ZOO_DIR / NAME / "model" / "meta.json"
-    meta = json.loads(meta_path.read_text())
-    meta["gate"] = gate
-    meta_path.write_text(json.dumps(meta, indent=2))
+    card = ship_gate(NAME, {"anchor": REF, "margin": cands[kept]})
     split = SPLITS[ENV]
     val = compare(ENV, split.validation, f"plain,{ENTRY}", episodes=CARD_EPISODES,
                   seed=VAL_SEED, env_kwargs=kwargs)  # fmt: skip
@@ -115,7 +111,6 @@ def main() -> None:
                    env_kwargs=kwargs)  # fmt: skip
     card["validation"] = {**verdict(val, ENTRY, CARD_EPISODES, ("violations",)), "seed": VAL_SEED}
     card["test"] = {**verdict(test, ENTRY, CARD_EPISODES, ("violations",)), "seed": TEST_SEED}
-    card["gate"] = gate
     lo, hi = vs_entry["ci95"]
     card["gate_chosen_by"] = (
         f"lowest mean violations relative to greedy_migration on {EPISODES} fresh episodes of "

@@ -101,6 +101,23 @@ def judge(
     return rep, gaps
 
 
+def round_tests(players: dict[str, str], seed: int, extra: dict) -> dict:
+    """A round's test: each player (key -> spec) on ``EPISODES`` test episodes (seeds
+    ``seed``+) beside every heuristic that does not search, the search teacher ``mdp_rollout``
+    and the CP-SAT ``optimal``, with every episode's gap to the optimum; printed as it goes."""
+    out: dict = {}
+    for key, spec in players.items():
+        test, gaps = judge(TEST, seed, f"plain,mdp_rollout,optimal,{spec}", extra)
+        out[key] = {"seed": seed, "reference": test["reference"], **summary(test, gaps, spec)}
+        s = out[key]
+        p = s[test["reference"]]["learned_vs_this"]
+        print(f"test {key}: gap {s['learned']['gap_mean']:.2%} (PEFT {s['peft']['gap_mean']:.2%},"
+              f" HEFT {s['heft']['gap_mean']:.2%}, mdp_rollout {s['mdp_rollout']['gap_mean']:.2%});"
+              f" vs {test['reference']} {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, "
+              f"{p['ci95'][1]:+.3f}] {p['verdict']}", flush=True)  # fmt: skip
+    return out
+
+
 def summary(rep: dict, gaps: dict[str, list[float]], spec: str) -> dict:
     """Mean completion and gap of each policy, the gap's 95% interval, and ``spec`` paired
     with each of them on the main metric."""

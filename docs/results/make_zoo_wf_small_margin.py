@@ -38,8 +38,8 @@ card (its verdicts on the card's usual episodes, as every entry's).
 import json
 import time
 
-from make_zoo import ROOT, candidate_runs, label
-from make_zoo_wf_small import TEST, TEST_SEED, VAL_SEED, VALIDATION, judge, ship_entry, summary
+from make_zoo import ROOT, candidate_runs, label, ship_gate
+from make_zoo_wf_small import TEST, TEST_SEED, VAL_SEED, VALIDATION, judge, round_tests, ship_entry
 
 from rlsched.agents.export import write_card
 from rlsched.stats import paired
@@ -105,18 +105,8 @@ def main() -> None:
               f"{p['ci95'][1]:+.3f}] {p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}",
               flush=True)  # fmt: skip
     print(f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replaces}", flush=True)
-    out["test"] = {}
     players = {"entry": entry, **({"kept": kept} if replaces else {})}
-    for key, spec in players.items():
-        test, gaps = judge(TEST, NEW_TEST_SEED, f"plain,mdp_rollout,optimal,{spec}", EXTRA)
-        out["test"][key] = {"seed": NEW_TEST_SEED, "reference": test["reference"],
-                            **summary(test, gaps, spec)}  # fmt: skip
-        s = out["test"][key]
-        p = s[test["reference"]]["learned_vs_this"]
-        print(f"test {key}: gap {s['learned']['gap_mean']:.2%} (PEFT {s['peft']['gap_mean']:.2%},"
-              f" HEFT {s['heft']['gap_mean']:.2%}, mdp_rollout {s['mdp_rollout']['gap_mean']:.2%});"
-              f" vs {test['reference']} {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, "
-              f"{p['ci95'][1]:+.3f}] {p['verdict']}", flush=True)  # fmt: skip
+    out["test"] = round_tests(players, NEW_TEST_SEED, EXTRA)
     out["seconds"] = time.perf_counter() - t0
     OUT.write_text(json.dumps(out, indent=1) + "\n")
     if not replaces:
@@ -130,13 +120,7 @@ def main() -> None:
     val_means = {r: mean(gated(r, margin)) for r in runs}
     ship_entry(NAME, EXTRA, OUT.name, run, runs, val_means, val, test, trows, kept,
                dict(vs_entry, reference=NAME))  # fmt: skip
-    gate = {"anchor": "peft", "margin": margin}
-    meta_path = ZOO_DIR / NAME / "model" / "meta.json"
-    meta = json.loads(meta_path.read_text())
-    meta["gate"] = gate
-    meta_path.write_text(json.dumps(meta, indent=2))
-    card = json.loads((ZOO_DIR / NAME / "card.json").read_text())
-    card["gate"] = gate
+    card = ship_gate(NAME, {"anchor": "peft", "margin": margin})
     card["selected_by"] = (
         f"lowest mean completion on {EPISODES} fresh validation episodes of {FRESH} (seeds "
         f"{NEW_VAL_SEED:,}+) among the 5 contention-aware students, each gated by PEFT at "

@@ -45,8 +45,8 @@ from make_zoo_wf_small import (
     VAL_SEED,
     VALIDATION,
     judge,
+    round_tests,
     ship_entry,
-    summary,
 )
 
 from rlsched.agents.export import write_card
@@ -111,18 +111,8 @@ def main(
               f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] {p['verdict']}", flush=True)  # fmt: skip
     print(f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replaces}", flush=True)
     # 3. test, whatever the choice
-    out["test"] = {}
     players = {"entry": entry, **({"kept": kept} if kept is not None else {})}
-    for key, spec in players.items():
-        test, gaps = judge(TEST, test_seed, f"plain,mdp_rollout,optimal,{spec}", extra)
-        out["test"][key] = {"seed": test_seed, "reference": test["reference"],
-                            **summary(test, gaps, spec)}  # fmt: skip
-        s = out["test"][key]
-        p = s[test["reference"]]["learned_vs_this"]
-        print(f"test {key}: gap {s['learned']['gap_mean']:.2%} (HEFT "
-              f"{s['heft']['gap_mean']:.2%}, mdp_rollout {s['mdp_rollout']['gap_mean']:.2%}); "
-              f"vs {test['reference']} {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, "
-              f"{p['ci95'][1]:+.3f}] {p['verdict']}", flush=True)  # fmt: skip
+    out["test"] = round_tests(players, test_seed, extra)
     out["seconds"] = time.perf_counter() - t0
     out_path.write_text(json.dumps(out, indent=1) + "\n")
     if replaces:

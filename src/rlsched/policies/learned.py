@@ -222,13 +222,13 @@ class LearnedPolicy(Policy):
             valid, own = anchored(observation, mask, self.candidates)
             if self._scorer is not None and len(valid):  # 9 rows of 300,001 at 100 nodes
                 logits = self._scorer.logits(observation, valid)
-                action = int(valid[np.argmax(logits)])
+                best = int(valid[np.argmax(logits)])
                 if self._gate is None:
-                    return action
+                    return best
                 # the anchor's own action comes with the ranking: no second one
                 held = own if self.anchor == heuristic else self._gate(observation, mask)
                 known = dict(zip(valid.tolist(), logits, strict=True))
-                return self._gated(observation, action, held, known)
+                return self._gated(observation, best, held, known)
             if len(valid):
                 mask = np.zeros(len(mask), dtype=bool)
                 mask[valid] = True
