@@ -837,8 +837,11 @@ def zoo_list(
         return f"{p['verdict']} vs {p['reference']} ({p['mean_diff']:+.3g} [{lo:+.3g}, {hi:+.3g}])"
 
     for r in rows:
+        gate = r.get("gate")
+        path = r["path"] + (f" (gated by {gate['anchor']}, margin {gate['margin']:g})"
+                            if gate else "")  # fmt: skip
         t.add_row(
-            r["path"], r["env"], str(r["preset"]), f"{r['size_bytes'] / 1024:,.0f} KiB",
+            path, r["env"], str(r["preset"]), f"{r['size_bytes'] / 1024:,.0f} KiB",
             verdict(r["validation"]), verdict(r["test"]),
         )
     console.print(t)

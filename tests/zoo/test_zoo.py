@@ -69,6 +69,9 @@ def test_cli_lists_the_zoo_as_json() -> None:
     )
     rows = json.loads(out.stdout)
     assert {"name", "env", "path", "size_bytes", "validation", "test"} <= set(rows[0])
+    gates = {r["name"]: r["gate"] for r in rows}
+    assert gates["workflow-small-lookahead-ppo"]["anchor"] == "peft"  # the gate it plays under
+    assert gates["serverless-edge-maskable-ppo"] is None
 
 
 def test_llm_zoo_scaler_runs_through_compare() -> None:

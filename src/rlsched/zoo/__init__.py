@@ -65,7 +65,8 @@ def resolve_model_dir(path: str | Path) -> Path:
 
 def entries() -> list[dict[str, Any]]:
     """``[{"name", "env", "preset", "env_kwargs", "path", "size_bytes", "validation",
-    "test"}]``."""
+    "test", "gate"}]``; ``gate``: the margin gate the entry plays under (``{"anchor",
+    "margin"}``, :class:`~rlsched.policies.learned.LearnedPolicy`), or None."""
     out = []
     for n in names():
         c = card(n)
@@ -80,6 +81,7 @@ def entries() -> list[dict[str, Any]]:
                 "size_bytes": sum(f.stat().st_size for f in d.iterdir() if f.is_file()),
                 "validation": c.get("validation"),
                 "test": c.get("test"),
+                "gate": c.get("gate"),
             }
         )
     return out
