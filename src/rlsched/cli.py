@@ -876,6 +876,55 @@ def zoo_transfer(
         write_card(name, c)
 
 
+@app.command("gate")
+def gate_cmd(
+    model: Annotated[str, typer.Argument(help="learned:PATH (or PATH): a node-scoring model.")],
+    anchor: Annotated[
+        str, typer.Option(help="The heuristic it defers to (peft, heft, greedy_migration).")
+    ],
+    dataset: Annotated[
+        str, typer.Option(help="Validation data (never the env's test set: refused).")
+    ],
+    margins: Annotated[str, typer.Option(help="Comma list of margins to try.")] = "0,0.5,1,2,4",
+    episodes: Annotated[int, typer.Option(help="Episodes per margin.")] = 40,
+    seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 10_000,
+    env_arg: EnvArgs = None,
+    write: Annotated[
+        bool, typer.Option("--write", help="Store the kept gate in the model's meta.json.")
+    ] = False,
+    json_out: Annotated[
+        Path | None, typer.Option("--json", help="Write the choice as JSON.")
+    ] = None,
+) -> None:
+    """Choose a model's margin gate over a heuristic on validation data: every margin and every
+    heuristic that does not search on the same episodes; kept: the best mean among the margins
+    not significantly worse than the best heuristic (ties: the larger margin)."""
+    import json
+
+    from rlsched.gate import choose_margin, parse_margins, write_gate
+
+    _check_episodes(episodes)
+    path = model.split(":", 1)[1] if model.startswith("learned:") else model
+    res = choose_margin(path, anchor, parse_margins(margins), dataset, episodes, seed,
+                        parse_env_args(env_arg))  # fmt: skip
+    t = Table(title=f"{path} gated by {anchor} on {dataset} ({episodes} episodes, seeds {seed}+)")
+    for col in ("margin", f"mean {res['main_metric']}", f"Δ vs {res['reference']} [95% CI]",
+                "verdict"):  # fmt: skip
+        t.add_column(col)
+    for r in res["margins"]:
+        p = r["paired"]
+        delta = f"{p['mean_diff']:+.4g} [{p['ci95'][0]:+.4g}, {p['ci95'][1]:+.4g}]" if p else "-"
+        t.add_row(f"{r['margin']:g}", f"{r['mean']:.4g}", delta, p["verdict"] if p else "reference")
+    console.print(t)
+    kept = res["kept"]
+    console.print("kept: none (every margin is significantly worse than the best heuristic)"
+                  if kept is None else f"kept: margin {kept:g}")  # fmt: skip
+    if json_out is not None:
+        json_out.write_text(json.dumps(res, indent=2) + "\n")
+    if write and kept is not None:
+        console.print(f"wrote the gate to {write_gate(path, anchor, kept)}")
+
+
 @app.command("results")
 def results_cmd(
     out: Annotated[Path, typer.Option(help="Folder for results.md and results.json.")] = Path(
