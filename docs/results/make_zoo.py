@@ -19,6 +19,7 @@ import yaml
 
 from rlsched.agents.export import export_model, write_card
 from rlsched.evaluate import compare
+from rlsched.gate import write_gate
 from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
@@ -199,10 +200,7 @@ def ship_gate(name: str, gate: dict) -> dict:
     """Ship a margin gate (``{"anchor": H, "margin": M}``) with zoo entry ``name``: its model's
     ``meta.json`` ``gate`` (what ``learned:zoo/NAME`` plays) and its card's; returns the card,
     for the caller to complete and write."""
-    meta_path = ZOO_DIR / name / "model" / "meta.json"
-    meta = json.loads(meta_path.read_text())
-    meta["gate"] = gate
-    meta_path.write_text(json.dumps(meta, indent=2))
+    write_gate(ZOO_DIR / name / "model", gate["anchor"], gate["margin"])
     card = json.loads((ZOO_DIR / name / "card.json").read_text())
     card["gate"] = gate
     return card

@@ -26,6 +26,7 @@ from typing import Any
 from rlsched.agents.models import read_meta, resolve_model_dir
 from rlsched.errors import ConfigError
 from rlsched.evaluate import compare
+from rlsched.report.leaderboard import main_mean
 from rlsched.splits import check_validation
 
 
@@ -77,7 +78,7 @@ def choose_margin(
     rows = {r["policy"]: r for r in rep["results"]}
     sign = 1.0 if rep["direction"] == "higher" else -1.0
     out = [
-        {"margin": m, "mean": _mean(rows[s]), "paired": rows[s].get("paired")}
+        {"margin": m, "mean": main_mean(rows[s]), "paired": rows[s].get("paired")}
         for s, m in specs.items()
     ]
     eligible = [r for r in out if r["paired"] is None or r["paired"]["verdict"] != "worse"]
@@ -88,11 +89,6 @@ def choose_margin(
         "direction": rep["direction"], "margins": out,
         "kept": None if kept is None else kept["margin"],
     }  # fmt: skip
-
-
-def _mean(row: dict[str, Any]) -> float:
-    v = row["episode_values"]
-    return float(sum(v) / len(v))
 
 
 def write_gate(model: str | Path, anchor: str, margin: float) -> Path:

@@ -45,9 +45,7 @@ def anchored_servers(observation: Observation, mask: np.ndarray, candidates: int
     observation (``node_done`` and ``node_transfer``: float32 relative times, so servers
     whose finish differs by less than float32 resolves are ordered by transfer and index).
     A model trained with that argument acts through it in any env."""
-    assert isinstance(observation, dict)
-    order = eft_order(observation["node_done"], observation["node_transfer"], mask)
-    return np.sort(order[:candidates])
+    return anchored_and_heft(observation, mask, candidates)[0]
 
 
 def anchored_and_heft(
@@ -60,13 +58,11 @@ def anchored_and_heft(
 
 
 def heft_choice(observation: Observation, mask: np.ndarray) -> int:
-    """HEFT's server computed from the observation alone (``node_done``, ``node_transfer``):
-    the first of :func:`anchored_servers`. What a margin-gated learned policy compares its
+    """HEFT's server computed from the observation alone (``node_done``, ``node_transfer``;
+    0 when no server is valid). What a margin-gated learned policy compares its
     choice with (:class:`~rlsched.policies.learned.LearnedPolicy`); without env state, so it
     costs what the serving path allows."""
-    if not mask.any():
-        return 0
-    return int(anchored_servers(observation, mask, 1)[0])
+    return anchored_and_heft(observation, mask, 1)[1]
 
 
 def peft_choice(observation: Observation, mask: np.ndarray) -> int:

@@ -57,8 +57,7 @@ class GreedyMigrationPolicy(Policy):
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         # the first move of greedy_candidates' order (where that order is written), if its
         # pod had violations: then no pod with violations can move and it does nothing
-        first, v, N = _greedy_order(observation, mask, 1)
-        return 1 + int(first[0]) if len(first) and v[first[0] // N] > 0 else 0
+        return _greedy_action(*_greedy_order(observation, mask, 1))
 
 
 def _greedy_order(
@@ -92,7 +91,13 @@ def anchored_and_greedy(
     first, v, N = _greedy_order(observation, mask, candidates)
     moves = 1 + first
     valid = np.sort(np.concatenate([[0], moves]) if mask[0] else moves)
-    return valid, 1 + int(first[0]) if len(first) and v[first[0] // N] > 0 else 0
+    return valid, _greedy_action(first, v, N)
+
+
+def _greedy_action(first: np.ndarray, v: np.ndarray, N: int) -> int:
+    """greedy_migration's action from its ranking (:func:`_greedy_order`): the first move, if
+    its pod had violations; otherwise no pod with violations can move and it does nothing."""
+    return 1 + int(first[0]) if len(first) and v[first[0] // N] > 0 else 0
 
 
 def anchored_mask(observation: Observation, mask: np.ndarray, candidates: int) -> np.ndarray:
