@@ -254,6 +254,50 @@ def test_significance_keeps_the_base_unless_the_gain_is_clear() -> None:
     assert got != want  # the plain teacher leaves its base somewhere
 
 
+def test_min_gain_keeps_the_base_unless_the_best_candidate_gains_that_share() -> None:
+    """A departure at ``min_gain`` is one the plain teacher makes whose best value beats the
+    base's by at least that share of the base's own; every other decision is the base's."""
+    env = make_env("rlsched/ServerlessPlacement-v0", episode_length=25)
+    u = env.unwrapped
+    with pytest.raises(ValueError, match="min_gain"):
+        RolloutPolicy(u, make_policy("k8s_balanced", env), "k8s_balanced", 0, min_gain=-0.1)
+    plain = RolloutPolicy(u, make_policy("k8s_balanced", env, seed=0), "k8s_balanced", 0,
+                          horizon=8, futures=2)  # fmt: skip
+    base = make_policy("k8s_balanced", env, seed=0)
+    obs, _ = env.reset(seed=4)
+    gains, done = [], False
+    while not done:  # the plain teacher's departures and their relative gains
+        mask = u.action_masks()
+        mine, a = base.act(obs, mask), plain.act(obs, mask)
+        if a != mine:
+            v = plain.action_values()
+            assert v is not None
+            gains.append((v[a] - v[mine]) / abs(v[mine]))
+        obs, _, term, trunc, _ = env.step(a)
+        done = term or trunc
+    assert len(gains) >= 2
+    cut = float(np.median(gains))
+    gated = RolloutPolicy(u, make_policy("k8s_balanced", env, seed=0), "k8s_balanced", 0,
+                          horizon=8, futures=2, min_gain=cut)  # fmt: skip
+    base = make_policy("k8s_balanced", env, seed=0)
+    obs, _ = env.reset(seed=4)
+    done, kept, left = False, 0, 0
+    while not done:  # play the gated teacher: each decision is the base's or a large gain
+        mask = u.action_masks()
+        mine, a = base.act(obs, mask), gated.act(obs, mask)
+        v = gated.action_values()
+        if v is not None and max(v.values()) > v[mine]:
+            big = max(v.values()) - v[mine] >= cut * abs(v[mine])
+            assert (a != mine) == big
+            kept, left = kept + big, left + (not big)
+        else:
+            assert a == mine
+        obs, _, term, trunc, _ = env.step(a)
+        done = term or trunc
+    assert kept >= 1 and left >= 1
+    assert gated.describe()["min_gain"] == cut
+
+
 def test_the_rollout_policy_values_each_candidate_by_its_mean_over_the_futures() -> None:
     """``action_values``: the mean main-metric score of each candidate's rollouts over the
     sampled futures; the action taken is a highest-valued one (no significance test here)."""

@@ -198,7 +198,11 @@ class RolloutPolicy(RolloutSearch):
     ``prefer_base``, leave the base's action only when the best candidate's gain over it,
     future by future (the futures are common to both), has a mean above ``significance``
     standard errors (0: any higher mean). A teacher whose labels others imitate should not
-    change a decision on noise: differences that are not there are not learnable."""
+    change a decision on noise: differences that are not there are not learnable.
+    ``min_gain``: with ``prefer_base``, leave the base's action only when the best candidate's
+    mean score beats the base's by at least this share of the base's own (0.02: 2% of what is
+    left to gain or lose from this decision on); a teacher's small departures are the ones a
+    student reproduces least, so its labels can keep to the large ones."""
 
     name = "rollout"
     category = "search"
@@ -217,12 +221,16 @@ class RolloutPolicy(RolloutSearch):
         reward: str | None = None,
         ranked: bool = True,
         significance: float = 0.0,
+        min_gain: float = 0.0,
     ) -> None:
         super().__init__(env, base, base_name, seed, horizon, top_k, score)
         self.ranked = ranked
         if significance < 0:
             raise ValueError(f"significance must be at least 0, not {significance}")
         self.significance = float(significance)
+        if not min_gain >= 0:
+            raise ValueError(f"min_gain must be at least 0, not {min_gain}")
+        self.min_gain = float(min_gain)
         if futures < 0:
             raise ValueError(f"futures must be at least 0, not {futures}")
         if futures and not type(self.env).can_resample_future():
@@ -246,6 +254,7 @@ class RolloutPolicy(RolloutSearch):
             "top_k": self.top_k,
             "candidates": "ranked by the base" if self.ranked else "sampled",
             "significance": self.significance,
+            "min_gain": self.min_gain,
         }
 
     def reset(self, seed: int | None = None) -> None:
@@ -305,6 +314,11 @@ class RolloutPolicy(RolloutSearch):
                 assert first is not None and best_scores is not None
                 if not _clear_gain(best_scores - first, self.significance):
                     action = cands[0]
+            if self.min_gain > 0 and self.prefer_base and not _same(action, cands[0]):
+                assert first is not None and best is not None
+                base_mean = float(first.mean())
+                if best[0] - base_mean < self.min_gain * abs(base_mean):
+                    action = cands[0]  # a small gain: keep the base's action
         self.base.act(observation, mask)  # advance the shadow through the real decision
         self.decisions += 1
         return action

@@ -225,8 +225,8 @@ class TrainConfig:
     + 1`` PPO phases. Needs an actor-critic algo."""
     expert_teacher: dict[str, Any] = field(default_factory=dict)
     """Options of the expert rounds' search teacher (``horizon``, ``futures``, ``top_k``,
-    ``significance``; :class:`rlsched.policies.rollout.RolloutPolicy`) over the env's own
-    ``rollout_options``."""
+    ``significance``, ``min_gain``; :class:`rlsched.policies.rollout.RolloutPolicy`) over the
+    env's own ``rollout_options``."""
     init_model: str | None = None
     """Start from this model's weights (a model or run folder, or ``zoo/NAME``) instead of a
     fresh network: fine-tuning a distilled or shipped model. Its algorithm, network and spaces
