@@ -196,13 +196,23 @@ def ship(card: dict, run: Path) -> None:
     print(json.dumps({k: card[k] for k in ("seed", "size_bytes", "validation", "test")}, indent=1))
 
 
-def ship_gate(name: str, gate: dict) -> dict:
-    """Ship a margin gate (``{"anchor": H, "margin": M}``) with zoo entry ``name``: its model's
-    ``meta.json`` ``gate`` (what ``learned:zoo/NAME`` plays) and its card's; returns the card,
-    for the caller to complete and write."""
+def ship_gate(name: str, gate: dict, script: str) -> dict:
+    """Ship a margin gate (``{"anchor": H, "margin": M}``), chosen by round script ``script``,
+    with zoo entry ``name``: its model's ``meta.json`` ``gate`` (what ``learned:zoo/NAME``
+    plays), its card's, and a line in its retraining config; returns the card, for the caller
+    to complete and write."""
     write_gate(ZOO_DIR / name / "model", gate["anchor"], gate["margin"])
     card = json.loads((ZOO_DIR / name / "card.json").read_text())
     card["gate"] = gate
+    cfg = ROOT / card["config"]  # say in the retraining config what training does not read
+    head, rest = cfg.read_text().split("\n", 1)
+    a, m = gate["anchor"], f"{gate['margin']:g}"
+    cfg.write_text(
+        f"{head}\n# It plays gated by {a} at margin {m} (meta.json \"gate\", chosen on "
+        f"validation by {script}): "
+        f"the model leaves {a}'s choice only where its logit beats it by {m}; training does not "
+        f"read the gate.\n{rest}"
+    )
     return card
 
 

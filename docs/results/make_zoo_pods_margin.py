@@ -103,7 +103,9 @@ def main() -> None:
     if not replaces:
         return
     assert kept is not None and vs_entry is not None
-    card = ship_gate(NAME, {"anchor": REF, "margin": cands[kept]})
+    card = ship_gate(
+        NAME, {"anchor": REF, "margin": cands[kept]}, "docs/results/make_zoo_pods_margin.py"
+    )
     split = SPLITS[ENV]
     val = compare(ENV, split.validation, f"plain,{ENTRY}", episodes=CARD_EPISODES,
                   seed=VAL_SEED, env_kwargs=kwargs)  # fmt: skip

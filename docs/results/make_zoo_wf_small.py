@@ -207,8 +207,9 @@ def ship_entry(name, extra, results, kept, runs, val_means, val, test, rows, spe
     if replaces is not None:
         lo, hi = replaces["ci95"]
         card["replaced_because"] = (
-            f"on the same {EPISODES} validation episodes, against {replaces['reference']} (the "
-            f"entry so far): {replaces['verdict']} ({replaces['mean_diff']:+.2f} s, 95% CI "
+            f"on {replaces.get('n', EPISODES)} validation episodes, against "
+            f"{replaces['reference']} (the entry so far): {replaces['verdict']} "
+            f"({replaces['mean_diff']:+.2f} s, 95% CI "
             f"{lo:+.2f} to {hi:+.2f})")
     card["test"]["oracle"] = {
         "policy": "optimal",

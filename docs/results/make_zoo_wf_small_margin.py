@@ -120,7 +120,9 @@ def main() -> None:
     val_means = {r: mean(gated(r, margin)) for r in runs}
     ship_entry(NAME, EXTRA, OUT.name, run, runs, val_means, val, test, trows, kept,
                dict(vs_entry, reference=NAME))  # fmt: skip
-    card = ship_gate(NAME, {"anchor": "peft", "margin": margin})
+    card = ship_gate(
+        NAME, {"anchor": "peft", "margin": margin}, "docs/results/make_zoo_wf_small_margin.py"
+    )
     card["selected_by"] = (
         f"lowest mean completion on {EPISODES} fresh validation episodes of {FRESH} (seeds "
         f"{NEW_VAL_SEED:,}+) among the 5 contention-aware students, each gated by PEFT at "
