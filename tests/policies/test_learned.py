@@ -61,7 +61,12 @@ def test_the_gate_plays_the_model_at_margin_zero_the_heuristic_at_inf_and_depart
     scorer = LearnedPolicy(path)._scorer  # the network alone, whatever gate the folder ships
     assert scorer is not None
     gated = {m: LearnedPolicy(path, anchor="peft", margin=m) for m in (0.0, 0.3, math.inf)}
-    departures = 0
+    # The shipped student leaves PEFT in a few decisions per hundred episodes; with its PEFT
+    # prior weakened (the same change in every copy) it leaves it often enough to check here.
+    for s in (scorer, *(g._scorer for g in gated.values())):
+        assert s is not None and s.prior is not None
+        s.prior = (s.prior[0], 0.2 * s.prior[1])
+    passed = held = 0  # departures the middle margin lets through / holds back
     for obs, mask, peft_a in decisions:
         own = scorer.act(obs, mask)
         assert gated[0.0].act(obs, mask) == own
@@ -69,13 +74,14 @@ def test_the_gate_plays_the_model_at_margin_zero_the_heuristic_at_inf_and_depart
         lo = scorer.logits(obs)
         mid = gated[0.3].act(obs, mask)
         if own != peft_a:
-            departures += 1
-            assert mid == (own if lo[own] - lo[peft_a] >= 0.3 else peft_a)
+            through = lo[own] - lo[peft_a] >= 0.3
+            passed, held = passed + through, held + (not through)
+            assert mid == (own if through else peft_a)
         else:
             assert mid == own
-    # the gate is exercised: the student leaves PEFT somewhere in these episodes (else the
-    # middle margin would be checked only where both agree)
-    assert departures > 0
+    # the gate is exercised both ways in these episodes (else the middle margin would be
+    # checked only where the model and PEFT agree)
+    assert passed > 0 and held > 0
 
 
 def test_the_gate_is_a_policy_spec_and_a_row_of_its_own() -> None:
