@@ -99,39 +99,60 @@ def main() -> None:
     print(
         f"reference {rep['reference']} {mean(rep['reference']):.3f}; entry {mean(entry_spec):.3f}"
     )
-    for s in cands:
-        p = rows[s]["paired"]
-        print(f"  {name(s):60s} {mean(s):8.3f} {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, "
-              f"{p['ci95'][1]:+.3f}] {p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}",
-              flush=True)  # fmt: skip
+    print_rows(rows, list(cands), name)
+    close_round(
+        out, OUT, t0, entry, kept, vs_entry, cands, runs, mean, NEW_TEST_SEED,
+        "make_zoo_wf_small_margin.py",
+        f"lowest mean completion on {EPISODES} fresh validation episodes of {FRESH} (seeds "
+        f"{NEW_VAL_SEED:,}+) among the 5 contention-aware students, each gated by PEFT at "
+        f"margins {', '.join(f'{m:g}' for m in MARGINS)}, not significantly worse than the "
+        "best heuristic there",
+    )
+
+
+def close_round(out: dict, path, t0: float, entry: str, kept: str | None, vs_entry: dict | None,
+                cands: dict, runs: list, mean, test_seed: int, script: str,
+                selected_by: str) -> None:  # fmt: skip
+    """A round's end, whatever its candidates: the test (the entry, and ``kept`` where it
+    replaces it) written with the round's record to ``path``, then a replacement shipped."""
+    replaces = out["replaces"]
     print(f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replaces}", flush=True)
     players = {"entry": entry, **({"kept": kept} if replaces else {})}
-    out["test"] = round_tests(players, NEW_TEST_SEED, EXTRA)
+    out["test"] = round_tests(players, test_seed, EXTRA)
     out["seconds"] = time.perf_counter() - t0
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    path.write_text(json.dumps(out, indent=1) + "\n")
     if not replaces:
         return
     assert kept is not None and vs_entry is not None
     run, margin = cands[kept]
+    val_means = {r: mean(gated(r, margin)) for r in runs}
+    ship_gated(kept, run, runs, margin, val_means, vs_entry, path.name, script, selected_by)
+
+
+def print_rows(rows: dict, specs: list[str], name) -> None:
+    """Each candidate's validation mean and its paired difference from the best heuristic."""
+    for s in specs:
+        p = rows[s]["paired"]
+        mean = float(rows[s]["metrics"]["mean_completion"])
+        print(f"  {name(s):70s} {mean:8.3f} {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, "
+              f"{p['ci95'][1]:+.3f}] {p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}",
+              flush=True)  # fmt: skip
+
+
+def ship_gated(kept: str, run, runs, margin: float, val_means: dict, vs_entry: dict,
+               results: str, script: str, selected_by: str) -> None:  # fmt: skip
+    """Ship ``kept`` (``run``'s model gated by PEFT at ``margin``) as the entry: its verdicts on
+    the card's usual episodes, its gate, and how round script ``script`` chose it."""
     pols = f"plain,mdp_rollout,optimal,{kept}"
     val, _ = judge(VALIDATION, VAL_SEED, pols, EXTRA)
     test, _ = judge(TEST, TEST_SEED, pols, EXTRA)
     trows = {r["policy"]: r for r in test["results"]}
-    val_means = {r: mean(gated(r, margin)) for r in runs}
-    ship_entry(NAME, EXTRA, OUT.name, run, runs, val_means, val, test, trows, kept,
+    ship_entry(NAME, EXTRA, results, run, runs, val_means, val, test, trows, kept,
                dict(vs_entry, reference=NAME))  # fmt: skip
-    card = ship_gate(
-        NAME, {"anchor": "peft", "margin": margin}, "docs/results/make_zoo_wf_small_margin.py"
-    )
-    card["selected_by"] = (
-        f"lowest mean completion on {EPISODES} fresh validation episodes of {FRESH} (seeds "
-        f"{NEW_VAL_SEED:,}+) among the 5 contention-aware students, each gated by PEFT at "
-        f"margins {', '.join(f'{m:g}' for m in MARGINS)}, not significantly worse than the "
-        "best heuristic there; docs/results/make_zoo_wf_small_margin.py"
-    )
+    card = ship_gate(NAME, {"anchor": "peft", "margin": margin}, f"docs/results/{script}")
+    card["selected_by"] = f"{selected_by}; docs/results/{script}"
     write_card(NAME, card)
     print(f"shipped {label(run)} at margin {margin:g} as {NAME}", flush=True)
-
 
 if __name__ == "__main__":
     main()

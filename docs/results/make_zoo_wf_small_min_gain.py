@@ -38,11 +38,10 @@ card (its verdicts on the card's usual episodes, as every entry's).
 import json
 import time
 
-from make_zoo import ROOT, candidate_runs, label, ship_gate
-from make_zoo_wf_small import TEST, TEST_SEED, VAL_SEED, VALIDATION, judge, round_tests, ship_entry
-from make_zoo_wf_small_margin import EXTRA, NAME, gated
+from make_zoo import ROOT, candidate_runs, label
+from make_zoo_wf_small import judge
+from make_zoo_wf_small_margin import EXTRA, NAME, close_round, gated, print_rows
 
-from rlsched.agents.export import write_card
 from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
 
@@ -100,38 +99,14 @@ def main() -> None:
                 (r / "run.json").read_text())["expert_rounds"]] for r in runs},
     }  # fmt: skip
     print(f"reference {rep['reference']} {mean(rep['reference']):.3f}")
-    for s in (entry, *cands):
-        p = rows[s]["paired"]
-        print(f"  {name(s):70s} {mean(s):8.3f} {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, "
-              f"{p['ci95'][1]:+.3f}] {p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}",
-              flush=True)  # fmt: skip
-    print(f"kept {out['kept']}; vs the entry {vs_entry}; replaces: {replaces}", flush=True)
-    players = {"entry": entry, **({"kept": kept} if replaces else {})}
-    out["test"] = round_tests(players, NEW_TEST_SEED, EXTRA)
-    out["seconds"] = time.perf_counter() - t0
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
-    if not replaces:
-        return
-    assert kept is not None and vs_entry is not None
-    run, margin = cands[kept]
-    pols = f"plain,mdp_rollout,optimal,{kept}"
-    val, _ = judge(VALIDATION, VAL_SEED, pols, EXTRA)
-    test, _ = judge(TEST, TEST_SEED, pols, EXTRA)
-    trows = {r["policy"]: r for r in test["results"]}
-    val_means = {r: mean(gated(r, margin)) for r in runs}
-    ship_entry(NAME, EXTRA, OUT.name, run, runs, val_means, val, test, trows, kept,
-               dict(vs_entry, reference=NAME))  # fmt: skip
-    card = ship_gate(
-        NAME, {"anchor": "peft", "margin": margin}, "docs/results/make_zoo_wf_small_min_gain.py"
-    )
-    card["selected_by"] = (
+    print_rows(rows, [entry, *cands], name)
+    close_round(
+        out, OUT, t0, entry, kept, vs_entry, cands, runs, mean, NEW_TEST_SEED,
+        "make_zoo_wf_small_min_gain.py",
         f"lowest mean completion on {EPISODES} fresh validation episodes of {FRESH} (seeds "
         f"{NEW_VAL_SEED:,}+) among the entry and 2 students of the min_gain teacher, each "
-        f"alone and gated by PEFT at 0.5, not significantly worse than the best heuristic "
-        "there; docs/results/make_zoo_wf_small_min_gain.py"
+        "alone and gated by PEFT at 0.5, not significantly worse than the best heuristic there",
     )
-    write_card(NAME, card)
-    print(f"shipped {label(run)} at margin {margin:g} as {NAME}", flush=True)
 
 
 if __name__ == "__main__":
