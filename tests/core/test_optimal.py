@@ -173,6 +173,20 @@ def test_time_out_falls_back_to_the_warm_start():
     assert res.makespan <= res.hint_makespan + TICK
 
 
+def test_a_work_limit_stops_the_search_at_the_same_place_whatever_the_clock():
+    """CP-SAT's deterministic time with one worker: a search the work limit stops returns the
+    same schedule on every run, where a wall-clock limit stops it wherever the machine's load
+    lets it get to."""
+    inst = random_instance(25, seed=0)
+    runs = [solve(inst, time_limit=60, work_limit=0.05) for _ in range(3)]
+    assert not runs[0].proven_optimal  # stopped by the work limit, not by a proof
+    assert {r.makespan for r in runs} == {runs[0].makespan}
+    assert {tuple(r.schedule.server) for r in runs} == {tuple(runs[0].schedule.server)}
+    check_schedule(inst, runs[0].schedule)
+    # a larger work limit never finds worse
+    assert solve(inst, time_limit=60, work_limit=0.5).makespan <= runs[0].makespan + TICK
+
+
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("origin", [0, 1])
 def test_cpsat_equals_brute_force_with_origin_transfers(seed, origin):

@@ -164,6 +164,14 @@ def test_optimality_gap_against_isolated_optimum() -> None:
     opts = [env.isolated_optimum(w) for w in range(3)]
     assert gap == pytest.approx(np.mean([c / o - 1 for c, o in zip(comps, opts, strict=True)]))
     assert len(env._opt_cache) == len({(0, o) for o in env._origin})
+    # a second env of the same workflows shares the process's solves (one per instance)
+    from rlsched.envs import workflow_offloading as wo
+
+    solved = len(wo._OPTIMA)
+    again = WorkflowOffloadingEnv(dataset=wfs, num_workflows=3, optimality_reference=True)
+    _play(again, 0, pick=lambda e, m: int(np.flatnonzero(m)[0]))
+    assert [again.isolated_optimum(w) for w in range(3)] == opts
+    assert len(wo._OPTIMA) == solved
     # off by default; workflows above optimal_max_tasks are skipped
     info, _ = _play(WorkflowOffloadingEnv(dataset=wfs), 0)
     assert np.isnan(info["metrics"]["optimality_gap"])

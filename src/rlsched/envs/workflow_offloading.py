@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+import pickle
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, TypedDict
 
@@ -95,6 +97,20 @@ def _cached(cache: dict[Any, np.ndarray], key: Any, build: Callable[[], np.ndarr
     if key not in cache:
         cache[key] = build()
     return cache[key]
+
+
+#: isolated optima by (instance digest, limits): one CP-SAT solve per workflow per process
+_OPTIMA: dict[tuple[str, float, float | None], float] = {}
+
+
+def _isolated_optimum(inst: OffloadInstance, time_limit: float, work_limit: float | None) -> float:
+    """The best makespan CP-SAT finds for ``inst`` within the limits, solved once per process:
+    envs of the same dataset and servers (each row of a ``compare``) build equal instances."""
+    key = (hashlib.sha1(pickle.dumps(inst)).hexdigest(), time_limit, work_limit)
+    if key not in _OPTIMA:
+        res = solve(inst, time_limit=time_limit, work_limit=work_limit)
+        _OPTIMA[key] = float(min(res.makespan, res.sim_makespan))
+    return _OPTIMA[key]
 
 
 class WorkflowOffloadingEnv(RlschedEnv):
@@ -228,8 +244,9 @@ class WorkflowOffloadingEnv(RlschedEnv):
     ``optimality_gap``: with ``optimality_reference=True``, the mean over the completed
     workflows of at most ``optimal_max_tasks`` tasks of ``completion / optimum - 1``, the
     optimum being that workflow's *isolated* optimum (its static instance alone on empty
-    servers from its origin, CP-SAT with ``optimal_time_limit`` s, cached per workflow template
-    and origin; see :meth:`optimality_gap`): contention with other workflows counts against
+    servers from its origin, CP-SAT stopped by ``optimal_work_limit`` units of its
+    deterministic time, so the same on a busy machine as on an idle one, cached per workflow
+    instance; see :meth:`optimality_gap`): contention with other workflows counts against
     the policy. NaN when off (the default) or when no such workflow completed. An invalid
     action ends the episode with reward ``-invalid_action_penalty`` (the rule of
     :mod:`rlsched.envs.base`), by default minus the number of undecided tasks; after the end
@@ -251,8 +268,10 @@ class WorkflowOffloadingEnv(RlschedEnv):
     ``cloud_rtt`` (0 s: the WAN's round-trip time, paid once by every transfer to or from the
     cloud), ``edge_distance`` ((1, 2)), ``cloud_price`` (2e-4 $/s), ``edge_price`` (5e-5 $/s),
     ``max_tasks`` (200: larger workflows are skipped), ``time_unit`` (None), ``server_seed``
-    (0), ``optimality_reference`` (False), ``optimal_max_tasks`` (20), ``optimal_time_limit``
-    (2 s), ``invalid_action_penalty`` (None: the undecided tasks), ``lookahead`` (False: adds
+    (0), ``optimality_reference`` (False), ``optimal_max_tasks`` (20), ``optimal_work_limit``
+    (2.0: CP-SAT's deterministic time per isolated optimum), ``optimal_time_limit`` (60 s of
+    wall clock, a cap for very slow machines; before 2026-11-29 the only limit, 2 s),
+    ``invalid_action_penalty`` (None: the undecided tasks), ``lookahead`` (False: adds
     ``node_child_done``), ``candidates`` (None; k: the mask keeps the k valid servers of
     earliest estimated finish, HEFT's choice first among them, so a policy trained so is
     anchored to HEFT: k=1 is HEFT itself), ``finish_gap`` (False: adds ``node_done_gap``),
@@ -316,7 +335,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
         server_seed: int = 0,
         optimality_reference: bool = False,
         optimal_max_tasks: int = 20,
-        optimal_time_limit: float = 2.0,
+        optimal_time_limit: float = 60.0,
+        optimal_work_limit: float | None = 2.0,
         invalid_action_penalty: float | None = None,
         lookahead: bool = False,
         candidates: int | None = None,
@@ -361,6 +381,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         self.optimality_reference = bool(optimality_reference)
         self.optimal_max_tasks = int(optimal_max_tasks)
         self.optimal_time_limit = float(optimal_time_limit)
+        self.optimal_work_limit = None if optimal_work_limit is None else float(optimal_work_limit)
         self._opt_cache: dict[tuple[int, int], float] = {}
         rng = np.random.default_rng(server_seed)
         if scenario == "patent-example":
@@ -962,13 +983,16 @@ class WorkflowOffloadingEnv(RlschedEnv):
     def isolated_optimum(self, w: int) -> float:
         """The optimal makespan of workflow ``w`` alone on empty servers (its static instance,
         unbounded image cache, no other workflow): CP-SAT
-        (:func:`rlsched.core.optimal.solve`, ``optimal_time_limit`` s; the best schedule
-        found when optimality is not proven in time). Cached per workflow template and origin."""
+        (:func:`rlsched.core.optimal.solve` within ``optimal_work_limit`` units of deterministic
+        time, or ``optimal_time_limit`` s; the best schedule found when optimality is not
+        proven by then). Cached per workflow template and origin here, and per instance in the
+        process (:func:`_isolated_optimum`): every env of a ``compare`` shares one solve."""
         key = (self._picks[w], self._origin[w])
         if key not in self._opt_cache:
             inst = self._static(self._picks[w], 0.0, self._origin[w])
-            res = solve(inst, time_limit=self.optimal_time_limit)
-            self._opt_cache[key] = float(min(res.makespan, res.sim_makespan))
+            self._opt_cache[key] = _isolated_optimum(
+                inst, self.optimal_time_limit, self.optimal_work_limit
+            )
         return self._opt_cache[key]
 
     def optimality_gap(self) -> float:

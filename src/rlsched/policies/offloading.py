@@ -257,14 +257,24 @@ class MdpRolloutPolicy(RolloutPolicy):
 class OptimalPolicy(_EnvPolicy):
     """Solve each workflow exactly (CP-SAT, :func:`rlsched.core.optimal.solve`) on its
     first decision and follow the plan; fall back to earliest finish where the plan's server
-    is invalid. The plan ignores load left by earlier workflows (a static solve)."""
+    is invalid. The plan ignores load left by earlier workflows (a static solve). Each solve
+    stops after ``work_limit`` units of CP-SAT's deterministic time (or ``time_limit`` s of
+    wall clock, a cap for very slow machines), so the plan does not depend on how busy the
+    machine is."""
 
     name = "optimal"
     category = "search"
 
-    def __init__(self, env: Any, seed: int | None = None, time_limit: float = 5.0) -> None:
+    def __init__(
+        self,
+        env: Any,
+        seed: int | None = None,
+        time_limit: float = 60.0,
+        work_limit: float | None = 5.0,
+    ) -> None:
         super().__init__(env, seed)
         self.time_limit = time_limit
+        self.work_limit = work_limit
         self._plan: tuple[tuple[int, int], np.ndarray] | None = None
 
     def reset(self, seed: int | None = None) -> None:
@@ -275,7 +285,8 @@ class OptimalPolicy(_EnvPolicy):
         env = self.env
         key = (id(env._wf), env.current_workflow)
         if self._plan is None or self._plan[0] != key:
-            res = solve(env.current_instance(), time_limit=self.time_limit)
+            res = solve(env.current_instance(), time_limit=self.time_limit,
+                        work_limit=self.work_limit)  # fmt: skip
             self._plan = (key, np.asarray(res.schedule.server))  # (key, server per task)
         s = int(self._plan[1][env.current_task])
         return s if mask[s] else _eft(env, mask)
