@@ -841,10 +841,24 @@ def zoo_list(
         path = r["path"] + (f" (gated by {gate['anchor']}, margin {gate['margin']:g})"
                             if gate else "")  # fmt: skip
         t.add_row(
-            path, r["env"], str(r["preset"]), f"{r['size_bytes'] / 1024:,.0f} KiB",
+            path, r["env"], _preset_cell(r), f"{r['size_bytes'] / 1024:,.0f} KiB",
             verdict(r["validation"]), verdict(r["test"]),
         )
     console.print(t)
+
+
+def _preset_cell(entry: dict[str, Any]) -> str:
+    """The entry's scenario preset, with the preset's settings its card changes (the small-DAG
+    WorkflowOffloading entry plays `congested` with one workflow per episode)."""
+    from rlsched.scenarios import presets
+
+    name = entry.get("preset")
+    if not name:
+        return "-"
+    values = presets(entry["env"]).get(name, {})
+    changed = [f"{k}={v}" for k, v in entry.get("env_kwargs", {}).items()
+               if k in values and values[k] != v]  # fmt: skip
+    return name + (f" ({', '.join(changed)})" if changed else "")
 
 
 @zoo_app.command("transfer")

@@ -74,6 +74,15 @@ def test_cli_lists_the_zoo_as_json() -> None:
     assert gates["serverless-edge-maskable-ppo"] is None
 
 
+def test_the_table_shows_the_preset_settings_a_card_changes() -> None:
+    from rlsched.cli import _preset_cell
+
+    cells = {r["name"]: _preset_cell(r) for r in entries()}
+    # one workflow per episode, not the preset's 8
+    assert cells["workflow-small-lookahead-ppo"] == "congested (num_workflows=1)"
+    assert cells["serverless-edge-maskable-ppo"] == "edge"  # the preset's own settings
+
+
 def test_llm_zoo_scaler_runs_through_compare() -> None:
     rep = compare(
         "rlsched/LLMAutoscaling-v0",
