@@ -41,6 +41,7 @@ from make_zoo_pods_many import CLUSTERS, ENV, REF
 
 from rlsched.agents.export import write_card
 from rlsched.evaluate import compare
+from rlsched.gate import gated_spec
 from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
@@ -53,7 +54,8 @@ ENTRY = f"learned:{ZOO_DIR / NAME / 'model'}"
 
 
 def gated(margin: float) -> str:
-    return f"{ENTRY}?anchor={REF}&margin={margin:g}"
+    """The entry gated by greedy_migration at ``margin``."""
+    return gated_spec(ZOO_DIR / NAME / "model", REF, margin)
 
 
 def main() -> None:

@@ -42,6 +42,7 @@ from make_zoo import ROOT, candidate_runs, label, ship_gate
 from make_zoo_wf_small import TEST, TEST_SEED, VAL_SEED, VALIDATION, judge, round_tests, ship_entry
 
 from rlsched.agents.export import write_card
+from rlsched.gate import gated_spec
 from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
 
@@ -56,7 +57,8 @@ OUT = ROOT / "docs/results/wf_small_margin_choice.json"
 
 
 def gated(run, margin: float) -> str:
-    return f"learned:{run / 'model'}?anchor=peft&margin={margin:g}"
+    """The run's kept model gated by PEFT at ``margin``."""
+    return gated_spec(run / "model", "peft", margin)
 
 
 def main() -> None:

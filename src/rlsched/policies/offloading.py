@@ -57,12 +57,21 @@ def anchored_and_heft(
     return np.sort(order[:candidates]), int(order[0]) if len(order) else 0
 
 
+def _first_by(observation: Observation, mask: np.ndarray, key: str) -> int:
+    """The valid server of least ``observation[key]``, then less transfer, then lower index
+    (0 when no server is valid)."""
+    assert isinstance(observation, dict)
+    if not mask.any():
+        return 0
+    return int(eft_order(observation[key], observation["node_transfer"], mask)[0])
+
+
 def heft_choice(observation: Observation, mask: np.ndarray) -> int:
     """HEFT's server computed from the observation alone (``node_done``, ``node_transfer``;
     0 when no server is valid). What a margin-gated learned policy compares its
     choice with (:class:`~rlsched.policies.learned.LearnedPolicy`); without env state, so it
     costs what the serving path allows."""
-    return anchored_and_heft(observation, mask, 1)[1]
+    return _first_by(observation, mask, "node_done")
 
 
 def peft_choice(observation: Observation, mask: np.ndarray) -> int:
@@ -75,9 +84,7 @@ def peft_choice(observation: Observation, mask: np.ndarray) -> int:
         raise PolicyError(
             "peft from the observation reads node_peft_gap: the env needs optimistic_cost=True"
         )
-    if not mask.any():
-        return 0
-    return int(eft_order(observation["node_peft_gap"], observation["node_transfer"], mask)[0])
+    return _first_by(observation, mask, "node_peft_gap")
 
 
 class _EnvPolicy(Policy):
