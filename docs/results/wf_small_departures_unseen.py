@@ -191,7 +191,7 @@ def fit_trees(x: np.ndarray, y: np.ndarray, on: np.ndarray, train: np.ndarray) -
     return out
 
 
-def judge(scores: np.ndarray, d: dict[str, np.ndarray], on: np.ndarray) -> list[dict]:
+def threshold_table(scores: np.ndarray, d: dict[str, np.ndarray], on: np.ndarray) -> list[dict]:
     """Per threshold: what departing to each decision's top-scored server would gain."""
     s = np.where(on, scores, -np.inf)
     top = s.argmax(1)
@@ -233,18 +233,18 @@ def main() -> None:
                      "teacher": {"departures": int(dep.sum()), "seconds": teacher_s}}  # fmt: skip
         print(f"{name}: {res['decisions']} decisions, {res['workflows']} workflows; the teacher "
               f"departs {int(dep.sum())} times for {teacher_s:.1f} s", flush=True)  # fmt: skip
+        x = {lname: pair_features(d, log=lname == "network") for lname in learners}
         for split in ("episode", "workflow"):
             groups = np.unique(d["ep" if split == "episode" else "wf"])
             np.random.default_rng(0).shuffle(groups)
             folds = np.array_split(groups, FOLDS)
             key = d["ep" if split == "episode" else "wf"]
             for lname, fit in learners.items():
-                x = pair_features(d, log=lname == "network")
                 scores = np.full(on.shape, -np.inf)
                 for f in folds:
                     held = np.isin(key, f)
-                    scores[held] = fit(x, y, on, ~held)[held]
-                table = judge(scores, d, on)
+                    scores[held] = fit(x[lname], y, on, ~held)[held]
+                table = threshold_table(scores, d, on)
                 res[f"{lname}, folds by {split}"] = table
                 top = max(table, key=lambda r: r["seconds"])
                 share = top["seconds"] / max(teacher_s, 1e-9)
