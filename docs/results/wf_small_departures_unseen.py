@@ -45,7 +45,9 @@ import json
 import multiprocessing
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -70,8 +72,11 @@ NODE_KEYS = (
 FOLDS = 5
 
 
-def collect(dataset: str, first: int, episodes: int) -> dict[str, np.ndarray]:
-    """PEFT's episodes with the teacher's value of every valid server at each decision."""
+def collect(
+    dataset: str, first: int, episodes: int, extra: Callable[[Any], dict] | None = None
+) -> dict[str, np.ndarray]:
+    """PEFT's episodes with the teacher's value of every valid server at each decision;
+    ``extra(env)``, when given, adds more arrays per decision (read before PEFT's step)."""
     from rlsched.evaluate import make_env
     from rlsched.policies.registry import make_policy, make_rollout
 
@@ -102,6 +107,8 @@ def collect(dataset: str, first: int, episodes: int) -> dict[str, np.ndarray]:
             rec["q"].append(q)
             rec["ep"].append(first + k)
             rec["wf"].append(int(base._picks[base._w]))
+            for key, value in (extra(base) if extra else {}).items():
+                rec.setdefault(key, []).append(value)
             obs, _, done, _, _ = env.step(p)  # PEFT's states: the ones a gated student meets
         if (k + 1) % 100 == 0:
             print(f"{dataset}: {k + 1}/{episodes} episodes", flush=True)
