@@ -66,6 +66,7 @@ from wf_small_departures_unseen import (
     collect,
     fit_network,
     fit_trees,
+    observed,
     pair_features,
     rows,
     threshold_table,
@@ -170,7 +171,10 @@ def dag_inputs(d: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
     servers = pair_features(d, log=True)
     n = servers.shape[0]
     server_id = np.broadcast_to(np.eye(s), (n, s, s))
-    as_t = lambda x: torch.as_tensor(np.ascontiguousarray(x), dtype=torch.float32)  # noqa: E731
+
+    def as_t(a: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float32)
+
     server = np.concatenate([servers, server_id, origin[:, :, None]], 2)
     wf = torch.as_tensor(d["wf"] if "wf" in d else np.zeros(n, np.int64))
     return {"wf": wf, "task": as_t(task), "real": as_t(real), "cur": as_t(cur), "desc": as_t(desc),
@@ -293,7 +297,6 @@ def play(score: Callable | None, threshold: float, seeds: np.ndarray) -> dict[st
     server where ``score`` clears ``threshold`` (``score`` None: PEFT alone)."""
     from make_zoo_wf_small import ENV, KWARGS, PRESET
     from make_zoo_wf_small_margin import EXTRA
-    from wf_small_departures_unseen import NODE_KEYS
 
     from rlsched.evaluate import make_env
     from rlsched.policies.registry import make_policy
@@ -309,10 +312,8 @@ def play(score: Callable | None, threshold: float, seeds: np.ndarray) -> dict[st
             mask = base.action_masks()
             a = int(peft.act(obs, mask))
             if score is not None:
-                one = {"nodes": np.concatenate([np.stack([obs[k] for k in NODE_KEYS], 1),
-                                                obs["node_free"]], 1)[None],
-                       "glob": np.concatenate([obs["task"], obs["subtree"]])[None],
-                       "peft": np.array([a])}  # fmt: skip
+                nodes, glob = observed(obs)
+                one = {"nodes": nodes[None], "glob": glob[None], "peft": np.array([a])}
                 one.update({k: np.asarray(v)[None] for k, v in dag_state(base).items()})
                 z = score(dag_inputs(one))[0]
                 z = np.where(mask.astype(bool), z, -np.inf)

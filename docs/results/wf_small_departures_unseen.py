@@ -72,11 +72,18 @@ NODE_KEYS = (
 FOLDS = 5
 
 
+def observed(obs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The observation as the learners read it: per-server rows and the task's and subtree's."""
+    nodes = np.concatenate([np.stack([obs[k] for k in NODE_KEYS], 1), obs["node_free"]], 1)
+    return nodes, np.concatenate([obs["task"], obs["subtree"]])
+
+
 def collect(
     dataset: str, first: int, episodes: int, extra: Callable[[Any], dict] | None = None
 ) -> dict[str, np.ndarray]:
     """PEFT's episodes with the teacher's value of every valid server at each decision;
-    ``extra(env)``, when given, adds more arrays per decision (read before PEFT's step)."""
+    ``extra(base)``, when given, adds more arrays per decision from the unwrapped env (read
+    before PEFT's step)."""
     from rlsched.evaluate import make_env
     from rlsched.policies.registry import make_policy, make_rollout
 
@@ -99,9 +106,9 @@ def collect(
             q = np.full(n, np.nan)
             for a, v in (teacher.action_values() or {}).items():
                 q[a] = v * base.time_unit  # the return is in time units: seconds
-            rec["nodes"].append(np.concatenate(
-                [np.stack([obs[key] for key in NODE_KEYS], 1), obs["node_free"]], 1))  # fmt: skip
-            rec["glob"].append(np.concatenate([obs["task"], obs["subtree"]]))
+            nodes, glob = observed(obs)
+            rec["nodes"].append(nodes)
+            rec["glob"].append(glob)
             rec["mask"].append(mask.copy())
             rec["peft"].append(p)
             rec["q"].append(q)
