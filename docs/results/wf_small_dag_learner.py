@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import multiprocessing
 import sys
@@ -72,6 +73,7 @@ from wf_small_departures_unseen import (
     threshold_table,
 )
 
+from rlsched.agents.node_numpy import symlog
 from rlsched.stats import paired
 
 OUT = ROOT / "docs/results/wf_small_dag_learner.json"
@@ -84,7 +86,7 @@ T_MAX = 20  # tasks per workflow, padded
 
 def dag_state(base: Any) -> dict[str, np.ndarray]:
     """The whole workflow at the current decision: per task features, placements, links."""
-    w = base._wf[base._w]
+    w, k = base.current_instance(), base.current_workflow
     n, s = len(w.tasks), base.num_servers
     if n > T_MAX:
         raise ValueError(f"workflow of {n} tasks, more than {T_MAX}")
@@ -96,11 +98,11 @@ def dag_state(base: Any) -> dict[str, np.ndarray]:
     feats[:n, 1] = [t.cpu for t in w.tasks]
     feats[:n, 2] = [t.mem for t in w.tasks]
     feats[:n, 3] = [t.data for t in w.tasks]
-    feats[:n, 4] = np.asarray(base._ranks[base._w]) / unit
-    feats[:n, 5] = base._depth[base._w]
+    feats[:n, 4] = np.asarray(base._ranks[k]) / unit
+    feats[:n, 5] = base._depth[k]
     feats[:n, 6] = decided
-    feats[base._task, 7] = 1.0
-    feats[:n, 8] = [not kids for kids in base._children[base._w]]
+    feats[base.current_task, 7] = 1.0
+    feats[:n, 8] = [not kids for kids in base._children[k]]
     feats[:n, 9] = [not t.parents for t in w.tasks]
     feats[:n, 10] = np.where(decided, np.nan_to_num(base._finish - now), 0.0) / unit
     feats[:n, 11] = 1.0  # a real task, not padding
@@ -113,7 +115,7 @@ def dag_state(base: Any) -> dict[str, np.ndarray]:
     oct_ = np.zeros((T_MAX, s), np.float32)
     oct_[:n] = base.optimistic_costs() / unit
     return {"dag_feats": feats, "dag_place": place, "dag_parents": parents, "dag_oct": oct_,
-            "dag_origin": np.int8(base._origin[base._w])}  # fmt: skip
+            "dag_origin": np.int8(w.origin)}  # fmt: skip
 
 
 def collect_chunks(
@@ -137,24 +139,20 @@ def collect_chunks(
     return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
 
 
-def _slog(x: np.ndarray) -> np.ndarray:
-    return np.sign(x) * np.log1p(np.abs(x))
-
-
 def dag_inputs(d: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
     """Tensors of the whole-DAG network: per task, per link, and the per-server rows."""
     feats = d["dag_feats"].astype(np.float64)
     s = d["dag_oct"].shape[2]
     logged = feats.copy()
     for c in (0, 2, 3, 4, 10):  # work, mem, data, rank, finish: heavy-tailed
-        logged[..., c] = _slog(feats[..., c])
+        logged[..., c] = symlog(feats[..., c])
     place = d["dag_place"].astype(np.int64)
     onehot = (place[..., None] == np.arange(s)).astype(np.float64)
-    oct_ = _slog(d["dag_oct"].astype(np.float64))
+    oct_ = symlog(d["dag_oct"].astype(np.float64))
     origin = (d["dag_origin"][:, None] == np.arange(s)).astype(np.float64)
     real = feats[..., 11] > 0
     parents = d["dag_parents"] > 0  # [child, parent]
-    data_in = _slog((d["dag_parents"]).sum(2))
+    data_in = symlog((d["dag_parents"]).sum(2))
     task = np.concatenate([logged, onehot, oct_, oct_ - oct_.min(2, keepdims=True),
                            data_in[..., None]], 2)  # fmt: skip
     # descendants of the current task: the closure of the child links from it
@@ -292,16 +290,23 @@ def fit_dag(
     return train_dag(x, y, on, train)(x)
 
 
-def play(score: Callable | None, threshold: float, seeds: np.ndarray) -> dict[str, np.ndarray]:
-    """Mean completion (s) per episode of PEFT, departing to the top-scored other valid
-    server where ``score`` clears ``threshold`` (``score`` None: PEFT alone)."""
+@functools.cache
+def _env() -> Any:
+    """The entry's env on the pool, built once (its dataset takes seconds to load)."""
     from make_zoo_wf_small import ENV, KWARGS, PRESET
     from make_zoo_wf_small_margin import EXTRA
 
     from rlsched.evaluate import make_env
+
+    return make_env(ENV, DATASET, **KWARGS, **EXTRA, scenario=PRESET)
+
+
+def play(score: Callable | None, threshold: float, seeds: np.ndarray) -> dict[str, np.ndarray]:
+    """Mean completion (s) per episode of PEFT, departing to the top-scored other valid
+    server where ``score`` clears ``threshold`` (``score`` None: PEFT alone)."""
     from rlsched.policies.registry import make_policy
 
-    env = make_env(ENV, DATASET, **KWARGS, **EXTRA, scenario=PRESET)
+    env = _env()
     base = env.unwrapped
     peft = make_policy("peft", env, seed=0)
     done_s, departed = [], []
@@ -338,19 +343,9 @@ def _fit_fold(held: np.ndarray) -> np.ndarray:
 def optimum(seed: int) -> float:
     """The CP-SAT optimum of the workflow episode ``seed`` draws (the env's isolated optimum
     within its deterministic work limit, as the split's optimality gaps use)."""
-    from make_zoo_wf_small import ENV, KWARGS, PRESET
-    from make_zoo_wf_small_margin import EXTRA
-
-    from rlsched.evaluate import make_env
-
-    global _OPT_ENV
-    if _OPT_ENV is None:
-        _OPT_ENV = make_env(ENV, DATASET, **KWARGS, **EXTRA, scenario=PRESET)
-    _OPT_ENV.reset(seed=seed)
-    return float(_OPT_ENV.unwrapped.isolated_optimum(0))
-
-
-_OPT_ENV: Any = None
+    env = _env()
+    env.reset(seed=seed)
+    return float(env.unwrapped.isolated_optimum(0))
 
 
 def played(

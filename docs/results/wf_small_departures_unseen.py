@@ -55,6 +55,8 @@ from make_zoo import ROOT
 from make_zoo_wf_small import ENV, KWARGS, PRESET
 from make_zoo_wf_small_margin import EXTRA
 
+from rlsched.agents.node_numpy import symlog
+
 OUT = ROOT / "docs/results/wf_small_departures_unseen.json"
 CACHE = ROOT / "runs/wf_departures"
 POOLS = {  # name -> (dataset, first episode seed, episodes)
@@ -151,7 +153,7 @@ def pair_features(d: dict[str, np.ndarray], log: bool) -> np.ndarray:
     """Per decision and server: its features, less PEFT's server's, the task's and subtree's."""
     nodes, glob = d["nodes"], d["glob"]
     if log:
-        nodes, glob = (np.sign(x) * np.log1p(np.abs(x)) for x in (nodes, glob))
+        nodes, glob = symlog(nodes), symlog(glob)
     at_peft = nodes[np.arange(len(nodes)), d["peft"]][:, None, :]
     n = nodes.shape[1]
     return np.concatenate([nodes, nodes - at_peft, np.repeat(glob[:, None, :], n, 1)], 2)

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 
-def _symlog(x: np.ndarray) -> np.ndarray:
+def symlog(x: np.ndarray) -> np.ndarray:
+    """Signed log, the numpy twin of :func:`rlsched.agents.networks.symlog`."""
     # log1p, as the torch network: log(1 + |x|) is 5x faster (numpy vectorises log, not log1p)
     # but its last-bit differences flip PodRebalancing's exact ties between equal moves (45 of
     # 200 decisions at 100 nodes), so recorded results would no longer replay
@@ -95,12 +96,12 @@ class NodeScorer:
                  for k in self.node_keys]  # fmt: skip
         if rows is not None:
             parts = [p[rows] for p in parts]
-        nodes = _symlog(parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1))
+        nodes = symlog(parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1))
         if self.glob_keys:
             g = np.concatenate(
                 [np.asarray(observation[k], dtype=np.float32).reshape(-1) for k in self.glob_keys]
             )
-            g = _symlog(g)
+            g = symlog(g)
         else:
             g = np.zeros(1, dtype=np.float32)
         g = np.maximum(g @ self.Wg + self.bg, 0.0)
