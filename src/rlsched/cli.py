@@ -138,7 +138,9 @@ def train(
     eval_dataset: Annotated[
         str | None, typer.Option(help="Held-out dataset for evaluation.")
     ] = None,
-    algo: Annotated[str | None, typer.Option(help="maskable_ppo | ppo | dqn | masked_dqn.")] = None,
+    algo: Annotated[
+        str | None, typer.Option(help="maskable_ppo | ppo | dqn | masked_dqn | departures.")
+    ] = None,
     steps: Annotated[int | None, typer.Option(help="Total env steps.")] = None,
     seed: Annotated[int | None, typer.Option(help="Random seed.")] = None,
     out: Annotated[Path, typer.Option(help="Run folder to write.")] = Path("runs/train"),
@@ -220,6 +222,8 @@ def train(
         f"{res.steps:,} steps in {res.seconds:.1f}s ({res.steps_per_second:.0f} steps/s)"
         if cfg.total_steps else "imitation alone, no RL steps"
     )
+    if cfg.algo == "departures":
+        done = f"departures over {cfg.imitation_policy} in {res.seconds:.0f}s"
     if res.warm_start_seconds:  # the RL figures above leave the warm start out
         done += f", after a {res.warm_start_seconds:.0f}s imitation warm start"
     console.print(

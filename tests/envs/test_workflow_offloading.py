@@ -347,3 +347,44 @@ def test_optimistic_cost_keys_are_the_table_row_and_peft_lag() -> None:
         obs, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
         states += 1
     assert states > 10
+
+
+def test_dag_keys_hold_the_whole_workflow() -> None:
+    """``dag``: per task its template row, decided / current flags, the server of each decided
+    task and its finish relative to now; the links' data; PEFT's cost table; padding zero."""
+    env = WorkflowOffloadingEnv(scenario="patent-example", optimistic_cost=True, dag=True,
+                                dag_max_tasks=9)  # fmt: skip
+    obs, _ = env.reset(seed=0)
+    w = env.current_instance()
+    n, u = len(w.tasks), env.time_unit
+    assert obs["dag_tasks"].shape == (9, 12) and obs["dag_links"].shape == (9, 9)
+    assert obs["dag_oct"].shape == (9, env.num_servers)
+    for c, t in enumerate(w.tasks):
+        for p in range(n):
+            want = w.tasks[p].data if p in t.parents else 0.0
+            assert obs["dag_links"][c, p] == pytest.approx(want)
+    assert np.allclose(obs["dag_tasks"][:n, 0], [t.work / u for t in w.tasks])
+    assert np.array_equal(obs["dag_tasks"][:n, 9], [not t.parents for t in w.tasks])
+    assert np.allclose(obs["dag_oct"][:n], w.optimistic_cost() / u, rtol=1e-6)
+    assert not obs["dag_tasks"][n:].any() and not obs["dag_links"][n:].any()
+    assert (obs["dag_placed"] == -1).all()
+    placed = {}
+    for _ in range(3):
+        t = env.current_task
+        assert obs["dag_tasks"][t, 7] == 1 and obs["dag_tasks"][:, 7].sum() == 1
+        a = int(np.flatnonzero(env.action_masks())[-1])
+        placed[t] = a
+        obs, _, done, _, _ = env.step(a)
+        assert not done
+    for t, a in placed.items():
+        assert obs["dag_placed"][t] == a and obs["dag_tasks"][t, 6] == 1
+        finish = env.schedule_log()[list(placed).index(t)]["finish"]
+        assert obs["dag_tasks"][t, 10] == pytest.approx((finish - env._now) / u, rel=1e-5)
+    undecided = [t for t in range(n) if t not in placed]
+    assert (obs["dag_placed"][undecided] == -1).all() and not obs["dag_tasks"][undecided, 6].any()
+    assert env.observation_space.contains(obs)
+
+
+def test_dag_refuses_workflows_larger_than_its_padding() -> None:
+    with pytest.raises(ValueError, match="dag_max_tasks=3 tasks"):
+        WorkflowOffloadingEnv(scenario="patent-example", dag=True, dag_max_tasks=3)

@@ -23,12 +23,17 @@ def export_model(run_dir: str | Path, dest: str | Path, critic: bool = True) -> 
     nothing; fine-tuning from such a file starts its critic from zero. Returns the size."""
     src = resolve_model_dir(run_dir)
     meta = read_meta(src)
+    out = Path(dest)
+    if meta["algo"] == "departures":  # no SB3 model: its weights file as it is
+        out.mkdir(parents=True, exist_ok=True)
+        for name in ("dagnet.npz", "meta.json"):
+            shutil.copyfile(src / name, out / name)
+        return sum(f.stat().st_size for f in out.iterdir() if f.is_file())
     model = load_model(meta["algo"], src / "model.zip")
     opt = model.policy.optimizer
     model.policy.optimizer = type(opt)(model.policy.parameters(), **opt.defaults)
     if not critic:
         _zero_critic(model.policy)
-    out = Path(dest)
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         model.save(Path(tmp) / "model.zip")

@@ -36,6 +36,8 @@ _TASK_FEATURES = (
     "depth",
     "remaining_fraction",
 )
+#: columns of the ``dag_tasks`` observation (class docstring)
+_DAG_FEATURES = 12
 
 
 def workflow_tasks(wf: Workflow) -> tuple[OffloadTask, ...]:
@@ -211,6 +213,14 @@ class WorkflowOffloadingEnv(RlschedEnv):
       most descendants at one depth (capped at 1; 1 on the cloud: how much of the subtree's
       widest level it runs at once), and the descendants' cpu-work, number and widest level.
       What the optimistic cost leaves out: the workflow's own tasks queueing behind each other.
+    - ``dag_tasks (T, 12)``, ``dag_placed (T,)``, ``dag_links (T, T)`` and ``dag_oct (T, N)``
+      (only with ``dag=True``; ``T = dag_max_tasks``, rows past the workflow's tasks are
+      zero): the whole current workflow, for a model that reads its graph
+      (:mod:`rlsched.agents.dag_net`). Per task: work, cpu, mem, data out, upward rank (work
+      and rank in ``time_unit``), depth, decided, current, sink, source, finish relative to
+      now (decided tasks; may be negative) and 1 (a real task); the server of each decided
+      task (-1: undecided); ``dag_links[c, p]``: the data task ``p`` sends its child ``c``
+      (0: no link); PEFT's optimistic cost table (:meth:`optimistic_costs`, in ``time_unit``).
     - ``task (8,)``: work, cpu, mem, data in (sum over predecessors; a source: ``input_data``),
       data out, upward rank,
       depth (longest chain of predecessors), fraction of the workflow's tasks still undecided.
@@ -276,15 +286,22 @@ class WorkflowOffloadingEnv(RlschedEnv):
     earliest estimated finish, HEFT's choice first among them, so a policy trained so is
     anchored to HEFT: k=1 is HEFT itself), ``finish_gap`` (False: adds ``node_done_gap``),
     ``optimistic_cost`` (False: adds ``node_oct`` and ``node_peft_gap``), ``contention``
-    (False: adds ``node_subtree``, ``node_width`` and ``subtree``), ``render_mode``.
+    (False: adds ``node_subtree``, ``node_width`` and ``subtree``), ``dag`` (False: adds the
+    ``dag_*`` keys; every workflow of the dataset must then have at most ``dag_max_tasks``
+    tasks, default 20), ``render_mode``.
 
     ## Version History
 
     - v0: initial version.
     """
 
-    #: Built per dataset or episode and never written in a step: snapshots share them.
-    snapshot_static = ("_pool", "_wf", "_ranks", "_children", "_obs_shapes")
+    #: Built per dataset or episode and never written in a step: snapshots share them (the
+    #: caches too: pure functions of a workflow template, which grow over a long run and
+    #: would otherwise be copied by every snapshot a search takes)
+    snapshot_static = (
+        "_pool", "_wf", "_ranks", "_children", "_obs_shapes",
+        "_opt_cache", "_oct_cache", "_load_cache", "_dag_cache",
+    )  # fmt: skip
     oracle_base = "heft"
     renamed_arguments: ClassVar[dict[str, str]] = {"num_edge": "num_nodes"}
     METRICS: ClassVar[dict[str, Metric]] = {
@@ -343,6 +360,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
         finish_gap: bool = False,
         optimistic_cost: bool = False,
         contention: bool = False,
+        dag: bool = False,
+        dag_max_tasks: int = 20,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -370,6 +389,12 @@ class WorkflowOffloadingEnv(RlschedEnv):
         self._oct_cache: dict[tuple[int, int], np.ndarray] = {}
         self.contention = bool(contention)
         self._load_cache: dict[int, np.ndarray] = {}
+        self.dag = bool(dag)
+        self.dag_max_tasks = int(dag_max_tasks)
+        if self.dag_max_tasks < 1:
+            raise ValueError(f"dag_max_tasks must be >= 1, got {dag_max_tasks!r}")
+        # per workflow template: the dag_* rows that no decision changes
+        self._dag_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         # the anchored mask of the current decision, kept by _observation (which estimates
         # every server anyway) so that action_masks need not estimate them again
         self._anchor_mask: np.ndarray | None = None
@@ -490,6 +515,14 @@ class WorkflowOffloadingEnv(RlschedEnv):
             arrival_rate = 1.0 / max(float(np.mean(cps)), 1e-6)
         self.arrival_rate = float(arrival_rate)
         self.load = None if load is None else float(load)
+        if self.dag:
+            largest = max(range(len(self._pool)), key=lambda k: len(self._pool[k]))
+            if len(self._pool[largest]) > self.dag_max_tasks:
+                raise ValueError(
+                    f"dag=True reads whole workflows of at most dag_max_tasks="
+                    f"{self.dag_max_tasks} tasks; {self._pool_names[largest]!r} in "
+                    f"{self._dataset_name} has {len(self._pool[largest])}"
+                )
 
         f32, inf = np.float32, np.inf
         self.action_space = spaces.Discrete(N)
@@ -518,6 +551,12 @@ class WorkflowOffloadingEnv(RlschedEnv):
             boxes["node_subtree"] = spaces.Box(0.0, inf, (N,), f32)
             boxes["node_width"] = spaces.Box(0.0, 1.0, (N,), f32)
             boxes["subtree"] = spaces.Box(0.0, inf, (3,), f32)
+        if self.dag:
+            T = self.dag_max_tasks
+            boxes["dag_tasks"] = spaces.Box(-inf, inf, (T, _DAG_FEATURES), f32)
+            boxes["dag_placed"] = spaces.Box(-1.0, float(N - 1), (T,), f32)
+            boxes["dag_links"] = spaces.Box(0.0, inf, (T, T), f32)
+            boxes["dag_oct"] = spaces.Box(0.0, inf, (T, N), f32)
         # in key order, as a Dict space sorts a mapping's keys
         self.observation_space = spaces.Dict(sorted(boxes.items()))
         #: the observation's arrays: name -> shape, in the space's key order
@@ -553,6 +592,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
             self._opt_cache,  # a pure cache of isolated optima, shared by copies
             self._oct_cache,  # the same for optimistic cost tables
             self._load_cache,
+            self._dag_cache,
         ):
             memo[id(shared)] = shared
         new = self.__class__.__new__(self.__class__)
@@ -870,6 +910,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
         obs["node_is_cloud"][:] = self._is_cloud
         if self._done:
             obs["node_free"][:] = 1.0
+            if self.dag:
+                obs["dag_placed"][:] = -1.0
             return obs
         u = self.time_unit
         w, t = self._wf[self._w], self._task
@@ -917,6 +959,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
             obs["subtree"][:] = (work / u, count, width)
         if self.candidates is not None:  # every server is estimated here: keep the mask
             self._anchor_mask = self._first_candidates(host, *_eft_keys(ests))
+        if self.dag:
+            self._dag_observation(obs)
         data_in = sum(w.tasks[p].data for p in task.parents) if task.parents else w.input_data
         obs["task"][:] = (
             task.work / u,
@@ -929,6 +973,39 @@ class WorkflowOffloadingEnv(RlschedEnv):
             1.0 - self._decided / len(w.tasks),
         )
         return obs
+
+    def _dag_observation(self, obs: dict[str, np.ndarray]) -> None:
+        """The ``dag_*`` keys of the current decision (class docstring), written into ``obs``."""
+        w, k = self._wf[self._w], self._w
+        n, u = len(w.tasks), self.time_unit
+        pick = self._picks[k]
+        if pick not in self._dag_cache:  # what the workflow template alone decides
+            fixed = np.zeros((n, _DAG_FEATURES), np.float32)
+            fixed[:, 0] = [t.work / u for t in w.tasks]
+            fixed[:, 1] = [t.cpu for t in w.tasks]
+            fixed[:, 2] = [t.mem for t in w.tasks]
+            fixed[:, 3] = [t.data for t in w.tasks]
+            fixed[:, 4] = np.asarray(self._ranks[k]) / u
+            fixed[:, 5] = self._depth[k]
+            fixed[:, 8] = self._is_sink[k]
+            fixed[:, 9] = [not t.parents for t in w.tasks]
+            fixed[:, 11] = 1.0
+            links = np.zeros((n, n), np.float32)
+            for c, t in enumerate(w.tasks):
+                for p in t.parents:
+                    links[c, p] = w.tasks[p].data
+            self._dag_cache[pick] = (fixed, links)
+        fixed, links = self._dag_cache[pick]
+        decided = self._server >= 0
+        rows = obs["dag_tasks"]
+        rows[:n] = fixed
+        rows[:n, 6] = decided
+        rows[self._task, 7] = 1.0
+        rows[:n, 10] = np.where(decided, np.nan_to_num(self._finish - self._now), 0.0) / u
+        obs["dag_placed"][:] = -1.0
+        obs["dag_placed"][:n] = self._server
+        obs["dag_links"][:n, :n] = links
+        obs["dag_oct"][:n] = self.optimistic_costs() / u
 
     def _child_done(self, ests: list[Estimate]) -> np.ndarray:
         """Absolute ``node_child_done`` times, one per server the current task could go to

@@ -16,8 +16,9 @@ from rlsched.envs.base import RlschedEnv
 from rlsched.errors import PolicyError
 from rlsched.policies import gang, llm, offloading, pods, vm
 from rlsched.policies.base import Policy
+from rlsched.policies.departures import DeparturePolicy
 from rlsched.policies.heuristics import HEURISTICS, applicable, make_heuristic, sample_view, view_of
-from rlsched.policies.learned import LearnedPolicy
+from rlsched.policies.learned import LearnedPolicy, read_meta, resolve_model_dir
 from rlsched.policies.oracle import DEFAULT_TOP_K, ClairvoyantPolicy
 from rlsched.policies.residual import FULL_RANGE, ResidualPolicy
 from rlsched.policies.rollout import RolloutPolicy
@@ -115,6 +116,8 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         return make_rollout(env, base, seed=seed)
     if spec.startswith("learned:"):
         path, kwargs = split_arguments(spec.split(":", 1)[1])
+        if read_meta(resolve_model_dir(path)).get("algo") == "departures":
+            return _departures(spec, path, kwargs, env)
         unknown = sorted(set(kwargs) - {"anchor", "margin"})
         if unknown:
             raise PolicyError(
@@ -154,6 +157,18 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     if not applicable(spec, sample_view(env)):
         raise PolicyError(f"policy {spec!r} does not apply to this env")
     return make_heuristic(spec, view_of(env), seed=seed)
+
+
+def _departures(spec: str, path: str, kwargs: dict[str, str], env: Any) -> Policy:
+    """``learned:PATH`` of a departure model (:mod:`rlsched.policies.departures`)."""
+    unknown = sorted(set(kwargs) - {"threshold"})
+    if unknown:
+        raise PolicyError(f"policy {spec!r}: a departure model takes threshold, not {unknown}")
+    pol = DeparturePolicy(path, kwargs.get("threshold"))
+    if kwargs:
+        pol.name = spec
+    pol.check_env(env.unwrapped)
+    return pol
 
 
 def policies_of(env_id: str | None) -> dict[str, Callable[..., Policy]]:

@@ -42,7 +42,10 @@ class TrainConfig:
     algo: str = "maskable_ppo"
     """``maskable_ppo`` (sb3-contrib), ``ppo`` or ``dqn`` (Stable-Baselines3), or
     ``masked_dqn`` (:mod:`rlsched.agents.masked_dqn`: dueling double DQN that never picks a
-    masked action, with a piecewise-linear epsilon schedule)."""
+    masked action, with a piecewise-linear epsilon schedule), or ``departures``
+    (:mod:`rlsched.train.departures`: the base heuristic ``imitation_policy`` with departures
+    a whole-workflow network learns from the search teacher ``expert_teacher``;
+    WorkflowOffloading-v0 with ``dag: true``; the PPO and DQN fields do not apply)."""
     total_steps: int = 50_000
     """Env steps to train for (over all parallel envs). 0 with ``imitation_policy`` (and no
     expert iterations): imitation alone, the fitted clone is the model."""
@@ -227,6 +230,22 @@ class TrainConfig:
     """Options of the expert rounds' search teacher (``horizon``, ``futures``, ``top_k``,
     ``significance``, ``min_gain``; :class:`rlsched.policies.rollout.RolloutPolicy`) over the
     env's own ``rollout_options``."""
+    departure_min_gain: float = 0.05
+    """``algo: departures``: a server is the teacher's departure where its value beats the base's
+    server by at least this share of the base's value."""
+    departure_quantiles: list[float] = field(
+        default_factory=lambda: [0.9, 0.95, 0.97, 0.98, 0.99, 0.995]
+    )
+    """``algo: departures``: the candidate thresholds, as quantiles of the network's top score
+    over the training decisions; each (and never departing) plays the validation episodes,
+    the best is kept."""
+    departure_hidden: int = 64
+    """``algo: departures``: the width of the task embeddings."""
+    departure_rounds: int = 3
+    """``algo: departures``: rounds of messages along the workflow's links."""
+    departure_patience: int = 5
+    """``algo: departures``: epochs without a lower loss on the kept-aside workflows before the
+    fit stops (``imitation_epochs`` at most)."""
     init_model: str | None = None
     """Start from this model's weights (a model or run folder, or ``zoo/NAME``) instead of a
     fresh network: fine-tuning a distilled or shipped model. Its algorithm, network and spaces
@@ -291,8 +310,12 @@ class TrainConfig:
         return cfg
 
     def validate(self, source: str = "config") -> None:
-        if self.algo not in ALGOS:
-            raise ConfigError(f"{source}: algo {self.algo!r} is not one of {', '.join(ALGOS)}")
+        if self.algo not in (*ALGOS, "departures"):
+            raise ConfigError(
+                f"{source}: algo {self.algo!r} is not one of {', '.join(ALGOS)}, departures"
+            )
+        if self.algo == "departures":
+            self._validate_departures(source)
         for name in ("n_envs", "n_steps", "batch_size", "eval_episodes"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{source}: {name} must be >= 1")
@@ -417,6 +440,22 @@ class TrainConfig:
                     f"{source}: train_datasets entry {extra!r} shares {shared_text(shared)} "
                     "with the validation or the test set (rlsched.splits)"
                 )
+
+    def _validate_departures(self, source: str) -> None:
+        if not self.imitation_policy:
+            raise ConfigError(f"{source}: algo departures needs imitation_policy (the base)")
+        if not self.env_kwargs.get("dag"):
+            raise ConfigError(
+                f"{source}: algo departures reads the whole workflow: env_kwargs needs dag: true"
+            )
+        if not self.departure_min_gain >= 0:
+            raise ConfigError(f"{source}: departure_min_gain must be >= 0")
+        qs = list(self.departure_quantiles)
+        if not qs or any(not 0 <= q <= 1 for q in qs):
+            raise ConfigError(f"{source}: departure_quantiles must be in [0, 1], at least one")
+        for name in ("departure_hidden", "departure_rounds", "departure_patience"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"{source}: {name} must be >= 1")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

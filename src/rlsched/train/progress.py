@@ -26,6 +26,9 @@ def planned_steps(cfg: TrainConfig) -> int:
 
 def plan_text(cfg: TrainConfig) -> str:
     """``3,072 steps (3,000 rounded up to whole rollouts)``."""
+    if cfg.algo == "departures":
+        return (f"{cfg.imitation_episodes:,} teacher-labelled episodes of {cfg.imitation_policy}, "
+                "no RL steps (departures)")  # fmt: skip
     if cfg.total_steps == 0:
         return f"0 RL steps (imitation of {cfg.imitation_policy} alone)"
     n = planned_steps(cfg)

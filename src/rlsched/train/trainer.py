@@ -323,6 +323,15 @@ def train(
         raise ConfigError(f"max_seconds must be >= 0, got {max_seconds}")
     set_torch_threads(cfg.torch_threads)
     run = Path(out)
+    if cfg.algo == "departures":  # no SB3 model: its own recipe; a rerun reuses the labels
+        from rlsched.train.departures import train_departures
+
+        run.mkdir(parents=True, exist_ok=True)
+        cfg.save(run / "config.yaml")
+        set_random_seed(cfg.seed)
+        record = train_departures(cfg, run, progress)
+        total = float(record["seconds"]["total"])
+        return TrainResult(run, run / "model", 0, total, 0.0, record["best_eval_mean_reward"])
     state: dict[str, Any] | None = None
     if resume:
         state = read_checkpoint(run)

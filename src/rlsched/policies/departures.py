@@ -1,0 +1,109 @@
+"""A departure model (``algo: departures``, :mod:`rlsched.train.departures`) as a policy: the
+base heuristic's choice, left for the network's top-scored other valid server where that
+score clears the model's threshold.
+
+The base is computed from the observation alone (:data:`OBSERVED_HEURISTICS`), and the network
+runs in numpy (:class:`~rlsched.agents.dag_net.DagScorer`): no torch on the acting path.
+``learned:PATH`` loads it like any trained model; ``learned:PATH?threshold=T`` plays another
+threshold (``inf``: the base alone).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlsched.agents.dag_net import REQUIRED_KEYS, DagScorer
+from rlsched.errors import PolicyError
+from rlsched.policies.base import Observation, Policy
+from rlsched.zoo import resolve_model_dir
+
+#: the model file in a departure model's folder
+WEIGHTS = "dagnet.npz"
+
+
+class DeparturePolicy(Policy):
+    """The base heuristic with the learned departures (module docstring)."""
+
+    category = "learned"
+    stateless = True
+
+    def __init__(self, path: str | Path, threshold: float | str | None = None) -> None:
+        from rlsched.agents.models import read_meta
+        from rlsched.policies.learned import OBSERVED_HEURISTICS
+
+        self.dir = resolve_model_dir(path)
+        self.meta = read_meta(self.dir)
+        if self.meta.get("algo") != "departures":
+            raise PolicyError(f"{self.dir}: a {self.meta.get('algo')} model, not departures")
+        self.algo = "departures"
+        self.name = f"learned:{path}"
+        self.scorer = DagScorer.load(self.dir / WEIGHTS)
+        known = OBSERVED_HEURISTICS.get(self.env_id, {})
+        self.base_name = str(self.meta["base"])
+        if self.base_name not in known:
+            raise PolicyError(
+                f"{self.dir}: base {self.base_name!r} is not computed from {self.env_id}'s "
+                f"observation; known: {', '.join(known) or 'none'}"
+            )
+        self._base = known[self.base_name]
+        value = self.meta["threshold"] if threshold is None else threshold
+        try:
+            self.threshold = float(value)
+        except (TypeError, ValueError):
+            self.threshold = float("nan")
+        if np.isnan(self.threshold):
+            raise PolicyError(f"{self.dir}: threshold {value!r} is not a number (inf allowed)")
+        #: departures taken since the policy was made (what a run reports)
+        self.departures = 0
+
+    @property
+    def env_id(self) -> str:
+        return str(self.meta["env_id"])
+
+    @property
+    def env_kwargs(self) -> dict[str, Any]:
+        return dict(self.meta.get("env_kwargs", {}))
+
+    def check_env(self, env: Any) -> None:
+        """Refuse an env without the keys the network reads, or with another server count or
+        task padding than it was trained at (its inputs hold one slot per server and task)."""
+        space = getattr(env, "observation_space", None)
+        keys = set(getattr(space, "spaces", {}) or {})
+        missing = [k for k in REQUIRED_KEYS if k not in keys]
+        if missing:
+            raise PolicyError(
+                f"{self.dir}: this departure model reads {', '.join(missing)}, which this env's "
+                f"observation lacks; it was trained with env arguments {self.env_kwargs}"
+            )
+        assert space is not None
+        n = int(space.spaces["dag_oct"].shape[1])
+        if n != self.scorer.num_servers():
+            raise PolicyError(
+                f"{self.dir}: trained at {self.scorer.num_servers()} servers, this env has {n} "
+                "(a departure model reads one slot per server)"
+            )
+
+    def scores(self, observation: Observation, base: int) -> np.ndarray:
+        """The network's score of each server, as a departure from ``base``."""
+        assert isinstance(observation, dict)
+        return self.scorer.score_one(observation, base)
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        mask = np.asarray(mask, dtype=bool)
+        base = int(self._base(observation, mask))
+        if self.threshold == np.inf or mask.sum() < 2:
+            return base
+        z = np.where(mask, self.scores(observation, base), -np.inf)
+        z[base] = -np.inf
+        best = int(np.argmax(z))
+        if z[best] >= self.threshold:
+            self.departures += 1
+            return best
+        return base
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": "learned", "algo": self.algo, "path": str(self.dir),
+                "base": self.base_name, "threshold": self.threshold}  # fmt: skip

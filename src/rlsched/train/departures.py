@@ -1,0 +1,271 @@
+"""Training a departure model (``algo: departures``): a base heuristic that a network, reading
+the whole workflow, lets leave its choice where a search teacher would gain from it.
+
+1. **Labels.** The base (``imitation_policy``, computed from the observation: ``peft``) plays
+   ``imitation_episodes`` episodes of ``dataset``; at every decision the search teacher (the
+   rollout over the base, :func:`rlsched.policies.registry.make_rollout` with
+   ``expert_teacher``'s options) values each valid server. A *departure* is the best server
+   where it beats the base's server by at least ``departure_min_gain`` of the base's value.
+   Episodes are collected in chunks of :data:`CHUNK` under ``RUN/teacher/`` (``--resume`` and a
+   rerun reuse them: a long collection spans several sittings).
+2. **Fit.** :class:`~rlsched.agents.dag_net.DagNet` by binary cross-entropy over the candidate
+   servers (valid, not the base's), stopped early on a tenth of the training *workflows* kept
+   aside (:func:`~rlsched.agents.dag_net.fit_dag_net`).
+3. **Threshold.** The policy departs to its top-scored candidate where that score clears a
+   threshold. Candidates: the quantiles ``departure_quantiles`` of the top scores over the
+   training decisions, and never (the base alone). Each plays the same ``eval_episodes``
+   validation episodes of ``eval_dataset`` (seeds ``seed + 10,000 + k``); the highest mean
+   return is kept (equal ones: the higher threshold). Never chosen on test data.
+
+The model folder holds ``dagnet.npz`` (:meth:`DagNet.save`) and ``meta.json`` (``algo``
+``departures``, the base and the threshold); ``learned:PATH`` plays it
+(:class:`rlsched.policies.departures.DeparturePolicy`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlsched.agents.dag_net import (
+    REQUIRED_KEYS,
+    DagNet,
+    dag_inputs,
+    fit_dag_net,
+    torch_scores,
+)
+from rlsched.agents.models import MODEL_FORMAT
+from rlsched.errors import ConfigError
+from rlsched.train import imitation as imitation_mod
+from rlsched.train.config import TrainConfig
+
+#: episodes per saved chunk of teacher labels
+CHUNK = 250
+DEPARTURES = "departures"
+
+
+def base_choice(cfg: TrainConfig) -> Any:
+    """The base heuristic's choice from an observation alone (what the served policy computes)."""
+    from rlsched.policies.learned import OBSERVED_HEURISTICS
+
+    known = OBSERVED_HEURISTICS.get(cfg.env_id, {})
+    if cfg.imitation_policy not in known:
+        raise ConfigError(
+            f"algo departures: imitation_policy is the base heuristic, computed from the "
+            f"observation; {cfg.env_id} has {', '.join(known) or 'none'}, not "
+            f"{cfg.imitation_policy!r}"
+        )
+    return known[cfg.imitation_policy]
+
+
+def collect_labels(
+    cfg: TrainConfig, run: Path, progress: bool = True
+) -> imitation_mod.Demonstrations:
+    """The teacher's values of every valid server on the base's episodes (module docstring),
+    chunk by chunk (reused when present)."""
+    from rlsched.policies.registry import make_rollout
+    from rlsched.train.trainer import TEACHER_SEED, _teacher_envs
+
+    base = base_choice(cfg)
+    options = dict(cfg.expert_teacher)
+
+    def make_teacher(env: Any, seed: int) -> Any:
+        return make_rollout(env, cfg.imitation_policy or "", seed=seed, **options)
+
+    folder = run / "teacher"
+    folder.mkdir(parents=True, exist_ok=True)
+    total: imitation_mod.Demonstrations | None = None
+    for k in range(math.ceil(cfg.imitation_episodes / CHUNK)):
+        n = min(CHUNK, cfg.imitation_episodes - k * CHUNK)
+        path = folder / f"chunk{k:03d}_{n}.npz"
+        if path.is_file():
+            part = imitation_mod.Demonstrations.load(path)
+        else:
+            t0 = time.perf_counter()
+            part = imitation_mod.collect(
+                _teacher_envs(cfg), make_teacher, n, cfg.gamma,
+                seed=cfg.seed + TEACHER_SEED + k * CHUNK, progress=progress,
+                behaviour=base, workers=cfg.imitation_workers,
+            )  # fmt: skip
+            part.save(path)
+            if progress:
+                print(f"teacher chunk {k}: {n} episodes, {time.perf_counter() - t0:.0f} s")
+        total = part if total is None else total + part
+    assert total is not None
+    return total
+
+
+def departure_labels(
+    demos: imitation_mod.Demonstrations, base: Any, min_gain: float
+) -> dict[str, np.ndarray]:
+    """Per labelled decision: ``base`` (the base's server), ``y (B, N)`` (1 on the teacher's
+    departure), ``on (B, N)`` (the candidates: valued, valid, not the base's) and ``gain``
+    (each server's value less the base's; -inf where unvalued). Decisions where the teacher
+    valued fewer than two servers, or the base's value is 0 or unknown, have no candidates."""
+    if demos.values is None:
+        raise ConfigError("algo departures: the teacher gave no action values to label with")
+    obs = demos.obs
+    assert isinstance(obs, dict)
+    n = len(demos)
+    b = np.array([base({k: v[i] for k, v in obs.items()}, demos.masks[i]) for i in range(n)])
+    q = demos.values.astype(np.float64)
+    i = np.arange(n)
+    qb = q[i, b]
+    keep = (np.isfinite(q).sum(1) >= 2) & np.isfinite(qb) & (np.abs(qb) > 1e-9)
+    gain = np.where(np.isfinite(q), q - np.where(np.isfinite(qb), qb, 0.0)[:, None], -np.inf)
+    best = gain.argmax(1)
+    rel = gain[i, best] / np.maximum(np.abs(qb), 1e-9)
+    y = np.zeros(q.shape, np.float32)
+    dep = keep & (rel >= min_gain) & (best != b)
+    y[i[dep], best[dep]] = 1.0
+    on = np.isfinite(q) & demos.masks.astype(bool) & keep[:, None]
+    on[i, b] = False
+    return {"base": b, "y": y, "on": on, "gain": gain}
+
+
+def workflow_groups(obs: dict[str, np.ndarray]) -> np.ndarray:
+    """A workflow template id per decision (its tasks' work, demands and data, and its links):
+    the fit keeps whole workflows aside, so its early stop reads workflows it did not fit."""
+    n = len(obs["dag_tasks"])
+    key = np.concatenate(
+        [obs["dag_tasks"][:, :, :4].reshape(n, -1), obs["dag_links"].reshape(n, -1)], 1
+    )
+    key = np.ascontiguousarray(key.astype(np.float32))
+    _, groups = np.unique(key.view(np.dtype((np.void, key.shape[1] * 4))), return_inverse=True)
+    return np.asarray(groups).reshape(-1)
+
+
+def play_thresholds(
+    cfg: TrainConfig, model_dir: Path, thresholds: list[float]
+) -> list[dict[str, Any]]:
+    """Each threshold's mean return (and departures) over the same ``eval_episodes``
+    validation episodes of ``eval_dataset`` (seeds ``seed + 10,000 + k``)."""
+    from rlsched.policies.departures import DeparturePolicy
+    from rlsched.train.trainer import EVAL_SEED, _single_env
+
+    env = _single_env(cfg, cfg.eval_dataset, cfg.seed + EVAL_SEED)
+    base: Any = env.unwrapped
+    out = []
+    for t in thresholds:
+        pol = DeparturePolicy(model_dir, threshold=t)
+        pol.check_env(base)
+        returns = []
+        for k in range(cfg.eval_episodes):
+            obs, _ = env.reset(seed=cfg.seed + EVAL_SEED + k)
+            done, total = False, 0.0
+            while not done:
+                obs, r, term, trunc, _ = env.step(pol.act(obs, base.action_masks()))
+                total += float(r)
+                done = term or trunc
+            returns.append(total)
+        out.append({"threshold": _number(t), "mean_return": float(np.mean(returns)),
+                    "departures": pol.departures})  # fmt: skip
+    env.close()
+    return out
+
+
+def _save(net: DagNet, cfg: TrainConfig, dest: Path, threshold: float, extra: dict) -> None:
+    from rlsched.runtime import git_commit, versions
+
+    dest.mkdir(parents=True, exist_ok=True)
+    net.save(dest / "dagnet.npz")
+    meta = {
+        "format": MODEL_FORMAT, "name": "best", "algo": DEPARTURES, "env_id": cfg.env_id,
+        "env_kwargs": cfg.env_kwargs, "dataset": cfg.dataset, "normalized_obs": False,
+        "residual": None, "seed": cfg.seed, "base": cfg.imitation_policy,
+        "threshold": _number(threshold), **extra,
+        "versions": versions(), "git_commit": git_commit(),
+        "saved_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }  # fmt: skip
+    (dest / "meta.json").write_text(json.dumps(meta, indent=2))
+
+
+def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict[str, Any]:
+    """The whole recipe (module docstring); writes ``RUN/model`` and ``RUN/run.json`` and
+    returns the run record."""
+    from rlsched.runtime import git_commit, versions
+
+    t0 = time.perf_counter()
+    missing = [k for k in REQUIRED_KEYS if k not in _observation_keys(cfg)]
+    if missing:
+        raise ConfigError(
+            f"algo departures reads {', '.join(missing)}: {cfg.env_id} with env_kwargs "
+            f"{cfg.env_kwargs} does not observe them"
+        )
+    demos = collect_labels(cfg, run, progress)
+    t_collect = time.perf_counter() - t0
+    lab = departure_labels(demos, base_choice(cfg), cfg.departure_min_gain)
+    obs = demos.obs
+    assert isinstance(obs, dict)
+    rows = np.flatnonzero(lab["on"].any(1))  # decisions with a candidate to depart to
+    sub = {k: v[rows] for k, v in obs.items()}
+    x = dag_inputs(sub, lab["base"][rows])
+    y, on = lab["y"][rows], lab["on"][rows]
+    groups = workflow_groups(sub)
+    rng = np.random.default_rng(cfg.seed)
+    own = np.unique(groups)
+    aside = np.isin(groups, rng.choice(own, max(1, len(own) // 10), replace=False))
+    fit, held = np.flatnonzero(~aside), np.flatnonzero(aside)
+    t1 = time.perf_counter()
+    net, curve = fit_dag_net(
+        x, y, on, fit, held, epochs=cfg.imitation_epochs, patience=cfg.departure_patience,
+        lr=cfg.imitation_lr, hidden=cfg.departure_hidden, rounds=cfg.departure_rounds,
+        seed=cfg.seed,
+        progress=(lambda e, v: print(f"fit epoch {e}: kept-aside loss {v:.4f}")) if progress
+        else None,
+    )  # fmt: skip
+    t_fit = time.perf_counter() - t1
+    top = np.where(on, torch_scores(net, x), -np.inf).max(1)[fit]
+    thresholds = [float(v) for v in np.quantile(top[np.isfinite(top)], cfg.departure_quantiles)]
+    candidates = sorted({*thresholds, float("inf")})
+    model = run / "model"
+    _save(net, cfg, model, float("inf"), {})
+    t2 = time.perf_counter()
+    table = play_thresholds(cfg, model, candidates)
+    # the highest mean return; equal ones: the higher threshold (fewer departures)
+    kept = max(table, key=lambda r: (r["mean_return"], float(r["threshold"])))
+    t_choose = time.perf_counter() - t2
+    teacher = {
+        "episodes": demos.episodes, "decisions": len(demos),
+        "decisions_with_candidates": len(rows),
+        "departures": int(lab["y"].sum()),
+        "workflows": len(own), "workflows_kept_aside": len(np.unique(groups[aside])),
+    }  # fmt: skip
+    _save(
+        net, cfg, model, float(kept["threshold"]), {"threshold_choice": table, "teacher": teacher}
+    )
+    record = {
+        "config": cfg.to_dict(), "seed": cfg.seed, "versions": versions(),
+        "git_commit": git_commit(), "steps": 0, "teacher": teacher,
+        "fit": {"epochs": len(curve), "kept_aside_loss": curve},
+        "threshold_choice": table, "threshold": kept["threshold"],
+        "best_eval_mean_reward": kept["mean_return"],
+        "seconds": {"teacher": t_collect, "fit": t_fit, "threshold": t_choose,
+                    "total": time.perf_counter() - t0},
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }  # fmt: skip
+    (run / "run.json").write_text(json.dumps(record, indent=2))
+    (run / "metrics.json").write_text(
+        json.dumps({"best_eval_mean_reward": kept["mean_return"], "steps": 0}, indent=2)
+    )
+    return record
+
+
+def _number(v: float) -> float | str:
+    """A threshold as JSON writes it: ``"inf"`` for never departing."""
+    return v if np.isfinite(v) else "inf"
+
+
+def _observation_keys(cfg: TrainConfig) -> set[str]:
+    """The observation keys of the env the config trains in (one env on the validation set)."""
+    from rlsched.train.trainer import EVAL_SEED, _single_env
+
+    env = _single_env(cfg, cfg.eval_dataset, cfg.seed + EVAL_SEED)
+    keys = set(getattr(env.observation_space, "spaces", {}) or {})
+    env.close()
+    return keys

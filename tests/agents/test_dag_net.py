@@ -1,0 +1,100 @@
+"""The whole-workflow network: its inputs, numpy forward = torch forward, the fit."""
+
+import numpy as np
+import pytest
+import torch
+
+from rlsched.agents.dag_net import (
+    DagNet,
+    DagScorer,
+    dag_inputs,
+    fit_dag_net,
+    torch_scores,
+)
+from rlsched.envs.workflow_offloading import WorkflowOffloadingEnv
+from rlsched.policies.offloading import peft_choice
+
+
+def _states(episodes: int = 3) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """PEFT's observations on the patent example's env and random small workflows."""
+    env = WorkflowOffloadingEnv(
+        dataset="synthetic:placement?workflows=6&tasks=8&seed=15", num_workflows=1,
+        task_order="rank", lookahead=True, finish_gap=True, optimistic_cost=True,
+        contention=True, dag=True)  # fmt: skip
+    obs_l, base = [], []
+    for seed in range(episodes):
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done:
+            a = peft_choice(obs, env.action_masks())
+            obs_l.append(obs)
+            base.append(a)
+            obs, _, done, _, _ = env.step(a)
+    return {k: np.stack([o[k] for o in obs_l]) for k in obs_l[0]}, np.array(base)
+
+
+def test_inputs_mark_the_current_task_and_all_its_descendants() -> None:
+    obs, base = _states(1)
+    x = dag_inputs(obs, base)
+    links = obs["dag_links"] > 0  # [child, parent]
+    for i in range(len(base)):
+        cur = int(np.flatnonzero(obs["dag_tasks"][i, :, 7])[0])
+        want, front = set(), {cur}
+        while front:  # every task reachable along child links
+            front = {c for p in front for c in np.flatnonzero(links[i][:, p])} - want
+            want |= front
+        assert set(np.flatnonzero(x["desc"][i])) == want
+        assert x["cur"][i].sum() == 1 and x["cur"][i, cur] == 1
+    n = obs["dag_oct"].shape[2]
+    # per server: 18 keys, the same less the base server's, task and subtree, one-hot, origin
+    assert x["server"].shape == (len(base), n, 18 + 18 + 11 + n + 1)
+    # the base's own server reads zero in the "less the base's" block
+    assert np.allclose(x["server"][np.arange(len(base)), base, 18:36], 0.0)
+
+
+def test_numpy_forward_equals_torch_and_survives_a_save(tmp_path) -> None:
+    obs, base = _states(2)
+    x = dag_inputs(obs, base)
+    torch.manual_seed(3)
+    net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden=16, rounds=2)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(torch.randn_like(p) * 0.1)  # layer norms' weights away from 1 too
+        net.task_mu.normal_()
+        net.server_sd.uniform_(0.5, 2.0)
+    net.save(tmp_path / "n.npz")
+    scorer = DagScorer.load(tmp_path / "n.npz")
+    batch = scorer.scores(x)
+    assert np.allclose(batch, torch_scores(net, x), atol=1e-5)
+    assert scorer.num_servers() == obs["dag_oct"].shape[2]
+    # the serving path (one observation, inputs never assembled) gives the same scores
+    for i in range(len(base)):
+        one = scorer.score_one({k: v[i] for k, v in obs.items()}, int(base[i]))
+        assert np.allclose(one, batch[i], atol=1e-4), i
+
+
+def test_fit_learns_a_rule_it_can_see_and_keeps_the_best_epoch() -> None:
+    """Label the server with the lowest optimistic cost among the others: a fit must rank it
+    first on decisions it was not fitted on, far above chance."""
+    obs, base = _states(8)
+    x = dag_inputs(obs, base)
+    n = len(base)
+    on = np.ones((n, obs["dag_oct"].shape[2]), bool)
+    on[np.arange(n), base] = False
+    key = np.where(on, obs["node_oct"], np.inf)
+    y = np.zeros(on.shape, np.float32)
+    y[np.arange(n), key.argmin(1)] = 1.0
+    fit, held = np.arange(n)[: n * 3 // 4], np.arange(n)[n * 3 // 4 :]
+    net, curve = fit_dag_net(x, y, on, fit, held, epochs=60, patience=60, hidden=32)
+    assert len(curve) == 60 and min(curve) < curve[0]
+    s = np.where(on, torch_scores(net, x), -np.inf)
+    hit = (s.argmax(1) == key.argmin(1))[held].mean()
+    assert hit > 1.5 / on[held].sum(1).mean()  # chance is one in the candidates
+    # early stop: the kept weights are the epoch of least held-out loss
+    with torch.no_grad():
+        z = net({k: torch.as_tensor(v[held]) for k, v in x.items()})
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(
+            z, torch.as_tensor(y[held]), reduction="none"
+        )
+        loss = float((loss * torch.as_tensor(on[held], dtype=torch.float32)).sum() / on[held].sum())
+    assert loss == pytest.approx(min(curve), rel=1e-4)

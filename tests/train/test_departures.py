@@ -1,0 +1,89 @@
+"""``algo: departures``: the teacher's labels, the fit, the threshold chosen on validation,
+a self-describing model folder; a rerun reuses the labels."""
+
+import json
+
+import numpy as np
+import pytest
+
+from rlsched.errors import ConfigError
+from rlsched.train import TrainConfig, train
+from rlsched.train.departures import CHUNK, departure_labels, workflow_groups
+from rlsched.train.imitation import Demonstrations
+from tests.conftest import TINY_DEPARTURES
+
+
+def test_run_writes_the_model_the_labels_and_its_threshold_choice(departure_run) -> None:
+    rec = json.loads((departure_run / "run.json").read_text())
+    meta = json.loads((departure_run / "model" / "meta.json").read_text())
+    assert meta["algo"] == "departures" and meta["base"] == "peft"
+    assert (departure_run / "model" / "dagnet.npz").is_file()
+    table = rec["threshold_choice"]
+    assert len(table) == 7 and table[-1]["threshold"] == "inf"  # six quantiles and never
+    assert table[-1]["departures"] == 0
+    best = max(r["mean_return"] for r in table)
+    assert rec["best_eval_mean_reward"] == best
+    kept = [r for r in table if r["mean_return"] == best]
+    assert meta["threshold"] == max(kept, key=lambda r: float(r["threshold"]))["threshold"]
+    assert rec["teacher"]["episodes"] == 12 and rec["teacher"]["departures"] > 0
+    assert "git_commit" in rec
+    assert "versions" in rec and rec["config"]["algo"] == "departures"
+    assert sorted(p.name for p in (departure_run / "teacher").iterdir()) == [
+        f"chunk000_{min(CHUNK, 12)}.npz"
+    ]
+
+
+def test_labels_mark_the_best_server_only_where_it_gains_enough() -> None:
+    obs = {"node_peft_gap": np.array([[0.0, 1.0, 2.0], [0.0, 1.0, 2.0], [2.0, 0.0, 1.0]])}
+    masks = np.ones((3, 3), bool)
+    values = np.array(
+        [
+            [-10.0, -9.0, -9.5],  # 10% better at server 1
+            [-10.0, -9.8, np.nan],  # 2%: below min_gain
+            [-8.0, -5.0, np.nan],
+        ],
+        np.float32,
+    )  # base is server 1: no gain
+    d = Demonstrations(obs, masks, np.zeros(3, np.int64), np.zeros(3, np.float32), 3, 0.0,
+                       values=values)  # fmt: skip
+    lab = departure_labels(d, lambda o, m: int(np.argmin(o["node_peft_gap"])), 0.05)
+    assert lab["base"].tolist() == [0, 0, 1]
+    assert lab["y"].tolist() == [[0, 1, 0], [0, 0, 0], [0, 0, 0]]
+    assert lab["on"].tolist() == [[False, True, True], [False, True, False],
+                                  [True, False, False]]  # fmt: skip
+
+
+def test_groups_are_workflow_templates() -> None:
+    tasks = np.zeros((4, 3, 12), np.float32)
+    tasks[:, :, 0] = [[1, 2, 3], [1, 2, 3], [1, 2, 4], [1, 2, 3]]
+    tasks[3, 0, 7] = 1.0  # another current task: the same workflow
+    links = np.zeros((4, 3, 3), np.float32)
+    links[1, 1, 0] = 5.0  # another link: another workflow
+    g = workflow_groups({"dag_tasks": tasks, "dag_links": links})
+    assert g[0] == g[3] and len({g[0], g[1], g[2]}) == 3
+
+
+def test_a_rerun_reuses_the_labels(departure_run, tmp_path, monkeypatch) -> None:
+    import shutil
+
+    from rlsched.train import imitation
+
+    run = tmp_path / "again"
+    shutil.copytree(departure_run / "teacher", run / "teacher")
+    monkeypatch.setattr(imitation, "collect", lambda *a, **k: pytest.fail("collected again"))
+    train(TrainConfig.from_dict(dict(TINY_DEPARTURES)), run, progress=False)
+    a = json.loads((departure_run / "run.json").read_text())
+    b = json.loads((run / "run.json").read_text())
+    assert a["threshold_choice"] == b["threshold_choice"]  # the same labels, the same seed
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [({"imitation_policy": None}, "needs imitation_policy"),
+     ({"env_kwargs": {"reward": "makespan"}}, "dag: true"),
+     ({"departure_quantiles": [1.5]}, "departure_quantiles"),
+     ({"departure_rounds": 0}, "departure_rounds")],
+)  # fmt: skip
+def test_config_refuses_what_the_recipe_cannot_run(change: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        TrainConfig.from_dict({**TINY_DEPARTURES, **change})
