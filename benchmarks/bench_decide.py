@@ -29,6 +29,7 @@ from common import machine, pin_one_core, write_json
 from rlsched.envs.args import env_class
 from rlsched.errors import PolicyError
 from rlsched.evaluate import make_env
+from rlsched.policies.departures import DeparturePolicy
 from rlsched.policies.learned import MASKED_ALGOS, LearnedPolicy
 from rlsched.policies.registry import make_policy
 from rlsched.policies.residual import ResidualPolicy
@@ -83,8 +84,17 @@ def one(
         kwargs.setdefault("scenario", c["preset"])
     if num_nodes is not None:
         kwargs["num_nodes"] = num_nodes
-    env = make_env(env_id, SPLITS[env_id].test, **kwargs)
+    # the entry's own test data (a whole-workflow model reads workflows of its size only)
+    env = make_env(env_id, c.get("test", {}).get("dataset") or SPLITS[env_id].test, **kwargs)
     outer = make_policy(f"learned:zoo/{name}", env, seed=0)
+    if isinstance(outer, DeparturePolicy):  # its base heuristic and the network, in numpy
+        states = _states(env, n)
+        nodes = getattr(env.unwrapped, "num_nodes", None)
+        return {"entry": name, "env": env_id, "num_nodes": nodes,
+                "actions": len(states[0][1]), "decisions": len(states),
+                "valid_actions": int(np.median([m.sum() for _, m in states])),
+                "path": f"numpy (DagScorer) over {outer.base_name}",
+                "act": _time(outer.act, states)}  # fmt: skip
     # a residual entry acts as its heuristic plus the network: both are timed (outer.act)
     pol = outer.learned if isinstance(outer, ResidualPolicy) else outer
     assert isinstance(pol, LearnedPolicy)
@@ -117,7 +127,8 @@ def card_size(c: dict[str, Any]) -> int:
     kwargs = dict(c.get("env_kwargs") or {})
     if c.get("preset"):
         kwargs.setdefault("scenario", c["preset"])
-    return int(make_env(c["env"], SPLITS[c["env"]].test, **kwargs).unwrapped.num_nodes)
+    data = c.get("test", {}).get("dataset") or SPLITS[c["env"]].test
+    return int(make_env(c["env"], data, **kwargs).unwrapped.num_nodes)
 
 
 def main() -> None:

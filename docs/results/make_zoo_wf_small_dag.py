@@ -15,12 +15,12 @@ a shipped policy: the env observes the workflow (``dag: true``), ``algo: departu
 The rule, fixed here (2026-12-02, before the network was fitted; its teacher labels were being
 collected):
 
-1. Candidate: that run's model. Training data: 3,000 episodes (seeds 20,000+) of
-   ``synthetic:placement?workflows=10000&tasks=15&seed=15``, the descriptive study's pool, of
-   which it had used training folds only (3,000 rather than its 6,000: the teacher takes
-   about 4.5 min per 250 episodes on this machine's two cores, and the sitting is 3 h). Its
-   threshold: chosen by the trainer on 200 validation episodes of ``seed=16``'s 200
-   workflows (seeds 10,000+), among six quantiles of its training scores and never departing.
+1. Candidate: that run's model. Training data: 6,000 episodes (seeds 20,000+) of
+   ``synthetic:placement?workflows=10000&tasks=15&seed=15``, the descriptive study's pool and
+   count (of which it had used training folds only; the teacher takes about 1.8 min per 250
+   episodes on this sitting's two cores). Its threshold: chosen by the trainer on 200
+   validation episodes of ``seed=16``'s 200 workflows (seeds 10,000+), among six quantiles of
+   its training scores and never departing.
    One seed: the labels are the costly part and the fit is seeded.
 2. Validation: 200 fresh episodes of 200 workflows nothing else played
    (``synthetic:placement?workflows=200&tasks=15&seed=17``, seeds 20,000+): the candidate and

@@ -18,6 +18,7 @@ import numpy as np
 from rlsched.agents.dag_net import REQUIRED_KEYS, DagScorer
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Observation, Policy
+from rlsched.runtime import set_torch_threads
 from rlsched.zoo import resolve_model_dir
 
 #: the model file in a departure model's folder
@@ -34,6 +35,7 @@ class DeparturePolicy(Policy):
         from rlsched.agents.models import read_meta
         from rlsched.policies.learned import OBSERVED_HEURISTICS
 
+        set_torch_threads()  # one BLAS thread: more only slow the small products (runtime)
         self.dir = resolve_model_dir(path)
         self.meta = read_meta(self.dir)
         if self.meta.get("algo") != "departures":
