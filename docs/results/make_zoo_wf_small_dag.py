@@ -40,8 +40,31 @@ collected):
 Writes ``docs/results/wf_small_dag_choice.json`` and, on a replacement, the entry and its card
 (its verdicts on the card's usual episodes: 40 of the validation set at seeds 10,000+ and of
 the test set at 1,000+, as every entry's).
+
+Round W9 (``--round W9``), fixed here (2026-12-02, before its network was fitted; its labels
+were being collected). Round W8's run chose, on its own validation episodes (``seed=16``),
+never to depart: every threshold lost to PEFT there. A synthetic pool's seed draws its five
+function types, so ``seed=15`` is one world: W8's network departed on 6.7% of new episodes of
+its own world and on 2.0% of ``seed=16``'s (at the threshold of its 90% quantile).
+
+    rlsched train --config configs/workflow_offloading_small_dag_worlds.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_worlds/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W9
+
+1. Candidate: that run's model: W8's recipe on 6,000 episodes spread over 24 worlds (seeds
+   18-41, 250 workflows each, 250 episodes each), its threshold chosen as W8's (200 episodes
+   of ``seed=16``).
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=43``, seeds 20,000+): the candidate and
+   the entry as it stands after W8, beside every heuristic that does not search. Eligible and
+   kept as in W8 (ties to the entry). A kept candidate becomes the entry
+   ``workflow-small-dag-worlds``; the entry it replaces goes to ``configs/zoo/start/``.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   9,700-9,899), the candidate and the entry beside every heuristic that does not search and
+   ``optimal``. Writes ``docs/results/wf_small_dag_worlds_choice.json``.
 """
 
+import argparse
 import json
 import shutil
 import time
@@ -64,15 +87,25 @@ from rlsched.agents.export import export_model, write_card
 from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
 
-RUN = ROOT / "runs/zoo/workflow_offloading_small_dag_departures/seed0"
-CONFIG = "configs/workflow_offloading_small_dag_departures.yaml"
-OLD, NEW = "workflow-small-lookahead-ppo", "workflow-small-dag-departures"
-FRESH = "synthetic:placement?workflows=200&tasks=15&seed=17"
-NEW_VAL_SEED, NEW_TEST_SEED, ROUND_EPISODES = 20_000, 9_500, 200
+OLD = "workflow-small-lookahead-ppo"  # the entry before round W8
+ROUND_EPISODES = 200
+#: each round's candidate run, config, validation world and seeds, record and entry name
+ROUNDS = {
+    "W8": {"run": "runs/zoo/workflow_offloading_small_dag_departures/seed0",
+           "config": "configs/workflow_offloading_small_dag_departures.yaml",
+           "fresh": "synthetic:placement?workflows=200&tasks=15&seed=17",
+           "val_seed": 20_000, "test_seed": 9_500,
+           "out": "docs/results/wf_small_dag_choice.json", "new": "workflow-small-dag-departures"},
+    "W9": {"run": "runs/zoo/workflow_offloading_small_dag_worlds/seed0",
+           "config": "configs/workflow_offloading_small_dag_worlds.yaml",
+           "fresh": "synthetic:placement?workflows=200&tasks=15&seed=43",
+           "val_seed": 20_000, "test_seed": 9_700,
+           "out": "docs/results/wf_small_dag_worlds_choice.json",
+           "new": "workflow-small-dag-worlds"},
+}  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
          "dag": True}  # fmt: skip
-OUT = ROOT / "docs/results/wf_small_dag_choice.json"
 
 
 def pair(rows: dict, a: str, b: str) -> dict:
@@ -81,23 +114,32 @@ def pair(rows: dict, a: str, b: str) -> dict:
                   reference=b, metric="mean_completion").to_json()  # fmt: skip
 
 
-def main() -> None:
+def standing() -> str:
+    """The small-DAG entry in the zoo now: round W8's if it shipped, else the one before."""
+    news = [r["new"] for r in ROUNDS.values() if (ZOO_DIR / r["new"] / "card.json").is_file()]
+    return news[-1] if news else OLD
+
+
+def main(name: str) -> None:
     t0 = time.perf_counter()
-    cand = f"learned:{RUN / 'model'}"
-    entry = f"learned:{ZOO_DIR / OLD / 'model'}"  # plays its shipped gate
-    rep, _ = judge(FRESH, NEW_VAL_SEED, f"plain,{entry},{cand}", EXTRA, ROUND_EPISODES)
+    r = ROUNDS[name]
+    run, fresh, val_seed, test_seed = ROOT / r["run"], r["fresh"], r["val_seed"], r["test_seed"]
+    old = standing()
+    cand = f"learned:{run / 'model'}"
+    entry = f"learned:{ZOO_DIR / old / 'model'}"  # plays its shipped gate, if any
+    rep, _ = judge(fresh, val_seed, f"plain,{entry},{cand}", EXTRA, ROUND_EPISODES)
     rows = {r["policy"]: r for r in rep["results"]}
     mean = {s: float(r["metrics"]["mean_completion"]) for s, r in rows.items()}
     eligible = [s for s in (entry, cand) if rows[s]["paired"]["verdict"] != "worse"]
     kept = min(eligible, key=lambda s: (mean[s], s != entry), default=None)
     replaces = kept == cand
     out: dict = {
-        "rule": "docs/results/make_zoo_wf_small_dag.py",
-        "candidate": {"run": str(RUN.relative_to(ROOT)), "config": CONFIG,
-                      "train": json.loads((RUN / "run.json").read_text())},
+        "rule": f"docs/results/make_zoo_wf_small_dag.py, round {name}", "entry": old,
+        "candidate": {"run": r["run"], "config": r["config"],
+                      "train": json.loads((run / "run.json").read_text())},
         "reference": rep["reference"],
         "validation": {
-            "dataset": FRESH, "seed": NEW_VAL_SEED, "episodes": ROUND_EPISODES, "means": mean,
+            "dataset": fresh, "seed": val_seed, "episodes": ROUND_EPISODES, "means": mean,
             "vs_best": {s: rows[s]["paired"] for s in (entry, cand)},
             "candidate_vs_entry": pair(rows, cand, entry),
         },
@@ -110,11 +152,11 @@ def main() -> None:
               f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] {p['wins']}/{p['ties']}/"
               f"{p['losses']} {p['verdict']}", flush=True)  # fmt: skip
     print(f"kept {out['kept']}; replaces: {replaces}", flush=True)
-    test, gaps = judge(TEST, NEW_TEST_SEED, f"plain,optimal,{entry},{cand}", EXTRA,
+    test, gaps = judge(TEST, test_seed, f"plain,optimal,{entry},{cand}", EXTRA,
                        ROUND_EPISODES)  # fmt: skip
     trows = {r["policy"]: r for r in test["results"]}
     out["test"] = {
-        "dataset": TEST, "seed": NEW_TEST_SEED, "episodes": ROUND_EPISODES,
+        "dataset": TEST, "seed": test_seed, "episodes": ROUND_EPISODES,
         "reference": test["reference"],
         "candidate": summary(test, gaps, cand),
         "entry_vs_best": trows[entry]["paired"], "candidate_vs_best": trows[cand]["paired"],
@@ -128,29 +170,33 @@ def main() -> None:
               f"{p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] {p['wins']}/"
               f"{p['ties']}/{p['losses']} {p['verdict']}", flush=True)  # fmt: skip
     out["seconds"] = time.perf_counter() - t0
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    (ROOT / r["out"]).write_text(json.dumps(out, indent=1) + "\n")
     if replaces:
-        ship(out, rows, entry, cand)
+        ship(name, out, old)
 
 
-def ship(out: dict, rows: dict, entry: str, cand: str) -> None:
-    """The candidate as the entry ``NEW``, with its card; the old entry retired."""
-    size = export_model(RUN, ZOO_DIR / NEW / "model")
-    spec = f"learned:{ZOO_DIR / NEW / 'model'}"
+def ship(name: str, out: dict, old_name: str) -> None:
+    """Round ``name``'s candidate as its new entry, with its card; the entry ``old_name``
+    retired to ``configs/zoo/start/``."""
+    r = ROUNDS[name]
+    run, new = ROOT / r["run"], r["new"]
+    size = export_model(run, ZOO_DIR / new / "model")
+    spec = f"learned:{ZOO_DIR / new / 'model'}"
     pols = f"plain,optimal,{spec}"
     val, _ = judge(VALIDATION, VAL_SEED, pols, EXTRA)
     test, _ = judge(TEST, TEST_SEED, pols, EXTRA)
     trows = {r["policy"]: r for r in test["results"]}
     train = out["candidate"]["train"]
     p = out["validation"]["candidate_vs_entry"]
-    old = json.loads((ZOO_DIR / OLD / "card.json").read_text())
+    old = json.loads((ZOO_DIR / old_name / "card.json").read_text())
     card = {
-        "name": NEW, "env": ENV, "env_kwargs": {**KWARGS, **EXTRA},
-        "config": f"configs/zoo/{NEW}.yaml", "seed": 0, "seeds_trained": [0],
+        "name": new, "env": ENV, "env_kwargs": {**KWARGS, **EXTRA},
+        "config": f"configs/zoo/{new}.yaml", "seed": 0, "seeds_trained": [0],
         "selected_by": (
-            f"round W8 (docs/results/make_zoo_wf_small_dag.py): lower mean completion than the "
-            f"entry it replaced ({OLD}) on {ROUND_EPISODES} fresh validation episodes of {FRESH} "
-            f"(seeds {NEW_VAL_SEED:,}+), not significantly worse than the best heuristic there"),
+            f"round {name} (docs/results/make_zoo_wf_small_dag.py): lower mean completion than "
+            f"the entry it replaced ({old_name}) on {ROUND_EPISODES} fresh validation episodes "
+            f"of {r['fresh']} (seeds {r['val_seed']:,}+), not significantly worse than the best "
+            "heuristic there"),
         "training": {
             "steps": 0, "dataset": train["config"]["dataset"],
             "validation_dataset": train["config"]["eval_dataset"],
@@ -162,7 +208,8 @@ def ship(out: dict, rows: dict, entry: str, cand: str) -> None:
         "trained_on": f"{train['config']['dataset']}, preset {PRESET}, one workflow per episode",
         "algo": "departures", "policy_net": "dag", "base": "peft",
         "replaced_because": (
-            f"on {p['n']} validation episodes, against {OLD} (the entry so far): {p['verdict']} "
+            f"on {p['n']} validation episodes, against {old_name} (the entry so far): "
+            f"{p['verdict']} "
             f"({p['mean_diff']:+.3f} s, 95% CI {p['ci95'][0]:+.3f} to {p['ci95'][1]:+.3f})"),
         "validation": {**verdict(val, spec, EPISODES, ("mean_completion", "optimality_gap")),
                        "seed": VAL_SEED},
@@ -177,19 +224,21 @@ def ship(out: dict, rows: dict, entry: str, cand: str) -> None:
         "reference": test["reference"],
         "reference_episode_values": trows[test["reference"]]["episode_values"],
     }
-    write_card(NEW, card)
-    cfg = (RUN / "config.yaml").read_text()
+    write_card(new, card)
+    cfg = (run / "config.yaml").read_text()
     (ROOT / card["config"]).write_text(
-        f"# The zoo's {NEW}: `rlsched train --config {card['config']} --seed 0` (the teacher's "
+        f"# The zoo's {new}: `rlsched train --config {card['config']} --seed 0` (the teacher's "
         "labels take about an hour on two cores)\n" + cfg)  # fmt: skip
-    retired = ROOT / "configs/zoo/start" / OLD
+    retired = ROOT / "configs/zoo/start" / old_name
     retired.mkdir(parents=True, exist_ok=True)
-    for f in (ZOO_DIR / OLD / "model").iterdir():
+    for f in (ZOO_DIR / old_name / "model").iterdir():
         shutil.copyfile(f, retired / f.name)
-    shutil.copyfile(ZOO_DIR / OLD / "card.json", retired / "card.json")
-    shutil.rmtree(ZOO_DIR / OLD)
-    print(f"shipped {NEW}; {OLD} retired to {retired.relative_to(ROOT)}", flush=True)
+    shutil.copyfile(ZOO_DIR / old_name / "card.json", retired / "card.json")
+    shutil.rmtree(ZOO_DIR / old_name)
+    print(f"shipped {new}; {old_name} retired to {retired.relative_to(ROOT)}", flush=True)
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--round", default="W8", choices=sorted(ROUNDS))
+    main(ap.parse_args().round)
