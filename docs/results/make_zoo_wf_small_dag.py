@@ -229,11 +229,14 @@ def ship(name: str, out: dict, old_name: str) -> None:
     (ROOT / card["config"]).write_text(
         f"# The zoo's {new}: `rlsched train --config {card['config']} --seed 0` (the teacher's "
         "labels take about an hour on two cores)\n" + cfg)  # fmt: skip
-    retired = ROOT / "configs/zoo/start" / old_name
-    retired.mkdir(parents=True, exist_ok=True)
-    for f in (ZOO_DIR / old_name / "model").iterdir():
-        shutil.copyfile(f, retired / f.name)
+    retired = ROOT / "configs/zoo/start" / old_name  # its model, card and config
+    shutil.copytree(ZOO_DIR / old_name / "model", retired / "model")
     shutil.copyfile(ZOO_DIR / old_name / "card.json", retired / "card.json")
+    old_cfg = ROOT / "configs/zoo" / f"{old_name}.yaml"
+    (retired / "config.yaml").write_text(
+        f"# The zoo's {old_name} until round {name} (docs/results/make_zoo_wf_small_dag.py) "
+        f"replaced it by {new}\n" + old_cfg.read_text())  # fmt: skip
+    old_cfg.unlink()
     shutil.rmtree(ZOO_DIR / old_name)
     print(f"shipped {new}; {old_name} retired to {retired.relative_to(ROOT)}", flush=True)
 

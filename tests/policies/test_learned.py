@@ -18,12 +18,19 @@ from rlsched.policies.pods import GreedyMigrationPolicy
 from rlsched.splits import SPLITS
 from rlsched.zoo import card, resolve
 
-WF = "workflow-small-lookahead-ppo"  # a node-scoring student of the search teacher over PEFT
+#: a node-scoring student of the search teacher over PEFT, gated by it (round W7's small-DAG
+#: entry, retired by round W8 to configs/zoo/start with its card)
+WF_DIR = Path(__file__).resolve().parents[2] / "configs/zoo/start/workflow-small-lookahead-ppo"
+WF = WF_DIR / "model"
 PODS = "pod-rebalancing-anchored-ppo"
 
 
+def _wf_card() -> dict:
+    return json.loads((WF_DIR / "card.json").read_text())
+
+
 def _wf_env():
-    c = card(WF)
+    c = _wf_card()
     return make_env(c["env"], c["test"]["dataset"], **c["env_kwargs"], scenario=c["preset"])
 
 
@@ -57,7 +64,7 @@ def test_peft_and_heft_from_the_observation_are_the_env_policies() -> None:
 def test_the_gate_plays_the_model_at_margin_zero_the_heuristic_at_inf_and_departs_by_margin():
     env = _wf_env()
     decisions = _decisions(env)
-    path = resolve(f"zoo/{WF}")
+    path = WF
     scorer = LearnedPolicy(path)._scorer  # the network alone, whatever gate the folder ships
     assert scorer is not None
     gated = {m: LearnedPolicy(path, anchor="peft", margin=m) for m in (0.0, 0.3, math.inf)}
@@ -85,14 +92,14 @@ def test_the_gate_plays_the_model_at_margin_zero_the_heuristic_at_inf_and_depart
 
 
 def test_the_gate_is_a_policy_spec_and_a_row_of_its_own() -> None:
-    c = card(WF)
+    c = _wf_card()
     rep = compare(
         c["env"], c["test"]["dataset"],
-        f"peft,learned:zoo/{WF}?anchor=peft&margin=inf", episodes=3, seed=1000,
+        f"peft,learned:{WF}?anchor=peft&margin=inf", episodes=3, seed=1000,
         env_kwargs={**c["env_kwargs"], "scenario": c["preset"]}, reference="peft",
     )  # fmt: skip
     rows = {r["policy"]: r for r in rep["results"]}
-    gated = rows[f"learned:zoo/{WF}?anchor=peft&margin=inf"]
+    gated = rows[f"learned:{WF}?anchor=peft&margin=inf"]
     # with an infinite margin it is PEFT: the same value in every episode
     assert gated["episode_values"] == rows["peft"]["episode_values"]
     assert gated["paired"]["ties"] == 3
@@ -100,7 +107,7 @@ def test_the_gate_is_a_policy_spec_and_a_row_of_its_own() -> None:
 
 def test_a_model_folder_ships_its_gate(tmp_path: Path) -> None:
     model = tmp_path / "model"
-    shutil.copytree(resolve(f"zoo/{WF}"), model)
+    shutil.copytree(WF, model)
     meta = json.loads((model / "meta.json").read_text())
     meta["gate"] = {"anchor": "peft", "margin": 1.5}
     (model / "meta.json").write_text(json.dumps(meta))
@@ -130,7 +137,7 @@ def test_the_pods_entry_defers_to_greedy_migration_at_an_infinite_margin() -> No
 def bare_model(tmp_path: Path) -> Path:
     """The small-DAG entry's model folder without the gate it ships."""
     model = tmp_path / "model"
-    shutil.copytree(resolve(f"zoo/{WF}"), model)
+    shutil.copytree(WF, model)
     meta = json.loads((model / "meta.json").read_text())
     meta.pop("gate", None)
     (model / "meta.json").write_text(json.dumps(meta))

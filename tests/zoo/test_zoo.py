@@ -70,7 +70,7 @@ def test_cli_lists_the_zoo_as_json() -> None:
     rows = json.loads(out.stdout)
     assert {"name", "env", "path", "size_bytes", "validation", "test"} <= set(rows[0])
     gates = {r["name"]: r["gate"] for r in rows}
-    assert gates["workflow-small-lookahead-ppo"]["anchor"] == "peft"  # the gate it plays under
+    assert gates["pod-rebalancing-anchored-ppo"]["anchor"] == "greedy_migration"  # its gate
     assert gates["serverless-edge-maskable-ppo"] is None
 
 
@@ -79,7 +79,7 @@ def test_the_table_shows_the_preset_settings_a_card_changes() -> None:
 
     cells = {r["name"]: _preset_cell(r) for r in entries()}
     # one workflow per episode, not the preset's 8
-    assert cells["workflow-small-lookahead-ppo"] == "congested (num_workflows=1)"
+    assert cells["workflow-small-dag-departures"] == "congested (num_workflows=1)"
     assert cells["serverless-edge-maskable-ppo"] == "edge"  # the preset's own settings
 
 
@@ -187,7 +187,7 @@ def test_anchored_pods_entry_keeps_its_anchor_at_100_nodes() -> None:
 
 
 def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> None:
-    name = "workflow-small-lookahead-ppo"
+    name = "workflow-small-dag-departures"
     c = card(name)
     train, val, test = c["training"]["dataset"], c["validation"]["dataset"], c["test"]["dataset"]
     # three synthetic sets of different seeds: selection and test never see training data
