@@ -5,8 +5,10 @@ For every zoo entry: ``LearnedPolicy.act`` (what ``compare``, ``evaluate``, roll
 demo call; node-scoring models act through :class:`rlsched.agents.node_numpy.NodeScorer`,
 without torch) on observations of its env, at the node counts given where the env takes a
 ``num_nodes`` (and at its training size), beside SB3's ``predict`` on the same
-observations. Observations come from one episode of the best heuristic's play on the entry's
-test data (their states, not the policy's): the time of a decision does not depend on them.
+observations; for a departure entry ``DeparturePolicy.act``, and the same with its network
+scoring every decision whatever its threshold. Observations come from one episode of the
+best heuristic's play on the entry's test data (their states, not the policy's): the time
+of a decision does not depend on them.
 Median and 99th percentile over ``--decisions`` decisions (fewer where the observations would hold
 more than ``ROW_BUDGET`` action rows in all), after 20 warm-up calls.
 
@@ -94,7 +96,10 @@ def one(
                 "actions": len(states[0][1]), "decisions": len(states),
                 "valid_actions": int(np.median([m.sum() for _, m in states])),
                 "path": f"numpy (DagScorer) over {outer.base_name}",
-                "act": _time(outer.act, states)}  # fmt: skip
+                "threshold": outer.threshold, "act": _time(outer.act, states),
+                # the network's cost at every decision, whatever the shipped threshold
+                "act_scoring_every_decision": _time(
+                    DeparturePolicy(outer.dir, threshold=-np.inf).act, states)}  # fmt: skip
     # a residual entry acts as its heuristic plus the network: both are timed (outer.act)
     pol = outer.learned if isinstance(outer, ResidualPolicy) else outer
     assert isinstance(pol, LearnedPolicy)
@@ -157,10 +162,12 @@ def main() -> None:
                              "error": str(e)})  # fmt: skip
                 continue
             sb3 = r.get("sb3_predict", {}).get("median_ms")
+            scoring = r.get("act_scoring_every_decision", {}).get("median_ms")
             print(
                 f"{name} at {r['num_nodes']} nodes ({r['actions']} actions), {r['path']}: "
                 f"median {r['act']['median_ms']:.3f} ms, p99 {r['act']['p99_ms']:.3f} ms"
-                + (f"; SB3 predict median {sb3:.3f} ms" if sb3 is not None else ""),
+                + (f"; SB3 predict median {sb3:.3f} ms" if sb3 is not None else "")
+                + (f"; scoring every decision median {scoring:.3f} ms" if scoring else ""),
                 flush=True,
             )
             rows.append(r)
