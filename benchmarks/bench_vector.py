@@ -47,14 +47,12 @@ def _sample(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
 
 
 def make_venv(kind: str, n_envs: int, seed: int = 0) -> Any:
-    from stable_baselines3.common.vec_env import DummyVecEnv
-
-    from rlsched.train.trainer import _env_factory
+    from rlsched.train.envs import vec_env
     from rlsched.vector import make_sb3_vec_env
 
     cfg = TrainConfig(env_id=ENV_ID, dataset=DATASET, seed=seed)
-    if kind == "dummy":
-        venv: Any = DummyVecEnv([_env_factory(cfg, DATASET, r, None) for r in range(n_envs)])
+    if kind == "dummy":  # what training builds: Monitor-wrapped single envs in a DummyVecEnv
+        venv: Any = vec_env(cfg, DATASET, n_envs, seed, None)
     else:
         venv = make_sb3_vec_env(ENV_ID, n_envs, DATASET)
     venv.seed(seed)

@@ -27,7 +27,7 @@ from rlsched.policies.departures import DeparturePolicy
 from rlsched.policies.registry import make_rollout
 from rlsched.train import departures as dep
 from rlsched.train.config import TrainConfig
-from rlsched.train.trainer import EVAL_SEED, _single_env
+from rlsched.train.envs import EVAL_SEED, single_env
 
 ROOT = Path(__file__).resolve().parents[2]
 W8 = ROOT / "runs/zoo/workflow_offloading_small_dag_departures/seed0"
@@ -80,7 +80,7 @@ def departing_share(run: Path, dataset: str, seeds: range, threshold: float) -> 
     """Part 2: the share of PEFT's decisions (with two or more valid servers) where the model
     would depart at ``threshold``."""
     cfg = config(run)
-    env = _single_env(cfg, dataset, seeds[0])
+    env = single_env(cfg, dataset, seeds[0])
     u = env.unwrapped
     pol = DeparturePolicy(run / "model", threshold=threshold)
     n = hits = 0
@@ -102,7 +102,7 @@ def departing_share(run: Path, dataset: str, seeds: range, threshold: float) -> 
 def played_departures(run: Path, threshold: float) -> dict:
     """Part 3: the teacher's value of each departure taken in play, and the episodes' returns."""
     cfg = config(run)
-    env = _single_env(cfg, cfg.eval_dataset, cfg.seed + EVAL_SEED)
+    env = single_env(cfg, cfg.eval_dataset, cfg.seed + EVAL_SEED)
     u = env.unwrapped
     pol = DeparturePolicy(run / "model", threshold=threshold)
     teacher = make_rollout(env, "peft", seed=0, **cfg.expert_teacher)

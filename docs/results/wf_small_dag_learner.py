@@ -73,6 +73,7 @@ from wf_small_departures_unseen import (
     threshold_table,
 )
 
+from rlsched.agents.dag_net import DagNet
 from rlsched.agents.node_numpy import symlog
 from rlsched.stats import paired
 
@@ -179,49 +180,13 @@ def dag_inputs(d: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
             "par": as_t(parents), "kid": as_t(kids), "server": as_t(server)}  # fmt: skip
 
 
-class DagNet(torch.nn.Module):
-    """Three rounds of messages along parent and child links, then per-server scores from the
-    current task's, its descendants' and the workflow's embeddings with each server's row."""
-
-    def __init__(self, task_dim: int, server_dim: int, hidden: int = 64, rounds: int = 3):
-        super().__init__()
-        self.embed = torch.nn.Sequential(torch.nn.Linear(task_dim, hidden), torch.nn.ReLU())
-        self.rounds = torch.nn.ModuleList(
-            torch.nn.Sequential(
-                torch.nn.Linear(3 * hidden, hidden),
-                torch.nn.ReLU(),
-                torch.nn.Linear(hidden, hidden),
-            )
-            for _ in range(rounds)
-        )
-        self.norms = torch.nn.ModuleList(torch.nn.LayerNorm(hidden) for _ in range(rounds))
-        self.head = torch.nn.Sequential(
-            torch.nn.Linear(3 * hidden + server_dim, 128), torch.nn.ReLU(),
-            torch.nn.Linear(128, 128), torch.nn.ReLU(), torch.nn.Linear(128, 1))  # fmt: skip
-
-    def forward(self, b: dict[str, torch.Tensor]) -> torch.Tensor:
-        real = b["real"].unsqueeze(-1)
-        h = self.embed(b["task"]) * real
-        par = b["par"] / b["par"].sum(2, keepdim=True).clamp(min=1.0)
-        kid = b["kid"] / b["kid"].sum(2, keepdim=True).clamp(min=1.0)
-        for mlp, norm in zip(self.rounds, self.norms, strict=True):
-            h = norm(h + mlp(torch.cat([h, par @ h, kid @ h], -1))) * real
-
-        def pool(mask: torch.Tensor) -> torch.Tensor:
-            m = mask.unsqueeze(-1)
-            return (h * m).sum(1) / m.sum(1).clamp(min=1.0)
-
-        ctx = torch.cat([pool(b["cur"]), pool(b["desc"]), pool(b["real"])], -1)
-        s = b["server"].shape[1]
-        z = torch.cat([ctx.unsqueeze(1).expand(-1, s, -1), b["server"]], -1)
-        return self.head(z).squeeze(-1)
-
-
 def train_dag(
     x: dict[str, torch.Tensor], y: np.ndarray, on: np.ndarray, train: np.ndarray,
     epochs: int = 40, patience: int = 5,
 ) -> Callable[[dict[str, torch.Tensor]], np.ndarray]:  # fmt: skip
     """A DagNet fitted on the ``train`` decisions, as a scorer of (decision, server) inputs.
+    (The package's :class:`rlsched.agents.dag_net.DagNet`, whose own input normalisation stays
+    at zero and one here: this fit normalises the inputs itself, as when the study ran.)
     A tenth of the training workflows (``x["wf"]``) is kept aside to stop the fit: the weights
     of the epoch with the least loss there are kept."""
     torch.manual_seed(0)

@@ -279,14 +279,14 @@ def test_offloading_model_trained_on_candidates_acts_among_them_in_any_env(
 def test_train_datasets_give_each_sub_env_its_workload(tmp_path: Path) -> None:
     """`train_datasets`: sub-env r trains on the r-th of [dataset, *train_datasets]; none may
     share data with the test set."""
-    from rlsched.train.trainer import _mixed_vec_env
+    from rlsched.train.envs import mixed_vec_env
 
     kw = {"max_pods_per_node": 30, "action_features": True, "episode_length": 4}
     base = dict(env_id="rlsched/PodRebalancing-v0", dataset="synthetic:pods", env_kwargs=kw,
                 eval_dataset="synthetic:pods?seed=1", n_envs=4, tensorboard=False,
                 seed=0)  # fmt: skip
     cfg = TrainConfig(**base, train_datasets=["synthetic:pods?seed=3"])
-    venv = _mixed_vec_env(cfg, tmp_path / "monitor")
+    venv = mixed_vec_env(cfg, tmp_path / "monitor")
     names = [e.unwrapped.dataset_name for e in venv.envs]
     assert names[0] == names[2] != names[1] == names[3] and "seed=3" in names[1]
     # the two clusters differ: other services and sizes

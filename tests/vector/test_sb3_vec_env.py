@@ -13,7 +13,7 @@ from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_suppo
 
 from rlsched.errors import ConfigError
 from rlsched.train import TrainConfig, train
-from rlsched.train.trainer import _vec_env
+from rlsched.train import envs as train_envs
 from rlsched.vector import make_sb3_vec_env
 
 ENV_ID = "rlsched/ServerlessPlacement-v0"
@@ -21,7 +21,7 @@ ENV_ID = "rlsched/ServerlessPlacement-v0"
 
 def test_adapter_matches_dummy_vec_env_of_monitored_single_envs(tmp_path: Path) -> None:
     cfg = TrainConfig(dataset="wfinstances:all", env_kwargs={"episode_length": 30}, seed=4)
-    dummy = _vec_env(cfg, cfg.dataset, 3, cfg.seed, None)
+    dummy = train_envs.vec_env(cfg, cfg.dataset, 3, cfg.seed, None)
     batched = make_sb3_vec_env(
         ENV_ID, 3, cfg.dataset, monitor_dir=tmp_path / "monitor", **cfg.env_kwargs
     )

@@ -57,6 +57,22 @@ class Policy(ABC):
         return {"name": self.name, "kind": type(self).__name__}
 
 
+class SavedModelPolicy(Policy):
+    """A policy loaded from a model folder: the env it was trained for, read from the folder's
+    ``meta.json`` (``self.meta``, set by the subclass)."""
+
+    category = "learned"
+    meta: dict[str, Any]
+
+    @property
+    def env_id(self) -> str:
+        return str(self.meta["env_id"])
+
+    @property
+    def env_kwargs(self) -> dict[str, Any]:
+        return dict(self.meta.get("env_kwargs", {}))
+
+
 def first_valid(mask: np.ndarray) -> int:
     """Index of the first valid action (0 when none is: the env decides what that means)."""
     return int(np.argmax(mask))

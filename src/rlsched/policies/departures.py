@@ -17,7 +17,7 @@ import numpy as np
 
 from rlsched.agents.dag_net import REQUIRED_KEYS, DagScorer
 from rlsched.errors import PolicyError
-from rlsched.policies.base import Observation, Policy
+from rlsched.policies.base import Observation, SavedModelPolicy
 from rlsched.runtime import set_torch_threads
 from rlsched.zoo import resolve_model_dir
 
@@ -25,7 +25,7 @@ from rlsched.zoo import resolve_model_dir
 WEIGHTS = "dagnet.npz"
 
 
-class DeparturePolicy(Policy):
+class DeparturePolicy(SavedModelPolicy):
     """The base heuristic with the learned departures (module docstring)."""
 
     category = "learned"
@@ -60,14 +60,6 @@ class DeparturePolicy(Policy):
             raise PolicyError(f"{self.dir}: threshold {value!r} is not a number (inf allowed)")
         #: departures taken since the policy was made (what a run reports)
         self.departures = 0
-
-    @property
-    def env_id(self) -> str:
-        return str(self.meta["env_id"])
-
-    @property
-    def env_kwargs(self) -> dict[str, Any]:
-        return dict(self.meta.get("env_kwargs", {}))
 
     def check_env(self, env: Any) -> None:
         """Refuse an env without the keys the network reads, or with another server count or

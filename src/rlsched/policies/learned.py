@@ -31,7 +31,7 @@ from rlsched.agents.models import (
 from rlsched.agents.networks import is_node_policy, node_logits, resized_space_error
 from rlsched.agents.node_numpy import NodeScorer
 from rlsched.errors import PolicyError
-from rlsched.policies.base import Action, Observation, Policy
+from rlsched.policies.base import Action, Observation, SavedModelPolicy
 from rlsched.policies.offloading import anchored_and_heft, heft_choice, peft_choice
 from rlsched.policies.pods import GreedyMigrationPolicy, anchored_and_greedy
 from rlsched.runtime import set_torch_threads
@@ -65,7 +65,7 @@ __all__ = [
 ]
 
 
-class LearnedPolicy(Policy):
+class LearnedPolicy(SavedModelPolicy):
     """Acts greedily with a trained SB3 model, always within the action mask.
 
     MaskablePPO and masked DQN apply the mask themselves (``predict(..., action_masks=)``);
@@ -152,14 +152,6 @@ class LearnedPolicy(Policy):
                 f"{where}: a margin compares node-scoring logits; this {self.algo} model has none"
             )
         self.anchor, self.margin, self._gate = anchor, m, known[anchor]
-
-    @property
-    def env_id(self) -> str:
-        return str(self.meta["env_id"])
-
-    @property
-    def env_kwargs(self) -> dict[str, Any]:
-        return dict(self.meta.get("env_kwargs", {}))
 
     def check_env(self, env: Any) -> None:
         """Refuse an env whose spaces differ from the ones the model was trained on, except

@@ -43,6 +43,7 @@ from rlsched.agents.models import MODEL_FORMAT
 from rlsched.errors import ConfigError
 from rlsched.train import imitation as imitation_mod
 from rlsched.train.config import TrainConfig
+from rlsched.train.envs import EVAL_SEED, TEACHER_SEED, single_env, teacher_envs
 
 #: episodes per saved chunk of teacher labels
 CHUNK = 250
@@ -69,7 +70,6 @@ def collect_labels(
     """The teacher's values of every valid server on the base's episodes (module docstring),
     chunk by chunk (reused when present)."""
     from rlsched.policies.registry import make_rollout
-    from rlsched.train.trainer import TEACHER_SEED, _teacher_envs
 
     base = base_choice(cfg)
     options = dict(cfg.expert_teacher)
@@ -88,7 +88,7 @@ def collect_labels(
         else:
             t0 = time.perf_counter()
             part = imitation_mod.collect(
-                _teacher_envs(cfg), make_teacher, n, cfg.gamma,
+                teacher_envs(cfg), make_teacher, n, cfg.gamma,
                 seed=cfg.seed + TEACHER_SEED + k * CHUNK, progress=progress,
                 behaviour=base, workers=cfg.imitation_workers,
             )  # fmt: skip
@@ -146,9 +146,8 @@ def play_thresholds(
     """Each threshold's mean return (and departures) over the same ``eval_episodes``
     validation episodes of ``eval_dataset`` (seeds ``seed + 10,000 + k``)."""
     from rlsched.policies.departures import DeparturePolicy
-    from rlsched.train.trainer import EVAL_SEED, _single_env
 
-    env = _single_env(cfg, cfg.eval_dataset, cfg.seed + EVAL_SEED)
+    env = single_env(cfg, cfg.eval_dataset, cfg.seed + EVAL_SEED)
     base: Any = env.unwrapped
     out = []
     for t in thresholds:
@@ -263,9 +262,8 @@ def _number(v: float) -> float | str:
 
 def _observation_keys(cfg: TrainConfig) -> set[str]:
     """The observation keys of the env the config trains in (one env on the validation set)."""
-    from rlsched.train.trainer import EVAL_SEED, _single_env
 
-    env = _single_env(cfg, cfg.eval_dataset, cfg.seed + EVAL_SEED)
+    env = single_env(cfg, cfg.eval_dataset, cfg.seed + EVAL_SEED)
     keys = set(getattr(env.observation_space, "spaces", {}) or {})
     env.close()
     return keys

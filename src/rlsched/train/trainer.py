@@ -20,12 +20,10 @@ Run folder layout::
 from __future__ import annotations
 
 import copy
-import functools
 import json
 import shutil
 import time
 import warnings
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,13 +35,9 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from sb3_contrib.common.maskable.evaluation import evaluate_policy
 from stable_baselines3.common.callbacks import BaseCallback, EvalCallback
-from stable_baselines3.common.env_util import make_vec_env
-from stable_baselines3.common.monitor import Monitor
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import (
-    DummyVecEnv,
-    SubprocVecEnv,
     VecEnv,
     VecNormalize,
     sync_envs_normalization,
@@ -58,20 +52,23 @@ from rlsched.agents.models import (
     read_meta,
     resolve_model_dir,
 )
-from rlsched.envs.make import make_env
-from rlsched.errors import ConfigError, PolicyError
+from rlsched.errors import ConfigError
 from rlsched.optional import available, install_hint
-from rlsched.policies.registry import make_policy, make_rollout
-from rlsched.policies.residual import ResidualAction, gate_index, range_json
+from rlsched.policies.registry import make_rollout
+from rlsched.policies.residual import range_json
 from rlsched.runtime import git_commit, set_torch_threads, versions
 from rlsched.train import imitation as imitation_mod
 from rlsched.train.config import TrainConfig
+from rlsched.train.envs import (
+    EVAL_SEED,
+    EXPERT_SEED,
+    TEACHER_SEED,
+    mixed_vec_env,
+    teacher_envs,
+    vec_env,
+)
 from rlsched.train.progress import TrainProgress, planned_steps
 from rlsched.vector import make_sb3_vec_env
-
-#: Offsets of the evaluation env's and the imitation teacher's seeds from the training seed;
-#: expert iteration round k labels episodes from ``seed + EXPERT_SEED + k * episodes``.
-EVAL_SEED, TEACHER_SEED, EXPERT_SEED = 10_000, 20_000, 40_000
 
 
 def float_box_keys(space: gym.Space) -> list[str] | None:
@@ -91,83 +88,6 @@ def _tensorboard(cfg: TrainConfig) -> bool:
         )
         return False
     return cfg.tensorboard
-
-
-def _single_env(cfg: TrainConfig, dataset: str | None, seed: int) -> gym.Env:
-    """One training or evaluation env; with ``residual_policy``, wrapped so that it plays the
-    heuristic's action plus the model's scaled correction (:mod:`rlsched.policies.residual`)."""
-    env = make_env(cfg.env_id, dataset, **cfg.env_kwargs)
-    if cfg.residual_policy is None:
-        return env
-    try:
-        base = make_policy(cfg.residual_policy, env, seed=seed)
-        wrapped = ResidualAction(env, base, cfg.residual_scale, tuple(cfg.residual_range))
-    except PolicyError as e:
-        raise ConfigError(f"residual_policy of {cfg.env_id}: {e}") from None
-    try:  # the gate plays only in the saved model, but a feature this env lacks fails now
-        gate_index(env, cfg.residual_play_gate, f"residual_play_gate of {cfg.env_id}")
-    except PolicyError as e:
-        raise ConfigError(str(e)) from None
-    return wrapped
-
-
-def _vec_env(
-    cfg: TrainConfig,
-    dataset: str | None,
-    n_envs: int,
-    seed: int,
-    monitor_dir: Path | None,
-    subproc: bool = False,
-) -> VecEnv:
-    """``n_envs`` single envs in SB3's DummyVecEnv (``subproc``: SubprocVecEnv, one process
-    each), each in a Monitor (CSV ``monitor_dir/RANK`` when given); sub-env ``r``'s action
-    space and first reset are seeded with ``seed + r``."""
-    return make_vec_env(
-        lambda: _single_env(cfg, dataset, seed),
-        n_envs=n_envs,
-        seed=seed,
-        monitor_dir=None if monitor_dir is None else str(monitor_dir),
-        monitor_kwargs={"info_keywords": ()},
-        vec_env_cls=SubprocVecEnv if subproc else DummyVecEnv,
-    )
-
-
-def _mixed_vec_env(cfg: TrainConfig, monitor_dir: Path) -> VecEnv:
-    """:func:`_vec_env` with ``cfg.train_datasets``: sub-env ``r`` on the ``r``-th workload of
-    ``[dataset, *train_datasets]`` (cyclically), seeded, monitored and stepped as there
-    (``make_vec_env`` builds every sub-env from the same arguments, so not with it)."""
-    datasets = [cfg.dataset, *cfg.train_datasets]
-
-    def thunk(rank: int) -> Any:
-        def init() -> gym.Env:
-            env = _single_env(cfg, datasets[rank % len(datasets)], cfg.seed + rank)
-            env.action_space.seed(cfg.seed + rank)  # as make_vec_env: the reset seeds the rest
-            monitor_dir.mkdir(parents=True, exist_ok=True)
-            return Monitor(env, filename=str(monitor_dir / str(rank)), info_keywords=())
-
-        return init
-
-    cls = SubprocVecEnv if cfg.vec_env == "subproc" else DummyVecEnv
-    venv = cls([thunk(r) for r in range(cfg.n_envs)])
-    venv.seed(cfg.seed)
-    return venv
-
-
-def _teacher_envs(cfg: TrainConfig) -> list[Callable[[], gym.Env]]:
-    """The envs the imitation teacher plays in: ``dataset``'s, or with
-    ``imitation_every_dataset`` one per workload of ``[dataset, *train_datasets]``."""
-    datasets = [cfg.dataset, *cfg.train_datasets] if cfg.imitation_every_dataset else [cfg.dataset]
-    return [functools.partial(_teacher_env, cfg, d) for d in datasets]
-
-
-def _teacher_env(cfg: TrainConfig, dataset: str | None) -> gym.Env:
-    """A single env the imitation teacher plays in (seeded apart from training and
-    evaluation)."""
-    vec = _vec_env(cfg, dataset, 1, cfg.seed + TEACHER_SEED, None)
-    assert isinstance(vec, DummyVecEnv)
-    env = vec.envs[0]
-    env.reset(seed=cfg.seed + TEACHER_SEED)
-    return env
 
 
 @dataclass
@@ -345,9 +265,9 @@ def train(
             cfg.env_id, cfg.n_envs, cfg.dataset, monitor_dir=run / "monitor", **cfg.env_kwargs
         )
     elif cfg.train_datasets:
-        venv = _mixed_vec_env(cfg, run / "monitor")
+        venv = mixed_vec_env(cfg, run / "monitor")
     else:
-        venv = _vec_env(
+        venv = vec_env(
             cfg, cfg.dataset, cfg.n_envs, cfg.seed, run / "monitor", cfg.vec_env == "subproc"
         )
     keys = float_box_keys(venv.observation_space)
@@ -503,7 +423,7 @@ def train(
         callbacks.append(dual)
     eval_cb: EvalCallback | None = None
     if cfg.eval_freq > 0:
-        eval_venv: Any = _vec_env(
+        eval_venv: Any = vec_env(
             cfg, cfg.eval_dataset or cfg.dataset, 1, cfg.seed + EVAL_SEED, None
         )
         # the first reset takes the seed; each evaluation then continues the env's own stream
@@ -661,7 +581,7 @@ def _warm_start(
         raise ConfigError("imitation_policy works with the node network or normalize_obs: false")
     t0 = time.perf_counter()
     demos = imitation_mod.collect(
-        _teacher_envs(cfg),
+        teacher_envs(cfg),
         cfg.imitation_policy or "",
         cfg.imitation_episodes,
         cfg.gamma,
@@ -673,7 +593,7 @@ def _warm_start(
     rounds = []
     for k in range(cfg.imitation_dagger_rounds):
         demos = demos + imitation_mod.collect(
-            _teacher_envs(cfg),
+            teacher_envs(cfg),
             cfg.imitation_policy or "",
             cfg.imitation_episodes,
             cfg.gamma,
@@ -779,7 +699,7 @@ def _expert_round(
         return make_rollout(env, f"learned:{base}", seed=seed, **cfg.expert_teacher)
 
     new = imitation_mod.collect(
-        _teacher_envs(cfg),
+        teacher_envs(cfg),
         make_teacher,
         cfg.imitation_episodes,
         cfg.gamma,
