@@ -62,6 +62,26 @@ its own world and on 2.0% of ``seed=16``'s (at the threshold of its 90% quantile
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    9,700-9,899), the candidate and the entry beside every heuristic that does not search and
    ``optimal``. Writes ``docs/results/wf_small_dag_worlds_choice.json``.
+
+Round W10 (``--round W10``), fixed here (2026-12-02, before its fit). W9 too chose never to
+depart, and on ``seed=16`` the teacher valued its departures below PEFT's choice. Its inputs
+held data sizes in bytes, which a pool's function types set over three orders of magnitude.
+
+    mkdir -p runs/zoo/workflow_offloading_small_dag_relative/seed0
+    cp -r runs/zoo/workflow_offloading_small_dag_worlds/seed0/teacher \
+        runs/zoo/workflow_offloading_small_dag_relative/seed0/
+    rlsched train --config configs/workflow_offloading_small_dag_relative.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_relative/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W10
+
+1. Candidate: that run's model: W9's labels and recipe, data sizes relative to the
+   workflow's mean data out (``departure_relative_data``); threshold chosen as before.
+2. Validation: 200 episodes of another world nothing played
+   (``synthetic:placement?workflows=200&tasks=15&seed=44``, seeds 20,000+), the candidate and
+   the entry as it stands; eligible and kept as in W8 (ties to the entry). A kept candidate
+   becomes the entry ``workflow-small-dag-relative``.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   9,900-10,099). Writes ``docs/results/wf_small_dag_relative_choice.json``.
 """
 
 import argparse
@@ -102,6 +122,12 @@ ROUNDS = {
            "val_seed": 20_000, "test_seed": 9_700,
            "out": "docs/results/wf_small_dag_worlds_choice.json",
            "new": "workflow-small-dag-worlds"},
+    "W10": {"run": "runs/zoo/workflow_offloading_small_dag_relative/seed0",
+            "config": "configs/workflow_offloading_small_dag_relative.yaml",
+            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=44",
+            "val_seed": 20_000, "test_seed": 9_900,
+            "out": "docs/results/wf_small_dag_relative_choice.json",
+            "new": "workflow-small-dag-relative"},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
@@ -243,5 +269,5 @@ def ship(name: str, out: dict, old_name: str) -> None:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--round", default="W8", choices=sorted(ROUNDS))
+    ap.add_argument("--round", default="W8", choices=list(ROUNDS))
     main(ap.parse_args().round)

@@ -8,9 +8,11 @@ from rlsched.agents.dag_net import (
     DagNet,
     DagScorer,
     dag_inputs,
+    data_scale,
     fit_dag_net,
     torch_scores,
 )
+from rlsched.agents.node_numpy import symlog
 from rlsched.envs.workflow_offloading import WorkflowOffloadingEnv
 from rlsched.policies.offloading import peft_choice
 
@@ -52,11 +54,13 @@ def test_inputs_mark_the_current_task_and_all_its_descendants() -> None:
     assert np.allclose(x["server"][np.arange(len(base)), base, 18:36], 0.0)
 
 
-def test_numpy_forward_equals_torch_and_survives_a_save(tmp_path) -> None:
+@pytest.mark.parametrize("relative_data", [False, True])
+def test_numpy_forward_equals_torch_and_survives_a_save(tmp_path, relative_data: bool) -> None:
     obs, base = _states(2)
-    x = dag_inputs(obs, base)
+    x = dag_inputs(obs, base, relative_data)
     torch.manual_seed(3)
-    net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden=16, rounds=2)
+    net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden=16, rounds=2,
+                 relative_data=relative_data)  # fmt: skip
     with torch.no_grad():
         for p in net.parameters():
             p.add_(torch.randn_like(p) * 0.1)  # layer norms' weights away from 1 too
@@ -67,10 +71,32 @@ def test_numpy_forward_equals_torch_and_survives_a_save(tmp_path) -> None:
     batch = scorer.scores(x)
     assert np.allclose(batch, torch_scores(net, x), atol=1e-5)
     assert scorer.num_servers() == obs["dag_oct"].shape[2]
+    assert scorer.relative_data == relative_data
     # the serving path (one observation, inputs never assembled) gives the same scores
     for i in range(len(base)):
         one = scorer.score_one({k: v[i] for k, v in obs.items()}, int(base[i]))
         assert np.allclose(one, batch[i], atol=1e-4), i
+
+
+def test_relative_data_divides_every_data_size_by_the_workflows_mean_data_out() -> None:
+    obs, base = _states(1)
+    x, rel = dag_inputs(obs, base), dag_inputs(obs, base, relative_data=True)
+    scale = data_scale(obs["dag_tasks"])
+    real = obs["dag_tasks"][..., 11] > 0
+    want = (obs["dag_tasks"][..., 3] * real).sum(1) / real.sum(1)
+    assert np.allclose(scale, want) and (scale > 1.0).all()  # bytes: far above one
+    # data out (column 3) and data in (the last task column) read sizes over the scale
+    assert np.allclose(rel["task"][..., 3], symlog(obs["dag_tasks"][..., 3] / scale[:, None]),
+                       atol=1e-5)  # fmt: skip
+    assert np.allclose(rel["task"][..., -1],
+                       symlog(obs["dag_links"].sum(2) / scale[:, None]), atol=1e-5)  # fmt: skip
+    # the current task's data in and out (the server rows' task block), nothing else changed
+    g0 = 18 + 18
+    assert np.allclose(rel["server"][..., g0 + 3],
+                       symlog(obs["task"][:, 3] / scale)[:, None], atol=1e-5)  # fmt: skip
+    same = np.ones(x["server"].shape[2], bool)
+    same[[g0 + 3, g0 + 4]] = False
+    assert np.array_equal(rel["server"][..., same], x["server"][..., same])
 
 
 def test_fit_learns_a_rule_it_can_see_and_keeps_the_best_epoch() -> None:

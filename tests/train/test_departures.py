@@ -77,6 +77,37 @@ def test_a_rerun_reuses_the_labels(departure_run, tmp_path, monkeypatch) -> None
     assert a["threshold_choice"] == b["threshold_choice"]  # the same labels, the same seed
 
 
+def test_relative_data_reaches_the_saved_net_and_its_play(departure_run, tmp_path) -> None:
+    """The same labels refitted with ``departure_relative_data``: the file says so, and the
+    policy plays from it."""
+    import shutil
+
+    from rlsched.agents.dag_net import DagScorer
+    from rlsched.policies.departures import DeparturePolicy
+
+    run = tmp_path / "relative"
+    shutil.copytree(departure_run / "teacher", run / "teacher")
+    cfg = dict(TINY_DEPARTURES, departure_relative_data=True)
+    train(TrainConfig.from_dict(cfg), run, progress=False)
+    assert DagScorer.load(run / "model" / "dagnet.npz").relative_data
+    assert not DagScorer.load(departure_run / "model" / "dagnet.npz").relative_data
+    rec = json.loads((run / "run.json").read_text())
+    assert rec["config"]["departure_relative_data"] is True
+    from rlsched.evaluate import make_env
+
+    env = make_env(cfg["env_id"], cfg["eval_dataset"], **cfg["env_kwargs"])
+    pol = DeparturePolicy(run / "model", threshold=-np.inf)  # departs wherever it can
+    pol.check_env(env.unwrapped)
+    obs, _ = env.reset(seed=0)
+    done, decisions = False, 0
+    while not done:
+        mask = env.unwrapped.action_masks()
+        assert np.isfinite(pol.scores(obs, int(np.argmax(mask)))).all()
+        obs, _, term, trunc, _ = env.step(pol.act(obs, mask))
+        done, decisions = term or trunc, decisions + 1
+    assert 0 < pol.departures <= decisions
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [({"imitation_policy": None}, "needs imitation_policy"),

@@ -42,24 +42,39 @@ REQUIRED_KEYS = (*NODE_KEYS, "node_free", "task", "subtree", "dag_tasks", "dag_p
                  "dag_links", "dag_oct")  # fmt: skip
 #: ``dag_tasks`` columns that are heavy-tailed: work, mem, data, rank, finish
 _LOGGED = (0, 2, 3, 4, 10)
+#: the ``task`` key's data in and data out columns
+_TASK_DATA = [3, 4]
 _INPUTS = ("task", "real", "cur", "desc", "par", "kid", "server")
 
 
-def dag_inputs(obs: dict[str, np.ndarray], base: np.ndarray) -> dict[str, np.ndarray]:
+def data_scale(dag_tasks: np.ndarray) -> np.ndarray:
+    """The workflow's mean data out over its real tasks (``(..., T, 12)`` rows; 1 where it
+    sends none): what ``relative_data`` divides data sizes by."""
+    real = dag_tasks[..., 11] > 0
+    mean = (dag_tasks[..., 3] * real).sum(-1) / np.maximum(real.sum(-1), 1)
+    return np.where(mean > 0, mean, 1.0)
+
+
+def dag_inputs(
+    obs: dict[str, np.ndarray], base: np.ndarray, relative_data: bool = False
+) -> dict[str, np.ndarray]:
     """The network's inputs (module docstring) for a batch of observations (every key with a
     leading batch axis) and the base heuristic's action in each: ``task (B, T, F)``, ``real``,
     ``cur``, ``desc`` ``(B, T)``, ``par``/``kid`` ``(B, T, T)`` (``[child, parent]`` /
-    ``[parent, child]`` links), ``server (B, N, G)``; float32."""
+    ``[parent, child]`` links), ``server (B, N, G)``; float32. ``relative_data``: data sizes
+    over the workflow's :func:`data_scale`."""
     feats = np.asarray(obs["dag_tasks"], np.float64)
     b, t = feats.shape[:2]
+    scale = data_scale(feats) if relative_data else np.ones(b)
     oct_ = symlog(np.asarray(obs["dag_oct"], np.float64))
     s = oct_.shape[2]
     logged = feats.copy()
-    logged[..., _LOGGED] = symlog(feats[..., _LOGGED])
+    logged[..., 3] /= scale[:, None]
+    logged[..., _LOGGED] = symlog(logged[..., _LOGGED])
     place = np.asarray(obs["dag_placed"]).astype(np.int64)
     onehot = (place[..., None] == np.arange(s)).astype(np.float64)
     links = np.asarray(obs["dag_links"], np.float64)
-    data_in = symlog(links.sum(2))
+    data_in = symlog(links.sum(2) / scale[:, None])
     task = np.concatenate(
         [logged, onehot, oct_, oct_ - oct_.min(2, keepdims=True), data_in[..., None]], 2
     )
@@ -80,6 +95,7 @@ def dag_inputs(obs: dict[str, np.ndarray], base: np.ndarray) -> dict[str, np.nda
          np.asarray(obs["node_free"], np.float64)], 2)  # fmt: skip
     glob = np.concatenate([np.asarray(obs["task"], np.float64),
                            np.asarray(obs["subtree"], np.float64)], 1)  # fmt: skip
+    glob[:, _TASK_DATA] /= scale[:, None]
     nodes, glob = symlog(nodes), symlog(glob)
     at_base = nodes[np.arange(b), np.asarray(base, np.int64)][:, None, :]
     origin = np.asarray(obs["node_origin"], np.float64)[..., None]
@@ -101,9 +117,14 @@ class DagNet(torch.nn.Module):
     server_mu: torch.Tensor
     server_sd: torch.Tensor
 
-    def __init__(self, task_dim: int, server_dim: int, hidden: int = 64, rounds: int = 3):
+    def __init__(
+        self, task_dim: int, server_dim: int, hidden: int = 64, rounds: int = 3,
+        relative_data: bool = False,
+    ) -> None:  # fmt: skip
         super().__init__()
         self.task_dim, self.server_dim, self.hidden = task_dim, server_dim, hidden
+        #: its inputs' data sizes are relative to the workflow's (:func:`dag_inputs`)
+        self.relative_data = relative_data
         self.embed = torch.nn.Sequential(torch.nn.Linear(task_dim, hidden), torch.nn.ReLU())
         self.rounds = torch.nn.ModuleList(
             torch.nn.Sequential(
@@ -144,7 +165,8 @@ class DagNet(torch.nn.Module):
     def save(self, path: str | Path) -> None:
         """Every weight and the dimensions, in one ``.npz`` (what :class:`DagScorer` loads)."""
         arrays = {k: v.detach().cpu().numpy() for k, v in self.state_dict().items()}
-        dims = np.array([self.task_dim, self.server_dim, self.hidden, len(self.rounds)])
+        dims = np.array([self.task_dim, self.server_dim, self.hidden, len(self.rounds),
+                         int(self.relative_data)])  # fmt: skip
         np.savez(path, __dims__=dims, **arrays)
 
 
@@ -160,7 +182,9 @@ class DagScorer:
     def __init__(self, weights: dict[str, np.ndarray]) -> None:
         self.w = {k: np.asarray(v, np.float32) for k, v in weights.items() if k != "__dims__"}
         dims = np.asarray(weights["__dims__"])
-        self.task_dim, self.server_dim, self.hidden, self.rounds = (int(x) for x in dims)
+        self.task_dim, self.server_dim, self.hidden, self.rounds = (int(x) for x in dims[:4])
+        #: data sizes relative to the workflow's (a file saved before this had four dims)
+        self.relative_data = bool(dims[4]) if len(dims) > 4 else False
         self._fold()
         self._closures: dict[bytes, np.ndarray] = {}
 
@@ -255,12 +279,14 @@ class DagScorer:
         feats = obs["dag_tasks"]
         n = int(np.count_nonzero(feats[:, 11]))  # padding rows change nothing: drop them
         f = feats[:n].astype(np.float32)
+        data = np.float32(data_scale(f)) if self.relative_data else np.float32(1.0)
+        f[:, 3] /= data
         f[:, _LOGGED] = symlog(f[:, _LOGGED])
         s = self.num_servers()
         oct_ = symlog(obs["dag_oct"][:n].astype(np.float32))
         onehot = (obs["dag_placed"][:n, None] == np.arange(s)).astype(np.float32)
         links = obs["dag_links"][:n, :n]
-        data_in = symlog(np.add.reduce(links, 1))
+        data_in = symlog(np.add.reduce(links, 1) / data)
         task = np.concatenate([f, onehot, oct_, oct_ - np.minimum.reduce(oct_, 1)[:, None],
                                data_in[:, None]], 1)  # fmt: skip
         mu, sd = self._task_norm
@@ -285,7 +311,9 @@ class DagScorer:
             nodes[:, j] = obs[key]
         nodes[:, -2:] = obs["node_free"]
         nodes = symlog(nodes)
-        glob = symlog(np.concatenate([obs["task"], obs["subtree"]]).astype(np.float32))
+        glob = np.concatenate([obs["task"], obs["subtree"]]).astype(np.float32)
+        glob[_TASK_DATA] /= data
+        glob = symlog(glob)
         (mn, sn), (mr, sr), (mg, sg) = (self._norm[k] for k in ("nodes", "rel", "glob"))
         z = ((nodes - mn) / sn) @ hd["nodes"] + ((nodes - nodes[base] - mr) / sr) @ hd["rel"]
         z += ctx @ hd["ctx"] + ((glob - mg) / sg) @ hd["glob"] + hd["const"]
@@ -302,18 +330,19 @@ _TASK_FIXED = 12 + 1
 def fit_dag_net(
     x: dict[str, np.ndarray], y: np.ndarray, on: np.ndarray, fit: np.ndarray, held: np.ndarray,
     epochs: int = 40, patience: int = 5, lr: float = 1e-3, hidden: int = 64, rounds: int = 3,
-    batch_size: int = 256, seed: int = 0, progress: Any = None,
+    batch_size: int = 256, seed: int = 0, progress: Any = None, relative_data: bool = False,
 ) -> tuple[DagNet, list[float]]:  # fmt: skip
     """A :class:`DagNet` fitted to the labels ``y (B, N)`` (1: the server the teacher departs
     to) by binary cross-entropy over the servers ``on`` (candidates: valid and not the base's),
     on the decisions ``fit`` (indices); the weights of the epoch with the least loss on the
     decisions ``held`` are kept (early stopping; at most ``epochs``, ``patience`` without
     improvement). Returns the net and the held-out loss per epoch. ``progress(epoch, loss)``
-    is called after each epoch when given."""
+    is called after each epoch when given. ``relative_data``: how ``x`` was built
+    (:func:`dag_inputs`), saved with the net."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
     t = {k: torch.as_tensor(x[k]) for k in _INPUTS}
-    net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden, rounds)
+    net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden, rounds, relative_data)
     fit_t = torch.as_tensor(np.asarray(fit))
     rows = t["server"][fit_t][torch.as_tensor(on[fit])]
     net.server_mu[:], net.server_sd[:] = rows.mean(0), rows.std(0) + 1e-6

@@ -246,6 +246,10 @@ class TrainConfig:
     departure_patience: int = 5
     """``algo: departures``: epochs without a lower loss on the kept-aside workflows before the
     fit stops (``imitation_epochs`` at most)."""
+    departure_relative_data: bool = False
+    """``algo: departures``: the network reads data sizes (each task's data out, the links, the
+    current task's data in and out) relative to the workflow's mean data out, not in bytes,
+    whose scale differs from one workload to another by orders of magnitude."""
     init_model: str | None = None
     """Start from this model's weights (a model or run folder, or ``zoo/NAME``) instead of a
     fresh network: fine-tuning a distilled or shipped model. Its algorithm, network and spaces

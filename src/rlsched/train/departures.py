@@ -203,7 +203,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     assert isinstance(obs, dict)
     rows = np.flatnonzero(lab["on"].any(1))  # decisions with a candidate to depart to
     sub = {k: v[rows] for k, v in obs.items()}
-    x = dag_inputs(sub, lab["base"][rows])
+    x = dag_inputs(sub, lab["base"][rows], cfg.departure_relative_data)
     y, on = lab["y"][rows], lab["on"][rows]
     groups = workflow_groups(sub)
     rng = np.random.default_rng(cfg.seed)
@@ -214,7 +214,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     net, curve = fit_dag_net(
         x, y, on, fit, held, epochs=cfg.imitation_epochs, patience=cfg.departure_patience,
         lr=cfg.imitation_lr, hidden=cfg.departure_hidden, rounds=cfg.departure_rounds,
-        seed=cfg.seed,
+        seed=cfg.seed, relative_data=cfg.departure_relative_data,
         progress=(lambda e, v: print(f"fit epoch {e}: kept-aside loss {v:.4f}")) if progress
         else None,
     )  # fmt: skip
