@@ -253,8 +253,9 @@ def ship(name: str, out: dict, old_name: str) -> None:
     write_card(new, card)
     cfg = (run / "config.yaml").read_text()
     (ROOT / card["config"]).write_text(
-        f"# The zoo's {new}: `rlsched train --config {card['config']} --seed 0` (the teacher's "
-        "labels take about an hour on two cores)\n" + cfg)  # fmt: skip
+        f"# The zoo's {new} (round {name}, docs/results/make_zoo_wf_small_dag.py):\n"
+        f"# `rlsched train --config {card['config']} --seed 0` (the teacher's labels take\n"
+        "# 30-90 min on two workers)\n" + cfg)  # fmt: skip
     retired = ROOT / "configs/zoo/start" / old_name  # its model, card and config
     shutil.copytree(ZOO_DIR / old_name / "model", retired / "model")
     shutil.copyfile(ZOO_DIR / old_name / "card.json", retired / "card.json")
