@@ -43,9 +43,10 @@ the test set at 1,000+, as every entry's).
 
 Round W9 (``--round W9``), fixed here (2026-12-02, before its network was fitted; its labels
 were being collected). Round W8's run chose, on its own validation episodes (``seed=16``),
-never to depart: every threshold lost to PEFT there. A synthetic pool's seed draws its five
-function types, so ``seed=15`` is one world: W8's network departed on 6.7% of new episodes of
-its own world and on 2.0% of ``seed=16``'s (at the threshold of its 90% quantile).
+never to depart: every departing threshold had a lower mean return than PEFT there. A
+synthetic pool's seed draws its five function types, so ``seed=15`` is one world: W8's
+network departed on 6.7% of new episodes of its own world and on 2.0% of ``seed=16``'s (at
+the threshold of its 90% quantile).
 
     rlsched train --config configs/workflow_offloading_small_dag_worlds.yaml --seed 0 \
         --out runs/zoo/workflow_offloading_small_dag_worlds/seed0

@@ -73,7 +73,7 @@ from wf_small_departures_unseen import (
     threshold_table,
 )
 
-from rlsched.agents.dag_net import DagNet
+from rlsched.agents.dag_net import fit_dag_net, torch_scores
 from rlsched.agents.node_numpy import symlog
 from rlsched.stats import paired
 
@@ -185,67 +185,18 @@ def train_dag(
     epochs: int = 40, patience: int = 5,
 ) -> Callable[[dict[str, torch.Tensor]], np.ndarray]:  # fmt: skip
     """A DagNet fitted on the ``train`` decisions, as a scorer of (decision, server) inputs.
-    (The package's :class:`rlsched.agents.dag_net.DagNet`, whose own input normalisation stays
-    at zero and one here: this fit normalises the inputs itself, as when the study ran.)
     A tenth of the training workflows (``x["wf"]``) is kept aside to stop the fit: the weights
-    of the epoch with the least loss there are kept."""
-    torch.manual_seed(0)
+    of the epoch with the least loss there are kept. (The package's
+    :func:`rlsched.agents.dag_net.fit_dag_net`, shuffling with the generator that chose the
+    workflows kept aside, as when the study ran.)"""
     rng = np.random.default_rng(0)
     wf = x["wf"].numpy()
     own = np.unique(wf[train])
     aside = np.isin(wf, rng.choice(own, max(1, len(own) // 10), replace=False)) & train
     fit = train & ~aside
-    tr = torch.as_tensor(fit)
-    flat = x["server"][tr][torch.as_tensor(on[fit])]
-    mu, sd = flat.mean(0), flat.std(0) + 1e-6
-    tflat = x["task"][tr][x["real"][tr] > 0]
-    tmu, tsd = tflat.mean(0), tflat.std(0) + 1e-6
-
-    def norm(b: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        return dict(b, server=(b["server"] - mu) / sd, task=(b["task"] - tmu) / tsd)
-
-    xs = norm(x)
-    yt = torch.as_tensor(y, dtype=torch.float32)
-    ot = torch.as_tensor(on, dtype=torch.float32)
-    net = DagNet(xs["task"].shape[2], xs["server"].shape[2])
-    opt = torch.optim.Adam(net.parameters(), 1e-3)
-
-    def loss_of(b: torch.Tensor) -> torch.Tensor:
-        z = net({k: v[b] for k, v in xs.items()})
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(z, yt[b], reduction="none")
-        return (loss * ot[b]).sum() / ot[b].sum().clamp(min=1.0)
-
-    idx, held = np.where(fit)[0], torch.as_tensor(np.where(aside)[0])
-    best, best_state, waited = float("inf"), None, 0
-    for _ in range(epochs):
-        rng.shuffle(idx)
-        net.train()
-        for i in range(0, len(idx), 256):
-            loss = loss_of(torch.as_tensor(idx[i : i + 256]))
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        net.eval()
-        with torch.no_grad():
-            now = float(loss_of(held))
-        if now < best:
-            best, waited = now, 0
-            best_state = {k: v.clone() for k, v in net.state_dict().items()}
-        else:
-            waited += 1
-            if waited >= patience:
-                break
-    if best_state is not None:
-        net.load_state_dict(best_state)
-    net.eval()
-
-    def score(b: dict[str, torch.Tensor]) -> np.ndarray:
-        n = len(b["task"])
-        with torch.inference_mode():
-            return torch.cat([net(norm({k: v[i : i + 4096] for k, v in b.items()}))
-                              for i in range(0, n, 4096)]).numpy()  # fmt: skip
-
-    return score
+    net, _ = fit_dag_net(x, y, on, np.flatnonzero(fit), np.flatnonzero(aside), epochs=epochs,
+                         patience=patience, seed=0, rng=rng)  # fmt: skip
+    return lambda b: torch_scores(net, b)
 
 
 def fit_dag(

@@ -331,6 +331,7 @@ def fit_dag_net(
     x: dict[str, np.ndarray], y: np.ndarray, on: np.ndarray, fit: np.ndarray, held: np.ndarray,
     epochs: int = 40, patience: int = 5, lr: float = 1e-3, hidden: int = 64, rounds: int = 3,
     batch_size: int = 256, seed: int = 0, progress: Any = None, relative_data: bool = False,
+    rng: np.random.Generator | None = None,
 ) -> tuple[DagNet, list[float]]:  # fmt: skip
     """A :class:`DagNet` fitted to the labels ``y (B, N)`` (1: the server the teacher departs
     to) by binary cross-entropy over the servers ``on`` (candidates: valid and not the base's),
@@ -338,9 +339,10 @@ def fit_dag_net(
     decisions ``held`` are kept (early stopping; at most ``epochs``, ``patience`` without
     improvement). Returns the net and the held-out loss per epoch. ``progress(epoch, loss)``
     is called after each epoch when given. ``relative_data``: how ``x`` was built
-    (:func:`dag_inputs`), saved with the net."""
+    (:func:`dag_inputs`), saved with the net. ``rng`` shuffles the decisions each epoch
+    (default: a generator seeded with ``seed``)."""
     torch.manual_seed(seed)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed) if rng is None else rng
     t = {k: torch.as_tensor(x[k]) for k in _INPUTS}
     net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden, rounds, relative_data)
     fit_t = torch.as_tensor(np.asarray(fit))

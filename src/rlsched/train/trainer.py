@@ -59,6 +59,7 @@ from rlsched.policies.residual import range_json
 from rlsched.runtime import git_commit, set_torch_threads, versions
 from rlsched.train import imitation as imitation_mod
 from rlsched.train.config import TrainConfig
+from rlsched.train.departures import train_departures
 from rlsched.train.envs import (
     EVAL_SEED,
     EXPERT_SEED,
@@ -244,8 +245,6 @@ def train(
     set_torch_threads(cfg.torch_threads)
     run = Path(out)
     if cfg.algo == "departures":  # no SB3 model: its own recipe; a rerun reuses the labels
-        from rlsched.train.departures import train_departures
-
         run.mkdir(parents=True, exist_ok=True)
         cfg.save(run / "config.yaml")
         set_random_seed(cfg.seed)
