@@ -4,6 +4,7 @@ its instances."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -149,6 +150,51 @@ def test_rollout_is_refused_where_it_cannot_sample_or_has_no_heuristic_base() ->
     vm = make_env("rlsched/VMPlacement-v0", num_nodes=4)
     with pytest.raises(PolicyError, match="heuristic or learned:PATH as its base"):
         make_policy("rollout:clairvoyant", vm, seed=0)
+
+
+def test_the_spec_sets_the_search_budget_and_leaves_other_keys_to_the_base() -> None:
+    env = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
+    spec = "rollout:hpa_threshold?switch_window=4&top_k=2&horizon=end&futures=1&min_gain=0.1"
+    pol = make_policy(spec, env, seed=0)
+    assert isinstance(pol, RolloutPolicy) and pol.name == spec
+    assert (pol.top_k, pol.horizon, pol.futures, pol.min_gain) == (2, None, 1, 0.1)
+    assert pol.base.name == "hpa_threshold?switch_window=4"  # the base kept its own key
+    plain = make_policy("rollout:hpa_threshold", env, seed=0)  # the env's options, unchanged
+    assert plain.name == "rollout" and plain.top_k == env.unwrapped.rollout_options.get("top_k", 8)
+    own = make_policy("rollout?top_k=3", env, seed=0)  # the env's own base
+    assert own.base_name == env.unwrapped.oracle_base and own.top_k == 3
+    for bad, why in [
+        ("rollout:hpa?top_k=0", "top_k must be at least 1"),
+        ("rollout:hpa?top_k=2.5", "top_k must be int"),
+        ("rollout:hpa?horizon=forever", "horizon is a number of decisions or 'end'"),
+        ("rollout:hpa?score=best", "score is 'metric' or 'return'"),
+        ("rollout:hpa?prefer_base=3", "prefer_base must be bool"),
+        ("rollout:hpa?futures=-1", "futures and min_gain must be at least 0"),
+        ("rollout:hpa?switch_window=4", "not ['switch_window']"),  # the base's own check
+    ]:
+        with pytest.raises(PolicyError, match=re.escape(why)):
+            make_policy(bad, env, seed=0)
+
+
+def test_fewer_candidates_search_less_and_ties_go_to_the_base() -> None:
+    env = make_env(
+        "rlsched/WorkflowOffloading-v0", "synthetic:placement?workflows=6&tasks=8&seed=3",
+        num_workflows=1, task_order="rank", optimistic_cost=True, scenario="congested",
+    )  # fmt: skip
+    u = env.unwrapped
+    spec = "rollout:peft?top_k={}&horizon=end&futures=0&score=return&reward=makespan"
+    one, two, every = (make_policy(spec.format(k), env, seed=0) for k in (1, 2, u.num_servers))
+    peft = make_policy("peft", env, seed=0)
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        mask = u.action_masks()
+        a = two.act(obs, mask)
+        assert one.act(obs, mask) == peft.act(obs, mask)  # one candidate: the base's own
+        every.act(obs, mask)
+        obs, _, term, trunc, _ = env.step(a)
+        done = term or trunc
+    assert 0 < two.rollouts < every.rollouts
 
 
 def test_mdp_rollout_is_the_rollout_policy_with_the_workflow_as_its_horizon() -> None:

@@ -90,8 +90,10 @@ def _with_arguments(spec: str, env: Any, seed: int | None) -> Policy:
 def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     """Build the policy ``spec`` (a heuristic name, ``NAME?key=value&...`` for an env's own
     policy with arguments, ``learned:PATH`` (``?anchor=H&margin=M``: the margin gate of
-    :class:`~rlsched.policies.learned.LearnedPolicy`), or ``clairvoyant`` /
-    ``clairvoyant:BASE``: the oracle over the env's default or the named base heuristic)."""
+    :class:`~rlsched.policies.learned.LearnedPolicy`), ``clairvoyant`` /
+    ``clairvoyant:BASE``: the oracle over the env's default or the named base heuristic, or
+    ``rollout`` / ``rollout:BASE``: the search over sampled futures, whose budget its spec may
+    set: ``rollout:peft?top_k=2&horizon=end&futures=0``, :data:`ROLLOUT_OPTIONS`)."""
     if spec == "clairvoyant" or spec.startswith("clairvoyant:"):
         base_env: RlschedEnv = env.unwrapped
         base = spec.split(":", 1)[1] if ":" in spec else base_env.oracle_base
@@ -104,16 +106,23 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
                 f"clairvoyant needs a heuristic or learned:PATH as its base, not {base!r}"
             )
         return make_clairvoyant(env, base, seed=seed)
-    if spec == "rollout" or spec.startswith("rollout:"):
+    if spec == "rollout" or spec.startswith(("rollout:", "rollout?")):
         base_env = env.unwrapped
-        base = spec.split(":", 1)[1] if ":" in spec else base_env.oracle_base
-        if not base:
+        if spec.startswith("rollout:"):
+            base = spec.split(":", 1)[1]
+        else:  # the env's own base, perhaps with the search's arguments
+            base = (base_env.oracle_base or "") + spec[len("rollout") :]
+        if not base or base.startswith("?"):
             raise PolicyError(f"{type(base_env).__name__} names no base heuristic for rollout")
         if base.startswith(("clairvoyant", "rollout")):
             raise PolicyError(
                 f"rollout needs a heuristic or learned:PATH as its base, not {base!r}"
             )
-        return make_rollout(env, base, seed=seed)
+        base, options = rollout_options(spec, base)
+        pol = make_rollout(env, base, seed=seed, **options)
+        if options:
+            pol.name = spec
+        return pol
     if spec.startswith("learned:"):
         path, kwargs = split_arguments(spec.split(":", 1)[1])
         if read_meta(resolve_model_dir(path)).get("algo") == "departures":
@@ -264,6 +273,55 @@ def make_clairvoyant(
     k = top_k if top_k is not None else (base_env.oracle_top_k or DEFAULT_TOP_K)
     d = base_env.oracle_decisions if h is None else None
     return ClairvoyantPolicy(base_env, base, base_name, seed, h, k, decisions=d)
+
+
+#: The search's own arguments in ``rollout:BASE?key=value``: its decision budget (candidates,
+#: sampled futures, horizon: a number of decisions, or ``end``) and how it scores; any other
+#: key is the base's (``rollout:hpa_threshold?switch_window=16``).
+ROLLOUT_OPTIONS: dict[str, tuple[type, ...]] = {
+    "horizon": (int, str),
+    "futures": (int,),
+    "top_k": (int,),
+    "prefer_base": (bool,),
+    "score": (str,),
+    "reward": (str,),
+    "min_gain": (int, float),
+}
+
+
+def rollout_options(spec: str, base: str) -> tuple[str, dict[str, Any]]:
+    """Split ``BASE?key=value&...`` of a ``rollout:`` spec into the base's own spec and the
+    search's arguments (:data:`ROLLOUT_OPTIONS`), checked so that a typo names the spec."""
+    name, sep, query = base.partition("?")
+    if not sep:
+        return base, {}
+    own = [p for p in query.split("&") if p.partition("=")[0].strip() in ROLLOUT_OPTIONS]
+    rest = [p for p in query.split("&") if p not in own]
+    _, options = split_arguments("rollout?" + "&".join(own)) if own else ("", {})
+    for key, value in options.items():
+        kinds = ROLLOUT_OPTIONS[key]
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise PolicyError(
+                f"policy {spec!r}: {key} must be {' or '.join(k.__name__ for k in kinds)}, "
+                f"not {value!r}"
+            )
+    if "horizon" in options and isinstance(options["horizon"], str):
+        if options["horizon"] != "end":
+            raise PolicyError(
+                f"policy {spec!r}: horizon is a number of decisions or 'end', "
+                f"not {options['horizon']!r}"
+            )
+        options["horizon"] = None
+    if options.get("score", "metric") not in ("metric", "return"):
+        raise PolicyError(
+            f"policy {spec!r}: score is 'metric' or 'return', not {options['score']!r}"
+        )
+    for key in ("top_k", "horizon"):
+        if isinstance(options.get(key), int) and options[key] < 1:
+            raise PolicyError(f"policy {spec!r}: {key} must be at least 1, not {options[key]}")
+    if options.get("futures", 0) < 0 or options.get("min_gain", 0) < 0:
+        raise PolicyError(f"policy {spec!r}: futures and min_gain must be at least 0")
+    return name + ("?" + "&".join(rest) if rest else ""), options
 
 
 def make_rollout(env: Any, base_name: str, seed: int | None = None, **options: Any) -> Policy:
