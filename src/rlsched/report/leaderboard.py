@@ -131,8 +131,11 @@ def verdict_lines(
 def rich_table(report: dict[str, Any], title: str | None = None) -> Table:
     metrics = [m for m in leaderboard_metrics(report) if m != report.get("main_metric")]
     t = Table(title=title or f"{report['env']} on {report['dataset']}", show_lines=False)
-    t.add_column("#", justify="right")
-    t.add_column("policy", no_wrap=True)
+    t.add_column("#", justify="right", no_wrap=True)
+    # a long spec (a model's path, a search's budget) wraps rather than squeezing the figures
+    # of every other column out of a narrow terminal
+    widest = max((len(r["policy"]) for r in report["results"]), default=6)
+    t.add_column("policy", overflow="fold", min_width=min(widest, 24))
     for h in _main_header(report):
         t.add_column(h, justify="right", no_wrap=True)
     t.add_column("reward (mean ± std)", justify="right")
