@@ -248,3 +248,19 @@ def test_optimistic_cost_bounds_every_schedule_from_below() -> None:
         assert s.complete is not None
         for t in range(n):
             assert s.complete >= s.finish[t] + table[t, assign[t]] - 1e-9, (trial, t)
+
+
+def test_a_server_states_deep_copy_shares_only_what_never_changes() -> None:
+    import copy
+
+    from rlsched.core.offloading import Server, ServerState
+
+    srv = Server("e0", cpu=4.0, mem=8.0, speed=1.0, images=frozenset({"a"}))
+    st = ServerState(srv, cache_size=1)
+    st.commit(0.0, 2.0, 1.0, 1.0, "b", True, 0.5)
+    dup = copy.deepcopy(st)
+    assert dup == st and dup.server is srv  # the frozen server is shared
+    dup.commit(1.0, 3.0, 2.0, 1.0, "c", True, 0.5)  # evicts "b" from the copy only
+    dup.prune(2.5)
+    assert st.intervals == [(0.0, 2.0, 1.0, 1.0)] and list(st.cache) == ["b"]
+    assert dup.intervals == [(1.0, 3.0, 2.0, 1.0)] and list(dup.cache) == ["c"]

@@ -388,3 +388,28 @@ def test_dag_keys_hold_the_whole_workflow() -> None:
 def test_dag_refuses_workflows_larger_than_its_padding() -> None:
     with pytest.raises(ValueError, match="dag_max_tasks=3 tasks"):
         WorkflowOffloadingEnv(scenario="patent-example", dag=True, dag_max_tasks=3)
+
+
+@pytest.mark.parametrize("candidates", [None, 2])
+def test_advance_is_step_without_the_observation(candidates: int | None) -> None:
+    import pickle
+
+    env = gym.make(
+        "rlsched/WorkflowOffloading-v0", dataset="wfinstances:blast-43,helloworld-10",
+        scenario="congested", num_workflows=2, candidates=candidates, disable_env_checker=True,
+    )  # fmt: skip
+    u = env.unwrapped
+    rng = np.random.default_rng(0)
+    env.reset(seed=1)
+    done, steps = False, 0
+    while not done:
+        a = int(rng.choice(np.flatnonzero(u.action_masks())))
+        snap = u.snapshot()
+        advanced = pickle.dumps(u.advance(a)), u.action_masks(), u._done
+        u.restore(snap)
+        _, r, term, trunc, info = u.step(a)
+        # the same transition, and the next mask (the anchored one too) as after a step
+        assert advanced[0] == pickle.dumps((r, term, trunc, info))
+        assert np.array_equal(advanced[1], u.action_masks()) and advanced[2] == u._done
+        done, steps = term or trunc, steps + 1
+    assert steps > 20

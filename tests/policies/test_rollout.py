@@ -197,6 +197,40 @@ def test_fewer_candidates_search_less_and_ties_go_to_the_base() -> None:
     assert 0 < two.rollouts < every.rollouts
 
 
+def test_rollouts_skip_the_observation_when_the_base_reads_the_env() -> None:
+    env = make_env(
+        "rlsched/WorkflowOffloading-v0", "synthetic:placement?workflows=6&tasks=10&seed=3",
+        num_workflows=1, task_order="rank", optimistic_cost=True, lookahead=True,
+        scenario="congested",
+    )  # fmt: skip
+    u = env.unwrapped
+    built = [0]
+    observe = u._observation
+
+    def counted() -> Any:
+        built[0] += 1
+        return observe()
+
+    u._observation = counted
+    spec = "rollout:peft?top_k=3&horizon=end&futures=0&score=return&reward=makespan"
+    runs = {}
+    for reads in (False, True):  # True: as a base that reads the observation would step
+        pol = make_policy(spec, env, seed=0)
+        assert pol.base.reads_observation is False
+        pol.base.reads_observation = reads
+        built[0], actions = 0, []
+        obs, _ = env.reset(seed=2)
+        done = False
+        while not done:
+            actions.append(pol.act(obs, u.action_masks()))
+            obs, _, term, trunc, _ = env.step(actions[-1])
+            done = term or trunc
+        runs[reads] = actions, built[0], pol.rollouts
+    assert runs[False][0] == runs[True][0]  # the same decisions
+    assert runs[False][1] == len(runs[False][0]) + 1  # only the real steps and the reset
+    assert runs[True][1] > runs[False][1] + runs[True][2]
+
+
 def test_mdp_rollout_is_the_rollout_policy_with_the_workflow_as_its_horizon() -> None:
     env = make_env(
         "rlsched/WorkflowOffloading-v0", "wfinstances:blast-43", num_workflows=2,

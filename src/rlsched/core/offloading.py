@@ -308,6 +308,11 @@ class ServerState:
     intervals: list[tuple[float, float, float, float]] = field(default_factory=list)
     cache: OrderedDict[str, float] = field(default_factory=OrderedDict)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> ServerState:
+        # what an env snapshot copies at every rollout: the server is frozen and the intervals
+        # are tuples of floats, so two shallow copies are a deep one
+        return ServerState(self.server, self.cache_size, list(self.intervals), self.cache.copy())
+
     def image_ready(self, image: str) -> float | None:
         """When ``image`` is usable here: ``-inf`` if held, the pull's end if cached, else None."""
         if self.server.holds(image):

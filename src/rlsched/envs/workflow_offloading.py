@@ -301,6 +301,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
     snapshot_static = (
         "_pool", "_wf", "_ranks", "_children", "_obs_shapes",
         "_opt_cache", "_oct_cache", "_load_cache", "_dag_cache",
+        "servers", "_pool_names", "_pool_input", "_edges", "adj", "_is_cloud", "_cores",
+        "_speeds", "_capacity",
     )  # fmt: skip
     oracle_base = "heft"
     renamed_arguments: ClassVar[dict[str, str]] = {"num_edge": "num_nodes"}
@@ -821,6 +823,19 @@ class WorkflowOffloadingEnv(RlschedEnv):
         }
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
+        reward, terminated, truncated, info = self.advance(action)
+        return self._observation(), reward, terminated, truncated, info
+
+    def advance(self, action: int) -> tuple[float, bool, bool, dict[str, Any]]:
+        """:meth:`step` without building the observation: ``(reward, terminated, truncated,
+        info)``. A search's rollouts step so when their base reads the env, not the
+        observation (``Policy.reads_observation``); the observation is most of a step's cost."""
+        try:
+            return self._transition(action)
+        finally:  # the anchored mask was the state's before: action_masks() recomputes it
+            self._anchor_mask = None
+
+    def _transition(self, action: int) -> tuple[float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("step() called on a finished episode; call reset()")
         a = int(action)
@@ -832,7 +847,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
                 penalty = float(self.invalid_action_penalty)
             self._done = True
             refused = self._invalid_action_info(self._now)
-            return self._observation(), -penalty, True, False, refused
+            return -penalty, True, False, refused
         w, t = self._wf[self._w], self._task
         task = w.tasks[t]
         est = self.estimate(a)
@@ -900,7 +915,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         info["time"] = self._now
         if self._done:
             info["metrics"] = self.metrics()
-        return self._observation(), float(reward), self._done, False, info
+        return float(reward), self._done, False, info
 
     # ------------------------------------------------------------------ observation
     def _observation(self) -> dict[str, np.ndarray]:

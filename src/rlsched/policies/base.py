@@ -28,6 +28,9 @@ class Policy(ABC):
     #: True when ``act`` keeps no state between calls (nor ``reset``), so a search that needs
     #: copies of the policy (:mod:`rlsched.policies.rollout`) may share this object instead.
     stateless: bool = False
+    #: False when ``act`` reads the env it was built with, never the observation, so a
+    #: search's rollouts may step the env without building one (``env.advance``).
+    reads_observation: bool = True
 
     def reset(self, seed: int | None = None) -> None:  # noqa: B027 - optional hook
         """Start a new episode; the default keeps no state."""

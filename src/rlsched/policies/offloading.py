@@ -88,6 +88,8 @@ def peft_choice(observation: Observation, mask: np.ndarray) -> int:
 
 
 class _EnvPolicy(Policy):
+    reads_observation = False  # each plans through the env's estimates
+
     def __init__(self, env: Any, seed: int | None = None) -> None:
         self.env = _base(env)
         self.rng = np.random.default_rng(seed)

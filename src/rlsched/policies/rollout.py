@@ -156,7 +156,13 @@ class RolloutSearch(Policy):
         if first is not None:
             a = first
         actions, rewards = [a], []
-        obs, r, term, trunc, info = env.step(a)
+        # a base that reads the env, not the observation, lets the env skip building one
+        blind = not pol.reads_observation and callable(getattr(env, "advance", None))
+        obs: Any = None  # a blind base gets none: it reads the env
+        if blind:
+            r, term, trunc, info = env.advance(a)
+        else:
+            obs, r, term, trunc, info = env.step(a)
         rewards.append(float(r))
         steps = 1
         while (
@@ -166,7 +172,10 @@ class RolloutSearch(Policy):
         ):
             a = pol.act(obs, env.action_masks())
             actions.append(a)
-            obs, r, term, trunc, info = env.step(a)
+            if blind:
+                r, term, trunc, info = env.advance(a)
+            else:
+                obs, r, term, trunc, info = env.step(a)
             rewards.append(float(r))
             steps += 1
         done = bool(term or trunc)
