@@ -74,3 +74,16 @@ def test_timeline_breaks_ties_in_push_order() -> None:
     assert tl.peek_time() == 1.0
     assert [p for _, p in tl.pop_until(2.0)] == ["a", "b", "c", "d"]
     assert len(tl) == 0 and tl.peek_time() == float("inf")
+
+
+def test_a_timelines_copy_has_its_own_heap_and_the_same_events() -> None:
+    import copy
+
+    tl: Timeline[str] = Timeline()
+    for t, p in [(2.0, "b"), (1.0, "a"), (2.0, "c")]:
+        tl.push(t, p)
+    dup = copy.copy(tl)
+    dup.push(0.5, "first")
+    assert tl.pop_until(2.0) == [(1.0, "a"), (2.0, "b"), (2.0, "c")]  # untouched by the push
+    assert dup.pop_until(2.0) == [(0.5, "first"), (1.0, "a"), (2.0, "b"), (2.0, "c")]
+    assert len(tl) == len(dup) == 0

@@ -21,6 +21,12 @@ class Timeline(Generic[T]):
         self._heap: list[tuple[float, int, T]] = []
         self._seq = 0
 
+    def __copy__(self) -> Timeline[T]:
+        """A timeline of its own (pushing to one leaves the other) sharing the events."""
+        out: Timeline[T] = Timeline()
+        out._heap, out._seq = list(self._heap), self._seq
+        return out
+
     def __len__(self) -> int:
         return len(self._heap)
 

@@ -139,12 +139,19 @@ class SnapshotMixin:
 
     #: Attributes shared (not copied) by snapshots: never mutated in place after they are set.
     snapshot_static: ClassVar[tuple[str, ...]] = ()
+    #: Containers that snapshots copy one level deep (``copy.copy``): the container changes,
+    #: its items never do in place (a log of records, a heap of tuples), so sharing the items
+    #: is exact and spares a deep copy of each at every snapshot and restore.
+    snapshot_shallow: ClassVar[tuple[str, ...]] = ()
 
     def _static_memo(self, state: dict[str, Any]) -> dict[int, Any]:
         memo: dict[int, Any] = {}
         for name in (*_COMMON_STATIC, *self.snapshot_static):
             if name in state:
                 memo[id(state[name])] = state[name]
+        for name in self.snapshot_shallow:
+            if name in state:
+                memo[id(state[name])] = copy.copy(state[name])
         return memo
 
     def snapshot(self) -> EnvSnapshot:

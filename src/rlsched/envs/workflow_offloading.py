@@ -302,7 +302,13 @@ class WorkflowOffloadingEnv(RlschedEnv):
         "_pool", "_wf", "_ranks", "_children", "_obs_shapes",
         "_opt_cache", "_oct_cache", "_load_cache", "_dag_cache",
         "servers", "_pool_names", "_pool_input", "_edges", "adj", "_is_cloud", "_cores",
-        "_speeds", "_capacity",
+        "_speeds", "_capacity", "_template_cache",
+    )  # fmt: skip
+    #: Copied one level deep: the records, events and per-workflow entries in them are
+    #: replaced, never changed in place
+    snapshot_shallow = (
+        "_log", "_log_index", "_timeline", "_completion", "_reported", "_pending_done",
+        "_running", "_cand", "_picks", "_origin", "_is_sink", "_depth",
     )  # fmt: skip
     oracle_base = "heft"
     renamed_arguments: ClassVar[dict[str, str]] = {"num_edge": "num_nodes"}
@@ -397,6 +403,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
             raise ValueError(f"dag_max_tasks must be >= 1, got {dag_max_tasks!r}")
         # per workflow template: the dag_* rows that no decision changes
         self._dag_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._template_cache: dict[int, tuple[Any, np.ndarray, np.ndarray]] = {}
         # the anchored mask of the current decision, kept by _observation (which estimates
         # every server anyway) so that action_masks need not estimate them again
         self._anchor_mask: np.ndarray | None = None
@@ -657,15 +664,25 @@ class WorkflowOffloadingEnv(RlschedEnv):
         lists, never changed in place: snapshots share ``_wf``, ``_ranks``, ``_children``."""
         rows = zip(picks, arrivals, origins, strict=True)
         wf = [self._static(k, float(a), o) for k, a, o in rows]
-        children = [w.children() for w in wf]
-        depth = [w.depth() for w in wf]
+        # children, depth and upward rank depend on the template alone: a search that
+        # resamples the workload at every rollout would otherwise recompute them each time
+        shapes = [self._template_shape(k, w) for k, w in zip(picks, wf, strict=True)]
+        children = [c for c, _, _ in shapes]
+        depth = [d for _, d, _ in shapes]
         self._wf = self._wf[:first] + wf
         self._picks = self._picks[:first] + list(picks)
         self._origin = self._origin[:first] + list(origins)
-        self._ranks = self._ranks[:first] + [w.upward_rank() for w in wf]
+        self._ranks = self._ranks[:first] + [r for _, _, r in shapes]
         self._children = self._children[:first] + children
         self._is_sink = self._is_sink[:first] + [[not kids for kids in ch] for ch in children]
         self._depth = self._depth[:first] + depth
+
+    def _template_shape(self, k: int, w: OffloadInstance) -> tuple[Any, np.ndarray, np.ndarray]:
+        """``(children, depth, upward rank)`` of pool template ``k`` (``w`` one of its
+        instances), computed once per template; read-only."""
+        if k not in self._template_cache:
+            self._template_cache[k] = (w.children(), w.depth(), w.upward_rank())
+        return self._template_cache[k]
 
     def _resample_workload(self, rng: np.random.Generator) -> None:
         """Workflows after the current one: drawn again from the pool, with fresh Poisson
