@@ -1,7 +1,8 @@
-"""Decision latency of the search teacher on WorkflowOffloading, and of the env snapshot it
-takes, for this checkout and (``--baseline REV``) an earlier commit, on one core.
+"""Decision latency of the search teacher (WorkflowOffloading, ServerlessPlacement) and of the
+env snapshot it takes, for this checkout and (``--baseline REV``) an earlier commit, on one
+core.
 
-Three figures per checkout, each in a fresh process:
+Four figures per checkout, each in a fresh process:
 
 - ``small``: ``rollout:peft?top_k=K&horizon=end&futures=0&score=return&reward=makespan`` on
   the small DAGs of docs/offloading.md (one 15-task workflow, 5 edge servers and the cloud;
@@ -11,7 +12,9 @@ Three figures per checkout, each in a fresh process:
   futures, 8 candidates) on the split's test data of the default ``congested`` preset, the
   first ``--decisions`` decisions of test episode 1000 (``bench_rollout.py``'s latency);
 - ``snapshot``: ``snapshot()`` and ``restore()`` of the small env seven decisions into an
-  episode, the mean of 2,000 each.
+  episode, the mean of 2,000 each;
+- ``serverless``: ``rollout`` over k8s_balanced with ServerlessPlacement's rollout options on
+  its split's test data, the first ``--decisions / 2`` decisions of test episode 1000.
 
     cd benchmarks && python bench_search_latency.py --baseline REV \
         --json results/bench_search_latency.json
@@ -91,6 +94,10 @@ def worker(episodes: int, decisions: int) -> dict:
     online = make_env("rlsched/WorkflowOffloading-v0", split.test, **dict(split.env_kwargs))
     pol = make_policy("rollout:heft", online, seed=TEST_SEED)
     out["online"] = _ms(_times(online, pol, [TEST_SEED], limit=decisions))
+    split = SPLITS["rlsched/ServerlessPlacement-v0"]
+    sp = make_env("rlsched/ServerlessPlacement-v0", split.test, **dict(split.env_kwargs))
+    pol = make_policy("rollout:k8s_balanced", sp, seed=TEST_SEED)
+    out["serverless"] = _ms(_times(sp, pol, [TEST_SEED], limit=decisions // 2))
     return out
 
 
@@ -123,6 +130,7 @@ def main() -> None:
             "small": {k: b["small"][k]["median_ms"] / t["small"][k]["median_ms"]
                       for k in t["small"]},
             "online": b["online"]["median_ms"] / t["online"]["median_ms"],
+            "serverless": b["serverless"]["median_ms"] / t["serverless"]["median_ms"],
             "snapshot_restore": (b["snapshot"]["snapshot_us"] + b["snapshot"]["restore_us"])
             / (t["snapshot"]["snapshot_us"] + t["snapshot"]["restore_us"]),
         }  # fmt: skip

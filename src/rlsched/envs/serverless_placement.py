@@ -139,6 +139,15 @@ class ServerlessPlacementEnv(RlschedEnv):
     """
 
     oracle_base = "k8s_balanced"
+    #: Replaced as a whole (per episode, cluster or resampled workload), never changed in
+    #: place: snapshots share them instead of copying every per-instance column each time
+    snapshot_static = (
+        "_blocks", "_block_work", "_episode", "_req", "_use", "_exec", "_arrival", "_type",
+        "_req_rows", "_use_rows", "_exec_l", "_arrival_l", "_type_l", "_slot_l", "_requests_l",
+        "_cold_l", "_cref_l", "_slo_l", "_inst32", "_nreq32", "_inv_cap", "_inv_cap_rows",
+    )  # fmt: skip
+    #: Copied one level deep: their items (numbers, events of instance indices) are immutable
+    snapshot_shallow = ("_node_of", "_timeline", "_rfrt", "_response")
     #: The episode return is the main metric: the chosen reward is the objective.
     METRICS: ClassVar[dict[str, Metric]] = model.METRICS
 
