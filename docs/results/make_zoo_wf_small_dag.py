@@ -83,6 +83,27 @@ held data sizes in bytes, which a pool's function types set over three orders of
    becomes the entry ``workflow-small-dag-relative``.
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    9,900-10,099). Writes ``docs/results/wf_small_dag_relative_choice.json``.
+
+Round W11 (``--round W11``), fixed here (2026-12-03, before its labels were collected). W8-W10
+chose never to depart: departures learned on one world or on 24 did not carry to another.
+Untried until now for the labels' cost: many more worlds. The faster rollouts of 2026-12-03
+(the same teacher decisions at less than half the time) make ten times W9's worlds affordable.
+
+    rlsched train --config configs/workflow_offloading_small_dag_many_worlds.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_many_worlds/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W11
+
+1. Candidate: that run's model: W10's recipe (relative data sizes) on 12,000 episodes, 50 in
+   each of 240 worlds (pool seeds 100-339, 50 workflows each); threshold chosen as before (200
+   episodes of ``seed=16``).
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=46``, seeds 20,000+), the candidate and
+   the entry as it stands (``workflow-small-dag-departures``), beside every heuristic that does
+   not search; eligible and kept as in W8 (ties to the entry). A kept candidate becomes the
+   entry ``workflow-small-dag-many-worlds``.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   10,300-10,499; 10,100-10,299 served ``wf_small_search_budget.py``). Writes
+   ``docs/results/wf_small_dag_many_worlds_choice.json``.
 """
 
 import argparse
@@ -129,6 +150,12 @@ ROUNDS = {
             "val_seed": 20_000, "test_seed": 9_900,
             "out": "docs/results/wf_small_dag_relative_choice.json",
             "new": "workflow-small-dag-relative"},
+    "W11": {"run": "runs/zoo/workflow_offloading_small_dag_many_worlds/seed0",
+            "config": "configs/workflow_offloading_small_dag_many_worlds.yaml",
+            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=46",
+            "val_seed": 20_000, "test_seed": 10_300,
+            "out": "docs/results/wf_small_dag_many_worlds_choice.json",
+            "new": "workflow-small-dag-many-worlds"},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
