@@ -20,7 +20,7 @@ import statistics
 import time
 
 import rlsched  # noqa: F401
-from common import machine, pin_one_core, write_json
+from common import decision_times, machine, pin_one_core, write_json
 from rlsched.envs import ENV_IDS
 from rlsched.envs.args import env_class
 from rlsched.evaluate import compare, make_env
@@ -35,17 +35,7 @@ def latency(env_id: str, base: str, decisions: int) -> dict:
     split = SPLITS[env_id]
     env = make_env(env_id, split.test, **dict(split.env_kwargs))
     pol = make_policy(f"rollout:{base}", env, seed=TEST_SEED)
-    obs, _ = env.reset(seed=TEST_SEED)
-    pol.reset(TEST_SEED)
-    times: list[float] = []
-    done = False
-    while not done and len(times) < decisions:
-        mask = env.unwrapped.action_masks()
-        t0 = time.perf_counter()
-        a = pol.act(obs, mask)
-        times.append(time.perf_counter() - t0)
-        obs, _, term, trunc, _ = env.step(a)
-        done = term or trunc
+    times = decision_times(env, pol, [TEST_SEED], limit=decisions)
     return {
         "decisions": len(times),
         "median_ms": statistics.median(times) * 1e3,

@@ -24,14 +24,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from common import machine, pin_one_core, run_fresh, write_json
+import numpy as np
+
+from common import decision_times, machine, pin_one_core, run_fresh, write_json
 
 SMALL = "synthetic:placement?workflows=200&tasks=15&seed=45"
 SMALL_KWARGS = {"scenario": "congested", "reward": "makespan", "num_workflows": 1,
@@ -41,26 +42,10 @@ KS = (2, 3, 4, 6)
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _times(env, pol, seeds: list[int], limit: int | None = None) -> list[float]:
-    times: list[float] = []
-    for seed in seeds:
-        obs, _ = env.reset(seed=seed)
-        pol.reset(seed)
-        done = False
-        while not done and (limit is None or len(times) < limit):
-            mask = env.unwrapped.action_masks()
-            t0 = time.perf_counter()
-            a = pol.act(obs, mask)
-            times.append(time.perf_counter() - t0)
-            obs, _, term, trunc, _ = env.step(a)
-            done = term or trunc
-    return times
-
-
 def _ms(times: list[float]) -> dict:
-    ms = sorted(t * 1e3 for t in times)
-    return {"decisions": len(ms), "median_ms": statistics.median(ms),
-            "p95_ms": ms[int(0.95 * (len(ms) - 1))]}  # fmt: skip
+    ms = np.asarray(times) * 1e3
+    return {"decisions": len(ms), "median_ms": float(np.median(ms)),
+            "p95_ms": float(np.percentile(ms, 95))}  # fmt: skip
 
 
 def worker(episodes: int, decisions: int) -> dict:
@@ -75,7 +60,7 @@ def worker(episodes: int, decisions: int) -> dict:
     seeds = [20_000 + e for e in range(episodes)]
     for k in KS:
         spec = f"rollout:peft?top_k={k}&horizon=end&futures=0&score=return&reward=makespan"
-        out["small"][str(k)] = _ms(_times(env, make_policy(spec, env, seed=0), seeds))
+        out["small"][str(k)] = _ms(decision_times(env, make_policy(spec, env, seed=0), seeds))
     u = env.unwrapped
     obs, _ = env.reset(seed=3)
     peft = make_policy("peft", env)
@@ -93,11 +78,11 @@ def worker(episodes: int, decisions: int) -> dict:
     split = SPLITS["rlsched/WorkflowOffloading-v0"]
     online = make_env("rlsched/WorkflowOffloading-v0", split.test, **dict(split.env_kwargs))
     pol = make_policy("rollout:heft", online, seed=TEST_SEED)
-    out["online"] = _ms(_times(online, pol, [TEST_SEED], limit=decisions))
+    out["online"] = _ms(decision_times(online, pol, [TEST_SEED], limit=decisions))
     split = SPLITS["rlsched/ServerlessPlacement-v0"]
     sp = make_env("rlsched/ServerlessPlacement-v0", split.test, **dict(split.env_kwargs))
     pol = make_policy("rollout:k8s_balanced", sp, seed=TEST_SEED)
-    out["serverless"] = _ms(_times(sp, pol, [TEST_SEED], limit=decisions // 2))
+    out["serverless"] = _ms(decision_times(sp, pol, [TEST_SEED], limit=decisions // 2))
     return out
 
 

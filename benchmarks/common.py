@@ -51,6 +51,28 @@ def machine() -> dict[str, Any]:
     }
 
 
+def decision_times(
+    env: Any, policy: Any, seeds: list[int], limit: int | None = None
+) -> list[float]:
+    """Seconds of each ``policy.act`` call over episodes ``seeds`` of ``env`` (reset with
+    each seed, as the policy is), stopping after ``limit`` decisions when one is given."""
+    times: list[float] = []
+    for seed in seeds:
+        obs, _ = env.reset(seed=seed)
+        policy.reset(seed)
+        done = False
+        while not done and (limit is None or len(times) < limit):
+            mask = env.unwrapped.action_masks()
+            t0 = time.perf_counter()
+            a = policy.act(obs, mask)
+            times.append(time.perf_counter() - t0)
+            obs, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+        if limit is not None and len(times) >= limit:
+            break
+    return times
+
+
 def best_of(fn: Callable[[], float], repeats: int = 3) -> tuple[float, float]:
     """Median and best of ``repeats`` measurements of a rate (higher is better)."""
     vals = [fn() for _ in range(repeats)]
