@@ -70,3 +70,22 @@ def test_restore_refuses_another_envs_snapshot() -> None:
     a.reset(seed=0)
     with pytest.raises(TypeError, match="VMPlacementEnv"):
         b.restore(a.snapshot())
+
+
+@pytest.mark.parametrize("env_id", ENVS)
+def test_advance_is_step_without_its_observation(env_id: str) -> None:
+    env = gym.make(env_id, disable_env_checker=True)
+    base = env.unwrapped
+    env.reset(seed=5)
+    actions = _actions(env, 30, seed=3)
+    for a in actions:
+        if isinstance(env.action_space, gym.spaces.Discrete):
+            valid = np.flatnonzero(base.action_masks())
+            a = int(valid[a % len(valid)]) if len(valid) else 0
+        snap = base.snapshot()
+        advanced = pickle.dumps(base.advance(a), protocol=5)
+        base.restore(snap)
+        _, r, term, trunc, info = base.step(a)
+        assert advanced == pickle.dumps((float(r), bool(term), bool(trunc), info), protocol=5)
+        if term or trunc:
+            break

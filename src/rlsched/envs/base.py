@@ -16,6 +16,10 @@ reports read one set of names with plain attribute access:
   scenario changes the objective), ``main_metric_direction`` and ``leaderboard_metrics`` are
   derived from it, on the class and on instances alike.
 - ``snapshot()`` / ``restore()`` (below): the full simulator state, for search.
+- ``advance(action)``: ``step`` without the observation, ``(reward, terminated, truncated,
+  info)``; what a search's rollouts call when their base policy reads the env rather than the
+  observation (``Policy.reads_observation``). The default steps and drops the observation;
+  an env whose observation is costly skips building it (WorkflowOffloading).
 - ``time``: every ``reset`` and ``step`` info holds ``info["time"]``, a float: simulated
   seconds, non-decreasing over an episode; which instant (the decision's, the end of the
   interval it governs, a trace's timestamp) each env documents (docs/envs.md has the table).
@@ -45,6 +49,8 @@ deep copy of the unwrapped env's attributes, random generators included, so afte
 infos. Attributes an env never mutates in place during an episode (spaces, the spec, the
 dataset and arrays derived from it) are listed in ``snapshot_static`` and shared by reference
 instead of copied: that is what keeps a snapshot cheap (benchmarks/bench_snapshot.py).
+Containers whose items never change in place (a log of records, a heap of tuples) are listed
+in ``snapshot_shallow`` and copied one level deep.
 """
 
 from __future__ import annotations
@@ -205,6 +211,12 @@ class RlschedEnv(SnapshotMixin, gym.Env):
     #: At about how many decisions per episode the oracle searches (None: every one); an env
     #: whose full search is too slow (long episodes) sets it per instance.
     oracle_decisions: int | None = None
+
+    def advance(self, action: Any) -> tuple[float, bool, bool, dict[str, Any]]:
+        """``step(action)`` without the observation: ``(reward, terminated, truncated,
+        info)`` (module docstring). This default builds the observation and drops it."""
+        _, reward, terminated, truncated, info = self.step(action)
+        return float(reward), bool(terminated), bool(truncated), info
     #: The rollout policy's options for this env (``horizon``, ``futures``, ``top_k``;
     #: :class:`rlsched.policies.rollout.RolloutPolicy`), over the policy's defaults.
     rollout_options: ClassVar[dict[str, Any]] = {}

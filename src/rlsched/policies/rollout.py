@@ -157,7 +157,7 @@ class RolloutSearch(Policy):
             a = first
         actions, rewards = [a], []
         # a base that reads the env, not the observation, lets the env skip building one
-        blind = not pol.reads_observation and callable(getattr(env, "advance", None))
+        blind = not pol.reads_observation
         obs: Any = None  # a blind base gets none: it reads the env
         if blind:
             r, term, trunc, info = env.advance(a)
