@@ -240,3 +240,20 @@ def test_run_ends_when_waiting_requests_can_never_be_served():
     res = sim.results()
     assert res["requests"] == 1 and res["unfinished"] == 1 and res["dropped"] == 1
     assert sim.now < 10.0
+
+
+def test_a_deep_copy_runs_on_alone_and_shares_only_what_never_changes() -> None:
+    import copy
+
+    reqs = requests(*[(0.5 * i, 300 + 10 * i, 20) for i in range(12)])
+    sim = LLMSimulator(reqs, start_state(1, 1))
+    sim.run_until(2.0)
+    dup = copy.deepcopy(sim)
+    assert dup.requests is sim.requests and dup.perf_model is sim.perf_model
+    assert dup._finish == sim._finish and dup._finish is not sim._finish
+    before = (list(sim._finish), list(sim._done_idx), len(sim.timeline), sim.now)
+    dup.run()
+    assert len(dup._done_idx) > len(before[1])  # the copy ran on: requests finished
+    assert (list(sim._finish), list(sim._done_idx), len(sim.timeline), sim.now) == before
+    sim.run()  # the original, run on, ends where its copy did
+    assert sim._finish == dup._finish and sim._done_idx == dup._done_idx and sim.now == dup.now

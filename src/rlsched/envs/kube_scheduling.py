@@ -291,8 +291,15 @@ class KubeSchedulingEnv(RlschedEnv):
 
     #: Built per dataset or episode and never written in a step: snapshots share them.
     snapshot_static = (
-        "_table", "_jobs_by_arrival", "_gang_pods", "_job_l", "_gang_of"
-    )
+        "_table", "_jobs_by_arrival", "_gang_pods", "_job_l", "_gang_of",
+        # per-pod columns, replaced as a whole (per episode or resampled future), never
+        # changed in place
+        "_cpu_l", "_mem_l", "_dur_l", "_arr_l", "_prio_l", "_large_l",
+    )  # fmt: skip
+    #: Per-pod numbers changed in place item by item: copied one level deep
+    snapshot_shallow = (
+        "_state", "_node_of", "_bind_time", "_epoch", "_delays", "_credit", "_match",
+    )  # fmt: skip
     oracle_base = "least_loaded"
     #: To the episode's end: job completion at a finite horizon counts only the jobs done by
     #: then, which rewards holding jobs back

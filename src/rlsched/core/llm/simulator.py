@@ -70,6 +70,7 @@ the constructor, the public API, the event loop and the cluster changes (the
 from __future__ import annotations
 
 import bisect
+import copy
 import math
 from collections import deque
 from collections.abc import Mapping
@@ -305,6 +306,25 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         n = self._run(_INF)
         self._checkpoint()
         return n
+
+    #: Replaced as a whole, never changed in place: a deep copy of the simulator (an env
+    #: snapshot, at every rollout of a search) shares them
+    _COPY_SHARED = ("requests", "perf_model", "_arr", "_P", "_O", "_cumP", "_cumO")
+    #: Per-request numbers and finished-request lists, changed in place item by item with
+    #: immutable items: copied one level deep
+    _COPY_SHALLOW = ("_first", "_finish", "_gen0", "_base", "_npre", "_done_idx", "_done_t",
+                     "_drop_idx", "_drop_t", "timeline")  # fmt: skip
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> LLMSimulator:
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        for k, v in vars(self).items():
+            if k in self._COPY_SHARED:
+                memo.setdefault(id(v), v)
+            elif k in self._COPY_SHALLOW and id(v) not in memo:
+                memo[id(v)] = copy.copy(v)
+            new.__dict__[k] = copy.deepcopy(v, memo)
+        return new
 
     def snapshot(self) -> dict[str, Any]:
         """The cluster now, as one :attr:`timeline` sample: per pool tag the instances by state,
