@@ -1,0 +1,69 @@
+"""Issue 13, descriptive (nothing chosen or shipped): is the search over PEFT, rolled out to the
+episode's end over sampled futures, faster than HEFT online?
+
+The goal asks WorkflowOffloading's shipped policy to be significantly faster than HEFT online
+(the ``congested`` preset: four workflows arriving at random edge servers, queues, image
+pulls). The learned entries never were, and a committed rule ends the zoo's rounds on that
+preset. The search teacher of docs/results.md (``rollout`` over HEFT, horizon 32 decisions,
+4 sampled futures) was worse than HEFT there: a finite horizon scores the workflows finished
+by then. This measures one configuration, fixed before it ran and not tuned:
+``rollout:peft?horizon=end&futures=2&top_k=4`` (PEFT's 4 best servers, each rolled out with
+PEFT to the episode's end over 2 sampled futures of the workflows not yet arrived, scored by
+the env's main metric, mean workflow completion). A one-episode smoke run (seed 1000) checked
+it first: 157.96 s against HEFT's 164.11 and PEFT's 159.50.
+
+The split's test data (``rlsched.splits``: ``wfinstances:blast-43,helloworld-10``, preset
+``congested``), 30 episodes, seeds 1000-1029, on two processes (15 each); HEFT, PEFT and the
+search on the same episodes, paired.
+
+    python docs/results/wf_congested_search.py   # about 4 min on this machine's 2 cores
+
+Writes ``docs/results/wf_congested_search.json``.
+"""
+
+import json
+import time
+from multiprocessing import Pool
+
+from make_zoo import ROOT
+
+from rlsched.evaluate import compare
+from rlsched.splits import SPLITS, TEST_SEED
+from rlsched.stats import paired
+
+ENV = "rlsched/WorkflowOffloading-v0"
+SEARCH = "rollout:peft?horizon=end&futures=2&top_k=4"
+POLICIES = ("heft", "peft", SEARCH)
+EPISODES, HALF = 30, 15
+OUT = ROOT / "docs/results/wf_congested_search.json"
+
+
+def half(first: int) -> dict[str, list[float]]:
+    split = SPLITS[ENV]
+    rep = compare(ENV, split.test, ",".join(POLICIES), episodes=HALF, seed=first,
+                  env_kwargs=dict(split.env_kwargs))  # fmt: skip
+    return {r["policy"]: r["episode_values"] for r in rep["results"]}
+
+
+def main() -> None:
+    t0 = time.time()
+    with Pool(2) as pool:
+        parts = pool.map(half, [TEST_SEED, TEST_SEED + HALF])
+    values = {p: parts[0][p] + parts[1][p] for p in POLICIES}
+    out: dict = {"dataset": SPLITS[ENV].test, "preset": "congested", "episodes": EPISODES,
+                 "seeds": [TEST_SEED, TEST_SEED + EPISODES - 1], "search": SEARCH,
+                 "mean_completion": {p: sum(v) / len(v) for p, v in values.items()}}  # fmt: skip
+    for a, b in ((SEARCH, "heft"), (SEARCH, "peft"), ("peft", "heft")):
+        p = paired(values[a], values[b], direction="lower", reference=b,
+                   metric="mean_completion").to_json()  # fmt: skip
+        out[f"{a} vs {b}"] = p
+        print(f"{a} vs {b}: {p['mean_diff']:+.3f} s [{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] "
+              f"{p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}", flush=True)  # fmt: skip
+    out["episode_values"] = values
+    out["seconds"] = round(time.time() - t0)
+    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"means: {out['mean_completion']}; wrote {OUT} in {out['seconds']} s")
+
+
+if __name__ == "__main__":
+    main()
