@@ -311,7 +311,9 @@ class ServerState:
     def __deepcopy__(self, memo: dict[int, Any]) -> ServerState:
         # what an env snapshot copies at every rollout: the server is frozen and the intervals
         # are tuples of floats, so two shallow copies are a deep one
-        return ServerState(self.server, self.cache_size, list(self.intervals), self.cache.copy())
+        new = ServerState(self.server, self.cache_size, list(self.intervals), self.cache.copy())
+        memo[id(self)] = new  # a state referenced twice stays one state in the copy
+        return new
 
     def image_ready(self, image: str) -> float | None:
         """When ``image`` is usable here: ``-inf`` if held, the pull's end if cached, else None."""

@@ -211,15 +211,15 @@ class RlschedEnv(SnapshotMixin, gym.Env):
     #: At about how many decisions per episode the oracle searches (None: every one); an env
     #: whose full search is too slow (long episodes) sets it per instance.
     oracle_decisions: int | None = None
+    #: The rollout policy's options for this env (``horizon``, ``futures``, ``top_k``;
+    #: :class:`rlsched.policies.rollout.RolloutPolicy`), over the policy's defaults.
+    rollout_options: ClassVar[dict[str, Any]] = {}
 
     def advance(self, action: Any) -> tuple[float, bool, bool, dict[str, Any]]:
         """``step(action)`` without the observation: ``(reward, terminated, truncated,
         info)`` (module docstring). This default builds the observation and drops it."""
         _, reward, terminated, truncated, info = self.step(action)
         return float(reward), bool(terminated), bool(truncated), info
-    #: The rollout policy's options for this env (``horizon``, ``futures``, ``top_k``;
-    #: :class:`rlsched.policies.rollout.RolloutPolicy`), over the policy's defaults.
-    rollout_options: ClassVar[dict[str, Any]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
