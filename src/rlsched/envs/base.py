@@ -55,7 +55,6 @@ in ``snapshot_shallow`` and copied one level deep.
 
 from __future__ import annotations
 
-import copy
 import functools
 import warnings
 from collections.abc import Callable, Mapping
@@ -66,6 +65,7 @@ import gymnasium as gym
 import numpy as np
 
 from rlsched.core.cluster import NodeView
+from rlsched.core.copying import lean_deepcopy
 from rlsched.data import load_dataset
 
 Direction = Literal["higher", "lower"]
@@ -150,20 +150,15 @@ class SnapshotMixin:
     #: is exact and spares a deep copy of each at every snapshot and restore.
     snapshot_shallow: ClassVar[tuple[str, ...]] = ()
 
-    def _static_memo(self, state: dict[str, Any]) -> dict[int, Any]:
-        memo: dict[int, Any] = {}
-        for name in (*_COMMON_STATIC, *self.snapshot_static):
-            if name in state:
-                memo[id(state[name])] = state[name]
-        for name in self.snapshot_shallow:
-            if name in state:
-                memo[id(state[name])] = copy.copy(state[name])
-        return memo
+    def _copy(self, state: dict[str, Any]) -> dict[str, Any]:
+        return lean_deepcopy(
+            state, (*_COMMON_STATIC, *self.snapshot_static), self.snapshot_shallow
+        )
 
     def snapshot(self) -> EnvSnapshot:
         """A copy of the full simulator state (random generators included)."""
         state = {k: v for k, v in vars(self).items() if not isinstance(v, memoryview)}
-        return EnvSnapshot(type(self), copy.deepcopy(state, self._static_memo(state)))
+        return EnvSnapshot(type(self), self._copy(state))
 
     def restore(self, snapshot: EnvSnapshot) -> None:
         """Put the env back into the state ``snapshot`` was taken in."""
@@ -171,8 +166,7 @@ class SnapshotMixin:
             raise TypeError(
                 f"snapshot of {snapshot.env_type.__name__} given to {type(self).__name__}"
             )
-        state = copy.deepcopy(snapshot.state, self._static_memo(snapshot.state))
-        vars(self).update(state)
+        vars(self).update(self._copy(snapshot.state))
         self._after_restore()
 
     def _after_restore(self) -> None:

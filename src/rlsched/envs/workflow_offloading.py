@@ -6,7 +6,7 @@ import copy
 import hashlib
 import pickle
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar, TypedDict
+from typing import Any, ClassVar, TypedDict, TypeVar
 
 import numpy as np
 from gymnasium import spaces
@@ -94,7 +94,10 @@ def _eft_keys(ests: Sequence[Estimate | None]) -> tuple[np.ndarray, np.ndarray]:
     return done, trans
 
 
-def _cached(cache: dict[Any, np.ndarray], key: Any, build: Callable[[], np.ndarray]) -> np.ndarray:
+_T = TypeVar("_T")
+
+
+def _cached(cache: dict[Any, _T], key: Any, build: Callable[[], _T]) -> _T:
     """``cache[key]``, built by ``build()`` the first time."""
     if key not in cache:
         cache[key] = build()
@@ -680,9 +683,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
     def _template_shape(self, k: int, w: OffloadInstance) -> tuple[Any, np.ndarray, np.ndarray]:
         """``(children, depth, upward rank)`` of pool template ``k`` (``w`` one of its
         instances), computed once per template; read-only."""
-        if k not in self._template_cache:
-            self._template_cache[k] = (w.children(), w.depth(), w.upward_rank())
-        return self._template_cache[k]
+        return _cached(self._template_cache, k, lambda: (w.children(), w.depth(), w.upward_rank()))
 
     def _resample_workload(self, rng: np.random.Generator) -> None:
         """Workflows after the current one: drawn again from the pool, with fresh Poisson

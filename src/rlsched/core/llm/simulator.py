@@ -70,7 +70,6 @@ the constructor, the public API, the event loop and the cluster changes (the
 from __future__ import annotations
 
 import bisect
-import copy
 import math
 from collections import deque
 from collections.abc import Mapping
@@ -80,6 +79,7 @@ from typing import Any
 
 import numpy as np
 
+from rlsched.core.copying import lean_deepcopy
 from rlsched.core.llm.accounting import Accounting
 from rlsched.core.llm.cluster import (
     GIB,
@@ -318,12 +318,7 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
     def __deepcopy__(self, memo: dict[int, Any]) -> LLMSimulator:
         new = object.__new__(type(self))
         memo[id(self)] = new
-        for k, v in vars(self).items():
-            if k in self._COPY_SHARED:
-                memo.setdefault(id(v), v)
-            elif k in self._COPY_SHALLOW and id(v) not in memo:
-                memo[id(v)] = copy.copy(v)
-            new.__dict__[k] = copy.deepcopy(v, memo)
+        vars(new).update(lean_deepcopy(vars(self), self._COPY_SHARED, self._COPY_SHALLOW, memo))
         return new
 
     def snapshot(self) -> dict[str, Any]:
