@@ -35,6 +35,7 @@ Writes ``docs/results/wf_small_search_budget.json``.
 import json
 import time
 from multiprocessing import Pool
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -83,14 +84,15 @@ def pair(rows: dict, a: str, b: str) -> dict:
                   reference=b, metric="mean_completion").to_json()  # fmt: skip
 
 
-def timing(k: int, episodes: int = 20) -> dict:
+def timing(k: int, validation: str = VALIDATION, val_seed: int = VAL_SEED,
+           episodes: int = 20) -> dict:  # fmt: skip
     """Median and 95th percentile seconds per decision of ``search(k)`` alone."""
-    env = gym.make(ENV, dataset=VALIDATION, **KWARGS, **EXTRA, scenario=PRESET)
+    env = gym.make(ENV, dataset=validation, **KWARGS, **EXTRA, scenario=PRESET)
     pol = make_policy(search(k), env, seed=0)
     times: list[float] = []
     for e in range(episodes):
-        obs, _ = env.reset(seed=VAL_SEED + e)
-        pol.reset(VAL_SEED + e)
+        obs, _ = env.reset(seed=val_seed + e)
+        pol.reset(val_seed + e)
         done = False
         while not done:
             mask = env.unwrapped.action_masks()
@@ -104,15 +106,17 @@ def timing(k: int, episodes: int = 20) -> dict:
             "p95_ms": float(np.percentile(ms, 95))}  # fmt: skip
 
 
-def main() -> None:
+def main(validation: str = VALIDATION, val_seed: int = VAL_SEED, test_seed: int = TEST_SEED,
+         out_path: Path = OUT, rule: str = "docs/results/wf_small_search_budget.py") -> None:
+    """The rule above; ``wf_small_search_ranked.py`` runs it again on fresh episodes."""
     t0 = time.time()
-    out: dict = {"rule": "docs/results/wf_small_search_budget.py", "ks": list(KS)}
+    out: dict = {"rule": rule, "ks": list(KS)}
     with Pool(2) as pool:
-        val = run_set(VALIDATION, VAL_SEED, pool, with_optimal=False)
+        val = run_set(validation, val_seed, pool, with_optimal=False)
         vs_full = {k: pair(val, search(k), search(6)) for k in KS if k != 6}
         chosen = next((k for k in KS if k == 6 or vs_full[k]["verdict"] != "worse"), 6)
         out["validation"] = {
-            "dataset": VALIDATION, "seed": VAL_SEED, "episodes": EPISODES,
+            "dataset": validation, "seed": val_seed, "episodes": EPISODES,
             "mean_completion": {n: r["mean_completion"] for n, r in val.items()},
             "vs_full_search": vs_full,
             "vs_peft": {k: pair(val, search(k), "peft") for k in KS},
@@ -120,7 +124,7 @@ def main() -> None:
         print(f"validation: chosen K={chosen}; vs K=6: "
               + ", ".join(f"K={k} {v['mean_diff']:+.3f} {v['verdict']}"
                           for k, v in vs_full.items()), flush=True)  # fmt: skip
-        test = run_set(TEST, TEST_SEED, pool, with_optimal=True)
+        test = run_set(TEST, test_seed, pool, with_optimal=True)
     rows = {}
     for name, r in test.items():
         g = np.asarray(r["episode_gaps"])
@@ -131,13 +135,13 @@ def main() -> None:
             rows[name]["vs_peft"] = pair(test, name, "peft")
         print(f"test {name}: {r['mean_completion']:.2f} s, gap {g.mean():.2%} "
               f"[{lo:.2%}, {hi:.2%}]", flush=True)  # fmt: skip
-    out["test"] = {"dataset": TEST, "seed": TEST_SEED, "episodes": EPISODES, "rows": rows}
-    out["latency"] = {k: timing(k) for k in KS}
+    out["test"] = {"dataset": TEST, "seed": test_seed, "episodes": EPISODES, "rows": rows}
+    out["latency"] = {k: timing(k, validation, val_seed) for k in KS}
     for k, v in out["latency"].items():
         print(f"K={k}: {v['median_ms']:.2f} ms median, {v['p95_ms']:.2f} ms p95", flush=True)
     out["seconds"] = round(time.time() - t0)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {OUT} in {out['seconds']} s")
+    out_path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {out_path} in {out['seconds']} s")
 
 
 if __name__ == "__main__":

@@ -161,3 +161,26 @@ def test_anchored_servers_from_the_observation_equal_the_env_mask(k: int) -> Non
             anchored.step(a)
             states += 1
     assert states > 50
+
+
+@pytest.mark.parametrize("name", ["heft", "peft", "greedy_eft"])
+def test_earliest_finish_policies_rank_servers_by_their_own_key(name: str) -> None:
+    """A search over them with ``top_k`` tries their best servers, not a random sample."""
+    env = make_env("rlsched/WorkflowOffloading-v0", None, optimistic_cost=True, task_order="rank")
+    pol = make_policy(name, env, seed=0)
+    obs, _ = env.reset(seed=3)
+    u = env.unwrapped
+    for _ in range(6):
+        mask = u.action_masks()
+        prefs = pol.preferences(obs, mask)
+        assert np.all(np.isneginf(prefs[~mask]))
+        ranked = np.flatnonzero(mask)[np.argsort(-prefs[mask], kind="stable")]
+        assert ranked[0] == pol.act(obs, mask)
+        done, transfer = u.eft_keys(mask)
+        key = done + u.optimistic_costs()[u.current_task] if name == "peft" else done
+        # the ranking is by the key (rounded as the policy rounds it), then transfer
+        pairs = [(round(float(key[s]), 9), float(transfer[s])) for s in ranked]
+        assert pairs == sorted(pairs)
+        obs, _, done_, _, _ = env.step(int(ranked[0]))
+        if done_:
+            break

@@ -39,6 +39,14 @@ def _eft(env: Any, mask: np.ndarray) -> int:
     return int(eft_order(done, transfer, mask)[0])
 
 
+def _order_preferences(order: np.ndarray, n: int) -> np.ndarray:
+    """Preferences (higher is better) that rank ``order``'s servers in its order and every
+    other action below them: what a search over the policy tries first."""
+    prefs = np.full(n, -np.inf)
+    prefs[order] = -np.arange(len(order), dtype=np.float64)
+    return prefs
+
+
 def anchored_servers(observation: Observation, mask: np.ndarray, candidates: int) -> np.ndarray:
     """The valid servers left when ``mask`` is narrowed to the ``candidates`` of earliest
     finish, ascending: what the env's mask keeps with ``candidates``, computed from the
@@ -107,6 +115,10 @@ class GreedyEftPolicy(_EnvPolicy):
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         return _eft(self.env, mask)
 
+    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
+        """The valid servers in earliest-finish order (``eft_order``), first the one it takes."""
+        return _order_preferences(eft_order(*self.env.eft_keys(mask), mask), len(mask))
+
 
 class HeftPolicy(_EnvPolicy):
     """HEFT (Topcuoglu et al. 2002) = upward-rank task order + earliest-finish-time server
@@ -122,6 +134,10 @@ class HeftPolicy(_EnvPolicy):
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         return _eft(self.env, mask)
 
+    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
+        """The valid servers in earliest-finish order (``eft_order``), first the one it takes."""
+        return _order_preferences(eft_order(*self.env.eft_keys(mask), mask), len(mask))
+
 
 class PeftPolicy(_EnvPolicy):
     """PEFT (Arabnejad & Barbosa 2014): each task to the valid server of least ``finish +
@@ -133,13 +149,19 @@ class PeftPolicy(_EnvPolicy):
 
     name = "peft"
 
-    def act(self, observation: Observation, mask: np.ndarray) -> int:
-        if not mask.any():
-            return 0
+    def _order(self, mask: np.ndarray) -> np.ndarray:
         env = self.env
         done, transfer = env.eft_keys(mask)
         key = np.round(done + env.optimistic_costs()[env.current_task], 9)
-        return int(eft_order(key, transfer, mask)[0])
+        return eft_order(key, transfer, mask)
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        return int(self._order(mask)[0]) if mask.any() else 0
+
+    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
+        """The valid servers by least ``finish + oct`` (ties as in :meth:`act`), first the one
+        it takes: a search over PEFT with ``top_k`` tries PEFT's best servers."""
+        return _order_preferences(self._order(mask), len(mask))
 
 
 class ImageLocalityPolicy(_EnvPolicy):
