@@ -7,7 +7,9 @@ pulls). The learned entries never were, and a committed rule ends the zoo's roun
 preset. The search teacher of docs/results.md (``rollout`` over HEFT, horizon 32 decisions,
 4 sampled futures) was worse than HEFT there: a finite horizon scores the workflows finished
 by then. This measures one configuration, fixed before it ran and not tuned:
-``rollout:peft?horizon=end&futures=2&top_k=4`` (PEFT's 4 best servers, each rolled out with
+``rollout:peft?horizon=end&futures=2&top_k=4`` (meant: PEFT's 4 best servers; as run, PEFT's
+own, the lowest valid one and two drawn at random, since PEFT ranked no servers until a fix
+later on 2026-12-03; each rolled out with
 PEFT to the episode's end over 2 sampled futures of the workflows not yet arrived, scored by
 the env's main metric, mean workflow completion). A one-episode smoke run (seed 1000) checked
 it first: 157.96 s against HEFT's 164.11 and PEFT's 159.50.

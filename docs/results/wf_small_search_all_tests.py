@@ -1,5 +1,6 @@
-"""Issue 13, descriptive (nothing chosen on it): the search over PEFT's four best servers on
-every test episode the small-DAG split has served.
+"""Issue 13, descriptive (nothing chosen on it): the search over four servers on every test
+episode the small-DAG split has served (as run: PEFT's own, the lowest valid one and two drawn
+at random, since PEFT ranked no servers until a fix later on 2026-12-03).
 
 ``wf_small_search_budget.py`` chose the budget (``K=4``) on a fresh world and tested it on
 200 episodes (seeds 10,100+): 1.63% from the optimum where PEFT was 3.44%, a hard draw for

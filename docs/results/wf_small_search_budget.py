@@ -6,7 +6,9 @@ PEFT is 2.63%, at about 20 ms per decision; no fast student has carried its gain
 world of function types (rounds W1-W10, docs/offloading.md). Not tried until now: the search
 itself on a scheduler's path with fewer candidates. ``rollout:peft?top_k=K&horizon=end&
 futures=0&score=return&reward=makespan`` is that teacher with PEFT's ``K`` best servers as its
-candidates (PEFT's own first; ties to it), so it costs about ``K`` rollouts per decision.
+candidates (PEFT's own first; ties to it), so it costs about ``K`` rollouts per decision. (So
+meant; as run, PEFT ranked no servers, so they were PEFT's own, the lowest valid one and
+``K - 2`` drawn at random: see ``wf_small_search_ranked.py``.)
 
 The rule, fixed here (2026-12-03) before any of these episodes played:
 
