@@ -212,7 +212,8 @@ def test_rollouts_skip_the_observation_when_the_base_reads_the_env() -> None:
         return observe()
 
     u._observation = counted
-    spec = "rollout:peft?top_k=3&horizon=end&futures=0&score=return&reward=makespan"
+    # stepped, not compiled (tests/envs/test_offloading_fast.py has the compiled rollouts)
+    spec = "rollout:peft?top_k=3&horizon=end&futures=0&score=return&reward=makespan&compiled=false"
     runs = {}
     for reads in (False, True):  # True: as a base that reads the observation would step
         pol = make_policy(spec, env, seed=0)

@@ -59,7 +59,7 @@ import functools
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 import gymnasium as gym
 import numpy as np
@@ -182,6 +182,19 @@ class EnvSnapshot:
     state: dict[str, Any]
 
 
+class FastRollouts(Protocol):
+    """Compiled rollouts from one decision of an env (:meth:`RlschedEnv.fast_rollouts`), valid
+    until the env steps."""
+
+    def order(self) -> np.ndarray:
+        """The base policy's ranking of the valid actions, its own action first."""
+        ...
+
+    def returns(self, candidates: list[int]) -> np.ndarray:
+        """Each candidate's rollout: take it, then the base; the summed reward."""
+        ...
+
+
 class RlschedEnv(SnapshotMixin, gym.Env):
     """The base class of every rlsched env: the contract of the module docstring."""
 
@@ -214,6 +227,17 @@ class RlschedEnv(SnapshotMixin, gym.Env):
         info)`` (module docstring). This default builds the observation and drops it."""
         _, reward, terminated, truncated, info = self.step(action)
         return float(reward), bool(terminated), bool(truncated), info
+
+    def fast_rollouts(
+        self, base: str, reward: str, horizon: int | None, to_segment_end: bool
+    ) -> FastRollouts | None:
+        """Compiled rollouts from the current decision with the env's own policy ``base`` and
+        reward ``reward`` for ``horizon`` decisions (None: to the episode's end, or with
+        ``to_segment_end`` to the end of the env's segment, e.g. a workflow), scored by their
+        summed reward; or None (this default) where the env has none for these arguments. A
+        search uses them in place of stepping copies of the env; they must take the same
+        decisions (:mod:`rlsched.envs.offloading_fast`)."""
+        return None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -24,6 +24,7 @@ from rlsched.core.optimal import solve
 from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
 from rlsched.envs.base import Metric, RlschedEnv, load_named
+from rlsched.envs.offloading_fast import OffloadingRollouts, fast_rollouts
 from rlsched.scenarios import PRESETS, with_presets
 
 _TASK_FEATURES = (
@@ -305,7 +306,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         "_pool", "_wf", "_ranks", "_children", "_obs_shapes",
         "_opt_cache", "_oct_cache", "_load_cache", "_dag_cache",
         "servers", "_pool_names", "_pool_input", "_edges", "adj", "_is_cloud", "_cores",
-        "_speeds", "_capacity", "_template_cache",
+        "_speeds", "_capacity", "_template_cache", "_fast_cache",
     )  # fmt: skip
     #: Copied one level deep: the records, events and per-workflow entries in them are
     #: replaced, never changed in place
@@ -407,6 +408,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         # per workflow template: the dag_* rows that no decision changes
         self._dag_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._template_cache: dict[int, tuple[Any, np.ndarray, np.ndarray]] = {}
+        self._fast_cache: dict[Any, Any] = {}  # rlsched.envs.offloading_fast
         # the anchored mask of the current decision, kept by _observation (which estimates
         # every server anyway) so that action_masks need not estimate them again
         self._anchor_mask: np.ndarray | None = None
@@ -605,6 +607,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
             self._oct_cache,  # the same for optimistic cost tables
             self._load_cache,
             self._dag_cache,
+            self._fast_cache,  # the compiled rollouts' arrays per template, and image ids
         ):
             memo[id(shared)] = shared
         new = self.__class__.__new__(self.__class__)
@@ -839,6 +842,14 @@ class WorkflowOffloadingEnv(RlschedEnv):
             "done": finish + t_out,
             "pulled": bool(pulled),
         }
+
+    def fast_rollouts(
+        self, base: str, reward: str, horizon: int | None, to_segment_end: bool
+    ) -> OffloadingRollouts | None:
+        """Compiled rollouts to the end of the current workflow (the segment) with HEFT,
+        greedy_eft or PEFT as the base (:mod:`rlsched.envs.offloading_fast`; None where they
+        do not apply, e.g. without numba)."""
+        return fast_rollouts(self, base, reward, horizon, to_segment_end)
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         reward, terminated, truncated, info = self.advance(action)

@@ -111,13 +111,15 @@ class GreedyEftPolicy(_EnvPolicy):
     """Earliest finish time (transfers, pulls and queueing included) in the env's task order."""
 
     name = "greedy_eft"
+    stateless = True  # reads the env, keeps nothing between decisions
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         return _eft(self.env, mask)
 
     def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
         """The valid servers in earliest-finish order (``eft_order``), first the one it takes."""
-        return _order_preferences(eft_order(*self.env.eft_keys(mask), mask), len(mask))
+        done, transfer = self.env.eft_keys(mask)
+        return _order_preferences(eft_order(done, transfer, mask), len(mask))
 
 
 class HeftPolicy(_EnvPolicy):
@@ -130,13 +132,15 @@ class HeftPolicy(_EnvPolicy):
     is EFT in the patent's candidate order, i.e. the same as ``greedy_eft``."""
 
     name = "heft"
+    stateless = True  # reads the env, keeps nothing between decisions
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         return _eft(self.env, mask)
 
     def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
         """The valid servers in earliest-finish order (``eft_order``), first the one it takes."""
-        return _order_preferences(eft_order(*self.env.eft_keys(mask), mask), len(mask))
+        done, transfer = self.env.eft_keys(mask)
+        return _order_preferences(eft_order(done, transfer, mask), len(mask))
 
 
 class PeftPolicy(_EnvPolicy):
@@ -148,6 +152,7 @@ class PeftPolicy(_EnvPolicy):
     cost to move. Ties: less transfer, lower index. The task order is the env's."""
 
     name = "peft"
+    stateless = True  # reads the env, keeps nothing between decisions
 
     def _order(self, mask: np.ndarray) -> np.ndarray:
         env = self.env

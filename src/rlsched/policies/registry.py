@@ -286,6 +286,7 @@ ROLLOUT_OPTIONS: dict[str, tuple[type, ...]] = {
     "score": (str,),
     "reward": (str,),
     "min_gain": (int, float),
+    "compiled": (bool,),
 }
 
 

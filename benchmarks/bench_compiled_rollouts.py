@@ -1,0 +1,149 @@
+"""Decision latency of WorkflowOffloading's search with compiled rollouts against the same
+search stepping the env (``compiled=false``), on one core, and whether they decide alike.
+
+Figures, each search played on the same episodes both ways in one process (after one warm-up
+episode, so numba's compile or cache load is not timed):
+
+- ``small``: ``rollout:peft?top_k=K&horizon=end&futures=0&score=return&reward=makespan`` on
+  the small DAGs of docs/offloading.md (one 15-task workflow, 5 edge servers and the cloud;
+  ``synthetic:placement?workflows=200&tasks=15&seed=45``, episodes 20,000+), for each ``K``;
+- ``mdp_rollout``: the patent's rollout (greedy_eft to the end of each workflow, every server
+  a candidate) on the default env with ``task_order="rank"`` (three workflows per episode,
+  10 edge servers and the cloud), episodes 20,000+;
+- ``compile_s``: seconds of the first compiled decision in a fresh process with an empty
+  numba cache (what a new install pays once; later processes load the cache).
+
+Each row gives the median, 95th percentile and maximum ``act()`` time, and ``same``: whether
+the two ways took the same action at every decision.
+
+    cd benchmarks && python bench_compiled_rollouts.py --json results/bench_compiled_rollouts.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+
+from common import machine, pin_one_core, write_json
+
+SMALL = "synthetic:placement?workflows=200&tasks=15&seed=45"
+SMALL_KWARGS = {"scenario": "congested", "reward": "makespan", "num_workflows": 1,
+                "task_order": "rank", "lookahead": True, "finish_gap": True,
+                "optimistic_cost": True, "contention": True}  # fmt: skip
+KS = (2, 3, 4, 6)
+
+
+def _play(env: Any, policy: Any, seeds: list[int]) -> tuple[list[int], list[float]]:
+    actions, times = [], []
+    for seed in seeds:
+        obs, _ = env.reset(seed=seed)
+        policy.reset(seed)
+        done = False
+        while not done:
+            mask = env.unwrapped.action_masks()
+            t0 = time.perf_counter()
+            a = policy.act(obs, mask)
+            times.append(time.perf_counter() - t0)
+            actions.append(int(a))
+            obs, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+    return actions, times
+
+
+def _stats(times: list[float]) -> dict:
+    ms = np.asarray(times) * 1e3
+    return {"decisions": len(ms), "median_ms": float(np.median(ms)),
+            "p95_ms": float(np.percentile(ms, 95)), "max_ms": float(ms.max())}  # fmt: skip
+
+
+def _both(make: Any, seeds: list[int]) -> dict:
+    """One search played compiled and stepped on the same episodes."""
+    row: dict = {}
+    acts = {}
+    for compiled in (True, False):
+        env, pol = make(compiled)
+        _play(env, pol, seeds[:1])  # warm-up: numba's cache load, the env's caches
+        acts[compiled], times = _play(env, pol, seeds)
+        row["compiled" if compiled else "stepped"] = _stats(times)
+    row["same"] = acts[True] == acts[False]
+    row["speedup"] = row["stepped"]["median_ms"] / row["compiled"]["median_ms"]
+    return row
+
+
+def worker(episodes: int) -> dict:
+    import rlsched  # noqa: F401
+    from rlsched.evaluate import make_env
+    from rlsched.policies.registry import make_policy
+
+    seeds = [20_000 + e for e in range(episodes)]
+    out: dict = {"small": {}}
+    for k in KS:
+        spec = f"rollout:peft?top_k={k}&horizon=end&futures=0&score=return&reward=makespan"
+
+        def small(compiled: bool, spec: str = spec) -> tuple[Any, Any]:
+            env = make_env("rlsched/WorkflowOffloading-v0", SMALL, **SMALL_KWARGS)
+            suffix = "" if compiled else "&compiled=false"
+            return env, make_policy(spec + suffix, env, seed=0)
+
+        out["small"][str(k)] = _both(small, seeds)
+
+    def mdp(compiled: bool) -> tuple[Any, Any]:
+        env = make_env("rlsched/WorkflowOffloading-v0", None, task_order="rank")
+        pol = make_policy("mdp_rollout", env, seed=0)
+        pol.compiled = compiled
+        return env, pol
+
+    out["mdp_rollout"] = _both(mdp, seeds[: max(1, episodes // 4)])
+    return out
+
+
+def first_decision() -> float:
+    """Seconds of the first compiled decision (numba compiles the kernels)."""
+    import rlsched  # noqa: F401
+    from rlsched.evaluate import make_env
+    from rlsched.policies.registry import make_policy
+
+    env = make_env("rlsched/WorkflowOffloading-v0", SMALL, **SMALL_KWARGS)
+    pol = make_policy("rollout:peft?top_k=4&horizon=end&futures=0&score=return", env, seed=0)
+    obs, _ = env.reset(seed=20_000)
+    t0 = time.perf_counter()
+    pol.act(obs, env.unwrapped.action_masks())
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--episodes", type=int, default=20)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--worker", choices=("figures", "compile"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker == "figures":
+        print(json.dumps(worker(args.episodes)))
+        return
+    if args.worker == "compile":
+        print(json.dumps(first_decision()))
+        return
+    pin_one_core()
+    out: dict = {"machine": machine(), "episodes": args.episodes}
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        run = [sys.executable, __file__, "--worker"]
+        out["compile_s"] = json.loads(subprocess.run(
+            [*run, "compile"], env=env, check=True, capture_output=True, text=True).stdout)
+        out["this"] = json.loads(subprocess.run(
+            [*run, "figures", "--episodes", str(args.episodes)], env=env, check=True,
+            capture_output=True, text=True).stdout)  # fmt: skip
+    write_json(args.json, out)
+    print(json.dumps({k: v for k, v in out.items() if k != "machine"}, indent=1))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

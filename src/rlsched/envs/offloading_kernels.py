@@ -1,0 +1,290 @@
+"""The numba-compiled kernels of :mod:`rlsched.envs.offloading_fast` (imported on first use:
+numba is optional, the ``fast`` extra, and slow to import).
+
+Each repeats, in the same order of floating-point operations, what the env does in Python:
+:func:`_estimate` is ``WorkflowOffloadingEnv.estimate`` (``ready_time``, ``ServerState.plan``
+and ``earliest_fit``), :func:`_commit` is ``ServerState.commit``, :func:`base_order` is the base's
+``eft_order`` and :func:`rollout_returns` the search's rollouts with their summed reward.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numba
+import numpy as np
+
+_EPS = 1e-9  # rlsched.core.offloading's tolerance on capacity
+
+
+def _njit(fn: Any) -> Any:
+    # cached on disk (compiling takes seconds); inlined into their callers, which halves
+    # the rollouts' time against calls that pass the static arrays' tuple
+    return numba.njit(cache=True, nogil=True, inline="always")(fn)
+
+
+# ---------------------------------------------------------------- the kernels
+# Static arrays of one workflow (``st``): par_ptr, par_idx, ch_ptr, ch_idx (CSR parents and
+# children), work, data, tcpu, tmem, img (image ids), sink, host (tasks x servers: can host),
+# holds (tasks x servers: the server holds the task's image), rank (upward), oct (tasks x
+# servers), speed, scpu, smem, cloud, adj, lat (servers x servers), cache_size (-1: none).
+# Scalars (``sc``): arrival, bandwidth, input_data, pull_time, time_unit, origin.
+
+
+@_njit
+def _round9(x: float) -> float:
+    return np.rint(x * 1e9) / 1e9
+
+
+@_njit
+def _trans(p, i, j, data, adj, lat, bw):
+    if i == j:
+        return 0.0
+    return data[p] * adj[i, j] / bw + lat[i, j]
+
+
+@_njit
+def _estimate(t, s, st, sc, server, finish, iv, niv, cimg, ctime, ncache, buf):
+    """``(start, finish, pulled, t_trans, t_exec, done)`` of task ``t`` on server ``s``."""
+    (par_ptr, par_idx, _cp, _ci, work, data, tcpu, tmem, img, sink, _h, holds, _r, _o,
+     speed, scpu, smem, cloud, adj, lat, _cs) = st  # fmt: skip
+    arrival, bw, input_data, pull_time = sc[0], sc[1], sc[2], sc[3]
+    o = int(sc[5])
+    lo, hi = par_ptr[t], par_ptr[t + 1]
+    # ready_time and the input transfer
+    if lo == hi:
+        t_in = 0.0 if s == o or input_data == 0 else input_data * adj[o, s] / bw + lat[o, s]
+        ready = arrival + t_in
+    else:
+        ready = arrival
+        t_in = 0.0
+        for k in range(lo, hi):
+            p = par_idx[k]
+            x = _trans(p, server[p], s, data, adj, lat, bw)
+            r = finish[p] + x
+            if r > ready:
+                ready = r
+            t_in += x
+    ex = work[t] / speed[s]
+    # the image: held (-inf), cached (its pull's end) or pulled now
+    pulled = True
+    avail = 0.0
+    if holds[t, s]:
+        pulled = False
+        avail = -np.inf
+    else:
+        for c in range(ncache[s]):
+            if cimg[s, c] == img[t]:
+                pulled = False
+                avail = ctime[s, c]
+                break
+    lower = ready
+    if not pulled and avail > ready:
+        lower = avail
+    run = ex + (pull_time if pulled else 0.0)
+    start = lower
+    if not cloud[s]:
+        start = _earliest_fit(s, lower, run, tcpu[t], tmem[t], iv, niv, scpu, smem, buf)
+    fin = start + run
+    t_out = 0.0
+    if sink[t] and s != o:  # a sink's output goes back to the origin
+        t_out = data[t] * adj[s, o] / bw + lat[s, o]
+    return start, fin, pulled, t_in + t_out, ex + (pull_time if pulled else 0.0), fin + t_out
+
+
+@_njit
+def _earliest_fit(s, lower, dur, cpu, mem, iv, niv, scpu, smem, buf):
+    """ServerState.earliest_fit: the first of ``lower`` and the later interval ends where the
+    run fits, each peak summed over the intervals in their order."""
+    n = niv[s]
+    cand = buf  # scratch: the candidate start times, sorted by insertion
+    cand[0] = lower
+    m = 1
+    for k in range(n):
+        e = iv[s, k, 1]
+        if e > lower:
+            j = m
+            while j > 0 and cand[j - 1] > e:
+                cand[j] = cand[j - 1]
+                j -= 1
+            cand[j] = e
+            m += 1
+    span = dur if dur >= _EPS else _EPS
+    prev = np.nan
+    for q in range(m):
+        t0 = cand[q]
+        if t0 == prev:  # a set: each time once
+            continue
+        prev = t0
+        t1 = t0 + span
+        pc = 0.0
+        pm = 0.0
+        for a in range(-1, n):
+            if a >= 0:
+                x = iv[s, a, 0]
+                if not (t0 < x < t1):
+                    continue
+            else:
+                x = t0
+            c = 0.0
+            mm = 0.0
+            for b in range(n):
+                if iv[s, b, 0] <= x < iv[s, b, 1]:
+                    c += iv[s, b, 2]
+                    mm += iv[s, b, 3]
+            if c > pc:
+                pc = c
+            if mm > pm:
+                pm = mm
+        if pc + cpu <= scpu[s] + _EPS and pm + mem <= smem[s] + _EPS:
+            return t0
+    return cand[m - 1]
+
+
+@_njit
+def base_order(
+    t, st, sc, server, finish, iv, niv, cimg, ctime, ncache, base, key, tr, order, ests, buf
+):
+    """The servers that can host ``t`` in the base's order, written into ``order``: least key
+    (the finish plus a sink's return, rounded to 1e-9 s; PEFT adds its optimistic cost), then
+    less transfer, then lower index (``key`` and ``tr``: scratch). Each server's estimate goes
+    to ``ests[s]`` (start, finish, pulled, t_trans, t_exec, done). Returns the count."""
+    host, oct_ = st[10], st[13]
+    S = host.shape[1]
+    n = 0
+    for s in range(S):
+        if not host[t, s]:
+            continue
+        e = _estimate(t, s, st, sc, server, finish, iv, niv, cimg, ctime, ncache, buf)
+        t_trans, done = e[3], e[5]
+        ests[s, 0], ests[s, 1], ests[s, 2] = e[0], e[1], 1.0 if e[2] else 0.0
+        ests[s, 3], ests[s, 4], ests[s, 5] = e[3], e[4], e[5]
+        d = _round9(done)
+        key[s] = d if base == 0 else _round9(d + oct_[t, s])
+        tr[s] = t_trans
+        # insertion into the order (stable: an equal key and transfer keeps the lower index)
+        j = n
+        while j > 0:
+            u = order[j - 1]
+            if key[u] < key[s] or (key[u] == key[s] and tr[u] <= tr[s]):
+                break
+            order[j] = u
+            j -= 1
+        order[j] = s
+        n += 1
+    return n
+
+
+@_njit
+def _commit(t, s, start, fin, pulled, st, sc, iv, niv, cimg, ctime, ncache):
+    """ServerState.commit: reserve the run and update the LRU image cache."""
+    tcpu, tmem, img, cloud, cache_size = st[6], st[7], st[8], st[17], st[20]
+    pull_time = sc[3]
+    if not cloud[s]:
+        k = niv[s]
+        iv[s, k, 0] = start
+        iv[s, k, 1] = fin
+        iv[s, k, 2] = tcpu[t]
+        iv[s, k, 3] = tmem[t]
+        niv[s] = k + 1
+    if pulled:
+        k = ncache[s]
+        cimg[s, k] = img[t]
+        ctime[s, k] = start + pull_time
+        k += 1
+        if cache_size[s] >= 0 and k > cache_size[s]:  # evict the least recently used
+            for c in range(1, k):
+                cimg[s, c - 1] = cimg[s, c]
+                ctime[s, c - 1] = ctime[s, c]
+            k -= 1
+        ncache[s] = k
+    else:
+        k = ncache[s]
+        for c in range(k):
+            if cimg[s, c] == img[t]:  # most recently used: to the end
+                im, tm = cimg[s, c], ctime[s, c]
+                for d in range(c + 1, k):
+                    cimg[s, d - 1] = cimg[s, d]
+                    ctime[s, d - 1] = ctime[s, d]
+                cimg[s, k - 1] = im
+                ctime[s, k - 1] = tm
+                break
+
+
+@_njit
+def rollout_returns(
+    st, sc, t0, cands, server0, finish0, missing0, ready0, projected0,
+    iv0, niv0, cimg0, ctime0, ncache0, base, reward, max_steps,
+):  # fmt: skip
+    """Each candidate's rollout return: place ``t0`` on it, then the base to the end of the
+    workflow (or ``max_steps`` decisions), summing the rewards as the search does."""
+    ch_ptr, ch_idx, rank = st[2], st[3], st[12]
+    time_unit = sc[4]
+    out = np.empty(len(cands))
+    S = len(niv0)
+    key = np.empty(S)
+    tr = np.empty(S)
+    order = np.empty(S, dtype=np.int64)
+    buf = np.empty(iv0.shape[1] + 1)
+    ests = np.empty((S, 6))
+    root = np.empty((S, 6))  # the current task's estimates, shared by every candidate
+    base_order(
+        t0, st, sc, server0, finish0, iv0, niv0, cimg0, ctime0, ncache0, base, key, tr, order,
+        root, buf,
+    )  # fmt: skip
+    for ci in range(len(cands)):
+        server = server0.copy()
+        finish = finish0.copy()
+        missing = missing0.copy()
+        ready = ready0.copy()
+        iv = iv0.copy()
+        niv = niv0.copy()
+        cimg = cimg0.copy()
+        ctime = ctime0.copy()
+        ncache = ncache0.copy()
+        projected = projected0
+        t = t0
+        a = cands[ci]
+        first = 0.0
+        rest = 0.0
+        steps = 0
+        e = root
+        while True:
+            start, fin, pulled = e[a, 0], e[a, 1], e[a, 2] > 0.0
+            t_trans, t_exec, done = e[a, 3], e[a, 4], e[a, 5]
+            _commit(t, a, start, fin, pulled, st, sc, iv, niv, cimg, ctime, ncache)
+            server[t] = a
+            finish[t] = fin
+            if reward == 1:
+                cost = t_trans + t_exec
+            else:
+                cost = done - projected if done - projected > 0.0 else 0.0
+            if done > projected:
+                projected = done
+            r = -cost / time_unit
+            if steps == 0:
+                first = r
+            else:
+                rest += r
+            steps += 1
+            ready[t] = False
+            for k in range(ch_ptr[t], ch_ptr[t + 1]):
+                c = ch_idx[k]
+                missing[c] -= 1
+                if missing[c] == 0:
+                    ready[c] = True
+            # the next task: highest upward rank among the ready ones, ties to the lower index
+            t = -1
+            for u in range(len(ready)):
+                if ready[u] and (t < 0 or rank[u] > rank[t]):
+                    t = u
+            if t < 0 or steps >= max_steps:
+                break
+            base_order(
+                t, st, sc, server, finish, iv, niv, cimg, ctime, ncache, base, key, tr, order,
+                ests, buf,
+            )  # fmt: skip
+            a = order[0]
+            e = ests
+        out[ci] = first + rest
+    return out

@@ -1,0 +1,165 @@
+"""Compiled rollouts of WorkflowOffloading-v0 (rlsched.envs.offloading_fast): the same
+returns and the same search decisions as stepping the env, and None where they do not apply."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rlsched.evaluate import make_env
+from rlsched.policies.offloading import POLICY_FACTORIES, PeftPolicy
+from rlsched.policies.registry import make_policy
+
+pytest.importorskip("numba")
+
+ENV = "rlsched/WorkflowOffloading-v0"
+SMALL = {
+    "dataset": "synthetic:placement?workflows=30&tasks=15&seed=4",
+    "scenario": "congested",
+    "num_workflows": 1,
+    "task_order": "rank",
+    "reward": "makespan",
+    "optimistic_cost": True,
+}
+
+
+def _env(dataset: str | None = None, **kwargs: Any) -> Any:
+    return make_env(ENV, dataset, **kwargs)
+
+
+def _stepped_return(env: Any, first: int, base: str, reward: str, steps: int | None) -> float:
+    """Take ``first`` on a copy of ``env``, then ``base`` to the end of the workflow (or
+    ``steps`` decisions): the rewards summed as the search sums them."""
+    u = env.unwrapped
+    snap = u.snapshot()
+    u.reward_name = reward
+    pol = POLICY_FACTORIES[base](u, 0)
+    w = u.current_workflow
+    rewards = [u.advance(first)[0]]
+    while not u._done and u.current_workflow == w and (steps is None or len(rewards) < steps):
+        rewards.append(u.advance(pol.act({}, u.action_masks()))[0])
+    u.restore(snap)
+    return rewards[0] + sum(rewards[1:])
+
+
+@pytest.mark.parametrize(
+    ("base", "reward", "steps", "kwargs"),
+    [
+        ("peft", "makespan", None, SMALL),
+        ("heft", "patent", 4, SMALL),
+        # several workflows, rolled out to the end of the current one
+        ("greedy_eft", "makespan", None, {"num_workflows": 3, "task_order": "rank"}),
+        # a one-image cache and slow pulls: evictions change what later tasks pay
+        (
+            "heft",
+            "makespan",
+            None,
+            {
+                "num_workflows": 3,
+                "task_order": "rank",
+                "cache_size": 1,
+                "scenario": "edge-bounded",
+                "pull_time": 50.0,
+            },
+        ),
+    ],
+)
+def test_compiled_returns_equal_the_env_stepped(
+    base: str, reward: str, steps: int | None, kwargs: dict[str, Any]
+) -> None:
+    env = _env(**kwargs)
+    u = env.unwrapped
+    checked = 0
+    for seed in (0, 4):
+        env.reset(seed=seed)
+        policy = POLICY_FACTORIES[base](u, 0)
+        while not u._done:
+            fast = u.fast_rollouts(base, reward, steps, to_segment_end=True)
+            assert fast is not None
+            mask = u.action_masks()
+            order = fast.order()
+            # the base's ranking: its own action first, every valid server once
+            assert int(order[0]) == policy.act({}, mask)
+            assert sorted(order.tolist()) == np.flatnonzero(mask).tolist()
+            cands = [int(a) for a in order]
+            got = fast.returns(cands)
+            want = [_stepped_return(env, a, base, reward, steps) for a in cands]
+            assert got.tolist() == want  # exactly: the same arithmetic in the same order
+            checked += len(cands)
+            u.advance(int(order[-1]))  # not the base's action: states the base never visits
+    assert checked > 50
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "rollout:peft?top_k=4&horizon=end&futures=0&score=return&reward=makespan",
+        "rollout:heft?top_k=2&horizon=3&futures=0&score=return&reward=makespan&min_gain=0.01",
+    ],
+)
+def test_the_search_takes_the_same_decisions_compiled_and_stepped(spec: str) -> None:
+    runs = []
+    for compiled in (True, False):
+        env = _env(**SMALL)
+        pol = make_policy(spec + ("" if compiled else "&compiled=false"), env, seed=0)
+        actions, values, used = [], [], 0
+        for seed in (10, 11, 12):
+            obs, _ = env.reset(seed=seed)
+            pol.reset(seed)
+            done = False
+            while not done:
+                used += pol._fast() is not None
+                a = pol.act(obs, env.unwrapped.action_masks())
+                actions.append(int(a))
+                values.append(pol.action_values())
+                obs, _, term, trunc, _ = env.step(a)
+                done = term or trunc
+        assert used == (len(actions) if compiled else 0)
+        runs.append((actions, values))
+    assert runs[0] == runs[1]
+
+
+def test_mdp_rollout_uses_them_and_decides_as_before() -> None:
+    runs = []
+    for compiled in (True, False):
+        env = _env(num_workflows=2, task_order="rank")
+        pol = make_policy("mdp_rollout", env, seed=0)
+        pol.compiled = compiled
+        obs, _ = env.reset(seed=5)
+        pol.reset(5)
+        actions, done = [], False
+        while not done:
+            a = pol.act(obs, env.unwrapped.action_masks())
+            actions.append(int(a))
+            obs, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+        runs.append(actions)
+    assert runs[0] == runs[1]
+
+
+def test_they_do_not_apply_where_they_would_play_otherwise() -> None:
+    env = _env(num_workflows=2, task_order="rank", optimistic_cost=True)
+    env.reset(seed=0)
+    u = env.unwrapped
+    assert u.fast_rollouts("peft", "makespan", None, to_segment_end=True) is not None
+    # past the current workflow the episode goes on: the env must be stepped
+    assert u.fast_rollouts("peft", "makespan", None, to_segment_end=False) is None
+    assert u.fast_rollouts("image_locality", "makespan", None, to_segment_end=True) is None
+    assert u.fast_rollouts("peft", "completion", None, to_segment_end=True) is None
+    patent_order = _env(num_workflows=1)  # the patent's random task order
+    patent_order.reset(seed=0)
+    assert patent_order.unwrapped.fast_rollouts("heft", "makespan", None, True) is None
+    anchored = _env(num_workflows=1, task_order="rank", candidates=2)
+    anchored.reset(seed=0)
+    assert anchored.unwrapped.fast_rollouts("heft", "makespan", None, True) is None
+    # sampled futures and metric scores are the search's to step
+    for spec in ("rollout:peft?futures=2&horizon=end", "rollout:peft?score=metric&futures=0"):
+        pol = make_policy(spec, _env(**SMALL), seed=0)
+        assert pol._fast() is None
+
+
+def test_earliest_finish_bases_are_shared_not_copied_by_a_search() -> None:
+    env = _env(**SMALL)
+    assert PeftPolicy(env.unwrapped).stateless
