@@ -17,6 +17,7 @@ Writes ``docs/results/wf_small_search_all_tests.json``.
 import json
 import time
 from multiprocessing import Pool
+from pathlib import Path
 
 import numpy as np
 from make_zoo import ROOT
@@ -39,15 +40,17 @@ def play(job: tuple[int, int]) -> tuple[int, dict]:
     return seed, {p: {"values": rows[p]["episode_values"], "gaps": gaps[p]} for p in POLICIES}
 
 
-def main() -> None:
+def main(sets: dict[int, int] = SETS, out_path: Path = OUT) -> None:
+    """Every set of ``sets`` (first seed: episodes); ``wf_small_search_ranked_all_tests.py``
+    runs it again with PEFT's best servers as the candidates."""
     t0 = time.time()
     with Pool(2) as pool:
-        played = dict(pool.map(play, sorted(SETS.items(), key=lambda kv: -kv[1])))
+        played = dict(pool.map(play, sorted(sets.items(), key=lambda kv: -kv[1])))
     out: dict = {"dataset": TEST, "search": SEARCH, "sets": {}}
     for seed in sorted(played):
         r = played[seed]
         out["sets"][str(seed)] = {
-            "episodes": SETS[seed],
+            "episodes": sets[seed],
             "gap_mean": {p: float(np.mean(r[p]["gaps"])) for p in POLICIES},
         }
         g = out["sets"][str(seed)]["gap_mean"]
@@ -64,9 +67,9 @@ def main() -> None:
         v = paired(values[p], values["peft"], direction="lower", reference="peft",
                    metric="mean_completion")  # fmt: skip
         pooled[p]["vs_peft"] = v.to_json()
-    out["pooled"] = {"episodes": int(sum(SETS.values())), **pooled}
+    out["pooled"] = {"episodes": int(sum(sets.values())), **pooled}
     out["seconds"] = round(time.time() - t0)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    out_path.write_text(json.dumps(out, indent=1) + "\n")
     for p in POLICIES:
         q = pooled[p]
         extra = ""
@@ -76,7 +79,7 @@ def main() -> None:
                      f"{v['ci95'][1]:+.3f}] {v['wins']}/{v['ties']}/{v['losses']} {v['verdict']}")
         print(f"pooled {p}: {q['gap_mean']:.2%} [{q['gap_ci95'][0]:.2%}, "
               f"{q['gap_ci95'][1]:.2%}]{extra}", flush=True)  # fmt: skip
-    print(f"wrote {OUT} in {out['seconds']} s")
+    print(f"wrote {out_path} in {out['seconds']} s")
 
 
 if __name__ == "__main__":
