@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from common import machine, pin_one_core, write_json
+from common import decision_times, machine, pin_one_core, write_json
 
 SMALL = "synthetic:placement?workflows=200&tasks=15&seed=45"
 SMALL_KWARGS = {"scenario": "congested", "reward": "makespan", "num_workflows": 1,
@@ -42,20 +42,9 @@ KS = (2, 3, 4, 6)
 
 
 def _play(env: Any, policy: Any, seeds: list[int]) -> tuple[list[int], list[float]]:
-    actions, times = [], []
-    for seed in seeds:
-        obs, _ = env.reset(seed=seed)
-        policy.reset(seed)
-        done = False
-        while not done:
-            mask = env.unwrapped.action_masks()
-            t0 = time.perf_counter()
-            a = policy.act(obs, mask)
-            times.append(time.perf_counter() - t0)
-            actions.append(int(a))
-            obs, _, term, trunc, _ = env.step(a)
-            done = term or trunc
-    return actions, times
+    actions: list[int] = []
+    times = decision_times(env, policy, seeds, actions=actions)
+    return [int(a) for a in actions], times
 
 
 def _stats(times: list[float]) -> dict:
@@ -137,7 +126,8 @@ def main() -> None:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
         run = [sys.executable, __file__, "--worker"]
         out["compile_s"] = json.loads(subprocess.run(
-            [*run, "compile"], env=env, check=True, capture_output=True, text=True).stdout)
+            [*run, "compile"], env=env, check=True, capture_output=True, text=True,
+        ).stdout)  # fmt: skip
         out["this"] = json.loads(subprocess.run(
             [*run, "figures", "--episodes", str(args.episodes)], env=env, check=True,
             capture_output=True, text=True).stdout)  # fmt: skip

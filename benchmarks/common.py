@@ -52,10 +52,12 @@ def machine() -> dict[str, Any]:
 
 
 def decision_times(
-    env: Any, policy: Any, seeds: list[int], limit: int | None = None
-) -> list[float]:
+    env: Any, policy: Any, seeds: list[int], limit: int | None = None,
+    actions: list[Any] | None = None,
+) -> list[float]:  # fmt: skip
     """Seconds of each ``policy.act`` call over episodes ``seeds`` of ``env`` (reset with
-    each seed, as the policy is), stopping after ``limit`` decisions when one is given."""
+    each seed, as the policy is), stopping after ``limit`` decisions when one is given; each
+    action taken is appended to ``actions`` when one is given."""
     times: list[float] = []
     for seed in seeds:
         obs, _ = env.reset(seed=seed)
@@ -66,6 +68,8 @@ def decision_times(
             t0 = time.perf_counter()
             a = policy.act(obs, mask)
             times.append(time.perf_counter() - t0)
+            if actions is not None:
+                actions.append(a)
             obs, _, term, trunc, _ = env.step(a)
             done = term or trunc
         if limit is not None and len(times) >= limit:
