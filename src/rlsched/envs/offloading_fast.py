@@ -108,12 +108,21 @@ class OffloadingRollouts:
 
     def returns(self, candidates: list[int]) -> np.ndarray:
         """Each candidate's rollout return (the sum of its rewards)."""
-        return self.kernels.rollout_returns(
-            self.static, self.scalars, self.task, np.asarray(candidates, dtype=np.int64),
-            self.server, self.finish, self.missing, self.ready, self.projected, self.iv,
-            self.niv, self.cimg, self.ctime, self.ncache, self.base, self.reward,
-            self.max_steps,
+        state = (self.server, self.finish, self.missing, self.ready, self.iv, self.niv,
+                 self.cimg, self.ctime, self.ncache)  # fmt: skip
+        S = len(self.niv)
+        work = (
+            *(np.empty_like(a) for a in state), np.empty(S), np.empty(S),
+            np.empty(S, dtype=np.int64), np.empty((S, 6)), np.empty((S, 6)),
+            np.empty(self.iv.shape[1] + 1),
         )  # fmt: skip
+        out = np.empty(len(candidates))
+        self.kernels.rollout_returns(
+            self.static, self.scalars, self.task, np.asarray(candidates, dtype=np.int64),
+            *state[:4], self.projected, *state[4:], self.base, self.reward, self.max_steps,
+            work, out,
+        )  # fmt: skip
+        return out
 
 
 def _static_arrays(env: Any, w: int) -> tuple[tuple[Any, ...], dict[str, int]]:

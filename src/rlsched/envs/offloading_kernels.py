@@ -18,9 +18,11 @@ _EPS = 1e-9  # rlsched.core.offloading's tolerance on capacity
 
 
 def _njit(fn: Any) -> Any:
-    # cached on disk (compiling takes seconds); inlined into their callers, which halves
-    # the rollouts' time against calls that pass the static arrays' tuple
-    return numba.njit(cache=True, nogil=True, inline="always")(fn)
+    # cached on disk (compiling takes seconds). Without numba's reference counting of arrays
+    # (``_nrt=False``; the kernels allocate nothing, the caller passes every buffer): its
+    # atomic increments at each call took most of the rollouts' time, 5-6 times the work.
+    options: dict[str, Any] = {"cache": True, "nogil": True, "_nrt": False}
+    return numba.njit(**options)(fn)
 
 
 # ---------------------------------------------------------------- the kernels
@@ -214,34 +216,36 @@ def _commit(t, s, start, fin, pulled, st, sc, iv, niv, cimg, ctime, ncache):
 @_njit
 def rollout_returns(
     st, sc, t0, cands, server0, finish0, missing0, ready0, projected0,
-    iv0, niv0, cimg0, ctime0, ncache0, base, reward, max_steps,
+    iv0, niv0, cimg0, ctime0, ncache0, base, reward, max_steps, work, out,
 ):  # fmt: skip
-    """Each candidate's rollout return: place ``t0`` on it, then the base to the end of the
-    workflow (or ``max_steps`` decisions), summing the rewards as the search does."""
+    """Each candidate's rollout return, into ``out``: place ``t0`` on it, then the base to the
+    end of the workflow (or ``max_steps`` decisions), summing the rewards as the search does.
+    ``work``: buffers shaped as the state's arrays, then the scratch of :func:`base_order`
+    (see ``OffloadingRollouts.returns``)."""
     ch_ptr, ch_idx, rank = st[2], st[3], st[12]
     time_unit = sc[4]
-    out = np.empty(len(cands))
-    S = len(niv0)
-    key = np.empty(S)
-    tr = np.empty(S)
-    order = np.empty(S, dtype=np.int64)
-    buf = np.empty(iv0.shape[1] + 1)
-    ests = np.empty((S, 6))
-    root = np.empty((S, 6))  # the current task's estimates, shared by every candidate
+    server, finish, missing, ready, iv, niv, cimg, ctime, ncache = work[:9]
+    key, tr, order, ests, root, buf = work[9:]
+    # the current task's estimates, shared by every candidate
     base_order(
         t0, st, sc, server0, finish0, iv0, niv0, cimg0, ctime0, ncache0, base, key, tr, order,
         root, buf,
     )  # fmt: skip
     for ci in range(len(cands)):
-        server = server0.copy()
-        finish = finish0.copy()
-        missing = missing0.copy()
-        ready = ready0.copy()
-        iv = iv0.copy()
-        niv = niv0.copy()
-        cimg = cimg0.copy()
-        ctime = ctime0.copy()
-        ncache = ncache0.copy()
+        for i in range(len(server0)):  # copies by hand: slice assignment allocates
+            server[i] = server0[i]
+            finish[i] = finish0[i]
+            missing[i] = missing0[i]
+            ready[i] = ready0[i]
+        for i in range(iv0.shape[0]):
+            niv[i] = niv0[i]
+            ncache[i] = ncache0[i]
+            for j in range(niv0[i]):
+                for q in range(4):
+                    iv[i, j, q] = iv0[i, j, q]
+            for j in range(ncache0[i]):
+                cimg[i, j] = cimg0[i, j]
+                ctime[i, j] = ctime0[i, j]
         projected = projected0
         t = t0
         a = cands[ci]
@@ -287,4 +291,3 @@ def rollout_returns(
             a = order[0]
             e = ests
         out[ci] = first + rest
-    return out
