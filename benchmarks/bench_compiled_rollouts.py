@@ -10,6 +10,12 @@ episode, so numba's compile or cache load is not timed):
 - ``mdp_rollout``: the patent's rollout (greedy_eft to the end of each workflow, every server
   a candidate) on the default env with ``task_order="rank"`` (three workflows per episode,
   10 edge servers and the cloud), episodes 20,000+;
+- ``online_rank``: the online search ``rollout:peft?horizon=end&futures=2&top_k=4`` (to the
+  episode's end over 2 sampled futures of the workflows not yet arrived, scored by mean
+  completion) on the split's test data of the ``congested`` preset with ``task_order="rank"``
+  (the compiled rollouts need HEFT's task order; the preset's default, the patent's, draws
+  the next task from the env's generator), the first ``--decisions`` decisions of test
+  episode 1000;
 - ``compile_s``: seconds of the first compiled decision in a fresh process with an empty
   numba cache (what a new install pays once; later processes load the cache).
 
@@ -39,11 +45,15 @@ SMALL_KWARGS = {"scenario": "congested", "reward": "makespan", "num_workflows": 
                 "task_order": "rank", "lookahead": True, "finish_gap": True,
                 "optimistic_cost": True, "contention": True}  # fmt: skip
 KS = (2, 3, 4, 6)
+#: the online search of docs/offloading.md, on the split's test data in HEFT's task order
+ONLINE = "rollout:peft?horizon=end&futures=2&top_k=4"
 
 
-def _play(env: Any, policy: Any, seeds: list[int]) -> tuple[list[int], list[float]]:
+def _play(
+    env: Any, policy: Any, seeds: list[int], limit: int | None = None
+) -> tuple[list[int], list[float]]:
     actions: list[int] = []
-    times = decision_times(env, policy, seeds, actions=actions)
+    times = decision_times(env, policy, seeds, limit=limit, actions=actions)
     return [int(a) for a in actions], times
 
 
@@ -53,24 +63,26 @@ def _stats(times: list[float]) -> dict:
             "p95_ms": float(np.percentile(ms, 95)), "max_ms": float(ms.max())}  # fmt: skip
 
 
-def _both(make: Any, seeds: list[int]) -> dict:
-    """One search played compiled and stepped on the same episodes."""
+def _both(make: Any, seeds: list[int], limit: int | None = None) -> dict:
+    """One search played compiled and stepped on the same episodes (the first ``limit``
+    decisions)."""
     row: dict = {}
     acts = {}
     for compiled in (True, False):
         env, pol = make(compiled)
-        _play(env, pol, seeds[:1])  # warm-up: numba's cache load, the env's caches
-        acts[compiled], times = _play(env, pol, seeds)
+        _play(env, pol, seeds[:1], limit=20)  # warm-up: numba's cache load, the env's caches
+        acts[compiled], times = _play(env, pol, seeds, limit)
         row["compiled" if compiled else "stepped"] = _stats(times)
     row["same"] = acts[True] == acts[False]
     row["speedup"] = row["stepped"]["median_ms"] / row["compiled"]["median_ms"]
     return row
 
 
-def worker(episodes: int) -> dict:
+def worker(episodes: int, decisions: int) -> dict:
     import rlsched  # noqa: F401
     from rlsched.evaluate import make_env
     from rlsched.policies.registry import make_policy
+    from rlsched.splits import SPLITS, TEST_SEED
 
     seeds = [20_000 + e for e in range(episodes)]
     out: dict = {"small": {}}
@@ -91,6 +103,15 @@ def worker(episodes: int) -> dict:
         return env, pol
 
     out["mdp_rollout"] = _both(mdp, seeds[: max(1, episodes // 4)])
+
+    def online(compiled: bool) -> tuple[Any, Any]:
+        split = SPLITS["rlsched/WorkflowOffloading-v0"]
+        env = make_env("rlsched/WorkflowOffloading-v0", split.test, **dict(split.env_kwargs),
+                       task_order="rank")  # fmt: skip
+        suffix = "" if compiled else "&compiled=false"
+        return env, make_policy(ONLINE + suffix, env, seed=TEST_SEED)
+
+    out["online_rank"] = _both(online, [TEST_SEED], limit=decisions)
     return out
 
 
@@ -111,17 +132,18 @@ def first_decision() -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--episodes", type=int, default=20)
+    ap.add_argument("--decisions", type=int, default=100)
     ap.add_argument("--json", default=None)
     ap.add_argument("--worker", choices=("figures", "compile"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker == "figures":
-        print(json.dumps(worker(args.episodes)))
+        print(json.dumps(worker(args.episodes, args.decisions)))
         return
     if args.worker == "compile":
         print(json.dumps(first_decision()))
         return
     pin_one_core()
-    out: dict = {"machine": machine(), "episodes": args.episodes}
+    out: dict = {"machine": machine(), "episodes": args.episodes, "decisions": args.decisions}
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
         run = [sys.executable, __file__, "--worker"]
@@ -129,7 +151,8 @@ def main() -> None:
             [*run, "compile"], env=env, check=True, capture_output=True, text=True,
         ).stdout)  # fmt: skip
         out["this"] = json.loads(subprocess.run(
-            [*run, "figures", "--episodes", str(args.episodes)], env=env, check=True,
+            [*run, "figures", "--episodes", str(args.episodes), "--decisions",
+             str(args.decisions)], env=env, check=True,
             capture_output=True, text=True).stdout)  # fmt: skip
     write_json(args.json, out)
     print(json.dumps({k: v for k, v in out.items() if k != "machine"}, indent=1))

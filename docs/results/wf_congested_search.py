@@ -26,6 +26,7 @@ Writes ``docs/results/wf_congested_search.json``.
 import json
 import time
 from multiprocessing import Pool
+from pathlib import Path
 
 from make_zoo import ROOT
 
@@ -40,20 +41,23 @@ EPISODES, HALF = 30, 15
 OUT = ROOT / "docs/results/wf_congested_search.json"
 
 
-def half(first: int) -> dict[str, list[float]]:
+def half(first: int, extra: dict | None = None) -> dict[str, list[float]]:
     split = SPLITS[ENV]
     rep = compare(ENV, split.test, ",".join(POLICIES), episodes=HALF, seed=first,
-                  env_kwargs=dict(split.env_kwargs))  # fmt: skip
+                  env_kwargs={**split.env_kwargs, **(extra or {})})  # fmt: skip
     return {r["policy"]: r["episode_values"] for r in rep["results"]}
 
 
-def main() -> None:
+def main(first: int = TEST_SEED, extra: dict | None = None, out_path: Path = OUT) -> None:
+    """The run above; ``wf_congested_search_rank.py`` runs it again in HEFT's task order
+    (``extra``: env arguments over the split's)."""
     t0 = time.time()
     with Pool(2) as pool:
-        parts = pool.map(half, [TEST_SEED, TEST_SEED + HALF])
+        parts = pool.starmap(half, [(first, extra), (first + HALF, extra)])
     values = {p: parts[0][p] + parts[1][p] for p in POLICIES}
     out: dict = {"dataset": SPLITS[ENV].test, "preset": "congested", "episodes": EPISODES,
-                 "seeds": [TEST_SEED, TEST_SEED + EPISODES - 1], "search": SEARCH,
+                 "env_kwargs": extra or {},
+                 "seeds": [first, first + EPISODES - 1], "search": SEARCH,
                  "mean_completion": {p: sum(v) / len(v) for p, v in values.items()}}  # fmt: skip
     for a, b in ((SEARCH, "heft"), (SEARCH, "peft"), ("peft", "heft")):
         p = paired(values[a], values[b], direction="lower", reference=b,
@@ -63,8 +67,8 @@ def main() -> None:
               f"{p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}", flush=True)  # fmt: skip
     out["episode_values"] = values
     out["seconds"] = round(time.time() - t0)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"means: {out['mean_completion']}; wrote {OUT} in {out['seconds']} s")
+    out_path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"means: {out['mean_completion']}; wrote {out_path} in {out['seconds']} s")
 
 
 if __name__ == "__main__":

@@ -143,21 +143,56 @@ def test_they_do_not_apply_where_they_would_play_otherwise() -> None:
     env = _env(num_workflows=2, task_order="rank", optimistic_cost=True)
     env.reset(seed=0)
     u = env.unwrapped
-    assert u.fast_rollouts("peft", "makespan", None, to_segment_end=True) is not None
-    # past the current workflow the episode goes on: the env must be stepped
-    assert u.fast_rollouts("peft", "makespan", None, to_segment_end=False) is None
+    within = u.fast_rollouts("peft", "makespan", None, to_segment_end=True)
+    assert within is not None and within.stops_with_workflow() and within.later(3) == []
+    # past the current workflow: the episode's later ones, the env's own or a sampled future's
+    onward = u.fast_rollouts("peft", "makespan", None, to_segment_end=False)
+    assert onward is not None and not onward.stops_with_workflow()
+    assert len(onward.later(None)) == len(onward.later(3)) == 1
     assert u.fast_rollouts("image_locality", "makespan", None, to_segment_end=True) is None
     assert u.fast_rollouts("peft", "completion", None, to_segment_end=True) is None
-    patent_order = _env(num_workflows=1)  # the patent's random task order
+    patent_order = _env(num_workflows=1)  # the patent's task order draws from the env's rng
     patent_order.reset(seed=0)
     assert patent_order.unwrapped.fast_rollouts("heft", "makespan", None, True) is None
     anchored = _env(num_workflows=1, task_order="rank", candidates=2)
     anchored.reset(seed=0)
     assert anchored.unwrapped.fast_rollouts("heft", "makespan", None, True) is None
-    # sampled futures and metric scores are the search's to step
-    for spec in ("rollout:peft?futures=2&horizon=end", "rollout:peft?score=metric&futures=0"):
-        pol = make_policy(spec, _env(**SMALL), seed=0)
-        assert pol._fast() is None
+    # a metric other than the mean completion or the return is the search's to step
+    pol = make_policy("rollout:peft?score=metric&futures=0", _env(**SMALL), seed=0)
+    pol.metric = "p95_completion"
+    assert pol._fast() is None
+
+
+@pytest.mark.parametrize("score", ["metric", "return"])
+def test_sampled_futures_over_later_workflows_decide_as_stepped(score: str) -> None:
+    """Rollouts to the episode's end over two sampled futures of the workflows not yet
+    arrived, scored by the mean completion (the online search) or by the return."""
+    kwargs = {
+        "dataset": "synthetic:placement?workflows=20&tasks=8&seed=4",
+        "scenario": "congested",
+        "num_workflows": 3,
+        "task_order": "rank",
+        "optimistic_cost": True,
+    }
+    spec = f"rollout:peft?horizon=end&futures=2&top_k=3&score={score}"
+    runs = []
+    for compiled in (True, False):
+        env = _env(**kwargs)
+        pol = make_policy(spec + ("" if compiled else "&compiled=false"), env, seed=7)
+        obs, _ = env.reset(seed=7)
+        pol.reset(7)
+        actions, values, used, done = [], [], 0, False
+        while not done:
+            used += pol._fast() is not None
+            a = pol.act(obs, env.unwrapped.action_masks())
+            actions.append(int(a))
+            values.append(pol.action_values())
+            obs, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+        assert used == (len(actions) if compiled else 0)
+        runs.append((actions, values))
+    assert runs[0] == runs[1]
+    assert any(len(v or {}) > 1 for v in runs[0][1])  # decisions with candidates to compare
 
 
 def test_earliest_finish_bases_are_shared_not_copied_by_a_search() -> None:

@@ -191,7 +191,23 @@ class FastRollouts(Protocol):
         ...
 
     def returns(self, candidates: list[int]) -> np.ndarray:
-        """Each candidate's rollout: take it, then the base; the summed reward."""
+        """Each candidate's rollout: take it, then the base; the summed reward (only where
+        the rollouts end with the env's current segment: :meth:`stops_with_workflow`)."""
+        ...
+
+    def stops_with_workflow(self) -> bool:
+        """Whether the rollouts end with the env's current segment (one call to
+        :meth:`returns` scores them all)."""
+        ...
+
+    def later(self, future: int | None) -> Any:
+        """What a rollout plays after the current segment, with the sampled future of seed
+        ``future`` (None: the env's own)."""
+        ...
+
+    def play(self, first: int, later: Any) -> tuple[np.ndarray, list[float]]:
+        """One rollout: ``first``, then the base through ``later``; its rewards and the
+        completion times of the units of work (workflows) it finished."""
         ...
 
 

@@ -1,14 +1,18 @@
 """Compiled rollouts of WorkflowOffloading-v0: a search's rollouts without the Python env.
 
-A search over PEFT (``rollout:peft?horizon=end&futures=0&score=return``, ``mdp_rollout``)
-spends its time stepping copies of the env. For the rollouts it needs, those that finish the
-current workflow with an earliest-finish base (HEFT, greedy_eft or PEFT) in the env's
-``task_order="rank"``, the env's dynamics fit in a few arrays: each server's reserved
-intervals and image cache, each task's server and finish. :class:`OffloadingRollouts` copies them
-out of the env once per decision and plays every candidate's rollout in numba-compiled code,
-the same arithmetic in the same order as :meth:`WorkflowOffloadingEnv.estimate
+A search over PEFT (``rollout:peft?horizon=end&futures=0&score=return``, ``mdp_rollout``,
+the online ``rollout:peft?horizon=end&futures=2``) spends its time stepping copies of the
+env. For the rollouts it needs, those with an earliest-finish base (HEFT, greedy_eft or PEFT)
+in the env's ``task_order="rank"``, to the end of the current workflow or on through the
+episode's later workflows (the env's own, or a sampled future's), the env's dynamics fit in a
+few arrays: each server's reserved intervals and image cache, each task's server and finish.
+:class:`OffloadingRollouts` copies them out of the env once per decision and plays every
+candidate's rollout in numba-compiled code, the same arithmetic in the same order as
+:meth:`WorkflowOffloadingEnv.estimate
 <rlsched.envs.workflow_offloading.WorkflowOffloadingEnv.estimate>` and its ``step``, so the
-search takes the same decisions (``tests/envs/test_offloading_fast.py`` plays both).
+search takes the same decisions (``tests/envs/test_offloading_fast.py`` plays both). The
+patent's task order (the env's default) draws the next task from the env's generator and is
+left to the stepped env.
 
 Optional: without numba (``pip install rlsched[fast]``) :func:`fast_rollouts` returns None and
 the search steps the env as before. One difference is known and not seen in practice: the
@@ -45,9 +49,19 @@ def available() -> bool:
 
 
 # ---------------------------------------------------------------- the env side
+#: a workflow a rollout plays: its static arrays, scalars (kernels' module comment) and
+#: number of tasks
+Segment = tuple[tuple[Any, ...], np.ndarray, int]
+
+
 class OffloadingRollouts:
     """The env's state at one decision, copied into arrays, and the compiled rollouts from
-    it. Built by :func:`fast_rollouts`; valid until the env steps."""
+    it. Built by :func:`fast_rollouts`; valid until the env steps.
+
+    A rollout plays the current workflow from this decision, then, unless it stops at the
+    workflow's end (``to_segment_end``) or after ``horizon`` decisions, the episode's later
+    workflows as the env would: the env's own, or those a sampled future draws
+    (:meth:`scores`), each pruning the servers' finished intervals at its arrival."""
 
     def __init__(
         self,
@@ -56,95 +70,175 @@ class OffloadingRollouts:
         base: str,
         reward: str,
         horizon: int | None,
+        to_segment_end: bool,
     ) -> None:
+        self.env = env
         self.kernels = kernels
         self.base = BASES[base]
         self.reward = REWARDS[reward]
         self.max_steps = 2**62 if horizon is None else int(horizon)
+        self.to_segment_end = to_segment_end
         w = env._w
-        inst = env._wf[w]
-        self.static, self.images = _static_arrays(env, w)
-        self.scalars = np.array([
-            inst.arrival, inst.bandwidth, inst.input_data, inst.pull_time, env.time_unit,
-            inst.origin,
-        ], dtype=np.float64)  # fmt: skip
+        self.current = _segment(env, env._picks[w], env._wf[w].arrival, env._origin[w])
+        self.static = self.current[0]
         self.task = int(env._task)
-        self.server = np.asarray(env._server, dtype=np.int64)
-        self.finish = np.asarray(env._finish, dtype=np.float64)
-        self.missing = np.asarray(env._missing, dtype=np.int64).copy()
-        self.ready = np.zeros(len(inst.tasks), dtype=np.bool_)
-        self.ready[env._cand] = True
+        inst = env._wf[w]
         self.projected = float(env._projected)
-        n, states = len(inst.tasks), env._states
-        S = len(states)
-        cap = max(len(s.intervals) for s in states) + n
-        self.iv = np.zeros((S, cap, 4))
-        self.niv = np.zeros(S, dtype=np.int64)
-        ccap = max(len(s.cache) for s in states) + n + 1
-        self.cimg = np.full((S, ccap), -1, dtype=np.int64)
-        self.ctime = np.zeros((S, ccap))
-        self.ncache = np.zeros(S, dtype=np.int64)
-        ids = self.images
-        for s, state in enumerate(states):
-            if state.intervals:
-                self.iv[s, : len(state.intervals)] = state.intervals
-                self.niv[s] = len(state.intervals)
-            for c, (image, t) in enumerate(state.cache.items()):
-                self.cimg[s, c] = ids.setdefault(image, len(ids))
-                self.ctime[s, c] = t
-            self.ncache[s] = len(state.cache)
+        states = env._states
+        S, n = len(states), len(inst.tasks)
+        self.state = (
+            np.asarray(env._server, dtype=np.int64),
+            np.asarray(env._finish, dtype=np.float64),
+            np.asarray(env._missing, dtype=np.int64).copy(),
+            np.zeros(n, dtype=np.bool_),
+            np.zeros((S, max(len(s.intervals) for s in states), 4)),
+            np.zeros(S, dtype=np.int64),
+            np.full((S, max(len(s.cache) for s in states)), -1, dtype=np.int64),
+            np.zeros((S, max(len(s.cache) for s in states))),
+            np.zeros(S, dtype=np.int64),
+        )  # fmt: skip
+        _server, _finish, _missing, ready, iv, niv, cimg, ctime, ncache = self.state
+        ready[env._cand] = True
+        ids = env._fast_cache.setdefault("images", {})
+        for s, st in enumerate(states):
+            if st.intervals:
+                iv[s, : len(st.intervals)] = st.intervals
+                niv[s] = len(st.intervals)
+            for c, (image, t) in enumerate(st.cache.items()):
+                cimg[s, c] = ids.setdefault(image, len(ids))
+                ctime[s, c] = t
+            ncache[s] = len(st.cache)
+
+    def _scratch(self, cap: int) -> tuple[np.ndarray, ...]:
+        """:func:`base_order`'s scratch for ``cap`` intervals per server."""
+        S = len(self.state[5])
+        return (np.empty(S), np.empty(S), np.empty(S, dtype=np.int64), np.empty((S, 6)),
+                np.empty(cap + 1))  # fmt: skip
 
     def order(self) -> np.ndarray:
         """The base's order of the servers that can host the current task (its first is the
         base's action)."""
-        S = len(self.niv)
-        order = np.empty(S, dtype=np.int64)
+        scratch = self._scratch(self.state[4].shape[1])
+        server, finish, _m, _r, iv, niv, cimg, ctime, ncache = self.state
         n = self.kernels.base_order(
-            self.task, self.static, self.scalars, self.server, self.finish, self.iv,
-            self.niv, self.cimg, self.ctime, self.ncache, self.base, np.empty(S), np.empty(S),
-            order, np.empty((S, 6)), np.empty(self.iv.shape[1] + 1),
+            self.task, self.static, self.current[1], server, finish, iv, niv, cimg, ctime,
+            ncache, self.base, *scratch,
         )  # fmt: skip
-        return order[:n]
+        return scratch[2][:n]
+
+    def _work(self, later_tasks: int) -> tuple[np.ndarray, ...]:
+        """Buffers for one rollout's state, with room for ``later_tasks`` more tasks."""
+        server, finish, missing, ready, iv, niv, cimg, _ctime, ncache = self.state
+        room = len(server) + later_tasks
+        S = len(niv)
+        return (
+            np.empty_like(server), np.empty_like(finish), np.empty_like(missing),
+            np.empty_like(ready), np.empty((S, iv.shape[1] + room, 4)), np.empty_like(niv),
+            np.empty((S, cimg.shape[1] + room + 1), dtype=np.int64),
+            np.empty((S, cimg.shape[1] + room + 1)), np.empty_like(ncache),
+        )  # fmt: skip
 
     def returns(self, candidates: list[int]) -> np.ndarray:
-        """Each candidate's rollout return (the sum of its rewards)."""
-        state = (self.server, self.finish, self.missing, self.ready, self.iv, self.niv,
-                 self.cimg, self.ctime, self.ncache)  # fmt: skip
-        S = len(self.niv)
-        work = (
-            *(np.empty_like(a) for a in state), np.empty(S), np.empty(S),
-            np.empty(S, dtype=np.int64), np.empty((S, 6)), np.empty((S, 6)),
-            np.empty(self.iv.shape[1] + 1),
-        )  # fmt: skip
+        """Each candidate's return (its rollout's summed reward) over the current workflow;
+        only where the rollouts stop with it (``to_segment_end``, or the episode's last)."""
+        if not self.stops_with_workflow():
+            raise RuntimeError("returns() plays one workflow; these rollouts go on: scores()")
+        work = self._work(0)
         out = np.empty(len(candidates))
         self.kernels.rollout_returns(
-            self.static, self.scalars, self.task, np.asarray(candidates, dtype=np.int64),
-            *state[:4], self.projected, *state[4:], self.base, self.reward, self.max_steps,
-            work, out,
+            self.static, self.current[1], self.task, np.asarray(candidates, dtype=np.int64),
+            self.state, self.projected, self.base, self.reward, self.max_steps, work,
+            self._scratch(work[4].shape[1]), np.empty(self.current[2]), out,
         )  # fmt: skip
         return out
 
+    def stops_with_workflow(self) -> bool:
+        """Whether the rollouts end with the current workflow."""
+        env = self.env
+        return self.to_segment_end or env._w == len(env._wf) - 1
 
-def _static_arrays(env: Any, w: int) -> tuple[tuple[Any, ...], dict[str, int]]:
-    """The kernels' static arrays of workflow ``w``, cached per template and origin, and the
-    env's image ids (shared by every workflow of the env)."""
-    images: dict[str, int] = env._fast_cache.setdefault("images", {})
-    key = (env._picks[w], env._origin[w])
+    def later(self, future: int | None) -> list[Segment]:
+        """The workflows a rollout plays after the current one: none where it stops with
+        it; else the env's own later ones, or (``future``: a sampled future's seed) those
+        :meth:`~rlsched.envs.base.RlschedEnv.resample_future` would draw from it."""
+        env = self.env
+        if self.stops_with_workflow():
+            return []
+        w = env._w
+        rows = [(env._picks[k], env._wf[k].arrival, env._origin[k])
+                for k in range(w + 1, len(env._wf))]  # fmt: skip
+        if future is not None:
+            rng = np.random.default_rng(future)
+            rng.integers(2**63)  # resample_future's draw for the env's own generator
+            drawn = env._sampled_workload(rng)
+            if drawn is not None:
+                rows = list(zip(*drawn, strict=True))
+        return [_segment(env, k, float(a), o) for k, a, o in rows]
+
+    def play(self, first: int, later: list[Segment]) -> tuple[np.ndarray, list[float]]:
+        """One rollout: ``first`` at this decision, then the base through the current
+        workflow and ``later``, until ``horizon`` decisions. Returns its rewards and the
+        completion time of each workflow it finished, in order."""
+        k = self.kernels
+        work = self._work(sum(n for _, _, n in later))
+        k.copy_state(self.state, work)
+        server, finish, missing, ready, iv, niv, cimg, ctime, ncache = work
+        scratch = self._scratch(iv.shape[1])
+        rewards = np.empty(self.current[2] + sum(n for _, _, n in later))
+        static, sc, _n = self.current
+        nr, _p, end = k.play_workflow(
+            static, sc, self.task, first, server, finish, missing, ready, self.projected, iv,
+            niv, cimg, ctime, ncache, self.base, self.reward, self.max_steps, scratch, rewards,
+            0,
+        )  # fmt: skip
+        done = [] if end != end else [float(end - sc[0])]
+        now = float(self.env._now)
+        for static, sc, n in later:
+            if end != end or nr >= self.max_steps:
+                break
+            arrival = float(sc[0])
+            now = max(now, arrival)  # the env's clock at the workflow's arrival
+            k.prune(iv, niv, now)
+            missing = np.diff(static[0])
+            ready = missing == 0
+            nr, _p, end = k.play_workflow(
+                static, sc, k.next_task(ready, static[12]), -1, np.full(n, -1, dtype=np.int64),
+                np.full(n, np.nan), missing, ready, arrival, iv, niv, cimg, ctime, ncache,
+                self.base, self.reward, self.max_steps, scratch, rewards, nr,
+            )  # fmt: skip
+            if end == end:
+                done.append(float(end - arrival))
+        return rewards[:nr], done
+
+
+def _segment(env: Any, pick: int, arrival: float, origin: int) -> Segment:
+    """Workflow template ``pick`` arriving at ``arrival`` at ``origin``, for the kernels."""
+    static = _static_arrays(env, pick, origin)
+    scalars = np.array([arrival, env.bandwidth, env._pool_input[pick], env.pull_time,
+                        env.time_unit, origin], dtype=np.float64)  # fmt: skip
+    return static, scalars, len(env._pool[pick])
+
+
+def _static_arrays(env: Any, pick: int, origin: int) -> tuple[Any, ...]:
+    """The kernels' static arrays of template ``pick`` arriving at ``origin``, cached per
+    both; image ids are the env's, shared by every workflow."""
+    key = (pick, origin)
     cached = env._fast_cache.get(key)
     if cached is not None:
-        return cached, images
-    inst = env._wf[w]
+        return cached
+    images: dict[str, int] = env._fast_cache.setdefault("images", {})
+    inst = env._static(pick, 0.0, origin)
     tasks, servers = inst.tasks, inst.servers
     n, S = len(tasks), len(servers)
     parents = [t.parents for t in tasks]
-    children = env._children[w]
+    children, _depth, ranks = env._template_shape(pick, inst)
     par_ptr = np.cumsum([0] + [len(p) for p in parents], dtype=np.int64)
     ch_ptr = np.cumsum([0] + [len(c) for c in children], dtype=np.int64)
-    flat = [int(p) for ps in parents for p in ps]
-    par_idx = np.array(flat, dtype=np.int64)
+    par_idx = np.array([int(p) for ps in parents for p in ps], dtype=np.int64)
     ch_idx = np.array([int(c) for cs in children for c in cs], dtype=np.int64)
     img = np.array([images.setdefault(t.image, len(images)) for t in tasks], dtype=np.int64)
     lat = np.zeros((S, S)) if inst.latency is None else np.asarray(inst.latency, dtype=float)
+    oct_ = _cached_oct(env, key, inst)
     static = (
         par_ptr, par_idx, ch_ptr, ch_idx,
         np.array([t.work for t in tasks], dtype=float),
@@ -152,11 +246,11 @@ def _static_arrays(env: Any, w: int) -> tuple[tuple[Any, ...], dict[str, int]]:
         np.array([t.cpu for t in tasks], dtype=float),
         np.array([t.mem for t in tasks], dtype=float),
         img,
-        np.array(env._is_sink[w], dtype=np.bool_),
+        np.array([not kids for kids in children], dtype=np.bool_),
         np.array([[inst.can_host(t, s) for s in range(S)] for t in range(n)], dtype=np.bool_),
         np.array([[sv.holds(t.image) for sv in servers] for t in tasks], dtype=np.bool_),
-        np.asarray(env._ranks[w], dtype=float),
-        np.asarray(env.optimistic_costs(), dtype=float),
+        np.asarray(ranks, dtype=float),
+        np.asarray(oct_, dtype=float),
         np.array([sv.speed for sv in servers], dtype=float),
         np.array([sv.cpu for sv in servers], dtype=float),
         np.array([sv.mem for sv in servers], dtype=float),
@@ -167,17 +261,24 @@ def _static_arrays(env: Any, w: int) -> tuple[tuple[Any, ...], dict[str, int]]:
                  dtype=np.int64),
     )  # fmt: skip
     env._fast_cache[key] = static
-    return static, images
+    return static
+
+
+def _cached_oct(env: Any, key: tuple[int, int], inst: Any) -> np.ndarray:
+    """The env's optimistic cost table of ``key`` (template, origin): its own cache."""
+    table = env._oct_cache.get(key)
+    if table is None:
+        table = env._oct_cache[key] = inst.optimistic_cost()
+    return table
 
 
 def fast_rollouts(
-    env: Any, base: str, reward: str, horizon: int | None, to_workflow_end: bool
+    env: Any, base: str, reward: str, horizon: int | None, to_segment_end: bool
 ) -> OffloadingRollouts | None:
     """Compiled rollouts from the env's current decision, or None where they would not play
     what the env plays: numba missing, a base or reward the kernels lack, a task order other
-    than ``rank``, the env's ``candidates`` mask, a rollout that would run past the current
-    workflow (``to_workflow_end`` False and later workflows in the episode), a task no server
-    can host."""
+    than ``rank``, the env's ``candidates`` mask, the patent's example (its own workload), a
+    task no server can host."""
     kernels = _kernels()
     if (
         kernels is None
@@ -185,11 +286,21 @@ def fast_rollouts(
         or reward not in REWARDS
         or env.task_order != "rank"
         or env.candidates is not None
+        or env.scenario == "patent-example"
         or env._done
-        or (not to_workflow_end and env._w < len(env._wf) - 1)
     ):
         return None
-    fast = OffloadingRollouts(env, kernels, base, reward, horizon)
-    if not fast.static[10].any(axis=1).all():
+    fast = OffloadingRollouts(env, kernels, base, reward, horizon, to_segment_end)
+    statics = [fast.static] + [segment[0] for segment in fast.later(None)]
+    if not all(_hostable(env, static) for static in statics):
         return None
     return fast
+
+
+def _hostable(env: Any, static: tuple[Any, ...]) -> bool:
+    """Whether some server can host each task of the workflow (cached with its arrays)."""
+    key = ("hostable", id(static))
+    ok = env._fast_cache.get(key)
+    if ok is None:
+        ok = env._fast_cache[key] = bool(static[10].any(axis=1).all())
+    return bool(ok)

@@ -214,80 +214,129 @@ def _commit(t, s, start, fin, pulled, st, sc, iv, niv, cimg, ctime, ncache):
 
 
 @_njit
-def rollout_returns(
-    st, sc, t0, cands, server0, finish0, missing0, ready0, projected0,
-    iv0, niv0, cimg0, ctime0, ncache0, base, reward, max_steps, work, out,
+def play_workflow(
+    st, sc, t0, first, server, finish, missing, ready, projected,
+    iv, niv, cimg, ctime, ncache, base, reward, max_steps, scratch, rewards, nr,
 ):  # fmt: skip
-    """Each candidate's rollout return, into ``out``: place ``t0`` on it, then the base to the
-    end of the workflow (or ``max_steps`` decisions), summing the rewards as the search does.
-    ``work``: buffers shaped as the state's arrays, then the scratch of :func:`base_order`
-    (see ``OffloadingRollouts.returns``)."""
-    ch_ptr, ch_idx, rank = st[2], st[3], st[12]
-    time_unit = sc[4]
-    server, finish, missing, ready, iv, niv, cimg, ctime, ncache = work[:9]
-    key, tr, order, ests, root, buf = work[9:]
-    # the current task's estimates, shared by every candidate
-    base_order(
-        t0, st, sc, server0, finish0, iv0, niv0, cimg0, ctime0, ncache0, base, key, tr, order,
-        root, buf,
-    )  # fmt: skip
-    for ci in range(len(cands)):
-        for i in range(len(server0)):  # copies by hand: slice assignment allocates
-            server[i] = server0[i]
-            finish[i] = finish0[i]
-            missing[i] = missing0[i]
-            ready[i] = ready0[i]
-        for i in range(iv0.shape[0]):
-            niv[i] = niv0[i]
-            ncache[i] = ncache0[i]
-            for j in range(niv0[i]):
-                for q in range(4):
-                    iv[i, j, q] = iv0[i, j, q]
-            for j in range(ncache0[i]):
-                cimg[i, j] = cimg0[i, j]
-                ctime[i, j] = ctime0[i, j]
-        projected = projected0
-        t = t0
-        a = cands[ci]
-        first = 0.0
-        rest = 0.0
-        steps = 0
-        e = root
-        while True:
-            start, fin, pulled = e[a, 0], e[a, 1], e[a, 2] > 0.0
-            t_trans, t_exec, done = e[a, 3], e[a, 4], e[a, 5]
-            _commit(t, a, start, fin, pulled, st, sc, iv, niv, cimg, ctime, ncache)
-            server[t] = a
-            finish[t] = fin
-            if reward == 1:
-                cost = t_trans + t_exec
-            else:
-                cost = done - projected if done - projected > 0.0 else 0.0
-            if done > projected:
-                projected = done
-            r = -cost / time_unit
-            if steps == 0:
-                first = r
-            else:
-                rest += r
-            steps += 1
-            ready[t] = False
-            for k in range(ch_ptr[t], ch_ptr[t + 1]):
-                c = ch_idx[k]
-                missing[c] -= 1
-                if missing[c] == 0:
-                    ready[c] = True
-            # the next task: highest upward rank among the ready ones, ties to the lower index
-            t = -1
-            for u in range(len(ready)):
-                if ready[u] and (t < 0 or rank[u] > rank[t]):
-                    t = u
-            if t < 0 or steps >= max_steps:
-                break
-            base_order(
-                t, st, sc, server, finish, iv, niv, cimg, ctime, ncache, base, key, tr, order,
-                ests, buf,
-            )  # fmt: skip
+    """Play one workflow in place from task ``t0``: ``first`` there (negative: the base's
+    action), then the base, until the workflow ends or ``max_steps`` rewards are in
+    ``rewards`` (``nr`` already there). Returns ``(nr, projected, end)``: the rewards written
+    so far, the projected finish, and the time every sink's output is back at the origin
+    (NaN when the workflow did not finish)."""
+    ch_ptr, ch_idx, sink, rank = st[2], st[3], st[9], st[12]
+    data, adj, lat = st[5], st[18], st[19]
+    arrival, bw, time_unit, o = sc[0], sc[1], sc[4], int(sc[5])
+    key, tr, order, ests, buf = scratch
+    t = t0
+    a = first
+    while True:
+        base_order(
+            t, st, sc, server, finish, iv, niv, cimg, ctime, ncache, base, key, tr, order,
+            ests, buf,
+        )  # fmt: skip
+        if a < 0:
             a = order[0]
-            e = ests
-        out[ci] = first + rest
+        start, fin, pulled = ests[a, 0], ests[a, 1], ests[a, 2] > 0.0
+        t_trans, t_exec, done = ests[a, 3], ests[a, 4], ests[a, 5]
+        _commit(t, a, start, fin, pulled, st, sc, iv, niv, cimg, ctime, ncache)
+        server[t] = a
+        finish[t] = fin
+        if reward == 1:
+            cost = t_trans + t_exec
+        else:
+            cost = done - projected if done - projected > 0.0 else 0.0
+        if done > projected:
+            projected = done
+        rewards[nr] = -cost / time_unit
+        nr += 1
+        ready[t] = False
+        for k in range(ch_ptr[t], ch_ptr[t + 1]):
+            c = ch_idx[k]
+            missing[c] -= 1
+            if missing[c] == 0:
+                ready[c] = True
+        # the next task: highest upward rank among the ready ones, ties to the lower index
+        t = next_task(ready, rank)
+        if t < 0:
+            break
+        if nr >= max_steps:
+            return nr, projected, np.nan
+        a = -1
+    # OffloadInstance.completion_time: the last sink's output back at the origin
+    end = arrival
+    first_sink = True
+    for u in range(len(sink)):
+        if sink[u]:
+            x = finish[u] + (0.0 if server[u] == o else data[u] * adj[server[u], o] / bw
+                             + lat[server[u], o])  # fmt: skip
+            if first_sink or x > end:
+                end = x
+                first_sink = False
+    return nr, projected, end
+
+
+@_njit
+def next_task(ready, rank):
+    """The ready task of highest upward rank, ties to the lower index (-1: none)."""
+    t = -1
+    for u in range(len(ready)):
+        if ready[u] and (t < 0 or rank[u] > rank[t]):
+            t = u
+    return t
+
+
+@_njit
+def prune(iv, niv, now):
+    """ServerState.prune on every server: forget the intervals that ended by ``now``,
+    keeping the others in their order."""
+    for s in range(len(niv)):
+        k = 0
+        for j in range(niv[s]):
+            if iv[s, j, 1] > now:
+                for q in range(4):
+                    iv[s, k, q] = iv[s, j, q]
+                k += 1
+        niv[s] = k
+
+
+@_njit
+def copy_state(src, dst):
+    """The rollout state ``src`` (server, finish, missing, ready, iv, niv, cimg, ctime,
+    ncache) into ``dst``, by hand: slice assignment would allocate."""
+    server0, finish0, missing0, ready0, iv0, niv0, cimg0, ctime0, ncache0 = src
+    server, finish, missing, ready, iv, niv, cimg, ctime, ncache = dst
+    for i in range(len(server0)):
+        server[i] = server0[i]
+        finish[i] = finish0[i]
+        missing[i] = missing0[i]
+        ready[i] = ready0[i]
+    for i in range(iv0.shape[0]):
+        niv[i] = niv0[i]
+        ncache[i] = ncache0[i]
+        for j in range(niv0[i]):
+            for q in range(4):
+                iv[i, j, q] = iv0[i, j, q]
+        for j in range(ncache0[i]):
+            cimg[i, j] = cimg0[i, j]
+            ctime[i, j] = ctime0[i, j]
+
+
+@_njit
+def rollout_returns(
+    st, sc, t0, cands, state, projected, base, reward, max_steps, work, scratch, rewards, out,
+):  # fmt: skip
+    """Each candidate's rollout return, into ``out``: from ``state`` (server, finish,
+    missing, ready, iv, niv, cimg, ctime, ncache; copied into ``work`` for each), place
+    ``t0`` on it, then the base to the end of the workflow (or ``max_steps`` decisions); the
+    first reward plus the rest summed in order, as the search sums them."""
+    for ci in range(len(cands)):
+        copy_state(state, work)
+        server, finish, missing, ready, iv, niv, cimg, ctime, ncache = work
+        nr, _p, _e = play_workflow(
+            st, sc, t0, cands[ci], server, finish, missing, ready, projected, iv, niv, cimg,
+            ctime, ncache, base, reward, max_steps, scratch, rewards, 0,
+        )  # fmt: skip
+        rest = 0.0
+        for k in range(1, nr):
+            rest += rewards[k]
+        out[ci] = rewards[0] + rest

@@ -691,15 +691,24 @@ class WorkflowOffloadingEnv(RlschedEnv):
     def _resample_workload(self, rng: np.random.Generator) -> None:
         """Workflows after the current one: drawn again from the pool, with fresh Poisson
         gaps after the current one's arrival (memoryless) and fresh origins."""
-        first = self._w + 1
-        n = len(self._wf) - first
+        drawn = self._sampled_workload(rng)
+        if drawn is not None:
+            self._set_workflows(self._w + 1, *drawn)
+
+    def _sampled_workload(
+        self, rng: np.random.Generator
+    ) -> tuple[list[int], list[float], list[int]] | None:
+        """What :meth:`_resample_workload` draws with ``rng``: (pool index, arrival, origin)
+        lists of the workflows after the current one (None: nothing to draw). The compiled
+        rollouts draw the same (:mod:`rlsched.envs.offloading_fast`)."""
+        n = len(self._wf) - self._w - 1
         if n <= 0 or self.scenario == "patent-example":
-            return
+            return None
         picks = [int(x) for x in rng.integers(0, len(self._pool), size=n)]
         arrivals = list(self._wf[self._w].arrival + np.cumsum(
             rng.exponential(1.0 / self.arrival_rate, size=n)))  # fmt: skip
         origins = [int(self._edges[int(i)]) for i in rng.integers(0, len(self._edges), n)]
-        self._set_workflows(first, picks, arrivals, origins)
+        return picks, arrivals, origins
 
     def _next_workflow(self) -> None:
         self._w += 1
@@ -846,9 +855,10 @@ class WorkflowOffloadingEnv(RlschedEnv):
     def fast_rollouts(
         self, base: str, reward: str, horizon: int | None, to_segment_end: bool
     ) -> OffloadingRollouts | None:
-        """Compiled rollouts to the end of the current workflow (the segment) with HEFT,
-        greedy_eft or PEFT as the base (:mod:`rlsched.envs.offloading_fast`; None where they
-        do not apply, e.g. without numba)."""
+        """Compiled rollouts with HEFT, greedy_eft or PEFT as the base, to the end of the
+        current workflow (the segment) or on through the episode's later workflows
+        (:mod:`rlsched.envs.offloading_fast`; None where they do not apply, e.g. without
+        numba)."""
         return fast_rollouts(self, base, reward, horizon, to_segment_end)
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:

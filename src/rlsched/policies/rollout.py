@@ -213,9 +213,10 @@ class RolloutPolicy(RolloutSearch):
     left to gain or lose from this decision on); a teacher's small departures are the ones a
     student reproduces least, so its labels can keep to the large ones. ``compiled``: where
     the env has compiled rollouts for this search (:meth:`~rlsched.envs.base.RlschedEnv.
-    fast_rollouts`: WorkflowOffloading with HEFT, greedy_eft or PEFT as the base, no sampled
-    future, ``score="return"``), use them instead of stepping copies of the env; the same
-    decisions, tens of times faster (False: always step the env)."""
+    fast_rollouts`: WorkflowOffloading with HEFT, greedy_eft or PEFT as the base in HEFT's
+    task order, scored by return or by the mean completion), use them instead of stepping
+    copies of the env; the same decisions, tens of times faster (False: always step the
+    env)."""
 
     name = "rollout"
     category = "search"
@@ -289,12 +290,46 @@ class RolloutPolicy(RolloutSearch):
             self.env.reward_name = self.reward
 
     def _fast(self) -> FastRollouts | None:
-        """The env's compiled rollouts for this search at this decision, if it has them."""
-        if not self.compiled or self.futures or self.score != "return":
+        """The env's compiled rollouts for this search at this decision, if it has them (a
+        metric score only where it is the mean completion the compiled rollouts give, or the
+        return)."""
+        if not self.compiled or (
+            self.score == "metric" and self.metric not in ("mean_completion", "reward")
+        ):
             return None
         reward = self.reward if self.reward is not None else getattr(self.env, "reward_name", "")
         to_segment_end = type(self)._segment is not RolloutSearch._segment
         return self.env.fast_rollouts(self.base_name, reward, self.horizon, to_segment_end)
+
+    def _fast_scores(
+        self, fast: FastRollouts, cands: list[Any], seeds: list[int | None]
+    ) -> list[list[tuple[float, float]]]:
+        """Each candidate's scores, future by future, from the compiled rollouts: what
+        :meth:`_rollout` scores, computed the same way from their rewards and completions."""
+        self.rollouts += len(cands) * len(seeds)
+        if self.score == "return" and seeds == [None] and fast.stops_with_workflow():
+            return [[(float(q), float(q))] for q in fast.returns([int(a) for a in cands])]
+        env = self.env
+        past = [c for c in env._completion[: env._w] if c == c]  # workflows already done
+        laters = [fast.later(s) for s in seeds]
+        table = []
+        for a in cands:
+            row = []
+            for later in laters:
+                rewards, done = fast.play(int(a), later)
+                if self.score == "return":
+                    q = float(rewards[0] + sum(rewards[1:]))
+                    row.append((q, q))
+                    continue
+                total = self._prefix + float(np.sum(rewards))
+                finished = np.array(past + done)
+                mean = float(finished.mean()) if len(finished) else float("nan")
+                value = episode_value(self.metric, total, {"mean_completion": mean})
+                if value != value:  # NaN (nothing measured yet): rank by reward alone
+                    value = -np.inf if self._sign > 0 else np.inf
+                row.append((self._sign * value, total))
+            table.append(row)
+        return table
 
     def act(self, observation: Observation, mask: np.ndarray) -> Any:
         env = self.env
@@ -317,34 +352,29 @@ class RolloutPolicy(RolloutSearch):
         action = cands[0]
         self._values = None
         values: dict[int, float] = {}
-        if len(cands) > 1 and fast is not None:
-            returns = fast.returns([int(a) for a in cands])
-            self.rollouts += len(cands)
-            best_i = int(np.argmax(returns))  # the first of the best: ties to the earlier
-            action = cands[best_i]
-            self._values = {int(a): float(q) for a, q in zip(cands, returns, strict=True)}
-            if self.prefer_base and best_i != 0:
-                gain = float(returns[best_i] - returns[0])
-                if self.significance > 0 and not _clear_gain(np.array([gain]), self.significance):
-                    action = cands[0]
-                if self.min_gain > 0 and gain < self.min_gain * abs(float(returns[0])):
-                    action = cands[0]  # a small gain: keep the base's action
-        elif len(cands) > 1:
-            snap = env.snapshot()
+        if len(cands) > 1:
+            snap = env.snapshot() if fast is None else None
             seeds: list[int | None] = (
                 [int(s) for s in self._rng.integers(2**63, size=self.futures)]
                 if self.futures else [None]
             )
+            table = self._fast_scores(fast, cands, seeds) if fast is not None else None
             best: tuple[float, float] | None = None
             first: np.ndarray | None = None  # the first candidate's scores, future by future
             best_scores: np.ndarray | None = None
-            for a in cands:
-                scores = []
-                for s in seeds:
-                    self._future = s
-                    scores.append(self._rollout(snap, shadow, observation, mask, a).score)
+            for i, a in enumerate(cands):
+                if table is not None:
+                    scores = table[i]
+                else:
+                    scores = []
+                    for s in seeds:
+                        self._future = s
+                        scores.append(self._rollout(snap, shadow, observation, mask, a).score)
                 per = np.array([s[0] for s in scores])
-                mean = (float(per.mean()), float(np.mean([s[1] for s in scores])))
+                if len(scores) == 1:  # the mean of one value is that value: skip numpy's
+                    mean = (float(scores[0][0]), float(scores[0][1]))
+                else:
+                    mean = (float(per.mean()), float(np.mean([s[1] for s in scores])))
                 if first is None:
                     first = per
                 if np.ndim(a) == 0:
@@ -353,7 +383,8 @@ class RolloutPolicy(RolloutSearch):
                     best, action, best_scores = mean, a, per
             self._future = None
             self._values = values or None
-            env.restore(snap)
+            if snap is not None:
+                env.restore(snap)
             if self.significance > 0 and self.prefer_base and not _same(action, cands[0]):
                 # keep the base's action unless the gain is clear over the sampled futures
                 assert first is not None and best_scores is not None
