@@ -61,7 +61,8 @@ class OffloadingRollouts:
     A rollout plays the current workflow from this decision, then, unless it stops at the
     workflow's end (``to_segment_end``) or after ``horizon`` decisions, the episode's later
     workflows as the env would: the env's own, or those a sampled future draws
-    (:meth:`scores`), each pruning the servers' finished intervals at its arrival."""
+    (:meth:`later`), each pruning the servers' finished intervals at its arrival
+    (:meth:`play`)."""
 
     def __init__(
         self,
@@ -86,28 +87,32 @@ class OffloadingRollouts:
         self.projected = float(env._projected)
         states = env._states
         S, n = len(states), len(inst.tasks)
+        counts = [len(st.intervals) for st in states]
+        cached = [len(st.cache) for st in states]
         self.state = (
             np.asarray(env._server, dtype=np.int64),
             np.asarray(env._finish, dtype=np.float64),
             np.asarray(env._missing, dtype=np.int64).copy(),
             np.zeros(n, dtype=np.bool_),
-            np.zeros((S, max(len(s.intervals) for s in states), 4)),
-            np.zeros(S, dtype=np.int64),
-            np.full((S, max(len(s.cache) for s in states)), -1, dtype=np.int64),
-            np.zeros((S, max(len(s.cache) for s in states))),
-            np.zeros(S, dtype=np.int64),
+            np.zeros((S, max(counts), 4)),
+            np.array(counts, dtype=np.int64),
+            np.full((S, max(cached)), -1, dtype=np.int64),
+            np.zeros((S, max(cached))),
+            np.array(cached, dtype=np.int64),
         )  # fmt: skip
-        _server, _finish, _missing, ready, iv, niv, cimg, ctime, ncache = self.state
+        ready, iv, cimg, ctime = self.state[3], self.state[4], self.state[6], self.state[7]
         ready[env._cand] = True
+        if sum(counts):  # every server's intervals in one conversion, then each its rows
+            rows = np.array([row for st in states for row in st.intervals])
+            first = 0
+            for s, c in enumerate(counts):
+                iv[s, :c] = rows[first : first + c]
+                first += c
         ids = env._fast_cache.setdefault("images", {})
         for s, st in enumerate(states):
-            if st.intervals:
-                iv[s, : len(st.intervals)] = st.intervals
-                niv[s] = len(st.intervals)
             for c, (image, t) in enumerate(st.cache.items()):
                 cimg[s, c] = ids.setdefault(image, len(ids))
                 ctime[s, c] = t
-            ncache[s] = len(st.cache)
 
     def _scratch(self, cap: int) -> tuple[np.ndarray, ...]:
         """:func:`base_order`'s scratch for ``cap`` intervals per server."""

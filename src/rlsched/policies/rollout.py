@@ -413,4 +413,6 @@ def _clear_gain(gain: np.ndarray, z: float) -> bool:
 
 
 def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, int | np.integer) and isinstance(b, int | np.integer):
+        return int(a) == int(b)  # action indices: no arrays to build
     return bool(np.array_equal(np.asarray(a), np.asarray(b)))
