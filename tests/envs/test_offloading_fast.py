@@ -92,51 +92,59 @@ def test_compiled_returns_equal_the_env_stepped(
     assert checked > 50
 
 
-@pytest.mark.parametrize(
-    "spec",
-    [
-        "rollout:peft?top_k=4&horizon=end&futures=0&score=return&reward=makespan",
-        "rollout:heft?top_k=2&horizon=3&futures=0&score=return&reward=makespan&min_gain=0.01",
-    ],
-)
-def test_the_search_takes_the_same_decisions_compiled_and_stepped(spec: str) -> None:
-    runs = []
-    for compiled in (True, False):
-        env = _env(**SMALL)
-        pol = make_policy(spec + ("" if compiled else "&compiled=false"), env, seed=0)
-        actions, values, used = [], [], 0
-        for seed in (10, 11, 12):
-            obs, _ = env.reset(seed=seed)
-            pol.reset(seed)
-            done = False
-            while not done:
-                used += pol._fast() is not None
-                a = pol.act(obs, env.unwrapped.action_masks())
-                actions.append(int(a))
-                values.append(pol.action_values())
-                obs, _, term, trunc, _ = env.step(a)
-                done = term or trunc
-        assert used == (len(actions) if compiled else 0)
-        runs.append((actions, values))
-    assert runs[0] == runs[1]
-
-
-def test_mdp_rollout_uses_them_and_decides_as_before() -> None:
-    runs = []
-    for compiled in (True, False):
-        env = _env(num_workflows=2, task_order="rank")
-        pol = make_policy("mdp_rollout", env, seed=0)
+def _searched(
+    kwargs: dict[str, Any], spec: str, seeds: tuple[int, ...], compiled: bool
+) -> tuple[list[int], list[Any], int]:
+    """Episodes ``seeds`` played by the search ``spec``, compiled or stepping the env: its
+    actions, its candidates' values at each decision, and how many decisions it compiled."""
+    env = _env(**kwargs)
+    if spec == "mdp_rollout":  # takes no arguments: its attribute
+        pol = make_policy(spec, env, seed=seeds[0])
         pol.compiled = compiled
-        obs, _ = env.reset(seed=5)
-        pol.reset(5)
-        actions, done = [], False
+    else:
+        pol = make_policy(spec + ("" if compiled else "&compiled=false"), env, seed=seeds[0])
+    actions, values, used = [], [], 0
+    for seed in seeds:
+        obs, _ = env.reset(seed=seed)
+        pol.reset(seed)
+        done = False
         while not done:
+            used += pol._fast() is not None
             a = pol.act(obs, env.unwrapped.action_masks())
             actions.append(int(a))
+            values.append(pol.action_values())
             obs, _, term, trunc, _ = env.step(a)
             done = term or trunc
-        runs.append(actions)
-    assert runs[0] == runs[1]
+    return actions, values, used
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "spec", "seeds"),
+    [
+        (SMALL, "rollout:peft?top_k=4&horizon=end&futures=0&score=return&reward=makespan",
+         (10, 11, 12)),
+        (SMALL,
+         "rollout:heft?top_k=2&horizon=3&futures=0&score=return&reward=makespan&min_gain=0.01",
+         (10, 11, 12)),
+        ({"num_workflows": 2, "task_order": "rank"}, "mdp_rollout", (5,)),
+        # to the episode's end over two sampled futures of the workflows not yet arrived,
+        # scored by the mean completion (the online search) or by the return
+        *(
+            ({"dataset": "synthetic:placement?workflows=20&tasks=8&seed=4",
+              "scenario": "congested", "num_workflows": 3, "task_order": "rank",
+              "optimistic_cost": True},
+             f"rollout:peft?horizon=end&futures=2&top_k=3&score={score}", (7,))
+            for score in ("metric", "return")
+        ),
+    ],
+)  # fmt: skip
+def test_the_search_takes_the_same_decisions_compiled_and_stepped(
+    kwargs: dict[str, Any], spec: str, seeds: tuple[int, ...]
+) -> None:
+    fast, stepped = (_searched(kwargs, spec, seeds, compiled) for compiled in (True, False))
+    assert fast[:2] == stepped[:2]
+    assert fast[2] == len(fast[0]) and stepped[2] == 0  # compiled at every decision, or none
+    assert any(len(v or {}) > 1 for v in fast[1])  # decisions with candidates to compare
 
 
 def test_they_do_not_apply_where_they_would_play_otherwise() -> None:
@@ -161,38 +169,6 @@ def test_they_do_not_apply_where_they_would_play_otherwise() -> None:
     pol = make_policy("rollout:peft?score=metric&futures=0", _env(**SMALL), seed=0)
     pol.metric = "p95_completion"
     assert pol._fast() is None
-
-
-@pytest.mark.parametrize("score", ["metric", "return"])
-def test_sampled_futures_over_later_workflows_decide_as_stepped(score: str) -> None:
-    """Rollouts to the episode's end over two sampled futures of the workflows not yet
-    arrived, scored by the mean completion (the online search) or by the return."""
-    kwargs = {
-        "dataset": "synthetic:placement?workflows=20&tasks=8&seed=4",
-        "scenario": "congested",
-        "num_workflows": 3,
-        "task_order": "rank",
-        "optimistic_cost": True,
-    }
-    spec = f"rollout:peft?horizon=end&futures=2&top_k=3&score={score}"
-    runs = []
-    for compiled in (True, False):
-        env = _env(**kwargs)
-        pol = make_policy(spec + ("" if compiled else "&compiled=false"), env, seed=7)
-        obs, _ = env.reset(seed=7)
-        pol.reset(7)
-        actions, values, used, done = [], [], 0, False
-        while not done:
-            used += pol._fast() is not None
-            a = pol.act(obs, env.unwrapped.action_masks())
-            actions.append(int(a))
-            values.append(pol.action_values())
-            obs, _, term, trunc, _ = env.step(a)
-            done = term or trunc
-        assert used == (len(actions) if compiled else 0)
-        runs.append((actions, values))
-    assert runs[0] == runs[1]
-    assert any(len(v or {}) > 1 for v in runs[0][1])  # decisions with candidates to compare
 
 
 def test_earliest_finish_bases_are_shared_not_copied_by_a_search() -> None:

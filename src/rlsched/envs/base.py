@@ -207,7 +207,8 @@ class FastRollouts(Protocol):
 
     def play(self, first: int, later: Any) -> tuple[np.ndarray, list[float]]:
         """One rollout: ``first``, then the base through ``later``; its rewards and the
-        completion times of the units of work (workflows) it finished."""
+        completion time of every unit of work (workflow) the episode has finished by the
+        rollout's end, in order: the env's ``mean_completion`` is their mean."""
         ...
 
 

@@ -83,6 +83,8 @@ class OffloadingRollouts:
         self.current = _segment(env, env._picks[w], env._wf[w].arrival, env._origin[w])
         self.static = self.current[0]
         self.task = int(env._task)
+        #: completion times of the workflows finished before this one
+        self.past = [c for c in env._completion[:w] if c == c]
         inst = env._wf[w]
         self.projected = float(env._projected)
         states = env._states
@@ -183,7 +185,8 @@ class OffloadingRollouts:
     def play(self, first: int, later: list[Segment]) -> tuple[np.ndarray, list[float]]:
         """One rollout: ``first`` at this decision, then the base through the current
         workflow and ``later``, until ``horizon`` decisions. Returns its rewards and the
-        completion time of each workflow it finished, in order."""
+        completion time of every workflow the episode has finished by its end, in order (the
+        env's ``_completion`` then: those before this one, then the rollout's)."""
         k = self.kernels
         work = self._work(sum(n for _, _, n in later))
         k.copy_state(self.state, work)
@@ -196,7 +199,9 @@ class OffloadingRollouts:
             niv, cimg, ctime, ncache, self.base, self.reward, self.max_steps, scratch, rewards,
             0,
         )  # fmt: skip
-        done = [] if end != end else [float(end - sc[0])]
+        done = list(self.past)
+        if end == end:
+            done.append(float(end - sc[0]))
         now = float(self.env._now)
         for static, sc, n in later:
             if end != end or nr >= self.max_steps:

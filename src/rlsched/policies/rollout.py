@@ -309,8 +309,6 @@ class RolloutPolicy(RolloutSearch):
         self.rollouts += len(cands) * len(seeds)
         if self.score == "return" and seeds == [None] and fast.stops_with_workflow():
             return [[(float(q), float(q))] for q in fast.returns([int(a) for a in cands])]
-        env = self.env
-        past = [c for c in env._completion[: env._w] if c == c]  # workflows already done
         laters = [fast.later(s) for s in seeds]
         table = []
         for a in cands:
@@ -322,7 +320,7 @@ class RolloutPolicy(RolloutSearch):
                     row.append((q, q))
                     continue
                 total = self._prefix + float(np.sum(rewards))
-                finished = np.array(past + done)
+                finished = np.array(done)
                 mean = float(finished.mean()) if len(finished) else float("nan")
                 value = episode_value(self.metric, total, {"mean_completion": mean})
                 if value != value:  # NaN (nothing measured yet): rank by reward alone
