@@ -127,6 +127,8 @@ def _searched(
          "rollout:heft?top_k=2&horizon=3&futures=0&score=return&reward=makespan&min_gain=0.01",
          (10, 11, 12)),
         ({"num_workflows": 2, "task_order": "rank"}, "mdp_rollout", (5,)),
+        # the patent's task order: the next task drawn from the env's generator
+        ({"num_workflows": 2, "cache_size": 1}, "mdp_rollout", (5, 6)),
         # to the episode's end over two sampled futures of the workflows not yet arrived,
         # scored by the mean completion (the online search) or by the return
         *(
@@ -136,6 +138,10 @@ def _searched(
              f"rollout:peft?horizon=end&futures=2&top_k=3&score={score}", (7,))
             for score in ("metric", "return")
         ),
+        # the same in the patent's order: each future reseeds the env's generator
+        ({"dataset": "synthetic:placement?workflows=20&tasks=8&seed=4",
+          "scenario": "congested", "num_workflows": 3, "optimistic_cost": True},
+         "rollout:peft?horizon=end&futures=2&top_k=3", (8,)),
     ],
 )  # fmt: skip
 def test_the_search_takes_the_same_decisions_compiled_and_stepped(
@@ -152,16 +158,13 @@ def test_they_do_not_apply_where_they_would_play_otherwise() -> None:
     env.reset(seed=0)
     u = env.unwrapped
     within = u.fast_rollouts("peft", "makespan", None, to_segment_end=True)
-    assert within is not None and within.stops_with_workflow() and within.later(3) == []
+    assert within is not None and within.stops_with_workflow() and within.later(3)[0] == []
     # past the current workflow: the episode's later ones, the env's own or a sampled future's
     onward = u.fast_rollouts("peft", "makespan", None, to_segment_end=False)
     assert onward is not None and not onward.stops_with_workflow()
-    assert len(onward.later(None)) == len(onward.later(3)) == 1
+    assert len(onward.later(None)[0]) == len(onward.later(3)[0]) == 1
     assert u.fast_rollouts("image_locality", "makespan", None, to_segment_end=True) is None
     assert u.fast_rollouts("peft", "completion", None, to_segment_end=True) is None
-    patent_order = _env(num_workflows=1)  # the patent's task order draws from the env's rng
-    patent_order.reset(seed=0)
-    assert patent_order.unwrapped.fast_rollouts("heft", "makespan", None, True) is None
     anchored = _env(num_workflows=1, task_order="rank", candidates=2)
     anchored.reset(seed=0)
     assert anchored.unwrapped.fast_rollouts("heft", "makespan", None, True) is None

@@ -2,17 +2,19 @@
 
 A search over PEFT (``rollout:peft?horizon=end&futures=0&score=return``, ``mdp_rollout``,
 the online ``rollout:peft?horizon=end&futures=2``) spends its time stepping copies of the
-env. For the rollouts it needs, those with an earliest-finish base (HEFT, greedy_eft or PEFT)
-in the env's ``task_order="rank"``, to the end of the current workflow or on through the
-episode's later workflows (the env's own, or a sampled future's), the env's dynamics fit in a
-few arrays: each server's reserved intervals and image cache, each task's server and finish.
+env. For the rollouts it needs, those with an earliest-finish base (HEFT, greedy_eft or PEFT),
+to the end of the current workflow or on through the episode's later workflows (the env's
+own, or a sampled future's), the env's dynamics fit in a few arrays: each server's reserved
+intervals and image cache, each task's server and finish.
 :class:`OffloadingRollouts` copies them out of the env once per decision and plays every
 candidate's rollout in numba-compiled code, the same arithmetic in the same order as
 :meth:`WorkflowOffloadingEnv.estimate
 <rlsched.envs.workflow_offloading.WorkflowOffloadingEnv.estimate>` and its ``step``, so the
-search takes the same decisions (``tests/envs/test_offloading_fast.py`` plays both). The
-patent's task order (the env's default) draws the next task from the env's generator and is
-left to the stepped env.
+search takes the same decisions (``tests/envs/test_offloading_fast.py`` plays both). In
+``task_order="rank"`` the next task is the ready one of highest upward rank; in the patent's
+order (the env's default) it is drawn from the env's generator, and the kernels draw it as
+``Generator.integers`` does, from the same 32-bit outputs of its PCG64 in the same order
+(:func:`_stream`; Lemire's bounded method, as numpy's ``random_bounded_uint64_fill``).
 
 Optional: without numba (``pip install rlsched[fast]``) :func:`fast_rollouts` returns None and
 the search steps the env as before. One difference is known and not seen in practice: the
@@ -115,6 +117,20 @@ class OffloadingRollouts:
             for c, (image, t) in enumerate(st.cache.items()):
                 cimg[s, c] = ids.setdefault(image, len(ids))
                 ctime[s, c] = t
+        #: the task order: 0 by upward rank, 1 the patent's (drawn from the env's generator)
+        self.kind = 0 if env.task_order == "rank" else 1
+        self.cand = np.array(env._cand, dtype=np.int64)  # the ready tasks, in the env's order
+        self.prev = -1 if env._prev_server is None else int(env._prev_server)
+
+    def _picker(
+        self, n: int, cand: np.ndarray, prev: int, stream: np.ndarray, pos: np.ndarray
+    ) -> tuple[Any, ...]:
+        """The kernels' task-order state for a workflow of ``n`` tasks whose ready tasks are
+        ``cand``: ``stream`` is the env generator's 32-bit outputs, read from ``pos[0]``."""
+        ready = np.empty(n, dtype=np.int64)
+        ready[: len(cand)] = cand
+        count, last = np.array([len(cand)], dtype=np.int64), np.array([prev], dtype=np.int64)
+        return self.kind, ready, count, last, stream, pos, np.empty(n, dtype=np.int64)
 
     def _scratch(self, cap: int) -> tuple[np.ndarray, ...]:
         """:func:`base_order`'s scratch for ``cap`` intervals per server."""
@@ -149,13 +165,18 @@ class OffloadingRollouts:
         """Each candidate's return (its rollout's summed reward) over the current workflow;
         only where the rollouts stop with it (``to_segment_end``, or the episode's last)."""
         if not self.stops_with_workflow():
-            raise RuntimeError("returns() plays one workflow; these rollouts go on: scores()")
+            raise RuntimeError("returns() plays one workflow; these rollouts go on: play()")
+        if self.kind == 1:  # each rollout reads the generator's stream: one at a time
+            later = self.later(None)
+            return np.array([_summed(self.play(a, later)[0]) for a in candidates])
         work = self._work(0)
         out = np.empty(len(candidates))
+        empty = np.empty(0, dtype=np.int64)
         self.kernels.rollout_returns(
             self.static, self.current[1], self.task, np.asarray(candidates, dtype=np.int64),
             self.state, self.projected, self.base, self.reward, self.max_steps, work,
             self._scratch(work[4].shape[1]), np.empty(self.current[2]), out,
+            self._picker(0, empty, -1, empty, np.zeros(1, dtype=np.int64)),
         )  # fmt: skip
         return out
 
@@ -164,61 +185,108 @@ class OffloadingRollouts:
         env = self.env
         return self.to_segment_end or env._w == len(env._wf) - 1
 
-    def later(self, future: int | None) -> list[Segment]:
-        """The workflows a rollout plays after the current one: none where it stops with
-        it; else the env's own later ones, or (``future``: a sampled future's seed) those
-        :meth:`~rlsched.envs.base.RlschedEnv.resample_future` would draw from it."""
+    def later(self, future: int | None) -> tuple[list[Segment], np.ndarray]:
+        """What a rollout plays after the current workflow, and the random stream its task
+        order reads: the env's own later workflows and generator, or (``future``: a sampled
+        future's seed) those :meth:`~rlsched.envs.base.RlschedEnv.resample_future` would
+        draw from it; no workflow where the rollouts stop with the current one."""
+        segments, generator = self._segments(future)
+        tasks = self.current[2] + sum(n for _, _, n in segments)
+        stream = _stream(generator, tasks) if self.kind == 1 else np.empty(0, dtype=np.int64)
+        return segments, stream
+
+    def _segments(self, future: int | None) -> tuple[list[Segment], np.random.Generator]:
+        """:meth:`later`'s workflows, and the generator the env's task order would draw
+        from."""
         env = self.env
-        if self.stops_with_workflow():
-            return []
+        rng = None if future is None else np.random.default_rng(future)
+        generator = env.np_random
+        if rng is not None:  # resample_future's draw of the env's own generator
+            generator = np.random.default_rng(int(rng.integers(2**63)))
         w = env._w
         rows = [(env._picks[k], env._wf[k].arrival, env._origin[k])
                 for k in range(w + 1, len(env._wf))]  # fmt: skip
-        if future is not None:
-            rng = np.random.default_rng(future)
-            rng.integers(2**63)  # resample_future's draw for the env's own generator
+        if rng is not None:
             drawn = env._sampled_workload(rng)
             if drawn is not None:
                 rows = list(zip(*drawn, strict=True))
-        return [_segment(env, k, float(a), o) for k, a, o in rows]
+        if self.stops_with_workflow():
+            rows = []
+        return [_segment(env, k, float(a), o) for k, a, o in rows], generator
 
-    def play(self, first: int, later: list[Segment]) -> tuple[np.ndarray, list[float]]:
+    def play(
+        self, first: int, later: tuple[list[Segment], np.ndarray]
+    ) -> tuple[np.ndarray, list[float]]:
         """One rollout: ``first`` at this decision, then the base through the current
         workflow and ``later``, until ``horizon`` decisions. Returns its rewards and the
         completion time of every workflow the episode has finished by its end, in order (the
         env's ``_completion`` then: those before this one, then the rollout's)."""
         k = self.kernels
-        work = self._work(sum(n for _, _, n in later))
+        segments, stream = later
+        work = self._work(sum(n for _, _, n in segments))
         k.copy_state(self.state, work)
         server, finish, missing, ready, iv, niv, cimg, ctime, ncache = work
         scratch = self._scratch(iv.shape[1])
-        rewards = np.empty(self.current[2] + sum(n for _, _, n in later))
-        static, sc, _n = self.current
+        rewards = np.empty(self.current[2] + sum(n for _, _, n in segments))
+        static, sc, n = self.current
+        pos = np.zeros(1, dtype=np.int64)
         nr, _p, end = k.play_workflow(
             static, sc, self.task, first, server, finish, missing, ready, self.projected, iv,
             niv, cimg, ctime, ncache, self.base, self.reward, self.max_steps, scratch, rewards,
-            0,
+            0, self._picker(n, self.cand, self.prev, stream, pos),
         )  # fmt: skip
         done = list(self.past)
         if end == end:
             done.append(float(end - sc[0]))
         now = float(self.env._now)
-        for static, sc, n in later:
-            if end != end or nr >= self.max_steps:
+        for static, sc, n in segments:
+            if nr < 0 or end != end or nr >= self.max_steps:
                 break
             arrival = float(sc[0])
             now = max(now, arrival)  # the env's clock at the workflow's arrival
             k.prune(iv, niv, now)
             missing = np.diff(static[0])
             ready = missing == 0
+            picker = self._picker(n, np.flatnonzero(ready), -1, stream, pos)
+            if self.kind == 0:
+                t0 = k.next_task(ready, static[12])
+            else:
+                t0 = k.patent_task(picker[1], picker[2], picker[3], static[11], static[8], cimg,
+                                   ncache, stream, pos, picker[6])  # fmt: skip
+            if t0 == -2:
+                nr = -1
+                break
             nr, _p, end = k.play_workflow(
-                static, sc, k.next_task(ready, static[12]), -1, np.full(n, -1, dtype=np.int64),
-                np.full(n, np.nan), missing, ready, arrival, iv, niv, cimg, ctime, ncache,
-                self.base, self.reward, self.max_steps, scratch, rewards, nr,
+                static, sc, t0, -1, np.full(n, -1, dtype=np.int64), np.full(n, np.nan),
+                missing, ready, arrival, iv, niv, cimg, ctime, ncache, self.base, self.reward,
+                self.max_steps, scratch, rewards, nr, picker,
             )  # fmt: skip
             if end == end:
                 done.append(float(end - arrival))
+        if nr < 0:  # more rejections in Lemire's method than the stream's margin holds
+            raise RuntimeError("the compiled rollout ran out of random numbers")
         return rewards[:nr], done
+
+
+def _summed(rewards: np.ndarray) -> float:
+    """A rollout's return as the search sums it: the first reward plus the rest in order."""
+    return float(rewards[0] + sum(rewards[1:]))
+
+
+def _stream(generator: np.random.Generator, tasks: int) -> np.ndarray:
+    """The 32-bit outputs ``generator.integers`` would read, enough for ``tasks`` draws with
+    room for 64 rejections, without advancing ``generator``: PCG64's 64-bit outputs split
+    low half first, after the half it holds back from a last 32-bit draw, if any."""
+    state: Any = generator.bit_generator.state
+    copy = np.random.PCG64()
+    copy.state = state
+    raw = copy.random_raw(tasks + 32)
+    halves = np.empty(2 * len(raw), dtype=np.int64)
+    halves[0::2] = raw & np.uint64(0xFFFFFFFF)
+    halves[1::2] = raw >> np.uint64(32)
+    if state["has_uint32"]:
+        halves = np.concatenate([[int(state["uinteger"])], halves])
+    return halves
 
 
 def _segment(env: Any, pick: int, arrival: float, origin: int) -> Segment:
@@ -294,14 +362,15 @@ def fast_rollouts(
         kernels is None
         or base not in BASES
         or reward not in REWARDS
-        or env.task_order != "rank"
+        or env.task_order not in ("rank", "patent")
+        or not isinstance(env.np_random.bit_generator, np.random.PCG64)
         or env.candidates is not None
         or env.scenario == "patent-example"
         or env._done
     ):
         return None
     fast = OffloadingRollouts(env, kernels, base, reward, horizon, to_segment_end)
-    statics = [fast.static] + [segment[0] for segment in fast.later(None)]
+    statics = [fast.static] + [segment[0] for segment in fast._segments(None)[0]]
     if not all(_hostable(env, static) for static in statics):
         return None
     return fast

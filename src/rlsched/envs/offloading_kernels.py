@@ -216,14 +216,16 @@ def _commit(t, s, start, fin, pulled, st, sc, iv, niv, cimg, ctime, ncache):
 @_njit
 def play_workflow(
     st, sc, t0, first, server, finish, missing, ready, projected,
-    iv, niv, cimg, ctime, ncache, base, reward, max_steps, scratch, rewards, nr,
+    iv, niv, cimg, ctime, ncache, base, reward, max_steps, scratch, rewards, nr, picker,
 ):  # fmt: skip
     """Play one workflow in place from task ``t0``: ``first`` there (negative: the base's
     action), then the base, until the workflow ends or ``max_steps`` rewards are in
     ``rewards`` (``nr`` already there). Returns ``(nr, projected, end)``: the rewards written
     so far, the projected finish, and the time every sink's output is back at the origin
-    (NaN when the workflow did not finish)."""
-    ch_ptr, ch_idx, sink, rank = st[2], st[3], st[9], st[12]
+    (NaN when the workflow did not finish); ``nr`` -1: the random stream ran out.
+    ``picker``: the task order (:func:`patent_task`'s state; its first entry 0: by rank)."""
+    ch_ptr, ch_idx, sink, rank, img, holds = st[2], st[3], st[9], st[12], st[8], st[11]
+    kind, cand, ncand, prev, ubuf, upos, pool = picker
     data, adj, lat = st[5], st[18], st[19]
     arrival, bw, time_unit, o = sc[0], sc[1], sc[4], int(sc[5])
     key, tr, order, ests, buf = scratch
@@ -250,13 +252,28 @@ def play_workflow(
         rewards[nr] = -cost / time_unit
         nr += 1
         ready[t] = False
+        if kind == 1:  # the ready list in the env's order: t out, its freed children in
+            j = 0
+            while cand[j] != t:
+                j += 1
+            for q in range(j + 1, ncand[0]):
+                cand[q - 1] = cand[q]
+            ncand[0] -= 1
         for k in range(ch_ptr[t], ch_ptr[t + 1]):
             c = ch_idx[k]
             missing[c] -= 1
             if missing[c] == 0:
                 ready[c] = True
-        # the next task: highest upward rank among the ready ones, ties to the lower index
-        t = next_task(ready, rank)
+                if kind == 1:
+                    cand[ncand[0]] = c
+                    ncand[0] += 1
+        prev[0] = a
+        if kind == 0:  # highest upward rank among the ready ones, ties to the lower index
+            t = next_task(ready, rank)
+        else:
+            t = patent_task(cand, ncand, prev, holds, img, cimg, ncache, ubuf, upos, pool)
+            if t == -2:
+                return -1, projected, np.nan
         if t < 0:
             break
         if nr >= max_steps:
@@ -273,6 +290,55 @@ def play_workflow(
                 end = x
                 first_sink = False
     return nr, projected, end
+
+
+@_njit
+def patent_task(cand, ncand, prev, holds, img, cimg, ncache, ubuf, upos, pool):
+    """The env's ``_pick_task`` in the patent's order: among the ready tasks (``cand``, in
+    the env's list order) those whose image is usable on the last server (``prev``; -1:
+    none), or all when none is, and one of them drawn as ``np_random.integers(len(pool))``
+    draws it: Lemire's bounded method on the generator's 32-bit outputs, ``ubuf`` from
+    position ``upos`` (numpy's ``random_bounded_uint64_fill`` for ranges below 2**32).
+    Returns -1 with no ready task, -2 when ``ubuf`` runs out."""
+    nc = ncand[0]
+    if nc == 0:
+        return -1
+    p = prev[0]
+    m = 0
+    if p >= 0:
+        for i in range(nc):
+            t = cand[i]
+            ok = holds[t, p]
+            if not ok:
+                for c in range(ncache[p]):
+                    if cimg[p, c] == img[t]:
+                        ok = True
+                        break
+            if ok:
+                pool[m] = t
+                m += 1
+    if m == 0:
+        for i in range(nc):
+            pool[i] = cand[i]
+        m = nc
+    if m == 1:
+        return pool[0]
+    pos = upos[0]
+    if pos >= len(ubuf):
+        return -2
+    x = ubuf[pos] * m
+    pos += 1
+    left = x & 0xFFFFFFFF
+    if left < m:
+        threshold = (0xFFFFFFFF - (m - 1)) % m
+        while left < threshold:
+            if pos >= len(ubuf):
+                return -2
+            x = ubuf[pos] * m
+            pos += 1
+            left = x & 0xFFFFFFFF
+    upos[0] = pos
+    return pool[x >> 32]
 
 
 @_njit
@@ -324,6 +390,7 @@ def copy_state(src, dst):
 @_njit
 def rollout_returns(
     st, sc, t0, cands, state, projected, base, reward, max_steps, work, scratch, rewards, out,
+    picker,
 ):  # fmt: skip
     """Each candidate's rollout return, into ``out``: from ``state`` (server, finish,
     missing, ready, iv, niv, cimg, ctime, ncache; copied into ``work`` for each), place
@@ -334,7 +401,7 @@ def rollout_returns(
         server, finish, missing, ready, iv, niv, cimg, ctime, ncache = work
         nr, _p, _e = play_workflow(
             st, sc, t0, cands[ci], server, finish, missing, ready, projected, iv, niv, cimg,
-            ctime, ncache, base, reward, max_steps, scratch, rewards, 0,
+            ctime, ncache, base, reward, max_steps, scratch, rewards, 0, picker,
         )  # fmt: skip
         rest = 0.0
         for k in range(1, nr):

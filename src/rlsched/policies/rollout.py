@@ -213,8 +213,8 @@ class RolloutPolicy(RolloutSearch):
     left to gain or lose from this decision on); a teacher's small departures are the ones a
     student reproduces least, so its labels can keep to the large ones. ``compiled``: where
     the env has compiled rollouts for this search (:meth:`~rlsched.envs.base.RlschedEnv.
-    fast_rollouts`: WorkflowOffloading with HEFT, greedy_eft or PEFT as the base in HEFT's
-    task order, scored by return or by the mean completion), use them instead of stepping
+    fast_rollouts`: WorkflowOffloading with HEFT, greedy_eft or PEFT as the base, scored by
+    return or by the mean completion), use them instead of stepping
     copies of the env; the same decisions, tens of times faster (False: always step the
     env)."""
 
