@@ -177,3 +177,37 @@ def test_they_do_not_apply_where_they_would_play_otherwise() -> None:
 def test_earliest_finish_bases_are_shared_not_copied_by_a_search() -> None:
     env = _env(**SMALL)
     assert PeftPolicy(env.unwrapped).stateless
+
+
+def _random_search_cases(n: int) -> list[tuple[dict[str, Any], str]]:
+    """``n`` env and search configurations drawn at random (seeded): presets, task orders,
+    cache sizes, bases, rewards, horizons, futures and scores."""
+    rng = np.random.default_rng(2026)
+    cases = []
+    for _ in range(n):
+        kwargs = {
+            "dataset": "synthetic:placement?workflows=12&tasks=10&seed=5",
+            "scenario": str(rng.choice(["congested", "edge-cloud", "edge-bounded"])),
+            "num_workflows": int(rng.integers(1, 4)),
+            "task_order": str(rng.choice(["rank", "patent"])),
+            "cache_size": int(rng.integers(1, 4)),
+            "optimistic_cost": True,
+        }
+        base = str(rng.choice(["heft", "peft", "greedy_eft"]))
+        horizon = str(rng.choice(["end", "4"]))
+        futures = int(rng.integers(0, 3))
+        score = str(rng.choice(["return", "metric"]))
+        reward = str(rng.choice(["makespan", "patent"]))
+        spec = (f"rollout:{base}?horizon={horizon}&futures={futures}&top_k={rng.integers(2, 5)}"
+                f"&score={score}&reward={reward}")  # fmt: skip
+        cases.append((kwargs, spec))
+    return cases
+
+
+@pytest.mark.parametrize(("kwargs", "spec"), _random_search_cases(24))
+def test_random_configurations_decide_alike_compiled_and_stepped(
+    kwargs: dict[str, Any], spec: str
+) -> None:
+    fast, stepped = (_searched(kwargs, spec, (3,), compiled) for compiled in (True, False))
+    assert fast[:2] == stepped[:2]
+    assert fast[2] == len(fast[0])
