@@ -399,6 +399,12 @@ def main_metric_of(env: Any) -> tuple[str, Direction]:
     return base.main_metric, base.main_metric_direction
 
 
+def summed_return(rewards: Any) -> float:
+    """A rollout's return as a search sums it: the first reward plus the rest in order (the
+    patent's ``Q = r + V`` with gamma 1)."""
+    return float(rewards[0] + sum(rewards[1:]))
+
+
 def episode_value(metric: str, reward: float, metrics: dict[str, float]) -> float:
     """The value of ``metric`` for one episode (``reward`` is the episode return)."""
     if metric == "reward":

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from rlsched.envs.base import summed_return
+
 #: the bases the kernels play: the key they order servers by
 BASES = {"heft": 0, "greedy_eft": 0, "peft": 1}
 #: the rewards the kernels compute
@@ -96,7 +98,7 @@ class OffloadingRollouts:
         self.state = (
             np.asarray(env._server, dtype=np.int64),
             np.asarray(env._finish, dtype=np.float64),
-            np.asarray(env._missing, dtype=np.int64).copy(),
+            np.asarray(env._missing, dtype=np.int64),
             np.zeros(n, dtype=np.bool_),
             np.zeros((S, max(counts), 4)),
             np.array(counts, dtype=np.int64),
@@ -121,6 +123,7 @@ class OffloadingRollouts:
         self.kind = 0 if env.task_order == "rank" else 1
         self.cand = np.array(env._cand, dtype=np.int64)  # the ready tasks, in the env's order
         self.prev = -1 if env._prev_server is None else int(env._prev_server)
+        self._own: tuple[list[Segment], np.random.Generator] | None = None
 
     def _picker(
         self, n: int, cand: np.ndarray, prev: int, stream: np.ndarray, pos: np.ndarray
@@ -168,7 +171,7 @@ class OffloadingRollouts:
             raise RuntimeError("returns() plays one workflow; these rollouts go on: play()")
         if self.kind == 1:  # each rollout reads the generator's stream: one at a time
             later = self.later(None)
-            return np.array([_summed(self.play(a, later)[0]) for a in candidates])
+            return np.array([summed_return(self.play(a, later)[0]) for a in candidates])
         work = self._work(0)
         out = np.empty(len(candidates))
         empty = np.empty(0, dtype=np.int64)
@@ -197,7 +200,9 @@ class OffloadingRollouts:
 
     def _segments(self, future: int | None) -> tuple[list[Segment], np.random.Generator]:
         """:meth:`later`'s workflows, and the generator the env's task order would draw
-        from."""
+        from (the env's own, ``future`` None: built once per decision)."""
+        if future is None and self._own is not None:
+            return self._own
         env = self.env
         rng = None if future is None else np.random.default_rng(future)
         generator = env.np_random
@@ -212,7 +217,10 @@ class OffloadingRollouts:
                 rows = list(zip(*drawn, strict=True))
         if self.stops_with_workflow():
             rows = []
-        return [_segment(env, k, float(a), o) for k, a, o in rows], generator
+        out = [_segment(env, k, float(a), o) for k, a, o in rows], generator
+        if future is None:
+            self._own = out
+        return out
 
     def play(
         self, first: int, later: tuple[list[Segment], np.ndarray]
@@ -268,11 +276,6 @@ class OffloadingRollouts:
         return rewards[:nr], done
 
 
-def _summed(rewards: np.ndarray) -> float:
-    """A rollout's return as the search sums it: the first reward plus the rest in order."""
-    return float(rewards[0] + sum(rewards[1:]))
-
-
 def _stream(generator: np.random.Generator, tasks: int) -> np.ndarray:
     """The 32-bit outputs ``generator.integers`` would read, enough for ``tasks`` draws with
     room for 64 rejections, without advancing ``generator``: PCG64's 64-bit outputs split
@@ -316,7 +319,7 @@ def _static_arrays(env: Any, pick: int, origin: int) -> tuple[Any, ...]:
     ch_idx = np.array([int(c) for cs in children for c in cs], dtype=np.int64)
     img = np.array([images.setdefault(t.image, len(images)) for t in tasks], dtype=np.int64)
     lat = np.zeros((S, S)) if inst.latency is None else np.asarray(inst.latency, dtype=float)
-    oct_ = _cached_oct(env, key, inst)
+    oct_ = env._oct_table(pick, origin, inst)
     static = (
         par_ptr, par_idx, ch_ptr, ch_idx,
         np.array([t.work for t in tasks], dtype=float),
@@ -340,14 +343,6 @@ def _static_arrays(env: Any, pick: int, origin: int) -> tuple[Any, ...]:
     )  # fmt: skip
     env._fast_cache[key] = static
     return static
-
-
-def _cached_oct(env: Any, key: tuple[int, int], inst: Any) -> np.ndarray:
-    """The env's optimistic cost table of ``key`` (template, origin): its own cache."""
-    table = env._oct_cache.get(key)
-    if table is None:
-        table = env._oct_cache[key] = inst.optimistic_cost()
-    return table
 
 
 def fast_rollouts(

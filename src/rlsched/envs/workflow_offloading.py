@@ -804,8 +804,12 @@ class WorkflowOffloadingEnv(RlschedEnv):
         <rlsched.core.offloading.OffloadInstance.optimistic_cost>`), cached per workflow
         template and origin."""
         w = min(self._w, len(self._wf) - 1)
-        key = (self._picks[w], self._origin[w])
-        return _cached(self._oct_cache, key, self._wf[w].optimistic_cost)
+        return self._oct_table(self._picks[w], self._origin[w], self._wf[w])
+
+    def _oct_table(self, pick: int, origin: int, inst: OffloadInstance) -> np.ndarray:
+        """The optimistic cost table of template ``pick`` arriving at ``origin`` (``inst``:
+        one such instance), cached per both."""
+        return _cached(self._oct_cache, (pick, origin), inst.optimistic_cost)
 
     def descendant_loads(self) -> np.ndarray:
         """The current workflow's :meth:`OffloadInstance.descendant_load

@@ -107,22 +107,32 @@ class _EnvPolicy(Policy):
             self.rng = np.random.default_rng(seed)
 
 
-class GreedyEftPolicy(_EnvPolicy):
+class _EarliestFinish(_EnvPolicy):
+    """A server ranking by earliest finish (``eft_order``): the policy takes the first valid
+    server and ranks them all (what a search over it tries first). Subclasses may change the
+    key (:meth:`_order`)."""
+
+    stateless = True  # reads the env, keeps nothing between decisions
+
+    def _order(self, mask: np.ndarray) -> np.ndarray:
+        done, transfer = self.env.eft_keys(mask)
+        return eft_order(done, transfer, mask)
+
+    def act(self, observation: Observation, mask: np.ndarray) -> int:
+        return int(self._order(mask)[0]) if mask.any() else 0
+
+    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
+        """The valid servers in the policy's order, first the one it takes."""
+        return _order_preferences(self._order(mask), len(mask))
+
+
+class GreedyEftPolicy(_EarliestFinish):
     """Earliest finish time (transfers, pulls and queueing included) in the env's task order."""
 
     name = "greedy_eft"
-    stateless = True  # reads the env, keeps nothing between decisions
-
-    def act(self, observation: Observation, mask: np.ndarray) -> int:
-        return _eft(self.env, mask)
-
-    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
-        """The valid servers in earliest-finish order (``eft_order``), first the one it takes."""
-        done, transfer = self.env.eft_keys(mask)
-        return _order_preferences(eft_order(done, transfer, mask), len(mask))
 
 
-class HeftPolicy(_EnvPolicy):
+class HeftPolicy(_EarliestFinish):
     """HEFT (Topcuoglu et al. 2002) = upward-rank task order + earliest-finish-time server
     selection with communication (insertion-based). This policy is the server selection: each
     task goes to the valid server with the earliest finish (transfers from the predecessors or
@@ -132,41 +142,24 @@ class HeftPolicy(_EnvPolicy):
     is EFT in the patent's candidate order, i.e. the same as ``greedy_eft``."""
 
     name = "heft"
-    stateless = True  # reads the env, keeps nothing between decisions
-
-    def act(self, observation: Observation, mask: np.ndarray) -> int:
-        return _eft(self.env, mask)
-
-    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
-        """The valid servers in earliest-finish order (``eft_order``), first the one it takes."""
-        done, transfer = self.env.eft_keys(mask)
-        return _order_preferences(eft_order(done, transfer, mask), len(mask))
 
 
-class PeftPolicy(_EnvPolicy):
+class PeftPolicy(_EarliestFinish):
     """PEFT (Arabnejad & Barbosa 2014): each task to the valid server of least ``finish +
     oct``, its earliest finish (as HEFT's, pulls and queueing included) plus the optimistic
     cost table's entry for the rest of its longest path from there
     (:meth:`~rlsched.core.offloading.OffloadInstance.optimistic_cost`). Where HEFT looks at
     the task alone, PEFT also weighs where its children could run and what their inputs would
-    cost to move. Ties: less transfer, lower index. The task order is the env's."""
+    cost to move. Ties: less transfer, lower index. The task order is the env's; a search
+    over PEFT with ``top_k`` tries PEFT's best servers (:meth:`preferences`)."""
 
     name = "peft"
-    stateless = True  # reads the env, keeps nothing between decisions
 
     def _order(self, mask: np.ndarray) -> np.ndarray:
         env = self.env
         done, transfer = env.eft_keys(mask)
         key = np.round(done + env.optimistic_costs()[env.current_task], 9)
         return eft_order(key, transfer, mask)
-
-    def act(self, observation: Observation, mask: np.ndarray) -> int:
-        return int(self._order(mask)[0]) if mask.any() else 0
-
-    def preferences(self, observation: Observation, mask: np.ndarray) -> np.ndarray:
-        """The valid servers by least ``finish + oct`` (ties as in :meth:`act`), first the one
-        it takes: a search over PEFT with ``top_k`` tries PEFT's best servers."""
-        return _order_preferences(self._order(mask), len(mask))
 
 
 class ImageLocalityPolicy(_EnvPolicy):

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from rlsched.envs.base import FastRollouts, episode_value, main_metric_of
+from rlsched.envs.base import FastRollouts, episode_value, main_metric_of, summed_return
 from rlsched.policies.base import Observation, Policy
 
 #: Candidate actions per decision when more are valid (documented in docs/results.md).
@@ -181,7 +181,7 @@ class RolloutSearch(Policy):
         done = bool(term or trunc)
         if self.score == "return":
             # the first reward plus the rest summed in order (the patent's Q = r + V, gamma 1)
-            q = rewards[0] + sum(rewards[1:])
+            q = summed_return(rewards)
             return Trajectory(actions, rewards, (q, q), done)
         total = self._prefix + float(np.sum(rewards))
         metrics = info.get("metrics") if done else None
@@ -316,7 +316,7 @@ class RolloutPolicy(RolloutSearch):
             for later in laters:
                 rewards, done = fast.play(int(a), later)
                 if self.score == "return":
-                    q = float(rewards[0] + sum(rewards[1:]))
+                    q = summed_return(rewards)
                     row.append((q, q))
                     continue
                 total = self._prefix + float(np.sum(rewards))
