@@ -104,6 +104,31 @@ Untried until now for the labels' cost: many more worlds. The faster rollouts of
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    10,300-10,499; 10,100-10,299 served ``wf_small_search_budget.py``). Writes
    ``docs/results/wf_small_dag_many_worlds_choice.json``.
+
+Round W12 (``--round W12``), fixed here (2026-12-03, before its labels were collected). W11's
+network departed on a fresh world about as often to lose as to gain. The descriptive studies
+found the departures depend on the exact timings of the whole DAG, which only a rollout
+computes; the network read the workflow's graph and the current decision's keys, not where
+PEFT would send the rest of the workflow. Now the env states PEFT's schedule of the rest of
+the workflow at each decision (``dag_plan``: one compiled rollout; each task's server and
+finish in it, each server's latest finish and task count), and the network reads it
+(``departure_plan``). Nothing else changes: W11's episodes, teacher and seed, so the same
+labels.
+
+    rlsched train --config configs/workflow_offloading_small_dag_plan.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_plan/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W12
+
+1. Candidate: that run's model, its threshold chosen as before (200 episodes of ``seed=16``).
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=48``, seeds 20,000+), the candidate and
+   the entry as it stands (``workflow-small-dag-departures``), beside every heuristic that does
+   not search; eligible and kept as in W8 (ties to the entry). A kept candidate becomes the
+   entry ``workflow-small-dag-plan`` (it needs numba: ``dag_plan`` computes PEFT's schedule
+   with the compiled rollouts).
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   10,700-10,899; 10,500-10,699 served ``wf_small_search_ranked.py``). Writes
+   ``docs/results/wf_small_dag_plan_choice.json``.
 """
 
 import argparse
@@ -156,6 +181,12 @@ ROUNDS = {
             "val_seed": 20_000, "test_seed": 10_300,
             "out": "docs/results/wf_small_dag_many_worlds_choice.json",
             "new": "workflow-small-dag-many-worlds"},
+    "W12": {"run": "runs/zoo/workflow_offloading_small_dag_plan/seed0",
+            "config": "configs/workflow_offloading_small_dag_plan.yaml",
+            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=48",
+            "val_seed": 20_000, "test_seed": 10_700,
+            "out": "docs/results/wf_small_dag_plan_choice.json",
+            "new": "workflow-small-dag-plan", "extra": {"dag_plan": True}},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
@@ -181,7 +212,8 @@ def main(name: str) -> None:
     old = standing()
     cand = f"learned:{run / 'model'}"
     entry = f"learned:{ZOO_DIR / old / 'model'}"  # plays its shipped gate, if any
-    rep, _ = judge(fresh, val_seed, f"plain,{entry},{cand}", EXTRA, ROUND_EPISODES)
+    extra = {**EXTRA, **r.get("extra", {})}
+    rep, _ = judge(fresh, val_seed, f"plain,{entry},{cand}", extra, ROUND_EPISODES)
     rows = {r["policy"]: r for r in rep["results"]}
     mean = {s: float(r["metrics"]["mean_completion"]) for s, r in rows.items()}
     eligible = [s for s in (entry, cand) if rows[s]["paired"]["verdict"] != "worse"]
@@ -206,7 +238,7 @@ def main(name: str) -> None:
               f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] {p['wins']}/{p['ties']}/"
               f"{p['losses']} {p['verdict']}", flush=True)  # fmt: skip
     print(f"kept {out['kept']}; replaces: {replaces}", flush=True)
-    test, gaps = judge(TEST, test_seed, f"plain,optimal,{entry},{cand}", EXTRA,
+    test, gaps = judge(TEST, test_seed, f"plain,optimal,{entry},{cand}", extra,
                        ROUND_EPISODES)  # fmt: skip
     trows = {r["policy"]: r for r in test["results"]}
     out["test"] = {
@@ -234,17 +266,18 @@ def ship(name: str, out: dict, old_name: str) -> None:
     retired to ``configs/zoo/start/``."""
     r = ROUNDS[name]
     run, new = ROOT / r["run"], r["new"]
+    extra = {**EXTRA, **r.get("extra", {})}
     size = export_model(run, ZOO_DIR / new / "model")
     spec = f"learned:{ZOO_DIR / new / 'model'}"
     pols = f"plain,optimal,{spec}"
-    val, _ = judge(VALIDATION, VAL_SEED, pols, EXTRA)
-    test, _ = judge(TEST, TEST_SEED, pols, EXTRA)
+    val, _ = judge(VALIDATION, VAL_SEED, pols, extra)
+    test, _ = judge(TEST, TEST_SEED, pols, extra)
     trows = {r["policy"]: r for r in test["results"]}
     train = out["candidate"]["train"]
     p = out["validation"]["candidate_vs_entry"]
     old = json.loads((ZOO_DIR / old_name / "card.json").read_text())
     card = {
-        "name": new, "env": ENV, "env_kwargs": {**KWARGS, **EXTRA},
+        "name": new, "env": ENV, "env_kwargs": {**KWARGS, **extra},
         "config": f"configs/zoo/{new}.yaml", "seed": 0, "seeds_trained": [0],
         "selected_by": (
             f"round {name} (docs/results/make_zoo_wf_small_dag.py): lower mean completion than "

@@ -17,12 +17,14 @@ from rlsched.envs.workflow_offloading import WorkflowOffloadingEnv
 from rlsched.policies.offloading import peft_choice
 
 
-def _states(episodes: int = 3) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """PEFT's observations on the patent example's env and random small workflows."""
+def _states(episodes: int = 3, plan: bool = False) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """PEFT's observations on random small workflows (``plan``: with PEFT's schedule)."""
+    if plan:
+        pytest.importorskip("numba")  # the env computes the schedule compiled
     env = WorkflowOffloadingEnv(
         dataset="synthetic:placement?workflows=6&tasks=8&seed=15", num_workflows=1,
         task_order="rank", lookahead=True, finish_gap=True, optimistic_cost=True,
-        contention=True, dag=True)  # fmt: skip
+        contention=True, dag=True, dag_plan=plan)  # fmt: skip
     obs_l, base = [], []
     for seed in range(episodes):
         obs, _ = env.reset(seed=seed)
@@ -54,13 +56,15 @@ def test_inputs_mark_the_current_task_and_all_its_descendants() -> None:
     assert np.allclose(x["server"][np.arange(len(base)), base, 18:36], 0.0)
 
 
-@pytest.mark.parametrize("relative_data", [False, True])
-def test_numpy_forward_equals_torch_and_survives_a_save(tmp_path, relative_data: bool) -> None:
-    obs, base = _states(2)
-    x = dag_inputs(obs, base, relative_data)
+@pytest.mark.parametrize(("relative_data", "plan"), [(False, False), (True, False), (True, True)])
+def test_numpy_forward_equals_torch_and_survives_a_save(
+    tmp_path, relative_data: bool, plan: bool
+) -> None:
+    obs, base = _states(2, plan)
+    x = dag_inputs(obs, base, relative_data, plan)
     torch.manual_seed(3)
     net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden=16, rounds=2,
-                 relative_data=relative_data)  # fmt: skip
+                 relative_data=relative_data, plan=plan)  # fmt: skip
     with torch.no_grad():
         for p in net.parameters():
             p.add_(torch.randn_like(p) * 0.1)  # layer norms' weights away from 1 too
@@ -71,7 +75,7 @@ def test_numpy_forward_equals_torch_and_survives_a_save(tmp_path, relative_data:
     batch = scorer.scores(x)
     assert np.allclose(batch, torch_scores(net, x), atol=1e-5)
     assert scorer.num_servers() == obs["dag_oct"].shape[2]
-    assert scorer.relative_data == relative_data
+    assert scorer.relative_data == relative_data and scorer.plan == plan
     # the serving path (one observation, inputs never assembled) gives the same scores
     for i in range(len(base)):
         one = scorer.score_one({k: v[i] for k, v in obs.items()}, int(base[i]))
@@ -124,3 +128,23 @@ def test_fit_learns_a_rule_it_can_see_and_keeps_the_best_epoch() -> None:
         )
         loss = float((loss * torch.as_tensor(on[held], dtype=torch.float32)).sum() / on[held].sum())
     assert loss == pytest.approx(min(curve), rel=1e-4)
+
+
+def test_plan_inputs_hold_pefts_schedule_and_leave_the_rest_alone() -> None:
+    obs, base = _states(1, plan=True)
+    x, p = dag_inputs(obs, base), dag_inputs(obs, base, plan=True)
+    n = obs["dag_oct"].shape[2]
+    f, g = x["task"].shape[2], x["server"].shape[2]
+    assert p["task"].shape[2] == f + n + 1 and p["server"].shape[2] == g + 4
+    assert np.array_equal(p["task"][..., :f], x["task"]) and np.array_equal(
+        p["server"][..., :g], x["server"])  # fmt: skip
+    real = obs["dag_tasks"][..., 11] > 0
+    planned = obs["dag_plan"][..., 0]
+    # every real task has a server in the plan, and its one-hot names it
+    assert (planned[real] >= 0).all() and (planned[~real] == -1).all()
+    onehot = p["task"][..., f : f + n]
+    assert np.array_equal(onehot.argmax(-1)[real], planned[real].astype(int))
+    assert (onehot[~real] == 0).all()
+    assert np.allclose(p["task"][..., -1], symlog(obs["dag_plan"][..., 1]), atol=1e-6)
+    # the base's own server reads zero in the plan's "less the base's" block
+    assert np.allclose(p["server"][np.arange(len(base)), base, g + 2 :], 0.0)

@@ -211,3 +211,48 @@ def test_random_configurations_decide_alike_compiled_and_stepped(
     fast, stepped = (_searched(kwargs, spec, (3,), compiled) for compiled in (True, False))
     assert fast[:2] == stepped[:2]
     assert fast[2] == len(fast[0])
+
+
+@pytest.mark.parametrize("order", ["rank", "patent"])
+def test_the_plan_observed_is_pefts_schedule_and_changes_nothing(order: str) -> None:
+    """``dag_plan``: each task's server and finish as PEFT, stepped on a copy of the env from
+    the decision, gives them; building it leaves the episode as it was (the same rewards as
+    without it)."""
+    kw = dict(SMALL, dataset="synthetic:placement?workflows=30&tasks=12&seed=9",
+              task_order=order, dag=True)  # fmt: skip
+    env, bare = _env(**kw, dag_plan=True), _env(**kw)
+    checked = 0
+    for seed in range(4):
+        obs, _ = env.reset(seed=seed)
+        bare.reset(seed=seed)
+        u, done = env.unwrapped, False
+        while not done:
+            n = len(u.current_instance().tasks)
+            copy = u.snapshot()
+            pol = PeftPolicy(u, 0)
+            now, end = u._now, False
+            while not end:
+                _r, te, tr, _i = u.advance(pol.act(None, u.action_masks()))
+                end = te or tr
+            server, finish = u._server.copy(), u._finish.copy()
+            u.restore(copy)
+            assert np.array_equal(obs["dag_plan"][:n, 0], server)
+            assert np.allclose(obs["dag_plan"][:n, 1], (finish - now) / u.time_unit, rtol=1e-5)
+            assert (obs["dag_plan"][n:, 0] == -1).all()
+            und = server[u._server < 0]
+            assert np.array_equal(obs["dag_plan_servers"][:, 1],
+                                  np.bincount(und, minlength=u.num_servers))  # fmt: skip
+            a = PeftPolicy(u, 0).act(obs, u.action_masks())
+            obs, r, te, tr, _ = env.step(a)
+            r0 = bare.step(a)[1]
+            assert r == r0
+            done = te or tr
+            checked += 1
+    assert checked > 40
+
+
+def test_the_plan_needs_the_whole_workflow_and_every_server() -> None:
+    with pytest.raises(ValueError, match="needs dag=True"):
+        _env(**SMALL, dag_plan=True)
+    with pytest.raises(ValueError, match="candidates=None"):
+        _env(**SMALL, dag=True, dag_plan=True, candidates=2)

@@ -108,6 +108,41 @@ def test_relative_data_reaches_the_saved_net_and_its_play(departure_run, tmp_pat
     assert 0 < pol.departures <= decisions
 
 
+def test_a_plan_model_reads_pefts_schedule_where_the_env_gives_it(tmp_path) -> None:
+    """``departure_plan``: the labels hold the env's ``dag_plan`` keys, the saved net reads
+    them and the policy plays from them; an env without them is refused, by the trainer and
+    by the policy."""
+    pytest.importorskip("numba")
+    from rlsched.agents.dag_net import DagScorer
+    from rlsched.errors import PolicyError
+    from rlsched.evaluate import make_env
+    from rlsched.policies.departures import DeparturePolicy
+
+    kwargs = dict(TINY_DEPARTURES["env_kwargs"], dag_plan=True)
+    cfg = dict(TINY_DEPARTURES, departure_plan=True, env_kwargs=kwargs, imitation_episodes=6)
+    with pytest.raises(ConfigError, match="dag_plan"):
+        train(TrainConfig.from_dict(dict(cfg, env_kwargs=TINY_DEPARTURES["env_kwargs"])),
+              tmp_path / "bare", progress=False)  # fmt: skip
+    run = tmp_path / "plan"
+    train(TrainConfig.from_dict(cfg), run, progress=False)
+    scorer = DagScorer.load(run / "model" / "dagnet.npz")
+    assert scorer.plan and scorer.num_servers() == 6
+    pol = DeparturePolicy(run / "model", threshold=-np.inf)
+    with pytest.raises(PolicyError, match="dag_plan"):
+        pol.check_env(make_env(cfg["env_id"], cfg["eval_dataset"],
+                               **TINY_DEPARTURES["env_kwargs"]).unwrapped)  # fmt: skip
+    env = make_env(cfg["env_id"], cfg["eval_dataset"], **kwargs)
+    pol.check_env(env.unwrapped)
+    obs, _ = env.reset(seed=0)
+    done = False
+    while not done:
+        mask = env.unwrapped.action_masks()
+        assert np.isfinite(pol.scores(obs, int(np.argmax(mask)))).all()
+        obs, _, term, trunc, _ = env.step(pol.act(obs, mask))
+        done = term or trunc
+    assert pol.departures > 0
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [({"imitation_policy": None}, "needs imitation_policy"),

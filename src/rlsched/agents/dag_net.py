@@ -12,7 +12,10 @@ Inputs (:func:`dag_inputs`, from the observation and the base's action):
   one-hot of its server, its row of PEFT's optimistic cost table and that row less its least
   value, and its data in; a task mask, the current task and its descendants;
 - per server: the entry's per-server keys (:data:`NODE_KEYS` and ``node_free``), the same less
-  the base's server's, the task's and subtree's keys, the server's one-hot and the origin flag.
+  the base's server's, the task's and subtree's keys, the server's one-hot and the origin flag;
+- with ``plan`` (the env's ``dag_plan=True``): per task, the one-hot of its server in PEFT's
+  schedule of the rest of the workflow and its finish there; per server, the schedule's latest
+  finish and task count on it (``dag_plan_servers``), and the same less the base's server's.
 
 :class:`DagNet`: three rounds of messages (each task reads the mean of its parents' and its
 children's embeddings; residual, layer-normalised), then a head scoring each server from the
@@ -40,6 +43,8 @@ NODE_KEYS = (
 #: the observation keys a departure model needs (the env's ``dag=True`` keys among them)
 REQUIRED_KEYS = (*NODE_KEYS, "node_free", "task", "subtree", "dag_tasks", "dag_placed",
                  "dag_links", "dag_oct")  # fmt: skip
+#: the keys it needs besides with ``plan`` (the env's ``dag_plan=True``)
+PLAN_KEYS = ("dag_plan", "dag_plan_servers")
 #: ``dag_tasks`` columns that are heavy-tailed: work, mem, data, rank, finish
 _LOGGED = (0, 2, 3, 4, 10)
 #: the ``task`` key's data in and data out columns
@@ -56,13 +61,14 @@ def data_scale(dag_tasks: np.ndarray) -> np.ndarray:
 
 
 def dag_inputs(
-    obs: dict[str, np.ndarray], base: np.ndarray, relative_data: bool = False
-) -> dict[str, np.ndarray]:
+    obs: dict[str, np.ndarray], base: np.ndarray, relative_data: bool = False,
+    plan: bool = False,
+) -> dict[str, np.ndarray]:  # fmt: skip
     """The network's inputs (module docstring) for a batch of observations (every key with a
     leading batch axis) and the base heuristic's action in each: ``task (B, T, F)``, ``real``,
     ``cur``, ``desc`` ``(B, T)``, ``par``/``kid`` ``(B, T, T)`` (``[child, parent]`` /
     ``[parent, child]`` links), ``server (B, N, G)``; float32. ``relative_data``: data sizes
-    over the workflow's :func:`data_scale`."""
+    over the workflow's :func:`data_scale`; ``plan``: with PEFT's schedule (module docstring)."""
     feats = np.asarray(obs["dag_tasks"], np.float64)
     b, t = feats.shape[:2]
     scale = data_scale(feats) if relative_data else np.ones(b)
@@ -78,6 +84,8 @@ def dag_inputs(
     task = np.concatenate(
         [logged, onehot, oct_, oct_ - oct_.min(2, keepdims=True), data_in[..., None]], 2
     )
+    if plan:
+        task = np.concatenate([task, *_plan_tasks(obs["dag_plan"], s)], 2)
     par = (links > 0).astype(np.float64)
     kid = np.swapaxes(par, 1, 2)
     cur = feats[..., 7] > 0
@@ -102,10 +110,22 @@ def dag_inputs(
     server = np.concatenate(
         [nodes, nodes - at_base, np.repeat(glob[:, None, :], s, 1),
          np.broadcast_to(np.eye(s), (b, s, s)), origin], 2)  # fmt: skip
+    if plan:
+        ps = symlog(np.asarray(obs["dag_plan_servers"], np.float64))
+        at = ps[np.arange(b), np.asarray(base, np.int64)][:, None, :]
+        server = np.concatenate([server, ps, ps - at], 2)
     f32 = np.float32
     return {"task": task.astype(f32), "real": (feats[..., 11] > 0).astype(f32),
             "cur": cur.astype(f32), "desc": desc.astype(f32), "par": par.astype(f32),
             "kid": kid.astype(f32), "server": server.astype(f32)}  # fmt: skip
+
+
+def _plan_tasks(dag_plan: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """The task rows' plan blocks: the one-hot of each task's server in PEFT's schedule and
+    its finish there (signed log), from ``dag_plan (..., T, 2)``."""
+    dag_plan = np.asarray(dag_plan)
+    onehot = (dag_plan[..., 0:1].astype(np.int64) == np.arange(s)).astype(dag_plan.dtype)
+    return onehot, symlog(dag_plan[..., 1:2])
 
 
 class DagNet(torch.nn.Module):
@@ -119,12 +139,14 @@ class DagNet(torch.nn.Module):
 
     def __init__(
         self, task_dim: int, server_dim: int, hidden: int = 64, rounds: int = 3,
-        relative_data: bool = False,
+        relative_data: bool = False, plan: bool = False,
     ) -> None:  # fmt: skip
         super().__init__()
         self.task_dim, self.server_dim, self.hidden = task_dim, server_dim, hidden
         #: its inputs' data sizes are relative to the workflow's (:func:`dag_inputs`)
         self.relative_data = relative_data
+        #: its inputs hold PEFT's schedule of the rest of the workflow (:func:`dag_inputs`)
+        self.plan = plan
         self.embed = torch.nn.Sequential(torch.nn.Linear(task_dim, hidden), torch.nn.ReLU())
         self.rounds = torch.nn.ModuleList(
             torch.nn.Sequential(
@@ -166,7 +188,7 @@ class DagNet(torch.nn.Module):
         """Every weight and the dimensions, in one ``.npz`` (what :class:`DagScorer` loads)."""
         arrays = {k: v.detach().cpu().numpy() for k, v in self.state_dict().items()}
         dims = np.array([self.task_dim, self.server_dim, self.hidden, len(self.rounds),
-                         int(self.relative_data)])  # fmt: skip
+                         int(self.relative_data), int(self.plan)])  # fmt: skip
         np.savez(path, __dims__=dims, **arrays)
 
 
@@ -185,6 +207,8 @@ class DagScorer:
         self.task_dim, self.server_dim, self.hidden, self.rounds = (int(x) for x in dims[:4])
         #: data sizes relative to the workflow's (a file saved before this had four dims)
         self.relative_data = bool(dims[4]) if len(dims) > 4 else False
+        #: its inputs hold PEFT's schedule (a file saved before this had five dims)
+        self.plan = bool(dims[5]) if len(dims) > 5 else False
         self._fold()
         self._closures: dict[bytes, np.ndarray] = {}
 
@@ -195,7 +219,10 @@ class DagScorer:
 
     def num_servers(self) -> int:
         """The server count the net was trained at (its task rows hold three blocks per
-        server: the placement's one-hot and two rows of the optimistic cost table)."""
+        server: the placement's one-hot and two rows of the optimistic cost table; with the
+        plan a fourth, the plan's one-hot, and its finish)."""
+        if self.plan:
+            return (self.task_dim - _TASK_FIXED - 1) // 4
         return (self.task_dim - _TASK_FIXED) // 3
 
     def scores(self, x: dict[str, np.ndarray]) -> np.ndarray:
@@ -256,6 +283,10 @@ class DagScorer:
         const = eye @ head[3 * h + e0 : 3 * h + e0 + s] + w["head.0.bias"]
         o = e0 + s  # the origin flag: its row for 0 and for 1
         off, on = ((np.array([v]) - mu[o]) / sd[o] * head[3 * h + o] for v in (0.0, 1.0))
+        if self.plan:  # then the plan's per-server columns, and the same less the base's
+            for key, (a, b) in {"plan": (o + 1, o + 3), "plan_rel": (o + 3, o + 5)}.items():
+                self._norm[key] = (mu[a:b].astype(np.float32), sd[a:b].astype(np.float32))
+                self._head[key] = head[3 * h + a : 3 * h + b].astype(f32)
         self._head["const"] = (const + off).astype(f32)
         self._head["origin"] = (on - off).astype(f32)
         self._task_norm = (w["task_mu"], w["task_sd"])
@@ -289,6 +320,8 @@ class DagScorer:
         data_in = symlog(np.add.reduce(links, 1) / data)
         task = np.concatenate([f, onehot, oct_, oct_ - np.minimum.reduce(oct_, 1)[:, None],
                                data_in[:, None]], 1)  # fmt: skip
+        if self.plan:
+            task = np.concatenate([task, *_plan_tasks(obs["dag_plan"][:n], s)], 1)
         mu, sd = self._task_norm
         x = np.maximum(_linear((task - mu) / sd, self.w, "embed.0"), 0.0)
         kid = (links > 0).T.astype(np.float32)
@@ -318,6 +351,10 @@ class DagScorer:
         z = ((nodes - mn) / sn) @ hd["nodes"] + ((nodes - nodes[base] - mr) / sr) @ hd["rel"]
         z += ctx @ hd["ctx"] + ((glob - mg) / sg) @ hd["glob"] + hd["const"]
         z += np.asarray(obs["node_origin"], np.float32)[:, None] * hd["origin"]
+        if self.plan:
+            ps = symlog(np.asarray(obs["dag_plan_servers"], np.float32))
+            (mp, sp), (mq, sq) = self._norm["plan"], self._norm["plan_rel"]
+            z += ((ps - mp) / sp) @ hd["plan"] + ((ps - ps[base] - mq) / sq) @ hd["plan_rel"]
         z = np.maximum(z, 0.0)
         z = np.maximum(_linear(z, self.w, "head.2"), 0.0)
         return _linear(z, self.w, "head.4")[:, 0]
@@ -331,20 +368,20 @@ def fit_dag_net(
     x: dict[str, np.ndarray], y: np.ndarray, on: np.ndarray, fit: np.ndarray, held: np.ndarray,
     epochs: int = 40, patience: int = 5, lr: float = 1e-3, hidden: int = 64, rounds: int = 3,
     batch_size: int = 256, seed: int = 0, progress: Any = None, relative_data: bool = False,
-    rng: np.random.Generator | None = None,
+    rng: np.random.Generator | None = None, plan: bool = False,
 ) -> tuple[DagNet, list[float]]:  # fmt: skip
     """A :class:`DagNet` fitted to the labels ``y (B, N)`` (1: the server the teacher departs
     to) by binary cross-entropy over the servers ``on`` (candidates: valid and not the base's),
     on the decisions ``fit`` (indices); the weights of the epoch with the least loss on the
     decisions ``held`` are kept (early stopping; at most ``epochs``, ``patience`` without
     improvement). Returns the net and the held-out loss per epoch. ``progress(epoch, loss)``
-    is called after each epoch when given. ``relative_data``: how ``x`` was built
+    is called after each epoch when given. ``relative_data`` and ``plan``: how ``x`` was built
     (:func:`dag_inputs`), saved with the net. ``rng`` shuffles the decisions each epoch
     (default: a generator seeded with ``seed``)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed) if rng is None else rng
     t = {k: torch.as_tensor(x[k]) for k in _INPUTS}
-    net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden, rounds, relative_data)
+    net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden, rounds, relative_data, plan)
     fit_t = torch.as_tensor(np.asarray(fit))
     rows = t["server"][fit_t][torch.as_tensor(on[fit])]
     net.server_mu[:], net.server_sd[:] = rows.mean(0), rows.std(0) + 1e-6

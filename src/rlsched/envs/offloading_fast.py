@@ -183,6 +183,27 @@ class OffloadingRollouts:
         )  # fmt: skip
         return out
 
+    def plan(self) -> tuple[np.ndarray, np.ndarray]:
+        """The base's schedule of the rest of the current workflow from this decision (the
+        current task included): each task's server and finish time (absolute; the decided
+        tasks' own). Only the current workflow is played; the env's generator is not read
+        from (the patent's task order draws from a copy of its stream)."""
+        k = self.kernels
+        stream = self.later(None)[1] if self.kind == 1 else np.empty(0, dtype=np.int64)
+        work = self._work(0)
+        k.copy_state(self.state, work)
+        server, finish, missing, ready, iv, niv, cimg, ctime, ncache = work
+        static, sc, n = self.current
+        pos = np.zeros(1, dtype=np.int64)
+        nr, _p, _end = k.play_workflow(
+            static, sc, self.task, -1, server, finish, missing, ready, self.projected, iv, niv,
+            cimg, ctime, ncache, self.base, self.reward, 2**62, self._scratch(iv.shape[1]),
+            np.empty(n), 0, self._picker(n, self.cand, self.prev, stream, pos),
+        )  # fmt: skip
+        if nr < 0:  # pragma: no cover - more rejections than the stream's margin holds
+            raise RuntimeError("the compiled rollout ran out of random numbers")
+        return server[:n].copy(), finish[:n].copy()
+
     def stops_with_workflow(self) -> bool:
         """Whether the rollouts end with the current workflow."""
         env = self.env

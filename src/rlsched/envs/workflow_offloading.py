@@ -25,6 +25,7 @@ from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
 from rlsched.envs.base import Metric, RlschedEnv, load_named
 from rlsched.envs.offloading_fast import OffloadingRollouts, fast_rollouts
+from rlsched.envs.offloading_fast import available as fast_available
 from rlsched.scenarios import PRESETS, with_presets
 
 _TASK_FEATURES = (
@@ -225,6 +226,15 @@ class WorkflowOffloadingEnv(RlschedEnv):
       now (decided tasks; may be negative) and 1 (a real task); the server of each decided
       task (-1: undecided); ``dag_links[c, p]``: the data task ``p`` sends its child ``c``
       (0: no link); PEFT's optimistic cost table (:meth:`optimistic_costs`, in ``time_unit``).
+    - ``dag_plan (T, 2)`` and ``dag_plan_servers (N, 2)`` (only with ``dag_plan=True``): PEFT's
+      schedule of the rest of the current workflow from this decision, the current task
+      included (the compiled rollouts, :meth:`OffloadingRollouts.plan
+      <rlsched.envs.offloading_fast.OffloadingRollouts.plan>`; needs numba). Per task: its
+      server in that schedule (a decided task's own; -1 past the workflow's tasks) and its
+      finish relative to now in ``time_unit``; per server: the latest such finish of the
+      undecided tasks the schedule gives it (0: none) and how many it gives it. What a
+      departure from PEFT's choice would change: where the rest of the workflow goes and
+      when it ends.
     - ``task (8,)``: work, cpu, mem, data in (sum over predecessors; a source: ``input_data``),
       data out, upward rank,
       depth (longest chain of predecessors), fraction of the workflow's tasks still undecided.
@@ -292,7 +302,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
     ``optimistic_cost`` (False: adds ``node_oct`` and ``node_peft_gap``), ``contention``
     (False: adds ``node_subtree``, ``node_width`` and ``subtree``), ``dag`` (False: adds the
     ``dag_*`` keys; every workflow of the dataset must then have at most ``dag_max_tasks``
-    tasks, default 20), ``render_mode``.
+    tasks, default 20), ``dag_plan`` (False: adds ``dag_plan`` and ``dag_plan_servers``; needs
+    ``dag=True`` and numba), ``render_mode``.
 
     ## Version History
 
@@ -374,6 +385,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         contention: bool = False,
         dag: bool = False,
         dag_max_tasks: int = 20,
+        dag_plan: bool = False,
         render_mode: str | None = None,
     ) -> None:
         super().__init__()
@@ -405,6 +417,16 @@ class WorkflowOffloadingEnv(RlschedEnv):
         self.dag_max_tasks = int(dag_max_tasks)
         if self.dag_max_tasks < 1:
             raise ValueError(f"dag_max_tasks must be >= 1, got {dag_max_tasks!r}")
+        self.dag_plan = bool(dag_plan)
+        if self.dag_plan and not self.dag:
+            raise ValueError("dag_plan=True adds to the dag_* keys: it needs dag=True")
+        if self.dag_plan and candidates is not None:
+            raise ValueError("dag_plan=True plays PEFT over every server: it needs candidates=None")
+        if self.dag_plan and not fast_available():
+            raise ValueError(
+                "dag_plan=True computes PEFT's schedule with the compiled rollouts, which need "
+                "numba: pip install 'rlsched[fast]'"
+            )
         # per workflow template: the dag_* rows that no decision changes
         self._dag_cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._template_cache: dict[int, tuple[Any, np.ndarray, np.ndarray]] = {}
@@ -571,6 +593,9 @@ class WorkflowOffloadingEnv(RlschedEnv):
             boxes["dag_placed"] = spaces.Box(-1.0, float(N - 1), (T,), f32)
             boxes["dag_links"] = spaces.Box(0.0, inf, (T, T), f32)
             boxes["dag_oct"] = spaces.Box(0.0, inf, (T, N), f32)
+        if self.dag_plan:
+            boxes["dag_plan"] = spaces.Box(-inf, inf, (T, 2), f32)
+            boxes["dag_plan_servers"] = spaces.Box(-inf, inf, (N, 2), f32)
         # in key order, as a Dict space sorts a mapping's keys
         self.observation_space = spaces.Dict(sorted(boxes.items()))
         #: the observation's arrays: name -> shape, in the space's key order
@@ -970,6 +995,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
             obs["node_free"][:] = 1.0
             if self.dag:
                 obs["dag_placed"][:] = -1.0
+            if self.dag_plan:
+                obs["dag_plan"][:, 0] = -1.0
             return obs
         u = self.time_unit
         w, t = self._wf[self._w], self._task
@@ -1064,6 +1091,31 @@ class WorkflowOffloadingEnv(RlschedEnv):
         obs["dag_placed"][:n] = self._server
         obs["dag_links"][:n, :n] = links
         obs["dag_oct"][:n] = self.optimistic_costs() / u
+        if self.dag_plan:
+            self._plan_observation(obs, n, u)
+
+    def _plan_observation(self, obs: dict[str, np.ndarray], n: int, u: float) -> None:
+        """The ``dag_plan`` keys (class docstring): PEFT's schedule of the rest of the
+        workflow from this decision, played by the compiled rollouts."""
+        fast = fast_rollouts(self, "peft", "makespan", None, True)
+        if fast is None:
+            raise RuntimeError(
+                "dag_plan=True: the compiled rollouts do not apply to this env "
+                "(offloading_fast.fast_rollouts)"
+            )
+        server, finish = fast.plan()
+        rel = (finish - self._now) / u
+        plan, per_server = obs["dag_plan"], obs["dag_plan_servers"]
+        plan[:] = 0.0
+        plan[:, 0] = -1.0
+        plan[:n, 0] = server
+        plan[:n, 1] = rel
+        undecided = self._server < 0
+        per_server[:] = 0.0
+        ahead = np.zeros(len(per_server))
+        np.maximum.at(ahead, server[undecided], rel[undecided])
+        per_server[:, 0] = ahead
+        per_server[:, 1] = np.bincount(server[undecided], minlength=len(per_server))
 
     def _child_done(self, ests: list[Estimate]) -> np.ndarray:
         """Absolute ``node_child_done`` times, one per server the current task could go to

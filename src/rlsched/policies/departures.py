@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from rlsched.agents.dag_net import REQUIRED_KEYS, DagScorer
+from rlsched.agents.dag_net import PLAN_KEYS, REQUIRED_KEYS, DagScorer
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Observation, SavedModelPolicy
 from rlsched.runtime import set_torch_threads
@@ -66,7 +66,8 @@ class DeparturePolicy(SavedModelPolicy):
         task padding than it was trained at (its inputs hold one slot per server and task)."""
         space = getattr(env, "observation_space", None)
         keys = set(getattr(space, "spaces", {}) or {})
-        missing = [k for k in REQUIRED_KEYS if k not in keys]
+        wanted = (*REQUIRED_KEYS, *PLAN_KEYS) if self.scorer.plan else REQUIRED_KEYS
+        missing = [k for k in wanted if k not in keys]
         if missing:
             raise PolicyError(
                 f"{self.dir}: this departure model reads {', '.join(missing)}, which this env's "

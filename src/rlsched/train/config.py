@@ -250,6 +250,10 @@ class TrainConfig:
     """``algo: departures``: the network reads data sizes (each task's data out, the links, the
     current task's data in and out) relative to the workflow's mean data out, not in bytes,
     whose scale differs from one workload to another by orders of magnitude."""
+    departure_plan: bool = False
+    """``algo: departures``: the network also reads PEFT's schedule of the rest of the
+    workflow from each decision (the env's ``dag_plan=True``: each task's server and finish
+    there; per server, its latest finish and task count)."""
     init_model: str | None = None
     """Start from this model's weights (a model or run folder, or ``zoo/NAME``) instead of a
     fresh network: fine-tuning a distilled or shipped model. Its algorithm, network and spaces

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from rlsched.agents.dag_net import (
+    PLAN_KEYS,
     REQUIRED_KEYS,
     DagNet,
     dag_inputs,
@@ -190,7 +191,8 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     from rlsched.runtime import git_commit, versions
 
     t0 = time.perf_counter()
-    missing = [k for k in REQUIRED_KEYS if k not in _observation_keys(cfg)]
+    wanted = (*REQUIRED_KEYS, *PLAN_KEYS) if cfg.departure_plan else REQUIRED_KEYS
+    missing = [k for k in wanted if k not in _observation_keys(cfg)]
     if missing:
         raise ConfigError(
             f"algo departures reads {', '.join(missing)}: {cfg.env_id} with env_kwargs "
@@ -203,7 +205,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     assert isinstance(obs, dict)
     rows = np.flatnonzero(lab["on"].any(1))  # decisions with a candidate to depart to
     sub = {k: v[rows] for k, v in obs.items()}
-    x = dag_inputs(sub, lab["base"][rows], cfg.departure_relative_data)
+    x = dag_inputs(sub, lab["base"][rows], cfg.departure_relative_data, cfg.departure_plan)
     y, on = lab["y"][rows], lab["on"][rows]
     groups = workflow_groups(sub)
     rng = np.random.default_rng(cfg.seed)
@@ -214,7 +216,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     net, curve = fit_dag_net(
         x, y, on, fit, held, epochs=cfg.imitation_epochs, patience=cfg.departure_patience,
         lr=cfg.imitation_lr, hidden=cfg.departure_hidden, rounds=cfg.departure_rounds,
-        seed=cfg.seed, relative_data=cfg.departure_relative_data,
+        seed=cfg.seed, relative_data=cfg.departure_relative_data, plan=cfg.departure_plan,
         progress=(lambda e, v: print(f"fit epoch {e}: kept-aside loss {v:.4f}")) if progress
         else None,
     )  # fmt: skip
