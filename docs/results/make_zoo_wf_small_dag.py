@@ -129,6 +129,32 @@ labels.
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    10,700-10,899; 10,500-10,699 served ``wf_small_search_ranked.py``). Writes
    ``docs/results/wf_small_dag_plan_choice.json``.
+
+Round W13 (``--round W13``), fixed here (2026-12-03, after W12's run and round, before this
+fit). W12's threshold choice on ``seed=16`` again kept never departing, though its departures
+lost less than W11's (-6.199 mean return at 159 departures against W11's -6.318 at 179; PEFT
+-6.156). Every round so far fitted "this server is the teacher's departure" by binary
+cross-entropy, which labels a server whose departure loses 30% and one that loses 0.1% alike
+(0). The departures the threshold lets through are the network's most confident, and they
+lose as often as they gain on a new world. This round fits what a departure is worth: each
+candidate server's value by the teacher less the base's, over the base's, clipped to 25%
+(``departure_target: gain``, Huber loss). W12's labels and inputs otherwise.
+
+    mkdir -p runs/zoo/workflow_offloading_small_dag_gain/seed0
+    cp -r runs/zoo/workflow_offloading_small_dag_plan/seed0/teacher \
+        runs/zoo/workflow_offloading_small_dag_gain/seed0/
+    rlsched train --config configs/workflow_offloading_small_dag_gain.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_gain/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W13
+
+1. Candidate: that run's model, its threshold chosen as before (200 episodes of ``seed=16``).
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=49``, seeds 20,000+), the candidate and
+   the entry as it stands, beside every heuristic that does not search; eligible and kept as
+   in W8 (ties to the entry). A kept candidate becomes the entry ``workflow-small-dag-gain``
+   (it needs numba, as W12's would).
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   10,900-11,099). Writes ``docs/results/wf_small_dag_gain_choice.json``.
 """
 
 import argparse
@@ -187,6 +213,12 @@ ROUNDS = {
             "val_seed": 20_000, "test_seed": 10_700,
             "out": "docs/results/wf_small_dag_plan_choice.json",
             "new": "workflow-small-dag-plan", "extra": {"dag_plan": True}},
+    "W13": {"run": "runs/zoo/workflow_offloading_small_dag_gain/seed0",
+            "config": "configs/workflow_offloading_small_dag_gain.yaml",
+            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=49",
+            "val_seed": 20_000, "test_seed": 10_900,
+            "out": "docs/results/wf_small_dag_gain_choice.json",
+            "new": "workflow-small-dag-gain", "extra": {"dag_plan": True}},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,

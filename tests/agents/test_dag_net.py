@@ -148,3 +148,21 @@ def test_plan_inputs_hold_pefts_schedule_and_leave_the_rest_alone() -> None:
     assert np.allclose(p["task"][..., -1], symlog(obs["dag_plan"][..., 1]), atol=1e-6)
     # the base's own server reads zero in the plan's "less the base's" block
     assert np.allclose(p["server"][np.arange(len(base)), base, g + 2 :], 0.0)
+
+
+def test_the_huber_objective_regresses_the_scores_on_their_targets() -> None:
+    """``objective="huber"``: the scores approach a real-valued target per server (here each
+    candidate's optimistic cost, scaled), ranking servers as the target does on decisions the
+    fit did not see."""
+    obs, base = _states(8)
+    x = dag_inputs(obs, base)
+    n = len(base)
+    on = np.ones((n, obs["dag_oct"].shape[2]), bool)
+    on[np.arange(n), base] = False
+    y = (-0.05 * np.log1p(obs["node_oct"])).astype(np.float32)
+    fit, held = np.arange(n)[: n * 3 // 4], np.arange(n)[n * 3 // 4 :]
+    net, curve = fit_dag_net(x, y, on, fit, held, epochs=40, patience=40, hidden=32,
+                             objective="huber")  # fmt: skip
+    assert min(curve) < curve[0] / 4
+    s = torch_scores(net, x)[held][on[held]]
+    assert np.corrcoef(s, y[held][on[held]])[0, 1] > 0.8

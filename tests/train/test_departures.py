@@ -8,7 +8,7 @@ import pytest
 
 from rlsched.errors import ConfigError
 from rlsched.train import TrainConfig, train
-from rlsched.train.departures import CHUNK, departure_labels, workflow_groups
+from rlsched.train.departures import CHUNK, departure_labels, gain_targets, workflow_groups
 from rlsched.train.imitation import Demonstrations
 from tests.conftest import TINY_DEPARTURES
 
@@ -51,6 +51,18 @@ def test_labels_mark_the_best_server_only_where_it_gains_enough() -> None:
     assert lab["y"].tolist() == [[0, 1, 0], [0, 0, 0], [0, 0, 0]]
     assert lab["on"].tolist() == [[False, True, True], [False, True, False],
                                   [True, False, False]]  # fmt: skip
+
+
+def test_gain_targets_are_each_servers_relative_gain_clipped() -> None:
+    obs = {"node_peft_gap": np.array([[0.0, 1.0, 2.0], [2.0, 0.0, 1.0]])}
+    values = np.array([[-10.0, -9.0, -14.0], [-8.0, -4.0, np.nan]], np.float32)
+    d = Demonstrations(obs, np.ones((2, 3), bool), np.zeros(2, np.int64),
+                       np.zeros(2, np.float32), 2, 0.0, values=values)  # fmt: skip
+    lab = departure_labels(d, lambda o, m: int(np.argmin(o["node_peft_gap"])), 0.05)
+    y = gain_targets(lab, np.arange(2), 0.25)
+    # base 0: +10% at server 1, -40% at 2 (clipped to -25%); base 1: server 0 loses 100%
+    assert np.allclose(y, [[0.0, 0.1, -0.25], [-0.25, 0.0, 0.0]])
+    assert lab["on"].tolist() == [[False, True, True], [True, False, False]]
 
 
 def test_groups_are_workflow_templates() -> None:
@@ -148,7 +160,9 @@ def test_a_plan_model_reads_pefts_schedule_where_the_env_gives_it(tmp_path) -> N
     [({"imitation_policy": None}, "needs imitation_policy"),
      ({"env_kwargs": {"reward": "makespan"}}, "dag: true"),
      ({"departure_quantiles": [1.5]}, "departure_quantiles"),
-     ({"departure_rounds": 0}, "departure_rounds")],
+     ({"departure_rounds": 0}, "departure_rounds"),
+     ({"departure_target": "values"}, "departure_target"),
+     ({"departure_gain_clip": 0.0}, "departure_gain_clip")],
 )  # fmt: skip
 def test_config_refuses_what_the_recipe_cannot_run(change: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):

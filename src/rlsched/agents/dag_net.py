@@ -368,7 +368,7 @@ def fit_dag_net(
     x: dict[str, np.ndarray], y: np.ndarray, on: np.ndarray, fit: np.ndarray, held: np.ndarray,
     epochs: int = 40, patience: int = 5, lr: float = 1e-3, hidden: int = 64, rounds: int = 3,
     batch_size: int = 256, seed: int = 0, progress: Any = None, relative_data: bool = False,
-    rng: np.random.Generator | None = None, plan: bool = False,
+    rng: np.random.Generator | None = None, plan: bool = False, objective: str = "bce",
 ) -> tuple[DagNet, list[float]]:  # fmt: skip
     """A :class:`DagNet` fitted to the labels ``y (B, N)`` (1: the server the teacher departs
     to) by binary cross-entropy over the servers ``on`` (candidates: valid and not the base's),
@@ -377,7 +377,8 @@ def fit_dag_net(
     improvement). Returns the net and the held-out loss per epoch. ``progress(epoch, loss)``
     is called after each epoch when given. ``relative_data`` and ``plan``: how ``x`` was built
     (:func:`dag_inputs`), saved with the net. ``rng`` shuffles the decisions each epoch
-    (default: a generator seeded with ``seed``)."""
+    (default: a generator seeded with ``seed``). ``objective``: ``bce`` (``y`` 0/1) or ``huber``
+    (``y`` any target, e.g. the relative gain: the scores regress on it)."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed) if rng is None else rng
     t = {k: torch.as_tensor(x[k]) for k in _INPUTS}
@@ -393,8 +394,13 @@ def fit_dag_net(
 
     def loss_of(idx: torch.Tensor) -> torch.Tensor:
         z = net({k: v[idx] for k, v in t.items()})
-        loss = torch.nn.functional.binary_cross_entropy_with_logits(z, yt[idx], reduction="none")
-        return (loss * ot[idx]).sum() / ot[idx].sum().clamp(min=1.0)
+        if objective == "huber":  # beta: gains under 2% count quadratically
+            each = torch.nn.functional.smooth_l1_loss(z, yt[idx], reduction="none", beta=0.02)
+        else:
+            each = torch.nn.functional.binary_cross_entropy_with_logits(
+                z, yt[idx], reduction="none"
+            )
+        return (each * ot[idx]).sum() / ot[idx].sum().clamp(min=1.0)
 
     order, held_t = np.array(fit, np.int64), torch.as_tensor(np.asarray(held, np.int64))
     best, best_state, waited, curve = float("inf"), None, 0, []

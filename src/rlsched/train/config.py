@@ -250,6 +250,14 @@ class TrainConfig:
     """``algo: departures``: the network reads data sizes (each task's data out, the links, the
     current task's data in and out) relative to the workflow's mean data out, not in bytes,
     whose scale differs from one workload to another by orders of magnitude."""
+    departure_target: str = "departure"
+    """``algo: departures``: what the network fits per candidate server: ``departure`` (1 on the
+    teacher's departure, binary cross-entropy) or ``gain`` (the teacher's value of the server
+    less the base's, over the base's, clipped to ``departure_gain_clip``; Huber loss), so that a
+    server whose departure loses much scores lower than one that loses little, where the
+    departure label calls both 0."""
+    departure_gain_clip: float = 0.25
+    """``departure_target: gain``: relative gains beyond this either way count as this."""
     departure_plan: bool = False
     """``algo: departures``: the network also reads PEFT's schedule of the rest of the
     workflow from each decision (the env's ``dag_plan=True``: each task's server and finish
@@ -461,6 +469,10 @@ class TrainConfig:
         qs = list(self.departure_quantiles)
         if not qs or any(not 0 <= q <= 1 for q in qs):
             raise ConfigError(f"{source}: departure_quantiles must be in [0, 1], at least one")
+        if self.departure_target not in ("departure", "gain"):
+            raise ConfigError(f"{source}: departure_target must be 'departure' or 'gain'")
+        if not self.departure_gain_clip > 0:
+            raise ConfigError(f"{source}: departure_gain_clip must be > 0")
         for name in ("departure_hidden", "departure_rounds", "departure_patience"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{source}: {name} must be >= 1")

@@ -105,9 +105,10 @@ def departure_labels(
     demos: imitation_mod.Demonstrations, base: Any, min_gain: float
 ) -> dict[str, np.ndarray]:
     """Per labelled decision: ``base`` (the base's server), ``y (B, N)`` (1 on the teacher's
-    departure), ``on (B, N)`` (the candidates: valued, valid, not the base's) and ``gain``
-    (each server's value less the base's; -inf where unvalued). Decisions where the teacher
-    valued fewer than two servers, or the base's value is 0 or unknown, have no candidates."""
+    departure), ``on (B, N)`` (the candidates: valued, valid, not the base's), ``gain`` (each
+    server's value less the base's; -inf where unvalued) and ``base_value``. Decisions where
+    the teacher valued fewer than two servers, or the base's value is 0 or unknown, have no
+    candidates."""
     if demos.values is None:
         raise ConfigError("algo departures: the teacher gave no action values to label with")
     obs = demos.obs
@@ -126,7 +127,18 @@ def departure_labels(
     y[i[dep], best[dep]] = 1.0
     on = np.isfinite(q) & demos.masks.astype(bool) & keep[:, None]
     on[i, b] = False
-    return {"base": b, "y": y, "on": on, "gain": gain}
+    return {"base": b, "y": y, "on": on, "gain": gain, "base_value": qb}
+
+
+def gain_targets(lab: dict[str, np.ndarray], rows: np.ndarray, clip: float) -> np.ndarray:
+    """``departure_target: gain``: each candidate server's gain over the base's server as a
+    share of the base's value (:func:`departure_labels`' ``gain`` over ``|value|``), clipped
+    to ``[-clip, clip]``; 0 where the server is no candidate (the loss skips those)."""
+    gain = lab["gain"][rows]
+    on = lab["on"][rows]
+    base = np.abs(lab["base_value"][rows])[:, None]
+    rel = np.where(on, gain, 0.0) / np.maximum(base, 1e-9)
+    return np.clip(rel, -clip, clip).astype(np.float32)
 
 
 def workflow_groups(obs: dict[str, np.ndarray]) -> np.ndarray:
@@ -207,6 +219,8 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     sub = {k: v[rows] for k, v in obs.items()}
     x = dag_inputs(sub, lab["base"][rows], cfg.departure_relative_data, cfg.departure_plan)
     y, on = lab["y"][rows], lab["on"][rows]
+    if cfg.departure_target == "gain":
+        y = gain_targets(lab, rows, cfg.departure_gain_clip)
     groups = workflow_groups(sub)
     rng = np.random.default_rng(cfg.seed)
     own = np.unique(groups)
@@ -217,6 +231,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
         x, y, on, fit, held, epochs=cfg.imitation_epochs, patience=cfg.departure_patience,
         lr=cfg.imitation_lr, hidden=cfg.departure_hidden, rounds=cfg.departure_rounds,
         seed=cfg.seed, relative_data=cfg.departure_relative_data, plan=cfg.departure_plan,
+        objective="huber" if cfg.departure_target == "gain" else "bce",
         progress=(lambda e, v: print(f"fit epoch {e}: kept-aside loss {v:.4f}")) if progress
         else None,
     )  # fmt: skip
