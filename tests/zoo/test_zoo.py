@@ -79,7 +79,7 @@ def test_the_table_shows_the_preset_settings_a_card_changes() -> None:
 
     cells = {r["name"]: _preset_cell(r) for r in entries()}
     # one workflow per episode, not the preset's 8
-    assert cells["workflow-small-dag-departures"] == "congested (num_workflows=1)"
+    assert cells["workflow-small-dag-gain"] == "congested (num_workflows=1)"
     assert cells["serverless-edge-maskable-ppo"] == "edge"  # the preset's own settings
 
 
@@ -187,7 +187,7 @@ def test_anchored_pods_entry_keeps_its_anchor_at_100_nodes() -> None:
 
 
 def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> None:
-    name = "workflow-small-dag-departures"
+    name = "workflow-small-dag-gain"
     c = card(name)
     train, val, test = c["training"]["dataset"], c["validation"]["dataset"], c["test"]["dataset"]
     # three synthetic sets of different seeds: selection and test never see training data
@@ -204,10 +204,12 @@ def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> N
     )
     row = next(r for r in rep["results"] if r["kind"] == "learned")
     assert row["metrics"]["invalid_actions"] == 0 and row["metrics"]["workflows"] == 1
-    # it reads the look-ahead key: without it the env's observations do not fit the model
-    with pytest.raises(PolicyError):
-        compare(c["env"], test, f"learned:zoo/{name}", episodes=2, seed=0,
-                env_kwargs={k: v for k, v in c["env_kwargs"].items() if k != "lookahead"})
+    # it reads the look-ahead key and PEFT's schedule: without either the env's observations
+    # do not fit the model
+    for key in ("lookahead", "dag_plan"):
+        with pytest.raises(PolicyError):
+            compare(c["env"], test, f"learned:zoo/{name}", episodes=2, seed=0,
+                    env_kwargs={k: v for k, v in c["env_kwargs"].items() if k != key})
 
 
 def test_a_model_refuses_an_observation_shaped_by_other_env_arguments() -> None:
