@@ -155,6 +155,26 @@ candidate server's value by the teacher less the base's, over the base's, clippe
    (it needs numba, as W12's would).
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    10,900-11,099). Writes ``docs/results/wf_small_dag_gain_choice.json``.
+
+Round W14 (``--round W14``), fixed here (2026-12-03, after W13's round, before this round's
+labels). W13's candidate replaced the entry (``workflow-small-dag-gain``; on its round's test
+better than PEFT, -1.055 s [-2.168, -0.473]). Its fit still lowered the kept-aside loss at its
+cap of 40 epochs, and more worlds helped the departures carry in earlier rounds' studies. This
+round doubles the worlds and episodes (24,000 teacher episodes, 50 in each of 480 worlds, pool
+seeds 100-579) and caps the fit at 80 epochs; W13's recipe otherwise.
+
+    rlsched train --config configs/workflow_offloading_small_dag_gain_more.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_gain_more/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W14
+
+1. Candidate: that run's model, its threshold chosen as before (200 episodes of ``seed=16``).
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=50``, seeds 20,000+), the candidate and
+   the entry as it stands (``workflow-small-dag-gain``), beside every heuristic that does not
+   search; eligible and kept as in W8 (ties to the entry). A kept candidate becomes the entry
+   ``workflow-small-dag-gain-more``.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   11,100-11,299). Writes ``docs/results/wf_small_dag_gain_more_choice.json``.
 """
 
 import argparse
@@ -219,6 +239,12 @@ ROUNDS = {
             "val_seed": 20_000, "test_seed": 10_900,
             "out": "docs/results/wf_small_dag_gain_choice.json",
             "new": "workflow-small-dag-gain", "extra": {"dag_plan": True}},
+    "W14": {"run": "runs/zoo/workflow_offloading_small_dag_gain_more/seed0",
+            "config": "configs/workflow_offloading_small_dag_gain_more.yaml",
+            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=50",
+            "val_seed": 20_000, "test_seed": 11_100,
+            "out": "docs/results/wf_small_dag_gain_more_choice.json",
+            "new": "workflow-small-dag-gain-more", "extra": {"dag_plan": True}},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
