@@ -6,9 +6,10 @@ demo call; node-scoring models act through :class:`rlsched.agents.node_numpy.Nod
 without torch) on observations of its env, at the node counts given where the env takes a
 ``num_nodes`` (and at its training size), beside SB3's ``predict`` on the same
 observations; for a departure entry ``DeparturePolicy.act``, and the same with its network
-scoring every decision whatever its threshold. Observations come from one episode of the
-best heuristic's play on the entry's test data (their states, not the policy's): the time
-of a decision does not depend on them.
+scoring every decision whatever its threshold, and, for one that reads PEFT's schedule
+(``dag_plan``), the env's cost of computing it per decision. Observations come from one
+episode of the best heuristic's play on the entry's test data (their states, not the
+policy's): the time of a decision does not depend on them.
 Median and 99th percentile over ``--decisions`` decisions (fewer where the observations would hold
 more than ``ROW_BUDGET`` action rows in all), after 20 warm-up calls.
 
@@ -57,6 +58,31 @@ def _states(env: Any, n: int) -> list[tuple[Any, np.ndarray]]:
     return out
 
 
+def _plan_times(env: Any, n: int) -> dict[str, float]:
+    """What ``dag_plan=True`` adds to each observation, timed at ``n`` decisions of the base's
+    play: PEFT's schedule of the rest of the workflow by one compiled rollout (the copy of the
+    env's state and the rollout)."""
+    u = env.unwrapped
+    pol = make_policy(u.oracle_base, env, seed=0)
+    ts: list[float] = []
+    seed = TEST_SEED
+    while len(ts) < n + 20:
+        obs, _ = env.reset(seed=seed)
+        done = False
+        while not done and len(ts) < n + 20:
+            t0 = time.perf_counter()
+            u.fast_rollouts("peft", "makespan", None, True).plan()
+            ts.append(time.perf_counter() - t0)
+            obs, _, term, trunc, _ = env.step(pol.act(obs, u.action_masks()))
+            done = term or trunc
+        seed += 1
+    ts = sorted(ts[20:])  # the first calls load the compiled kernels
+    return {
+        "median_ms": statistics.median(ts) * 1e3,
+        "p99_ms": ts[min(len(ts) - 1, int(0.99 * len(ts)))] * 1e3,
+    }
+
+
 def _time(f: Any, states: list[tuple[Any, np.ndarray]]) -> dict[str, float]:
     for obs, mask in states[:20]:
         f(obs, mask)
@@ -92,7 +118,9 @@ def one(
     if isinstance(outer, DeparturePolicy):  # its base heuristic and the network, in numpy
         states = _states(env, n)
         nodes = getattr(env.unwrapped, "num_nodes", None)
-        return {"entry": name, "env": env_id, "num_nodes": nodes,
+        # a model that reads PEFT's schedule needs the env to compute it for each decision
+        plan = {"env_plan": _plan_times(env, n)} if outer.scorer.plan else {}
+        return {**plan, "entry": name, "env": env_id, "num_nodes": nodes,
                 "actions": len(states[0][1]), "decisions": len(states),
                 "valid_actions": int(np.median([m.sum() for _, m in states])),
                 "path": f"numpy (DagScorer) over {outer.base_name}",

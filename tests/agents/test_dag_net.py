@@ -76,10 +76,14 @@ def test_numpy_forward_equals_torch_and_survives_a_save(
     assert np.allclose(batch, torch_scores(net, x), atol=1e-5)
     assert scorer.num_servers() == obs["dag_oct"].shape[2]
     assert scorer.relative_data == relative_data and scorer.plan == plan
-    # the serving path (one observation, inputs never assembled) gives the same scores
-    for i in range(len(base)):
-        one = scorer.score_one({k: v[i] for k, v in obs.items()}, int(base[i]))
-        assert np.allclose(one, batch[i], atol=1e-4), i
+    # the serving path (one observation, inputs never assembled) gives the same scores, compiled
+    # (numba, where installed) and in numpy
+    paths = [True, False] if scorer.compiled else [False]
+    for compiled in paths:
+        scorer.compiled = compiled
+        for i in range(len(base)):
+            one = scorer.score_one({k: v[i] for k, v in obs.items()}, int(base[i]))
+            assert np.allclose(one, batch[i], atol=1e-4), (compiled, i)
 
 
 def test_relative_data_divides_every_data_size_by_the_workflows_mean_data_out() -> None:
@@ -166,3 +170,27 @@ def test_the_huber_objective_regresses_the_scores_on_their_targets() -> None:
     assert min(curve) < curve[0] / 4
     s = torch_scores(net, x)[held][on[held]]
     assert np.corrcoef(s, y[held][on[held]])[0, 1] > 0.8
+
+
+def test_the_compiled_forward_is_the_numpy_one_to_float32_rounding() -> None:
+    """Over a trained-size net with every input block (relative data, PEFT's schedule), the
+    compiled score of each server is the numpy one to float32 rounding, so a departure's
+    decision (the top score against a threshold) is the same but for ties at that level."""
+    pytest.importorskip("numba")
+    obs, base = _states(3, plan=True)
+    x = dag_inputs(obs, base, True, True)
+    torch.manual_seed(5)
+    net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden=64, rounds=3,
+                 relative_data=True, plan=True)  # fmt: skip
+    net.task_mu[:], net.task_sd[:] = torch.as_tensor(x["task"].mean((0, 1))), 1.0
+    scorer = DagScorer({k: v.detach().numpy() for k, v in net.state_dict().items()}
+                       | {"__dims__": np.array([x["task"].shape[2], x["server"].shape[2], 64, 3,
+                                                1, 1])})  # fmt: skip
+    assert scorer.compiled
+    for i in range(len(base)):
+        one = {k: v[i] for k, v in obs.items()}
+        fast = scorer.score_one(one, int(base[i]))
+        scorer.compiled = False
+        slow = scorer.score_one(one, int(base[i]))
+        scorer.compiled = True
+        assert fast.dtype == np.float32 and np.allclose(fast, slow, rtol=1e-5, atol=1e-5), i

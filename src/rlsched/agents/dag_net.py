@@ -211,6 +211,39 @@ class DagScorer:
         self.plan = bool(dims[5]) if len(dims) > 5 else False
         self._fold()
         self._closures: dict[bytes, np.ndarray] = {}
+        #: the compiled forward's weights (:mod:`rlsched.agents.dag_kernels`), or None
+        #: without numba; set ``compiled = False`` to use the numpy path
+        self._kernel = self._kernel_weights()
+        self.compiled = self._kernel is not None
+
+    def _kernel_weights(self) -> tuple[Any, tuple[np.ndarray, ...]] | None:
+        """:func:`rlsched.agents.dag_kernels.score_one` and the weights it takes, or None."""
+        try:
+            from rlsched.agents import dag_kernels
+        except ImportError:  # pragma: no cover - exercised where numba is absent
+            return None
+        w, h = self.w, self.hidden
+
+        def c(a: np.ndarray) -> np.ndarray:
+            return np.ascontiguousarray(a, np.float32)
+
+        rounds = range(self.rounds)
+        first = [w[f"rounds.{r}.0.weight"].T for r in rounds]  # (3H, H): own, parents', kids'
+        head = w["head.0.weight"].T
+        args = (
+            c(w["task_mu"]), c(w["task_sd"]), c(w["embed.0.weight"].T), c(w["embed.0.bias"]),
+            c(np.stack([a[:h] for a in first])), c(np.stack([a[h : 2 * h] for a in first])),
+            c(np.stack([a[2 * h :] for a in first])),
+            c(np.stack([w[f"rounds.{r}.0.bias"] for r in rounds])),
+            c(np.stack([w[f"rounds.{r}.2.weight"].T for r in rounds])),
+            c(np.stack([w[f"rounds.{r}.2.bias"] for r in rounds])),
+            c(np.stack([w[f"norms.{r}.weight"] for r in rounds])),
+            c(np.stack([w[f"norms.{r}.bias"] for r in rounds])),
+            c(w["server_mu"]), c(w["server_sd"]), c(head[: 3 * h]), c(head[3 * h :]),
+            c(w["head.0.bias"]), c(w["head.2.weight"].T), c(w["head.2.bias"]),
+            c(w["head.4.weight"].T), c(w["head.4.bias"]),
+        )  # fmt: skip
+        return dag_kernels.score_one, args
 
     @classmethod
     def load(cls, path: str | Path) -> DagScorer:
@@ -306,7 +339,10 @@ class DagScorer:
 
     def score_one(self, obs: dict[str, np.ndarray], base: int) -> np.ndarray:
         """The score of each server for one observation and the base's action (= ``scores``
-        of :func:`dag_inputs` of it, to float32 rounding)."""
+        of :func:`dag_inputs` of it, to float32 rounding). Compiled where numba is installed
+        (:mod:`rlsched.agents.dag_kernels`), else in numpy."""
+        if self.compiled and self._kernel is not None:
+            return self._score_compiled(obs, base)
         feats = obs["dag_tasks"]
         n = int(np.count_nonzero(feats[:, 11]))  # padding rows change nothing: drop them
         f = feats[:n].astype(np.float32)
@@ -359,6 +395,30 @@ class DagScorer:
         z = np.maximum(_linear(z, self.w, "head.2"), 0.0)
         return _linear(z, self.w, "head.4")[:, 0]
 
+    def _score_compiled(self, obs: dict[str, np.ndarray], base: int) -> np.ndarray:
+        assert self._kernel is not None
+        kernel, weights = self._kernel
+        s = self.num_servers()
+        nodes = np.empty((s, len(NODE_KEYS) + 2), np.float32)
+        for j, key in enumerate(NODE_KEYS):
+            nodes[:, j] = obs[key]
+        nodes[:, -2:] = obs["node_free"]
+        glob = np.concatenate([obs["task"], obs["subtree"]]).astype(np.float32)
+        f32 = np.float32
+        plan, per_server = (
+            (obs["dag_plan"], obs["dag_plan_servers"]) if self.plan else (_NONE, _NONE)
+        )
+        return kernel(
+            np.asarray(obs["dag_tasks"], f32), np.asarray(obs["dag_oct"], f32),
+            np.asarray(obs["dag_placed"], f32), np.asarray(obs["dag_links"], f32),
+            np.asarray(plan, f32), np.asarray(per_server, f32), nodes, glob,
+            np.asarray(obs["node_origin"], f32), int(base), self.relative_data, self.plan,
+            *weights,
+        )  # fmt: skip
+
+
+#: no PEFT schedule (a scorer without ``plan``): what the compiled forward is passed instead
+_NONE = np.zeros((1, 2), np.float32)
 
 #: ``dag_tasks`` columns plus data in: the task inputs besides the three per-server blocks
 _TASK_FIXED = 12 + 1
