@@ -123,7 +123,8 @@ def one(
         return {**plan, "entry": name, "env": env_id, "num_nodes": nodes,
                 "actions": len(states[0][1]), "decisions": len(states),
                 "valid_actions": int(np.median([m.sum() for _, m in states])),
-                "path": f"numpy (DagScorer) over {outer.base_name}",
+                "path": ("compiled (DagScorer, numba)" if outer.scorer.compiled
+                         else "numpy (DagScorer)") + f" over {outer.base_name}",
                 "threshold": outer.threshold, "act": _time(outer.act, states),
                 # the network's cost at every decision, whatever the shipped threshold
                 "act_scoring_every_decision": _time(
