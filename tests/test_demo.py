@@ -156,3 +156,23 @@ def test_a_residual_entry_is_paired_with_its_heuristic_on_its_card_metrics() -> 
     )
     assert "slo_attainment" in line and "; cost " in line
     assert card("llm-autoscaling-slo-ppo").get("residual") is None
+
+
+def test_an_entry_that_needs_numba_is_skipped_with_a_line_where_numba_is_missing(
+    monkeypatch,
+) -> None:
+    """The small-DAG entry's env computes PEFT's schedule with the compiled rollouts: without
+    numba the zoo stage names it and goes on, and judges the rest."""
+    from rich.console import Console
+
+    from rlsched import demo
+    from rlsched.envs import offloading_fast
+
+    entries = [e for e in demo.zoo_entries() if e["name"] == "workflow-small-dag-gain"]
+    assert entries and demo.needs_numba(entries[0]) is not offloading_fast.available()
+    monkeypatch.setattr(offloading_fast, "available", lambda: False)
+    monkeypatch.setattr(demo, "zoo_entries", lambda: entries)
+    console = Console(record=True, width=200)
+    assert demo.zoo_stage(console, episodes=2) == []
+    text = console.export_text()
+    assert "skipped" in text and "rlsched[fast]" in text

@@ -217,6 +217,11 @@ def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[st
     work). Each clairvoyant oracle is the one recorded in the card (:func:`oracle_pairs`): it
     takes minutes per env."""
     todo = [e for e in zoo_entries() if (e.get("test") or {}).get("dataset")]
+    for e in [e for e in todo if needs_numba(e)]:
+        todo.remove(e)
+        console.print(f"{e['path']}: skipped, its env computes PEFT's schedule with the compiled "
+                      "rollouts, which need numba: pip install 'rlsched[fast]'",
+                      markup=False)  # fmt: skip
     if workers > 1 and len(todo) > 1:
         with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
             futures = [pool.submit(_zoo_row, e, episodes) for e in todo]
@@ -224,6 +229,13 @@ def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[st
     else:
         rows = [_print_zoo_row(console, _zoo_row(e, episodes)) for e in todo]
     return rows
+
+
+def needs_numba(e: dict[str, Any]) -> bool:
+    """Whether a zoo entry's env needs numba (``dag_plan``) and this install lacks it."""
+    from rlsched.envs.offloading_fast import available
+
+    return bool((e.get("env_kwargs") or {}).get("dag_plan")) and not available()
 
 
 def _zoo_row(e: dict[str, Any], episodes: int) -> dict[str, Any]:
