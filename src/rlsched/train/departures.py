@@ -9,8 +9,10 @@ the whole workflow, lets leave its choice where a search teacher would gain from
    Episodes are collected in chunks of :data:`CHUNK` under ``RUN/teacher/`` (``--resume`` and a
    rerun reuse them: a long collection spans several sittings).
 2. **Fit.** :class:`~rlsched.agents.dag_net.DagNet` by binary cross-entropy over the candidate
-   servers (valid, not the base's), stopped early on a tenth of the training *workflows* kept
-   aside (:func:`~rlsched.agents.dag_net.fit_dag_net`).
+   servers (valid, not the base's) on the departure label, or (``departure_target: gain``) by
+   a Huber loss on each candidate's relative gain (:func:`gain_targets`), stopped early on a
+   tenth of the training *workflows* kept aside (:func:`~rlsched.agents.dag_net.fit_dag_net`).
+   ``departure_plan`` adds PEFT's schedule of the rest of the workflow to its inputs.
 3. **Threshold.** The policy departs to its top-scored candidate where that score clears a
    threshold. Candidates: the quantiles ``departure_quantiles`` of the top scores over the
    training decisions, and never (the base alone). Each plays the same ``eval_episodes``
