@@ -39,6 +39,22 @@ def _layer(a, w, b, relu):
 
 
 @njit(cache=True, nogil=True)
+def _row_means(links, n, transpose):
+    """Each row of the first ``n`` rows and columns of ``links > 0`` (``[child, parent]``;
+    transposed: ``[parent, child]``) over its count: the weights of a mean over neighbours."""
+    out = np.zeros((n, n), np.float32)
+    for i in range(n):
+        k = 0
+        for j in range(n):
+            if (links[j, i] if transpose else links[i, j]) > 0:
+                k += 1
+        for j in range(n):
+            if (links[j, i] if transpose else links[i, j]) > 0:
+                out[i, j] = np.float32(1.0) / np.float32(k)
+    return out
+
+
+@njit(cache=True, nogil=True)
 def score_one(
     tasks, oct_, placed, links, plan, plan_servers, nodes, glob, origin, base, relative,
     use_plan, task_mu, task_sd, we, be, w_own, w_par, w_kid, b0, w2, b2, gamma, beta,
@@ -94,24 +110,8 @@ def score_one(
             xin[i, c] = (xin[i, c] - task_mu[c]) / task_sd[c]
     x = _layer(xin, we, be, True)
     # messages: each task reads the mean of its parents' and of its children's embeddings
-    par = np.zeros((n, n), f32)
-    kid = np.zeros((n, n), f32)
-    for c in range(n):
-        k = 0
-        for p in range(n):
-            if links[c, p] > 0:
-                k += 1
-        for p in range(n):
-            if links[c, p] > 0:
-                par[c, p] = f32(1.0) / f32(k)
-    for p in range(n):
-        k = 0
-        for c in range(n):
-            if links[c, p] > 0:
-                k += 1
-        for c in range(n):
-            if links[c, p] > 0:
-                kid[p, c] = f32(1.0) / f32(k)
+    par = _row_means(links, n, False)  # [child, parent]
+    kid = _row_means(links, n, True)  # [parent, child]
     H = we.shape[1]
     for r in range(w_own.shape[0]):
         z = x @ w_own[r] + (par @ x) @ w_par[r] + (kid @ x) @ w_kid[r] + b0[r]
