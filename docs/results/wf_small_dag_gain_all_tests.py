@@ -7,9 +7,13 @@ HEFT and the search over PEFT's four best servers, with every episode's gap to t
 CP-SAT optimum, per set and pooled. Its card's test (seeds 1000+) and its round's test are
 among them; the rest it never met.
 
-    python docs/results/wf_small_dag_gain_all_tests.py [--workers 1]   # about 20 min on one
+``--entry workflow-small-dag-gain-more`` plays round W14's entry, which replaced it, on those
+and round W14's 200 (seeds 11,100+), 2,080 in all.
 
-Writes ``docs/results/wf_small_dag_gain_all_tests.json``.
+    python docs/results/wf_small_dag_gain_all_tests.py [--workers 2] [--entry NAME]
+
+Writes ``docs/results/wf_small_dag_gain_all_tests.json`` (round W14's entry:
+``wf_small_dag_gain_more_all_tests.json``); 94 s on one process for 1,880 episodes.
 """
 
 import argparse
@@ -25,58 +29,70 @@ from wf_small_search_all_tests import SETS
 from rlsched.stats import bootstrap_mean_ci, paired
 from rlsched.zoo import ZOO_DIR
 
-ENTRY = f"learned:{ZOO_DIR / 'workflow-small-dag-gain' / 'model'}"
+#: the entry each run plays (``--entry``): its model (round W13's retired to configs/zoo/start
+#: by round W14), its test sets and its record
+RUNS = {
+    "workflow-small-dag-gain": (ROOT / "configs/zoo/start/workflow-small-dag-gain/model",
+                                {**SETS, 10_500: 200, 10_700: 200, 10_900: 200},
+                                "docs/results/wf_small_dag_gain_all_tests.json"),
+    "workflow-small-dag-gain-more": (ZOO_DIR / "workflow-small-dag-gain-more" / "model",
+                                     {**SETS, 10_500: 200, 10_700: 200, 10_900: 200,
+                                      11_100: 200},
+                                     "docs/results/wf_small_dag_gain_more_all_tests.json"),
+}  # fmt: skip
 SEARCH = "rollout:peft?top_k=4&horizon=end&futures=0&score=return&reward=makespan"
-POLICIES = ("peft", "heft", SEARCH, ENTRY)
-NAMES = {"peft": "PEFT", "heft": "HEFT", SEARCH: "search K=4", ENTRY: "entry"}
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
          "dag": True, "dag_plan": True}  # fmt: skip
-ALL_SETS = {**SETS, 10_500: 200, 10_700: 200, 10_900: 200}
-OUT = ROOT / "docs/results/wf_small_dag_gain_all_tests.json"
 
 
-def play(job: tuple[int, int]) -> tuple[int, dict]:
-    seed, episodes = job
-    rep, gaps = judge(TEST, seed, ",".join(POLICIES), EXTRA, episodes=episodes)
+def play(job: tuple[int, int, str]) -> tuple[int, dict]:
+    seed, episodes, entry = job
+    policies = ("peft", "heft", SEARCH, entry)
+    rep, gaps = judge(TEST, seed, ",".join(policies), EXTRA, episodes=episodes)
     rows = {r["policy"]: r for r in rep["results"]}
-    return seed, {p: {"values": rows[p]["episode_values"], "gaps": gaps[p]} for p in POLICIES}
+    return seed, {p: {"values": rows[p]["episode_values"], "gaps": gaps[p]} for p in policies}
 
 
-def main(workers: int) -> None:
+def main(workers: int, name: str) -> None:
     t0 = time.time()
-    jobs = sorted(ALL_SETS.items(), key=lambda kv: -kv[1])
+    model, sets, out_file = RUNS[name]
+    entry = f"learned:{model}"
+    policies = ("peft", "heft", SEARCH, entry)
+    names = {"peft": "PEFT", "heft": "HEFT", SEARCH: "search K=4", entry: "entry"}
+    out_path = ROOT / out_file
+    jobs = [(seed, k, entry) for seed, k in sorted(sets.items(), key=lambda kv: -kv[1])]
     with Pool(workers) as pool:
         played = dict(pool.imap_unordered(play, jobs))
-    out: dict = {"dataset": TEST, "entry": ENTRY, "search": SEARCH, "sets": {}}
+    out: dict = {"dataset": TEST, "entry": entry, "search": SEARCH, "sets": {}}
     for seed in sorted(played):
         r = played[seed]
-        g = {p: float(np.mean(r[p]["gaps"])) for p in POLICIES}
-        v = paired(r[ENTRY]["values"], r["peft"]["values"], direction="lower", reference="peft",
+        g = {p: float(np.mean(r[p]["gaps"])) for p in policies}
+        v = paired(r[entry]["values"], r["peft"]["values"], direction="lower", reference="peft",
                    metric="mean_completion").to_json()  # fmt: skip
-        out["sets"][str(seed)] = {"episodes": ALL_SETS[seed], "gap_mean": g, "entry_vs_peft": v}
-        print(f"seeds {seed}+: " + ", ".join(f"{NAMES[p]} {g[p]:.2%}" for p in POLICIES)
+        out["sets"][str(seed)] = {"episodes": sets[seed], "gap_mean": g, "entry_vs_peft": v}
+        print(f"seeds {seed}+: " + ", ".join(f"{names[p]} {g[p]:.2%}" for p in policies)
               + f"; entry vs PEFT {v['mean_diff']:+.3f} [{v['ci95'][0]:+.3f}, "
               f"{v['ci95'][1]:+.3f}] {v['wins']}/{v['ties']}/{v['losses']}",
               flush=True)  # fmt: skip
     pooled: dict = {}
-    for p in POLICIES:
+    for p in policies:
         gaps = np.concatenate([played[s][p]["gaps"] for s in sorted(played)])
         lo, hi = bootstrap_mean_ci(gaps)
         pooled[p] = {"gap_mean": float(gaps.mean()), "gap_ci95": [lo, hi]}
     values = {p: np.concatenate([played[s][p]["values"] for s in sorted(played)])
-              for p in POLICIES}  # fmt: skip
+              for p in policies}  # fmt: skip
 
     def pair(a: str, b: str, name: str) -> dict:
         return paired(values[a], values[b], direction="lower", reference=name,
                       metric="mean_completion").to_json()  # fmt: skip
 
-    for p in ("heft", SEARCH, ENTRY):
+    for p in ("heft", SEARCH, entry):
         pooled[p]["vs_peft"] = pair(p, "peft", "peft")
-    pooled[SEARCH]["vs_entry"] = pair(SEARCH, ENTRY, "entry")
-    out["pooled"] = {"episodes": int(sum(ALL_SETS.values())), **pooled}
+    pooled[SEARCH]["vs_entry"] = pair(SEARCH, entry, "entry")
+    out["pooled"] = {"episodes": int(sum(sets.values())), **pooled}
     out["seconds"] = round(time.time() - t0)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
-    for p in POLICIES:
+    out_path.write_text(json.dumps(out, indent=1) + "\n")
+    for p in policies:
         q = pooled[p]
         extra = ""
         if "vs_peft" in q:
@@ -85,12 +101,14 @@ def main(workers: int) -> None:
                 f"; vs PEFT {v['mean_diff']:+.3f} s [{v['ci95'][0]:+.3f}, "
                 f"{v['ci95'][1]:+.3f}] {v['wins']}/{v['ties']}/{v['losses']} {v['verdict']}"
             )
-        print(f"pooled {NAMES[p]}: {q['gap_mean']:.2%} [{q['gap_ci95'][0]:.2%}, "
+        print(f"pooled {names[p]}: {q['gap_mean']:.2%} [{q['gap_ci95'][0]:.2%}, "
               f"{q['gap_ci95'][1]:.2%}]{extra}", flush=True)  # fmt: skip
-    print(f"wrote {OUT} in {out['seconds']} s")
+    print(f"wrote {out_path} in {out['seconds']} s")
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, default=1)
-    main(ap.parse_args().workers)
+    ap.add_argument("--entry", default="workflow-small-dag-gain", choices=list(RUNS))
+    args = ap.parse_args()
+    main(args.workers, args.entry)
