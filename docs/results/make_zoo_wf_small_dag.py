@@ -175,6 +175,25 @@ seeds 100-579) and caps the fit at 80 epochs; W13's recipe otherwise.
    ``workflow-small-dag-gain-more``.
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    11,100-11,299). Writes ``docs/results/wf_small_dag_gain_more_choice.json``.
+
+Round W15 (``--round W15``), fixed here (2026-12-03, after W14's round, before this round's
+labels). W14's candidate replaced W13's entry (``workflow-small-dag-gain-more``); over the
+split's 2,080 test episodes (descriptive) it is 2.05% from the optimum where W13's was 2.48%
+over 1,880. This round doubles the worlds and episodes again (48,000 teacher episodes, 50 in
+each of 960 worlds, pool seeds 100-1059); W14's recipe otherwise.
+
+    rlsched train --config configs/workflow_offloading_small_dag_gain_most.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_gain_most/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W15
+
+1. Candidate: that run's model, its threshold chosen as before (200 episodes of ``seed=16``).
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=51``, seeds 20,000+), the candidate and
+   the entry as it stands (``workflow-small-dag-gain-more``), beside every heuristic that does
+   not search; eligible and kept as in W8 (ties to the entry). A kept candidate becomes the
+   entry ``workflow-small-dag-gain-most``.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   11,300-11,499). Writes ``docs/results/wf_small_dag_gain_most_choice.json``.
 """
 
 import argparse
@@ -245,6 +264,12 @@ ROUNDS = {
             "val_seed": 20_000, "test_seed": 11_100,
             "out": "docs/results/wf_small_dag_gain_more_choice.json",
             "new": "workflow-small-dag-gain-more", "extra": {"dag_plan": True}},
+    "W15": {"run": "runs/zoo/workflow_offloading_small_dag_gain_most/seed0",
+            "config": "configs/workflow_offloading_small_dag_gain_most.yaml",
+            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=51",
+            "val_seed": 20_000, "test_seed": 11_300,
+            "out": "docs/results/wf_small_dag_gain_most_choice.json",
+            "new": "workflow-small-dag-gain-most", "extra": {"dag_plan": True}},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
