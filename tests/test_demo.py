@@ -168,7 +168,7 @@ def test_an_entry_that_needs_numba_is_skipped_with_a_line_where_numba_is_missing
     from rlsched import demo
     from rlsched.envs import offloading_fast
 
-    entries = [e for e in demo.zoo_entries() if e["name"] == "workflow-small-dag-gain-more"]
+    entries = [e for e in demo.zoo_entries() if e["name"] == "workflow-small-dag-gain-most"]
     assert entries and demo.needs_numba(entries[0]) is not offloading_fast.available()
     monkeypatch.setattr(offloading_fast, "available", lambda: False)
     monkeypatch.setattr(demo, "zoo_entries", lambda: entries)

@@ -41,9 +41,9 @@ def test_the_trained_row_plays_the_cards_own_cluster() -> None:
     """An entry whose card leaves the size to the env's draw (the small-DAG WorkflowOffloading
     entry: 3-5 servers drawn) is judged at that size on the card's cluster, not on another one
     built with the size named (which skips the draw); other sizes are named."""
-    c = card("workflow-small-dag-gain-more")
+    c = card("workflow-small-dag-gain-most")
     assert "num_nodes" not in c["env_kwargs"]
-    n = trained_size("workflow-small-dag-gain-more")
+    n = trained_size("workflow-small-dag-gain-most")
 
     def servers(kw: dict) -> tuple:
         return make_env(c["env"], c["test"]["dataset"], **kw).unwrapped.servers

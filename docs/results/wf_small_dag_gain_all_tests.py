@@ -8,7 +8,8 @@ CP-SAT optimum, per set and pooled. Its card's test (seeds 1000+) and its round'
 among them; the rest it never met.
 
 ``--entry workflow-small-dag-gain-more`` plays round W14's entry, which replaced it, on those
-and round W14's 200 (seeds 11,100+), 2,080 in all.
+and round W14's 200 (seeds 11,100+), 2,080 in all; ``--entry workflow-small-dag-gain-most``
+round W15's, on those and round W15's 200 (seeds 11,300+), 2,280 in all.
 
     python docs/results/wf_small_dag_gain_all_tests.py [--workers 2] [--entry NAME]
 
@@ -35,10 +36,14 @@ RUNS = {
     "workflow-small-dag-gain": (ROOT / "configs/zoo/start/workflow-small-dag-gain/model",
                                 {**SETS, 10_500: 200, 10_700: 200, 10_900: 200},
                                 "docs/results/wf_small_dag_gain_all_tests.json"),
-    "workflow-small-dag-gain-more": (ZOO_DIR / "workflow-small-dag-gain-more" / "model",
+    "workflow-small-dag-gain-more": (ROOT / "configs/zoo/start/workflow-small-dag-gain-more/model",
                                      {**SETS, 10_500: 200, 10_700: 200, 10_900: 200,
                                       11_100: 200},
                                      "docs/results/wf_small_dag_gain_more_all_tests.json"),
+    "workflow-small-dag-gain-most": (ZOO_DIR / "workflow-small-dag-gain-most" / "model",
+                                     {**SETS, 10_500: 200, 10_700: 200, 10_900: 200,
+                                      11_100: 200, 11_300: 200},
+                                     "docs/results/wf_small_dag_gain_most_all_tests.json"),
 }  # fmt: skip
 SEARCH = "rollout:peft?top_k=4&horizon=end&futures=0&score=return&reward=makespan"
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
