@@ -40,21 +40,28 @@ from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.zoo import card, names
 
 
-def _states(env: Any, n: int) -> list[tuple[Any, np.ndarray]]:
-    """Up to ``n`` (observation, mask) pairs of the env's base heuristic's play."""
+def _play(env: Any, n: int, visit: Any) -> None:
+    """The env's base heuristic's play, episode after episode from the test seeds, calling
+    ``visit(obs, mask)`` at each of ``n`` decisions before it is taken."""
     u = env.unwrapped
     pol = make_policy(u.oracle_base, env, seed=0)
-    out: list[tuple[Any, np.ndarray]] = []
-    seed = TEST_SEED
-    while len(out) < n:
+    seed, k = TEST_SEED, 0
+    while k < n:
         obs, _ = env.reset(seed=seed)
         done = False
-        while not done and len(out) < n:
+        while not done and k < n:
             mask = u.action_masks()
-            out.append((obs, mask))
+            visit(obs, mask)
+            k += 1
             obs, _, term, trunc, _ = env.step(pol.act(obs, mask))
             done = term or trunc
         seed += 1
+
+
+def _states(env: Any, n: int) -> list[tuple[Any, np.ndarray]]:
+    """Up to ``n`` (observation, mask) pairs of the env's base heuristic's play."""
+    out: list[tuple[Any, np.ndarray]] = []
+    _play(env, n, lambda obs, mask: out.append((obs, mask)))
     return out
 
 
@@ -63,20 +70,20 @@ def _plan_times(env: Any, n: int) -> dict[str, float]:
     play: PEFT's schedule of the rest of the workflow by one compiled rollout (the copy of the
     env's state and the rollout)."""
     u = env.unwrapped
-    pol = make_policy(u.oracle_base, env, seed=0)
     ts: list[float] = []
-    seed = TEST_SEED
-    while len(ts) < n + 20:
-        obs, _ = env.reset(seed=seed)
-        done = False
-        while not done and len(ts) < n + 20:
-            t0 = time.perf_counter()
-            u.fast_rollouts("peft", "makespan", None, True).plan()
-            ts.append(time.perf_counter() - t0)
-            obs, _, term, trunc, _ = env.step(pol.act(obs, u.action_masks()))
-            done = term or trunc
-        seed += 1
-    ts = sorted(ts[20:])  # the first calls load the compiled kernels
+
+    def plan(obs: Any, mask: np.ndarray) -> None:
+        t0 = time.perf_counter()
+        u.fast_rollouts("peft", "makespan", None, True).plan()
+        ts.append(time.perf_counter() - t0)
+
+    _play(env, n + 20, plan)
+    return _summary(ts[20:])  # the first calls load the compiled kernels
+
+
+def _summary(ts: list[float]) -> dict[str, float]:
+    """Median and 99th percentile of ``ts`` (seconds), in ms."""
+    ts = sorted(ts)
     return {
         "median_ms": statistics.median(ts) * 1e3,
         "p99_ms": ts[min(len(ts) - 1, int(0.99 * len(ts)))] * 1e3,
@@ -91,11 +98,7 @@ def _time(f: Any, states: list[tuple[Any, np.ndarray]]) -> dict[str, float]:
         t0 = time.perf_counter()
         f(obs, mask)
         ts.append(time.perf_counter() - t0)
-    ts.sort()
-    return {
-        "median_ms": statistics.median(ts) * 1e3,
-        "p99_ms": ts[min(len(ts) - 1, int(0.99 * len(ts)))] * 1e3,
-    }
+    return _summary(ts)
 
 
 #: Observations kept for timing hold at most about this many action rows in all (PodRebalancing

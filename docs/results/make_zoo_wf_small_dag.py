@@ -221,55 +221,30 @@ from rlsched.zoo import ZOO_DIR
 
 OLD = "workflow-small-lookahead-ppo"  # the entry before round W8
 ROUND_EPISODES = 200
+def _round(slug: str, world: int, test_seed: int, new: str, out: str = "",
+           extra: dict | None = None) -> dict:  # fmt: skip
+    """A round's candidate run and config (``workflow_offloading_small_dag_<slug>``), its
+    validation world (pool ``seed``, seeds 20,000+), test seeds, record and entry name."""
+    return {"run": f"runs/zoo/workflow_offloading_small_dag_{slug}/seed0",
+            "config": f"configs/workflow_offloading_small_dag_{slug}.yaml",
+            "fresh": f"synthetic:placement?workflows=200&tasks=15&seed={world}",
+            "val_seed": 20_000, "test_seed": test_seed,
+            "out": out or f"docs/results/wf_small_dag_{slug}_choice.json",
+            "new": new, "extra": extra or {}}  # fmt: skip
+
+
+PLAN = {"dag_plan": True}  # the env's PEFT schedule, which W12's network and later read
 #: each round's candidate run, config, validation world and seeds, record and entry name
 ROUNDS = {
-    "W8": {"run": "runs/zoo/workflow_offloading_small_dag_departures/seed0",
-           "config": "configs/workflow_offloading_small_dag_departures.yaml",
-           "fresh": "synthetic:placement?workflows=200&tasks=15&seed=17",
-           "val_seed": 20_000, "test_seed": 9_500,
-           "out": "docs/results/wf_small_dag_choice.json", "new": "workflow-small-dag-departures"},
-    "W9": {"run": "runs/zoo/workflow_offloading_small_dag_worlds/seed0",
-           "config": "configs/workflow_offloading_small_dag_worlds.yaml",
-           "fresh": "synthetic:placement?workflows=200&tasks=15&seed=43",
-           "val_seed": 20_000, "test_seed": 9_700,
-           "out": "docs/results/wf_small_dag_worlds_choice.json",
-           "new": "workflow-small-dag-worlds"},
-    "W10": {"run": "runs/zoo/workflow_offloading_small_dag_relative/seed0",
-            "config": "configs/workflow_offloading_small_dag_relative.yaml",
-            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=44",
-            "val_seed": 20_000, "test_seed": 9_900,
-            "out": "docs/results/wf_small_dag_relative_choice.json",
-            "new": "workflow-small-dag-relative"},
-    "W11": {"run": "runs/zoo/workflow_offloading_small_dag_many_worlds/seed0",
-            "config": "configs/workflow_offloading_small_dag_many_worlds.yaml",
-            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=46",
-            "val_seed": 20_000, "test_seed": 10_300,
-            "out": "docs/results/wf_small_dag_many_worlds_choice.json",
-            "new": "workflow-small-dag-many-worlds"},
-    "W12": {"run": "runs/zoo/workflow_offloading_small_dag_plan/seed0",
-            "config": "configs/workflow_offloading_small_dag_plan.yaml",
-            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=48",
-            "val_seed": 20_000, "test_seed": 10_700,
-            "out": "docs/results/wf_small_dag_plan_choice.json",
-            "new": "workflow-small-dag-plan", "extra": {"dag_plan": True}},
-    "W13": {"run": "runs/zoo/workflow_offloading_small_dag_gain/seed0",
-            "config": "configs/workflow_offloading_small_dag_gain.yaml",
-            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=49",
-            "val_seed": 20_000, "test_seed": 10_900,
-            "out": "docs/results/wf_small_dag_gain_choice.json",
-            "new": "workflow-small-dag-gain", "extra": {"dag_plan": True}},
-    "W14": {"run": "runs/zoo/workflow_offloading_small_dag_gain_more/seed0",
-            "config": "configs/workflow_offloading_small_dag_gain_more.yaml",
-            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=50",
-            "val_seed": 20_000, "test_seed": 11_100,
-            "out": "docs/results/wf_small_dag_gain_more_choice.json",
-            "new": "workflow-small-dag-gain-more", "extra": {"dag_plan": True}},
-    "W15": {"run": "runs/zoo/workflow_offloading_small_dag_gain_most/seed0",
-            "config": "configs/workflow_offloading_small_dag_gain_most.yaml",
-            "fresh": "synthetic:placement?workflows=200&tasks=15&seed=51",
-            "val_seed": 20_000, "test_seed": 11_300,
-            "out": "docs/results/wf_small_dag_gain_most_choice.json",
-            "new": "workflow-small-dag-gain-most", "extra": {"dag_plan": True}},
+    "W8": _round("departures", 17, 9_500, "workflow-small-dag-departures",
+                 out="docs/results/wf_small_dag_choice.json"),
+    "W9": _round("worlds", 43, 9_700, "workflow-small-dag-worlds"),
+    "W10": _round("relative", 44, 9_900, "workflow-small-dag-relative"),
+    "W11": _round("many_worlds", 46, 10_300, "workflow-small-dag-many-worlds"),
+    "W12": _round("plan", 48, 10_700, "workflow-small-dag-plan", extra=PLAN),
+    "W13": _round("gain", 49, 10_900, "workflow-small-dag-gain", extra=PLAN),
+    "W14": _round("gain_more", 50, 11_100, "workflow-small-dag-gain-more", extra=PLAN),
+    "W15": _round("gain_most", 51, 11_300, "workflow-small-dag-gain-most", extra=PLAN),
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
@@ -295,7 +270,7 @@ def main(name: str) -> None:
     old = standing()
     cand = f"learned:{run / 'model'}"
     entry = f"learned:{ZOO_DIR / old / 'model'}"  # plays its shipped gate, if any
-    extra = {**EXTRA, **r.get("extra", {})}
+    extra = {**EXTRA, **r["extra"]}
     rep, _ = judge(fresh, val_seed, f"plain,{entry},{cand}", extra, ROUND_EPISODES)
     rows = {r["policy"]: r for r in rep["results"]}
     mean = {s: float(r["metrics"]["mean_completion"]) for s, r in rows.items()}
@@ -349,7 +324,7 @@ def ship(name: str, out: dict, old_name: str) -> None:
     retired to ``configs/zoo/start/``."""
     r = ROUNDS[name]
     run, new = ROOT / r["run"], r["new"]
-    extra = {**EXTRA, **r.get("extra", {})}
+    extra = {**EXTRA, **r["extra"]}
     size = export_model(run, ZOO_DIR / new / "model")
     spec = f"learned:{ZOO_DIR / new / 'model'}"
     pols = f"plain,optimal,{spec}"

@@ -25,9 +25,9 @@ from multiprocessing import Pool
 import numpy as np
 from make_zoo import ROOT
 from make_zoo_wf_small import TEST, judge
-from wf_small_search_all_tests import SETS
+from wf_small_search_all_tests import SETS, pooled_gaps, print_pooled
 
-from rlsched.stats import bootstrap_mean_ci, paired
+from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
 
 #: the entry each run plays (``--entry``): its model (round W13's retired to configs/zoo/start
@@ -79,35 +79,14 @@ def main(workers: int, name: str) -> None:
               + f"; entry vs PEFT {v['mean_diff']:+.3f} [{v['ci95'][0]:+.3f}, "
               f"{v['ci95'][1]:+.3f}] {v['wins']}/{v['ties']}/{v['losses']}",
               flush=True)  # fmt: skip
-    pooled: dict = {}
-    for p in policies:
-        gaps = np.concatenate([played[s][p]["gaps"] for s in sorted(played)])
-        lo, hi = bootstrap_mean_ci(gaps)
-        pooled[p] = {"gap_mean": float(gaps.mean()), "gap_ci95": [lo, hi]}
-    values = {p: np.concatenate([played[s][p]["values"] for s in sorted(played)])
-              for p in policies}  # fmt: skip
-
-    def pair(a: str, b: str, name: str) -> dict:
-        return paired(values[a], values[b], direction="lower", reference=name,
-                      metric="mean_completion").to_json()  # fmt: skip
-
-    for p in ("heft", SEARCH, entry):
-        pooled[p]["vs_peft"] = pair(p, "peft", "peft")
-    pooled[SEARCH]["vs_entry"] = pair(SEARCH, entry, "entry")
+    pooled, values = pooled_gaps(played, policies, ("heft", SEARCH, entry))
+    v = paired(values[SEARCH], values[entry], direction="lower", reference="entry",
+               metric="mean_completion")  # fmt: skip
+    pooled[SEARCH]["vs_entry"] = v.to_json()
     out["pooled"] = {"episodes": int(sum(sets.values())), **pooled}
     out["seconds"] = round(time.time() - t0)
     out_path.write_text(json.dumps(out, indent=1) + "\n")
-    for p in policies:
-        q = pooled[p]
-        extra = ""
-        if "vs_peft" in q:
-            v = q["vs_peft"]
-            extra = (
-                f"; vs PEFT {v['mean_diff']:+.3f} s [{v['ci95'][0]:+.3f}, "
-                f"{v['ci95'][1]:+.3f}] {v['wins']}/{v['ties']}/{v['losses']} {v['verdict']}"
-            )
-        print(f"pooled {names[p]}: {q['gap_mean']:.2%} [{q['gap_ci95'][0]:.2%}, "
-              f"{q['gap_ci95'][1]:.2%}]{extra}", flush=True)  # fmt: skip
+    print_pooled(pooled, names)
     print(f"wrote {out_path} in {out['seconds']} s")
 
 

@@ -40,6 +40,36 @@ def play(job: tuple[int, int]) -> tuple[int, dict]:
     return seed, {p: {"values": rows[p]["episode_values"], "gaps": gaps[p]} for p in POLICIES}
 
 
+def pooled_gaps(played: dict, policies: tuple, compared: tuple) -> tuple[dict, dict]:
+    """Every set of ``played`` pooled: each policy's mean gap with its 95% interval, and each
+    of ``compared`` paired with PEFT on mean completion; also each policy's values."""
+    pooled: dict = {}
+    for p in policies:
+        gaps = np.concatenate([played[s][p]["gaps"] for s in sorted(played)])
+        lo, hi = bootstrap_mean_ci(gaps)
+        pooled[p] = {"gap_mean": float(gaps.mean()), "gap_ci95": [lo, hi]}
+    values = {p: np.concatenate([played[s][p]["values"] for s in sorted(played)])
+              for p in policies}  # fmt: skip
+    for p in compared:
+        v = paired(values[p], values["peft"], direction="lower", reference="peft",
+                   metric="mean_completion")  # fmt: skip
+        pooled[p]["vs_peft"] = v.to_json()
+    return pooled, values
+
+
+def print_pooled(pooled: dict, names: dict) -> None:
+    """One line per policy of :func:`pool`'s record (``names``: how each is printed)."""
+    for p, name in names.items():
+        q = pooled[p]
+        extra = ""
+        if "vs_peft" in q:
+            v = q["vs_peft"]
+            extra = (f"; vs PEFT {v['mean_diff']:+.3f} s [{v['ci95'][0]:+.3f}, "
+                     f"{v['ci95'][1]:+.3f}] {v['wins']}/{v['ties']}/{v['losses']} {v['verdict']}")
+        print(f"pooled {name}: {q['gap_mean']:.2%} [{q['gap_ci95'][0]:.2%}, "
+              f"{q['gap_ci95'][1]:.2%}]{extra}", flush=True)  # fmt: skip
+
+
 def main(sets: dict[int, int] = SETS, out_path: Path = OUT) -> None:
     """Every set of ``sets`` (first seed: episodes); ``wf_small_search_ranked_all_tests.py``
     runs it again with PEFT's best servers as the candidates."""
@@ -56,29 +86,11 @@ def main(sets: dict[int, int] = SETS, out_path: Path = OUT) -> None:
         g = out["sets"][str(seed)]["gap_mean"]
         print(f"seeds {seed}+: PEFT {g['peft']:.2%}, HEFT {g['heft']:.2%}, "
               f"search {g[SEARCH]:.2%}", flush=True)  # fmt: skip
-    pooled: dict = {}
-    for p in POLICIES:
-        gaps = np.concatenate([played[s][p]["gaps"] for s in sorted(played)])
-        lo, hi = bootstrap_mean_ci(gaps)
-        pooled[p] = {"gap_mean": float(gaps.mean()), "gap_ci95": [lo, hi]}
-    values = {p: np.concatenate([played[s][p]["values"] for s in sorted(played)])
-              for p in POLICIES}  # fmt: skip
-    for p in ("heft", SEARCH):
-        v = paired(values[p], values["peft"], direction="lower", reference="peft",
-                   metric="mean_completion")  # fmt: skip
-        pooled[p]["vs_peft"] = v.to_json()
+    pooled, _ = pooled_gaps(played, POLICIES, ("heft", SEARCH))
     out["pooled"] = {"episodes": int(sum(sets.values())), **pooled}
     out["seconds"] = round(time.time() - t0)
     out_path.write_text(json.dumps(out, indent=1) + "\n")
-    for p in POLICIES:
-        q = pooled[p]
-        extra = ""
-        if "vs_peft" in q:
-            v = q["vs_peft"]
-            extra = (f"; vs PEFT {v['mean_diff']:+.3f} s [{v['ci95'][0]:+.3f}, "
-                     f"{v['ci95'][1]:+.3f}] {v['wins']}/{v['ties']}/{v['losses']} {v['verdict']}")
-        print(f"pooled {p}: {q['gap_mean']:.2%} [{q['gap_ci95'][0]:.2%}, "
-              f"{q['gap_ci95'][1]:.2%}]{extra}", flush=True)  # fmt: skip
+    print_pooled(pooled, {p: p for p in POLICIES})
     print(f"wrote {out_path} in {out['seconds']} s")
 
 

@@ -375,12 +375,8 @@ class DagScorer:
         below = np.add.reduce(x[desc], 0) / max(int(np.count_nonzero(desc)), 1)
         ctx = np.concatenate([x[cur], below, np.add.reduce(x, 0) / n])
         hd = self._head
-        nodes = np.empty((s, len(NODE_KEYS) + 2), np.float32)
-        for j, key in enumerate(NODE_KEYS):
-            nodes[:, j] = obs[key]
-        nodes[:, -2:] = obs["node_free"]
+        nodes, glob = _server_keys(obs, s)
         nodes = symlog(nodes)
-        glob = np.concatenate([obs["task"], obs["subtree"]]).astype(np.float32)
         glob[_TASK_DATA] /= data
         glob = symlog(glob)
         (mn, sn), (mr, sr), (mg, sg) = (self._norm[k] for k in ("nodes", "rel", "glob"))
@@ -399,11 +395,7 @@ class DagScorer:
         assert self._kernel is not None
         kernel, weights = self._kernel
         s = self.num_servers()
-        nodes = np.empty((s, len(NODE_KEYS) + 2), np.float32)
-        for j, key in enumerate(NODE_KEYS):
-            nodes[:, j] = obs[key]
-        nodes[:, -2:] = obs["node_free"]
-        glob = np.concatenate([obs["task"], obs["subtree"]]).astype(np.float32)
+        nodes, glob = _server_keys(obs, s)
         f32 = np.float32
         plan, per_server = (
             (obs["dag_plan"], obs["dag_plan_servers"]) if self.plan else (_NONE, _NONE)
@@ -415,6 +407,16 @@ class DagScorer:
             np.asarray(obs["node_origin"], f32), int(base), self.relative_data, self.plan,
             *weights,
         )  # fmt: skip
+
+
+def _server_keys(obs: dict[str, np.ndarray], s: int) -> tuple[np.ndarray, np.ndarray]:
+    """One observation's per-server keys ``(s, 18)`` (:data:`NODE_KEYS`, then ``node_free``)
+    and its task and subtree keys ``(11,)``, float32, raw (the serving paths' inputs)."""
+    nodes = np.empty((s, len(NODE_KEYS) + 2), np.float32)
+    for j, key in enumerate(NODE_KEYS):
+        nodes[:, j] = obs[key]
+    nodes[:, -2:] = obs["node_free"]
+    return nodes, np.concatenate([obs["task"], obs["subtree"]]).astype(np.float32)
 
 
 #: no PEFT schedule (a scorer without ``plan``): what the compiled forward is passed instead

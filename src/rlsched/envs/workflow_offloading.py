@@ -1105,13 +1105,11 @@ class WorkflowOffloadingEnv(RlschedEnv):
             )
         server, finish = fast.plan()
         rel = (finish - self._now) / u
-        plan, per_server = obs["dag_plan"], obs["dag_plan_servers"]
-        plan[:] = 0.0
-        plan[:, 0] = -1.0
+        plan, per_server = obs["dag_plan"], obs["dag_plan_servers"]  # fresh zeros
         plan[:n, 0] = server
+        plan[n:, 0] = -1.0
         plan[:n, 1] = rel
         undecided = self._server < 0
-        per_server[:] = 0.0
         ahead = np.zeros(len(per_server))
         np.maximum.at(ahead, server[undecided], rel[undecided])
         per_server[:, 0] = ahead
