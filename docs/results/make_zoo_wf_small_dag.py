@@ -194,6 +194,31 @@ each of 960 worlds, pool seeds 100-1059); W14's recipe otherwise.
    entry ``workflow-small-dag-gain-most``.
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    11,300-11,499). Writes ``docs/results/wf_small_dag_gain_most_choice.json``.
+
+Round W16 (``--round W16``), fixed here (2026-12-03, after W15's round, before this run). On
+the threshold's world (``seed=16``) W15's run kept the lowest of its six quantiles (0.9: 68
+departures, mean return -6.1009 against PEFT's -6.1563), and the mean rose with every lower
+threshold: the grid may have stopped short of the best. This round keeps W15's network as it
+is (``init_model``, no epochs) and chooses its threshold again, the same way, among 13
+quantiles from 0.3 to 0.995 and never departing. Nothing is collected: its labels are W15's.
+
+    mkdir -p runs/zoo/workflow_offloading_small_dag_threshold/seed0
+    ln -s ../../workflow_offloading_small_dag_gain_most/seed0/teacher \
+        runs/zoo/workflow_offloading_small_dag_threshold/seed0/teacher
+    rlsched train --config configs/workflow_offloading_small_dag_threshold.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_threshold/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W16
+
+1. Candidate: that run's model (W15's network at the threshold chosen on 200 episodes of
+   ``seed=16``).
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=52``, seeds 20,000+), the candidate and
+   the entry as it stands (``workflow-small-dag-gain-most``), beside every heuristic that does
+   not search; eligible and kept as in W8 (ties to the entry: the same network, so equal means
+   are the same threshold's play). A kept candidate becomes the entry
+   ``workflow-small-dag-threshold``.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   11,500-11,699). Writes ``docs/results/wf_small_dag_threshold_choice.json``.
 """
 
 import argparse
@@ -245,6 +270,7 @@ ROUNDS = {
     "W13": _round("gain", 49, 10_900, "workflow-small-dag-gain", extra=PLAN),
     "W14": _round("gain_more", 50, 11_100, "workflow-small-dag-gain-more", extra=PLAN),
     "W15": _round("gain_most", 51, 11_300, "workflow-small-dag-gain-most", extra=PLAN),
+    "W16": _round("threshold", 52, 11_500, "workflow-small-dag-threshold", extra=PLAN),
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,

@@ -167,3 +167,78 @@ def test_a_plan_model_reads_pefts_schedule_where_the_env_gives_it(tmp_path) -> N
 def test_config_refuses_what_the_recipe_cannot_run(change: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         TrainConfig.from_dict({**TINY_DEPARTURES, **change})
+
+
+def _departing_copy(model, dest):
+    """``model`` with its threshold at -inf: it departs wherever it can (a DAgger behaviour
+    whose states leave the base's)."""
+    import shutil
+
+    shutil.copytree(model, dest)
+    meta = json.loads((dest / "meta.json").read_text())
+    (dest / "meta.json").write_text(json.dumps({**meta, "threshold": "-inf"}))
+    return dest
+
+
+def test_dagger_labels_the_students_states_joins_earlier_labels_and_keeps_a_warm_net(
+    departure_run, tmp_path
+) -> None:
+    """``departure_behaviour`` acts while the teacher labels (its states leave the base's);
+    ``departure_label_runs`` adds the earlier run's labels; ``init_model`` with no epochs
+    keeps that net's weights and only chooses the threshold again."""
+    from rlsched.agents.dag_net import DagScorer
+
+    student = _departing_copy(departure_run / "model", tmp_path / "student")
+    run = tmp_path / "dagger"
+    cfg = dict(TINY_DEPARTURES, imitation_episodes=6, imitation_epochs=0,
+               departure_behaviour=str(student), departure_label_runs=[str(departure_run)],
+               init_model=str(departure_run / "model"), departure_quantiles=[0.5, 0.9])  # fmt: skip
+    train(TrainConfig.from_dict(cfg), run, progress=False)
+    rec = json.loads((run / "run.json").read_text())
+    assert rec["teacher"]["episodes"] == 6 + 12 and rec["teacher"]["label_runs"] == [
+        str(departure_run)
+    ]
+    assert rec["teacher"]["behaviour"] == str(student) and rec["fit"]["epochs"] == 0
+    assert len(rec["threshold_choice"]) == 3  # two quantiles and never
+    ours = Demonstrations.load(next((run / "teacher").glob("chunk*.npz")))
+    base = Demonstrations.load(next((departure_run / "teacher").glob("chunk*.npz")))
+    first = {k: v[: len(ours)] for k, v in base.obs.items()}
+    assert np.array_equal(ours.obs["dag_tasks"][0], first["dag_tasks"][0])  # the same reset
+    assert not np.array_equal(ours.obs["dag_tasks"], first["dag_tasks"])  # then its own states
+    a = DagScorer.load(run / "model" / "dagnet.npz").w
+    b = DagScorer.load(departure_run / "model" / "dagnet.npz").w
+    assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_a_warm_start_is_kept_unless_an_epoch_beats_it(departure_run, tmp_path) -> None:
+    """Epochs at a step size that only ruins the net: the kept net is the start's."""
+    import shutil
+
+    from rlsched.agents.dag_net import DagScorer
+
+    run = tmp_path / "warm"
+    shutil.copytree(departure_run / "teacher", run / "teacher")
+    cfg = dict(TINY_DEPARTURES, init_model=str(departure_run), imitation_lr=1e4,
+               imitation_epochs=2, departure_patience=2)  # fmt: skip
+    train(TrainConfig.from_dict(cfg), run, progress=False)
+    assert json.loads((run / "run.json").read_text())["fit"]["epochs"] == 2
+    a = DagScorer.load(run / "model" / "dagnet.npz").w
+    b = DagScorer.load(departure_run / "model" / "dagnet.npz").w
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [({"departure_hidden": 32}, "width, rounds"),
+     ({"departure_relative_data": True}, "relative data"),
+     ({"init_model": None, "departure_label_runs": ["nowhere"]}, "no teacher labels")],
+)  # fmt: skip
+def test_a_start_net_or_label_run_that_does_not_fit_is_refused(
+    departure_run, tmp_path, monkeypatch, change: dict, message: str
+) -> None:
+    from rlsched.train import imitation
+
+    monkeypatch.setattr(imitation, "collect", lambda *a, **k: pytest.fail("collected"))
+    cfg = {**TINY_DEPARTURES, "init_model": str(departure_run), **change}
+    with pytest.raises(ConfigError, match=message):
+        train(TrainConfig.from_dict(cfg), tmp_path / "refused", progress=False)

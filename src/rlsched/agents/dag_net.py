@@ -26,6 +26,7 @@ input normalisation is part of the module, so a saved net is complete.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +191,18 @@ class DagNet(torch.nn.Module):
         dims = np.array([self.task_dim, self.server_dim, self.hidden, len(self.rounds),
                          int(self.relative_data), int(self.plan)])  # fmt: skip
         np.savez(path, __dims__=dims, **arrays)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> DagNet:
+        """The net :meth:`save` wrote, as a torch module (to fit further: a warm start)."""
+        with np.load(path) as z:
+            dims = [int(v) for v in z["__dims__"]] + [0, 0]
+            state = {k: torch.as_tensor(z[k]) for k in z.files if k != "__dims__"}
+        task, server, hidden, rounds = dims[:4]
+        net = cls(task, server, hidden, rounds, relative_data=bool(dims[4]), plan=bool(dims[5]))
+        net.load_state_dict(state)
+        net.eval()
+        return net
 
 
 def _linear(x: np.ndarray, w: dict[str, np.ndarray], name: str) -> np.ndarray:
@@ -431,6 +444,7 @@ def fit_dag_net(
     epochs: int = 40, patience: int = 5, lr: float = 1e-3, hidden: int = 64, rounds: int = 3,
     batch_size: int = 256, seed: int = 0, progress: Any = None, relative_data: bool = False,
     rng: np.random.Generator | None = None, plan: bool = False, objective: str = "bce",
+    start: DagNet | None = None,
 ) -> tuple[DagNet, list[float]]:  # fmt: skip
     """A :class:`DagNet` fitted to the labels ``y (B, N)`` (1: the server the teacher departs
     to) by binary cross-entropy over the servers ``on`` (candidates: valid and not the base's),
@@ -440,16 +454,28 @@ def fit_dag_net(
     is called after each epoch when given. ``relative_data`` and ``plan``: how ``x`` was built
     (:func:`dag_inputs`), saved with the net. ``rng`` shuffles the decisions each epoch
     (default: a generator seeded with ``seed``). ``objective``: ``bce`` (``y`` 0/1) or ``huber``
-    (``y`` any target, e.g. the relative gain: the scores regress on it)."""
+    (``y`` any target, e.g. the relative gain: the scores regress on it). ``start``: fit from a
+    copy of this net (its width, rounds and input normalisation; warm start) instead of a
+    fresh one; with ``epochs=0`` the copy is returned as it is."""
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed) if rng is None else rng
     t = {k: torch.as_tensor(x[k]) for k in _INPUTS}
-    net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden, rounds, relative_data, plan)
-    fit_t = torch.as_tensor(np.asarray(fit))
-    rows = t["server"][fit_t][torch.as_tensor(on[fit])]
-    net.server_mu[:], net.server_sd[:] = rows.mean(0), rows.std(0) + 1e-6
-    tasks = t["task"][fit_t][t["real"][fit_t] > 0]
-    net.task_mu[:], net.task_sd[:] = tasks.mean(0), tasks.std(0) + 1e-6
+    dims = (x["task"].shape[2], x["server"].shape[2])
+    if start is not None:
+        have = (start.task_dim, start.server_dim, start.relative_data, start.plan)
+        if have != (*dims, relative_data, plan):
+            raise ValueError(
+                f"the start net reads (task, server, relative data, plan) = {have}, these "
+                f"inputs are {(*dims, relative_data, plan)}"
+            )
+        net = copy.deepcopy(start)  # its normalisation stays: its weights were fitted to it
+    else:
+        net = DagNet(*dims, hidden, rounds, relative_data, plan)
+        fit_t = torch.as_tensor(np.asarray(fit))
+        rows = t["server"][fit_t][torch.as_tensor(on[fit])]
+        net.server_mu[:], net.server_sd[:] = rows.mean(0), rows.std(0) + 1e-6
+        tasks = t["task"][fit_t][t["real"][fit_t] > 0]
+        net.task_mu[:], net.task_sd[:] = tasks.mean(0), tasks.std(0) + 1e-6
     yt = torch.as_tensor(y, dtype=torch.float32)
     ot = torch.as_tensor(on, dtype=torch.float32)
     opt = torch.optim.Adam(net.parameters(), lr)
@@ -466,6 +492,11 @@ def fit_dag_net(
 
     order, held_t = np.array(fit, np.int64), torch.as_tensor(np.asarray(held, np.int64))
     best, best_state, waited, curve = float("inf"), None, 0, []
+    if start is not None and len(held_t):  # a warm start is kept unless an epoch beats it
+        net.eval()
+        with torch.no_grad():
+            best = float(loss_of(held_t))
+        best_state = {k: v.clone() for k, v in net.state_dict().items()}
     for epoch in range(epochs):
         rng.shuffle(order)
         net.train()
@@ -480,7 +511,7 @@ def fit_dag_net(
         curve.append(now)
         if progress is not None:
             progress(epoch, now)
-        if not now >= best:  # NaN (nothing held out): keep the last
+        if now < best or not len(held_t):  # nothing held out: keep the last
             best, waited = now, 0
             best_state = {k: v.clone() for k, v in net.state_dict().items()}
         else:

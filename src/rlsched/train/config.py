@@ -262,10 +262,18 @@ class TrainConfig:
     """``algo: departures``: the network also reads PEFT's schedule of the rest of the
     workflow from each decision (the env's ``dag_plan=True``: each task's server and finish
     there; per server, its latest finish and task count)."""
+    departure_behaviour: str | None = None
+    """``algo: departures``: a departure model (a model or run folder, or ``zoo/NAME``) that
+    acts in the label episodes while the teacher labels the states it reaches (DAgger: the
+    states a student's own departures lead to); None: the base acts."""
+    departure_label_runs: list[str] = field(default_factory=list)
+    """``algo: departures``: earlier runs (run folders, or their ``teacher/`` folders) whose
+    teacher labels join this run's in the fit (aggregated rounds of DAgger)."""
     init_model: str | None = None
     """Start from this model's weights (a model or run folder, or ``zoo/NAME``) instead of a
     fresh network: fine-tuning a distilled or shipped model. Its algorithm, network and spaces
-    must be this config's."""
+    must be this config's. ``algo: departures``: the fit starts from its network (with
+    ``imitation_epochs: 0`` the network is kept as it is and only the threshold is chosen)."""
     checkpoint_freq: int = 50_000
     """Write ``RUN/checkpoint`` (the model, its optimizer and where the run stands) every this
     many env steps and at the end of each phase; ``rlsched train --resume RUN`` continues from
@@ -476,6 +484,9 @@ class TrainConfig:
         for name in ("departure_hidden", "departure_rounds", "departure_patience"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{source}: {name} must be >= 1")
+        for run in self.departure_label_runs:
+            if not isinstance(run, str) or not run:
+                raise ConfigError(f"{source}: departure_label_runs holds run folders, not {run!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -7,8 +7,11 @@ the whole workflow, lets leave its choice where a search teacher would gain from
    ``expert_teacher``'s options) values each valid server. A *departure* is the best server
    where it beats the base's server by at least ``departure_min_gain`` of the base's value.
    Episodes are collected in chunks of :data:`CHUNK` under ``RUN/teacher/`` (``--resume`` and a
-   rerun reuse them: a long collection spans several sittings).
-2. **Fit.** :class:`~rlsched.agents.dag_net.DagNet` by binary cross-entropy over the candidate
+   rerun reuse them: a long collection spans several sittings). With ``departure_behaviour``
+   a departure model acts instead of the base and the teacher labels the states it reaches
+   (DAgger); ``departure_label_runs`` adds earlier runs' labels to this run's.
+2. **Fit.** :class:`~rlsched.agents.dag_net.DagNet` (fresh, or ``init_model``'s: a warm
+   start) by binary cross-entropy over the candidate
    servers (valid, not the base's) on the departure label, or (``departure_target: gain``) by
    a Huber loss on each candidate's relative gain (:func:`gain_targets`), stopped early on a
    tenth of the training *workflows* kept aside (:func:`~rlsched.agents.dag_net.fit_dag_net`).
@@ -75,6 +78,15 @@ def collect_labels(
     from rlsched.policies.registry import make_rollout
 
     base = base_choice(cfg)
+    behaviour = base
+    if cfg.departure_behaviour:
+        from rlsched.policies.departures import DeparturePolicy
+
+        student = DeparturePolicy(cfg.departure_behaviour)
+        env = single_env(cfg, cfg.eval_dataset, cfg.seed + EVAL_SEED)
+        student.check_env(env.unwrapped)  # the keys it reads, its server count
+        env.close()
+        behaviour = student.act
     options = dict(cfg.expert_teacher)
 
     def make_teacher(env: Any, seed: int) -> Any:
@@ -93,14 +105,30 @@ def collect_labels(
             part = imitation_mod.collect(
                 teacher_envs(cfg), make_teacher, n, cfg.gamma,
                 seed=cfg.seed + TEACHER_SEED + k * CHUNK, progress=progress,
-                behaviour=base, workers=cfg.imitation_workers,
+                behaviour=behaviour, workers=cfg.imitation_workers,
             )  # fmt: skip
             part.save(path)
             if progress:
                 print(f"teacher chunk {k}: {n} episodes, {time.perf_counter() - t0:.0f} s")
         total = part if total is None else total + part
     assert total is not None
+    for earlier in label_folders(cfg):
+        for path in sorted(earlier.glob("chunk*.npz")):
+            total = total + imitation_mod.Demonstrations.load(path)
     return total
+
+
+def label_folders(cfg: TrainConfig) -> list[Path]:
+    """The ``teacher/`` folders of ``departure_label_runs`` (a run folder or the folder
+    itself); a missing one, or one without chunks, is refused."""
+    out = []
+    for run in cfg.departure_label_runs:
+        p = Path(run)
+        folder = p / "teacher" if (p / "teacher").is_dir() else p
+        if not any(folder.glob("chunk*.npz")):
+            raise ConfigError(f"departure_label_runs: no teacher labels (chunk*.npz) in {folder}")
+        out.append(folder)
+    return out
 
 
 def departure_labels(
@@ -212,6 +240,10 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
             f"algo departures reads {', '.join(missing)}: {cfg.env_id} with env_kwargs "
             f"{cfg.env_kwargs} does not observe them"
         )
+    start = None
+    if cfg.init_model:
+        start = _start_net(cfg)
+    label_folders(cfg)  # refuse a missing label run before the collection
     demos = collect_labels(cfg, run, progress)
     t_collect = time.perf_counter() - t0
     lab = departure_labels(demos, base_choice(cfg), cfg.departure_min_gain)
@@ -233,7 +265,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
         x, y, on, fit, held, epochs=cfg.imitation_epochs, patience=cfg.departure_patience,
         lr=cfg.imitation_lr, hidden=cfg.departure_hidden, rounds=cfg.departure_rounds,
         seed=cfg.seed, relative_data=cfg.departure_relative_data, plan=cfg.departure_plan,
-        objective="huber" if cfg.departure_target == "gain" else "bce",
+        objective="huber" if cfg.departure_target == "gain" else "bce", start=start,
         progress=(lambda e, v: print(f"fit epoch {e}: kept-aside loss {v:.4f}")) if progress
         else None,
     )  # fmt: skip
@@ -253,6 +285,8 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
         "decisions_with_candidates": len(rows),
         "departures": int(lab["y"].sum()),
         "workflows": len(own), "workflows_kept_aside": len(np.unique(groups[aside])),
+        "behaviour": cfg.departure_behaviour or cfg.imitation_policy,
+        "label_runs": list(cfg.departure_label_runs), "init_model": cfg.init_model,
     }  # fmt: skip
     _save(
         net, cfg, model, float(kept["threshold"]), {"threshold_choice": table, "teacher": teacher}
@@ -272,6 +306,30 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
         json.dumps({"best_eval_mean_reward": kept["mean_return"], "steps": 0}, indent=2)
     )
     return record
+
+
+def _start_net(cfg: TrainConfig) -> DagNet:
+    """``init_model``'s network, refused unless it is a departure model of this config's
+    width and rounds."""
+    from rlsched.agents.models import read_meta
+    from rlsched.policies.departures import WEIGHTS
+    from rlsched.zoo import resolve_model_dir
+
+    folder = resolve_model_dir(str(cfg.init_model))
+    algo = read_meta(folder).get("algo")
+    if algo != DEPARTURES:
+        raise ConfigError(f"init_model {cfg.init_model}: a {algo} model, this config trains "
+                          "departures")  # fmt: skip
+    net = DagNet.from_file(folder / WEIGHTS)
+    have = (net.hidden, len(net.rounds), net.relative_data, net.plan)
+    want = (cfg.departure_hidden, cfg.departure_rounds, cfg.departure_relative_data,
+            cfg.departure_plan)  # fmt: skip
+    if have != want:
+        raise ConfigError(
+            f"init_model {cfg.init_model}: its network has (width, rounds, relative data, "
+            f"plan) = {have}, this config's {want}"
+        )
+    return net
 
 
 def _number(v: float) -> float | str:
