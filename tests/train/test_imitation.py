@@ -316,6 +316,14 @@ def test_a_search_teacher_records_its_action_values_through_aggregation_and_chec
     both.save(tmp_path / "demos.npz")
     again = Demonstrations.load(tmp_path / "demos.npz")
     np.testing.assert_array_equal(again.values, both.values)
+    three = Demonstrations.concat([plain, demos, plain])  # one copy: the same as adding
+    added = plain + demos + plain
+    assert three.episodes == added.episodes == 4 and len(three) == len(added)
+    assert three.mean_episode_return == pytest.approx(added.mean_episode_return)
+    for k in added.obs:
+        np.testing.assert_array_equal(three.obs[k], added.obs[k])
+    for name in ("masks", "actions", "returns", "values", "changed"):
+        np.testing.assert_array_equal(getattr(three, name), getattr(added, name))
 
 
 @pytest.mark.parametrize("loss", ["mse", "kl"])

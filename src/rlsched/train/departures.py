@@ -94,7 +94,7 @@ def collect_labels(
 
     folder = run / "teacher"
     folder.mkdir(parents=True, exist_ok=True)
-    total: imitation_mod.Demonstrations | None = None
+    parts: list[imitation_mod.Demonstrations] = []
     for k in range(math.ceil(cfg.imitation_episodes / CHUNK)):
         n = min(CHUNK, cfg.imitation_episodes - k * CHUNK)
         path = folder / f"chunk{k:03d}_{n}.npz"
@@ -110,12 +110,10 @@ def collect_labels(
             part.save(path)
             if progress:
                 print(f"teacher chunk {k}: {n} episodes, {time.perf_counter() - t0:.0f} s")
-        total = part if total is None else total + part
-    assert total is not None
+        parts.append(part)
     for earlier in label_folders(cfg):
-        for path in sorted(earlier.glob("chunk*.npz")):
-            total = total + imitation_mod.Demonstrations.load(path)
-    return total
+        parts += [imitation_mod.Demonstrations.load(p) for p in sorted(earlier.glob("chunk*.npz"))]
+    return imitation_mod.Demonstrations.concat(parts)
 
 
 def label_folders(cfg: TrainConfig) -> list[Path]:

@@ -94,29 +94,35 @@ class Demonstrations:
         return np.full(self.masks.shape, np.nan, np.float32) if self.values is None else self.values
 
     def __add__(self, other: Demonstrations) -> Demonstrations:
-        if isinstance(self.obs, dict):
-            assert isinstance(other.obs, dict)
-            obs: Any = {k: np.concatenate([v, other.obs[k]]) for k, v in self.obs.items()}
+        return Demonstrations.concat([self, other])
+
+    @classmethod
+    def concat(cls, parts: Sequence[Demonstrations]) -> Demonstrations:
+        """The parts' labels in order, copied once (adding them one by one copies the growing
+        total again for each part)."""
+        if not parts:
+            raise ValueError("no demonstrations to concatenate")
+        first = parts[0]
+        if isinstance(first.obs, dict):
+            keys = list(first.obs)
+            obs: Any = {k: np.concatenate([p.obs[k] for p in parts]) for k in keys}
         else:
-            obs = np.concatenate([self.obs, other.obs])
-        n = self.episodes + other.episodes
+            obs = np.concatenate([p.obs for p in parts])
+        n = sum(p.episodes for p in parts)
         values = None
-        if self.values is not None or other.values is not None:
-            values = np.concatenate([self._values(), other._values()])
-        mean = (
-            self.mean_episode_return * self.episodes + other.mean_episode_return * other.episodes
-        ) / max(n, 1)
-        return Demonstrations(
+        if any(p.values is not None for p in parts):
+            values = np.concatenate([p._values() for p in parts])
+        mean = sum(p.mean_episode_return * p.episodes for p in parts) / max(n, 1)
+        return cls(
             obs,
-            np.concatenate([self.masks, other.masks]),
-            np.concatenate([self.actions, other.actions]),
-            np.concatenate([self.returns, other.returns]),
+            np.concatenate([p.masks for p in parts]),
+            np.concatenate([p.actions for p in parts]),
+            np.concatenate([p.returns for p in parts]),
             n,
             float(mean),
-            changed=np.concatenate([self._changed(), other._changed()]),
+            changed=np.concatenate([p._changed() for p in parts]),
             values=values,
         )
-
 
 
 def _unwrapped(env: gym.Env) -> Any:
