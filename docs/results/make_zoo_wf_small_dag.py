@@ -219,6 +219,29 @@ quantiles from 0.3 to 0.995 and never departing. Nothing is collected: its label
    ``workflow-small-dag-threshold``.
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    11,500-11,699). Writes ``docs/results/wf_small_dag_threshold_choice.json``.
+
+Round W17 (``--round W17``), fixed here (2026-12-03, after W16's validation kept the entry,
+before this round's labels). Every round so far labelled the states PEFT reaches; the student
+departs from them, and after a departure it decides in states no label covered. One round of
+DAgger: the entry (W15's network at its threshold) acts in 24,000 new episodes, 50 in each of
+480 fresh worlds (pool seeds 1060-1539), while the teacher labels the states it reaches
+(``departure_behaviour``); W15's 48,000 episodes of labels join them
+(``departure_label_runs``); the fit continues from W15's network (``init_model``, at most 30
+epochs; kept unless an epoch lowers the loss on the kept-aside workflows); the threshold is
+chosen among W15's six quantiles and never, on 200 episodes of ``seed=16`` as before.
+
+    rlsched train --config configs/workflow_offloading_small_dag_dagger.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_dagger/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W17
+
+1. Candidate: that run's model.
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=53``, seeds 20,000+), the candidate and
+   the entry as it stands (``workflow-small-dag-gain-most``), beside every heuristic that does
+   not search; eligible and kept as in W8 (ties to the entry). A kept candidate becomes the
+   entry ``workflow-small-dag-dagger``.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   11,700-11,899). Writes ``docs/results/wf_small_dag_dagger_choice.json``.
 """
 
 import argparse
@@ -271,6 +294,7 @@ ROUNDS = {
     "W14": _round("gain_more", 50, 11_100, "workflow-small-dag-gain-more", extra=PLAN),
     "W15": _round("gain_most", 51, 11_300, "workflow-small-dag-gain-most", extra=PLAN),
     "W16": _round("threshold", 52, 11_500, "workflow-small-dag-threshold", extra=PLAN),
+    "W17": _round("dagger", 53, 11_700, "workflow-small-dag-dagger", extra=PLAN),
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
