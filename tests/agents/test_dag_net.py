@@ -8,6 +8,7 @@ from rlsched.agents.dag_net import (
     DagNet,
     DagScorer,
     dag_inputs,
+    dag_inputs_of_rows,
     data_scale,
     fit_dag_net,
     torch_scores,
@@ -152,6 +153,19 @@ def test_plan_inputs_hold_pefts_schedule_and_leave_the_rest_alone() -> None:
     assert np.allclose(p["task"][..., -1], symlog(obs["dag_plan"][..., 1]), atol=1e-6)
     # the base's own server reads zero in the plan's "less the base's" block
     assert np.allclose(p["server"][np.arange(len(base)), base, g + 2 :], 0.0)
+
+
+def test_inputs_of_rows_built_in_batches_are_the_inputs_of_those_rows() -> None:
+    obs, base = _states(2, plan=True)
+    rows = np.arange(len(base))[::-2]  # a subset, out of order
+    whole = dag_inputs({k: v[rows] for k, v in obs.items()}, base[rows], True, True)
+    parts = dag_inputs_of_rows(obs, rows, base[rows], True, True, batch=5)
+    assert whole.keys() == parts.keys()
+    for k in whole:
+        assert parts[k].dtype == np.float32 and np.array_equal(parts[k], whole[k])
+    none = dag_inputs_of_rows(obs, rows[:0], base[:0], True, True)
+    assert {k: v.shape[1:] for k, v in none.items()} == {k: v.shape[1:] for k, v in whole.items()}
+    assert all(len(v) == 0 for v in none.values())
 
 
 def test_the_huber_objective_regresses_the_scores_on_their_targets() -> None:

@@ -121,6 +121,28 @@ def dag_inputs(
             "kid": kid.astype(f32), "server": server.astype(f32)}  # fmt: skip
 
 
+def dag_inputs_of_rows(
+    obs: dict[str, np.ndarray], rows: np.ndarray, base: np.ndarray,
+    relative_data: bool = False, plan: bool = False, batch: int = 32_768,
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """:func:`dag_inputs` of the decisions ``rows`` of ``obs`` (``base``: one per row), built
+    ``batch`` rows at a time into float32 arrays: the float64 intermediates of a whole
+    training set (a million decisions) would not fit in memory. The same numbers."""
+    n = len(rows)
+    out: dict[str, np.ndarray] = {}
+    for i in range(0, n, batch):
+        pick = rows[i : i + batch]
+        part = dag_inputs({k: v[pick] for k, v in obs.items()}, base[i : i + batch],
+                          relative_data, plan)  # fmt: skip
+        for k, v in part.items():
+            out.setdefault(k, np.empty((n, *v.shape[1:]), v.dtype))[i : i + len(v)] = v
+    if not out:  # no rows: the shapes of one
+        one = dag_inputs({k: v[:1] for k, v in obs.items()}, np.zeros(1, np.int64),
+                         relative_data, plan)  # fmt: skip
+        out = {k: v[:0] for k, v in one.items()}
+    return out
+
+
 def _plan_tasks(dag_plan: np.ndarray, s: int) -> tuple[np.ndarray, np.ndarray]:
     """The task rows' plan blocks: the one-hot of each task's server in PEFT's schedule and
     its finish there (signed log), from ``dag_plan (..., T, 2)``."""
@@ -480,7 +502,7 @@ def fit_dag_net(
     ot = torch.as_tensor(on, dtype=torch.float32)
     opt = torch.optim.Adam(net.parameters(), lr)
 
-    def loss_of(idx: torch.Tensor) -> torch.Tensor:
+    def summed(idx: torch.Tensor) -> torch.Tensor:
         z = net({k: v[idx] for k, v in t.items()})
         if objective == "huber":  # beta: gains under 2% count quadratically
             each = torch.nn.functional.smooth_l1_loss(z, yt[idx], reduction="none", beta=0.02)
@@ -488,14 +510,21 @@ def fit_dag_net(
             each = torch.nn.functional.binary_cross_entropy_with_logits(
                 z, yt[idx], reduction="none"
             )
-        return (each * ot[idx]).sum() / ot[idx].sum().clamp(min=1.0)
+        return (each * ot[idx]).sum()
+
+    def loss_of(idx: torch.Tensor) -> torch.Tensor:
+        return summed(idx) / ot[idx].sum().clamp(min=1.0)
+
+    def held_loss() -> float:  # in slices: the whole kept-aside set at once takes GBs
+        total = sum(float(summed(held_t[i : i + 8192])) for i in range(0, len(held_t), 8192))
+        return total / max(float(ot[held_t].sum()), 1.0)
 
     order, held_t = np.array(fit, np.int64), torch.as_tensor(np.asarray(held, np.int64))
     best, best_state, waited, curve = float("inf"), None, 0, []
     if start is not None and len(held_t):  # a warm start is kept unless an epoch beats it
         net.eval()
         with torch.no_grad():
-            best = float(loss_of(held_t))
+            best = held_loss()
         best_state = {k: v.clone() for k, v in net.state_dict().items()}
     for epoch in range(epochs):
         rng.shuffle(order)
@@ -507,7 +536,7 @@ def fit_dag_net(
             opt.step()
         net.eval()
         with torch.no_grad():
-            now = float(loss_of(held_t)) if len(held_t) else float("nan")
+            now = held_loss() if len(held_t) else float("nan")
         curve.append(now)
         if progress is not None:
             progress(epoch, now)

@@ -41,7 +41,7 @@ from rlsched.agents.dag_net import (
     PLAN_KEYS,
     REQUIRED_KEYS,
     DagNet,
-    dag_inputs,
+    dag_inputs_of_rows,
     fit_dag_net,
     torch_scores,
 )
@@ -248,12 +248,14 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     obs = demos.obs
     assert isinstance(obs, dict)
     rows = np.flatnonzero(lab["on"].any(1))  # decisions with a candidate to depart to
-    sub = {k: v[rows] for k, v in obs.items()}
-    x = dag_inputs(sub, lab["base"][rows], cfg.departure_relative_data, cfg.departure_plan)
+    x = dag_inputs_of_rows(obs, rows, lab["base"][rows], cfg.departure_relative_data,
+                           cfg.departure_plan)  # fmt: skip
     y, on = lab["y"][rows], lab["on"][rows]
     if cfg.departure_target == "gain":
         y = gain_targets(lab, rows, cfg.departure_gain_clip)
-    groups = workflow_groups(sub)
+    groups = workflow_groups({k: obs[k][rows] for k in ("dag_tasks", "dag_links")})
+    labelled = {"episodes": demos.episodes, "decisions": len(demos)}
+    del demos, obs  # the fit reads x alone: a million decisions' observations take GBs
     rng = np.random.default_rng(cfg.seed)
     own = np.unique(groups)
     aside = np.isin(groups, rng.choice(own, max(1, len(own) // 10), replace=False))
@@ -279,7 +281,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     kept = max(table, key=lambda r: (r["mean_return"], float(r["threshold"])))
     t_choose = time.perf_counter() - t2
     teacher = {
-        "episodes": demos.episodes, "decisions": len(demos),
+        **labelled,
         "decisions_with_candidates": len(rows),
         "departures": int(lab["y"].sum()),
         "workflows": len(own), "workflows_kept_aside": len(np.unique(groups[aside])),
