@@ -242,6 +242,28 @@ chosen among W15's six quantiles and never, on 200 episodes of ``seed=16`` as be
    entry ``workflow-small-dag-dagger``.
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    11,700-11,899). Writes ``docs/results/wf_small_dag_dagger_choice.json``.
+
+Round W18 (``--round W18``), fixed here (2026-12-03, after W17's run, before this one). In
+W17's fit no epoch lowered the kept-aside loss below W15's network's (0.00916 at best, five
+epochs), so the fit kept W15's network unchanged and its threshold came out at W15's
+quantile again. This round repeats W17's fit on W17's labels at a tenth of the step size
+(``imitation_lr`` 1e-4): a fine-tune that moves the network less per epoch.
+
+    mkdir -p runs/zoo/workflow_offloading_small_dag_dagger_slow/seed0
+    ln -s ../../workflow_offloading_small_dag_dagger/seed0/teacher \
+        runs/zoo/workflow_offloading_small_dag_dagger_slow/seed0/teacher
+    rlsched train --config configs/workflow_offloading_small_dag_dagger_slow.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_dagger_slow/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W18
+
+1. Candidate: that run's model (its threshold chosen as in W17).
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=54``, seeds 20,000+), the candidate and
+   the entry as it stands, beside every heuristic that does not search; eligible and kept as
+   in W8 (ties to the entry). A kept candidate becomes the entry
+   ``workflow-small-dag-dagger-slow``.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   11,900-12,099). Writes ``docs/results/wf_small_dag_dagger_slow_choice.json``.
 """
 
 import argparse
@@ -295,6 +317,7 @@ ROUNDS = {
     "W15": _round("gain_most", 51, 11_300, "workflow-small-dag-gain-most", extra=PLAN),
     "W16": _round("threshold", 52, 11_500, "workflow-small-dag-threshold", extra=PLAN),
     "W17": _round("dagger", 53, 11_700, "workflow-small-dag-dagger", extra=PLAN),
+    "W18": _round("dagger_slow", 54, 11_900, "workflow-small-dag-dagger-slow", extra=PLAN),
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
