@@ -264,6 +264,27 @@ quantile again. This round repeats W17's fit on W17's labels at a tenth of the s
    ``workflow-small-dag-dagger-slow``.
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    11,900-12,099). Writes ``docs/results/wf_small_dag_dagger_slow_choice.json``.
+
+Round W19 (``--round W19``), fixed here (2026-12-03, while W18's fit ran, before this one).
+DAgger's other form: W17's labels, the network fitted afresh on all 72,000 episodes (no warm
+start; W15's recipe otherwise: at most 80 epochs at 1e-3, early stop on the kept-aside
+workflows), its threshold chosen as in W17.
+
+    mkdir -p runs/zoo/workflow_offloading_small_dag_dagger_refit/seed0
+    ln -s ../../workflow_offloading_small_dag_dagger/seed0/teacher \
+        runs/zoo/workflow_offloading_small_dag_dagger_refit/seed0/teacher
+    rlsched train --config configs/workflow_offloading_small_dag_dagger_refit.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_dagger_refit/seed0
+    python docs/results/make_zoo_wf_small_dag.py --round W19
+
+1. Candidate: that run's model.
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=55``, seeds 20,000+), the candidate and
+   the entry as it stands after W18, beside every heuristic that does not search; eligible and
+   kept as in W8 (ties to the entry). A kept candidate becomes the entry
+   ``workflow-small-dag-dagger-refit``.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   12,100-12,299). Writes ``docs/results/wf_small_dag_dagger_refit_choice.json``.
 """
 
 import argparse
@@ -318,6 +339,7 @@ ROUNDS = {
     "W16": _round("threshold", 52, 11_500, "workflow-small-dag-threshold", extra=PLAN),
     "W17": _round("dagger", 53, 11_700, "workflow-small-dag-dagger", extra=PLAN),
     "W18": _round("dagger_slow", 54, 11_900, "workflow-small-dag-dagger-slow", extra=PLAN),
+    "W19": _round("dagger_refit", 55, 12_100, "workflow-small-dag-dagger-refit", extra=PLAN),
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
