@@ -31,6 +31,15 @@ TINY_DEPARTURES = {
 }  # fmt: skip
 
 
+def small_dag_entry() -> str:
+    """The zoo's small-DAG WorkflowOffloading entry (the departure model; each round that
+    replaces it renames it)."""
+    from rlsched.zoo import card, names
+
+    (name,) = [n for n in names() if card(n).get("algo") == "departures"]
+    return name
+
+
 @pytest.fixture(scope="session")
 def departure_run(tmp_path_factory: pytest.TempPathFactory):
     """A departure model trained once per session (about 10 s): its run folder."""

@@ -11,6 +11,7 @@ from rich.console import Console
 from rlsched.demo import run_demo
 from rlsched.evaluate import compare
 from rlsched.stats import paired
+from tests.conftest import small_dag_entry
 
 
 def test_demo_writes_report_figures_and_a_usable_model(
@@ -168,7 +169,7 @@ def test_an_entry_that_needs_numba_is_skipped_with_a_line_where_numba_is_missing
     from rlsched import demo
     from rlsched.envs import offloading_fast
 
-    entries = [e for e in demo.zoo_entries() if e["name"] == "workflow-small-dag-gain-most"]
+    entries = [e for e in demo.zoo_entries() if e["name"] == small_dag_entry()]
     assert entries and demo.needs_numba(entries[0]) is not offloading_fast.available()
     monkeypatch.setattr(offloading_fast, "available", lambda: False)
     monkeypatch.setattr(demo, "zoo_entries", lambda: entries)

@@ -6,6 +6,7 @@ from rlsched.evaluate import make_env
 from rlsched.policies.registry import make_policy
 from rlsched.transfer import env_kwargs_at, markdown, trained_size, transfer
 from rlsched.zoo import card
+from tests.conftest import small_dag_entry
 
 NAME = "serverless-edge-maskable-ppo"
 
@@ -41,9 +42,9 @@ def test_the_trained_row_plays_the_cards_own_cluster() -> None:
     """An entry whose card leaves the size to the env's draw (the small-DAG WorkflowOffloading
     entry: 3-5 servers drawn) is judged at that size on the card's cluster, not on another one
     built with the size named (which skips the draw); other sizes are named."""
-    c = card("workflow-small-dag-gain-most")
+    c = card(small_dag_entry())
     assert "num_nodes" not in c["env_kwargs"]
-    n = trained_size("workflow-small-dag-gain-most")
+    n = trained_size(small_dag_entry())
 
     def servers(kw: dict) -> tuple:
         return make_env(c["env"], c["test"]["dataset"], **kw).unwrapped.servers

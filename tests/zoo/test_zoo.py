@@ -11,6 +11,7 @@ from rlsched.errors import PolicyError
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS, overlap
 from rlsched.zoo import card, entries, names, resolve
+from tests.conftest import small_dag_entry
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -79,7 +80,7 @@ def test_the_table_shows_the_preset_settings_a_card_changes() -> None:
 
     cells = {r["name"]: _preset_cell(r) for r in entries()}
     # one workflow per episode, not the preset's 8
-    assert cells["workflow-small-dag-gain-most"] == "congested (num_workflows=1)"
+    assert cells[small_dag_entry()] == "congested (num_workflows=1)"
     assert cells["serverless-edge-maskable-ppo"] == "edge"  # the preset's own settings
 
 
@@ -187,7 +188,7 @@ def test_anchored_pods_entry_keeps_its_anchor_at_100_nodes() -> None:
 
 
 def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> None:
-    name = "workflow-small-dag-gain-most"
+    name = small_dag_entry()
     c = card(name)
     train, val, test = c["training"]["dataset"], c["validation"]["dataset"], c["test"]["dataset"]
     # three synthetic sets of different seeds: selection and test never see training data
