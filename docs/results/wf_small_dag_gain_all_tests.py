@@ -10,8 +10,8 @@ among them; the rest it never met.
 ``--entry workflow-small-dag-gain-more`` plays round W14's entry, which replaced it, on those
 and round W14's 200 (seeds 11,100+), 2,080 in all; ``--entry workflow-small-dag-gain-most``
 round W15's, on those and round W15's 200 (seeds 11,300+), 2,280 in all;
-``--entry workflow-small-dag-dagger-slow`` round W18's, on those and rounds W16-W18's 600
-(seeds 11,500+, 11,700+ and 11,900+), 2,880 in all.
+``--entry workflow-small-dag-dagger-slow`` round W18's, on those and rounds W16-W19's 800
+(seeds 11,500+, 11,700+, 11,900+ and 12,100+), 3,080 in all.
 
     python docs/results/wf_small_dag_gain_all_tests.py [--workers 2] [--entry NAME]
 
@@ -49,7 +49,7 @@ RUNS = {
     "workflow-small-dag-dagger-slow": (ZOO_DIR / "workflow-small-dag-dagger-slow" / "model",
                                        {**SETS, 10_500: 200, 10_700: 200, 10_900: 200,
                                         11_100: 200, 11_300: 200, 11_500: 200, 11_700: 200,
-                                        11_900: 200},
+                                        11_900: 200, 12_100: 200},
                                        "docs/results/wf_small_dag_dagger_slow_all_tests.json"),
 }  # fmt: skip
 SEARCH = "rollout:peft?top_k=4&horizon=end&futures=0&score=return&reward=makespan"
