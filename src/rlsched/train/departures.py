@@ -77,6 +77,7 @@ def collect_labels(
     chunk by chunk (reused when present)."""
     from rlsched.policies.registry import make_rollout
 
+    earlier = label_folders(cfg)  # refused before anything is collected
     base = base_choice(cfg)
     behaviour = base
     if cfg.departure_behaviour:
@@ -111,8 +112,8 @@ def collect_labels(
             if progress:
                 print(f"teacher chunk {k}: {n} episodes, {time.perf_counter() - t0:.0f} s")
         parts.append(part)
-    for earlier in label_folders(cfg):
-        parts += [imitation_mod.Demonstrations.load(p) for p in sorted(earlier.glob("chunk*.npz"))]
+    for other in earlier:
+        parts += [imitation_mod.Demonstrations.load(p) for p in sorted(other.glob("chunk*.npz"))]
     return imitation_mod.Demonstrations.concat(parts)
 
 
@@ -238,10 +239,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
             f"algo departures reads {', '.join(missing)}: {cfg.env_id} with env_kwargs "
             f"{cfg.env_kwargs} does not observe them"
         )
-    start = None
-    if cfg.init_model:
-        start = _start_net(cfg)
-    label_folders(cfg)  # refuse a missing label run before the collection
+    start = _start_net(cfg) if cfg.init_model else None
     demos = collect_labels(cfg, run, progress)
     t_collect = time.perf_counter() - t0
     lab = departure_labels(demos, base_choice(cfg), cfg.departure_min_gain)
