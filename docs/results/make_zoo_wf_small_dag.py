@@ -285,6 +285,29 @@ workflows), its threshold chosen as in W17.
    ``workflow-small-dag-dagger-refit``.
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    12,100-12,299). Writes ``docs/results/wf_small_dag_dagger_refit_choice.json``.
+
+Round W20 (``--round W20``), fixed here (2026-12-03, after W19, before either of its runs).
+An ensemble: the entry's network and one fitted apart from it, each score less its own
+threshold, averaged (``departure_members``; nothing collected or fitted). Two runs, the entry
+with W15's network (``..._ensemble_w15``) and with W14's (``..._ensemble_w14``); each chooses
+the threshold of the mean among -0.004, -0.002 and 0 (and never) on 2,000 episodes of a world
+no round validates or tests on (``synthetic:placement?workflows=2000&tasks=15&seed=56``, the
+world where that grid was looked at first; a development world).
+
+    for k in w15 w14; do rlsched train \
+        --config configs/workflow_offloading_small_dag_ensemble_$k.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_ensemble_$k/seed0; done
+    python docs/results/make_zoo_wf_small_dag.py --round W20
+
+1. Candidate: of the two runs, the one with the higher mean return at its kept threshold on
+   the development world (equal: W15's).
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=57``, seeds 20,000+), the candidate and
+   the entry, beside every heuristic that does not search; eligible and kept as in W8 (ties to
+   the entry). A kept candidate becomes the entry ``workflow-small-dag-ensemble``; its zoo
+   config names the retired entry's network where ``configs/zoo/start/`` keeps it.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   12,300-12,499). Writes ``docs/results/wf_small_dag_ensemble_choice.json``.
 """
 
 import argparse
@@ -340,6 +363,9 @@ ROUNDS = {
     "W17": _round("dagger", 53, 11_700, "workflow-small-dag-dagger", extra=PLAN),
     "W18": _round("dagger_slow", 54, 11_900, "workflow-small-dag-dagger-slow", extra=PLAN),
     "W19": _round("dagger_refit", 55, 12_100, "workflow-small-dag-dagger-refit", extra=PLAN),
+    "W20": {**_round("ensemble_w15", 57, 12_300, "workflow-small-dag-ensemble", extra=PLAN,
+                     out="docs/results/wf_small_dag_ensemble_choice.json"),
+            "alternatives": ["ensemble_w14"]},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
@@ -358,9 +384,26 @@ def standing() -> str:
     return news[-1] if news else OLD
 
 
+def development_choice(r: dict) -> dict | None:
+    """A round with ``alternatives``: its runs' kept mean returns on their development world,
+    and ``r`` pointed at the highest (equal: the first); None for a round of one run."""
+    if not r.get("alternatives"):
+        return None
+    slugs = [r["run"].split("small_dag_")[1].split("/")[0], *r["alternatives"]]
+    means = {}
+    for slug in slugs:
+        rec = json.loads((ROOT / _round(slug, 0, 0, "")["run"] / "run.json").read_text())
+        means[slug] = float(rec["best_eval_mean_reward"])
+    best = max(slugs, key=lambda s: (means[s], -slugs.index(s)))
+    r.update({k: _round(best, 0, 0, "")[k] for k in ("run", "config")})
+    print(f"development: {means}; chosen {best}", flush=True)
+    return {"mean_return": means, "chosen": best}
+
+
 def main(name: str) -> None:
     t0 = time.perf_counter()
     r = ROUNDS[name]
+    dev = development_choice(r)
     run, fresh, val_seed, test_seed = ROOT / r["run"], r["fresh"], r["val_seed"], r["test_seed"]
     old = standing()
     cand = f"learned:{run / 'model'}"
@@ -382,6 +425,7 @@ def main(name: str) -> None:
             "vs_best": {s: rows[s]["paired"] for s in (entry, cand)},
             "candidate_vs_entry": pair(rows, cand, entry),
         },
+        "development": dev,
         "kept": {entry: "the entry", cand: "the candidate", None: None}[kept],
         "replaces": replaces,
     }  # fmt: skip
@@ -440,12 +484,16 @@ def ship(name: str, out: dict, old_name: str) -> None:
         "training": {
             "steps": 0, "dataset": train["config"]["dataset"],
             "validation_dataset": train["config"]["eval_dataset"],
-            "teacher": train["teacher"], "threshold": train["threshold"],
+            "teacher": train.get("teacher"), "joined": train.get("joined"),
+            "threshold": train["threshold"],
             "threshold_choice": train["threshold_choice"], "seconds": train["seconds"],
             "best_validation_reward_per_seed": {"seed0": train["best_eval_mean_reward"]},
         },
         "size_bytes": size, "preset": PRESET,
-        "trained_on": f"{train['config']['dataset']}, preset {PRESET}, one workflow per episode",
+        "trained_on": (
+            "networks trained apart, joined: " + ", ".join(j["model"] for j in train["joined"])
+            if train.get("joined") else
+            f"{train['config']['dataset']}, preset {PRESET}, one workflow per episode"),
         "algo": "departures", "policy_net": "dag", "base": "peft",
         "replaced_because": (
             f"on {p['n']} validation episodes, against {old_name} (the entry so far): "
@@ -465,11 +513,14 @@ def ship(name: str, out: dict, old_name: str) -> None:
         "reference_episode_values": trows[test["reference"]]["episode_values"],
     }
     write_card(new, card)
-    cfg = (run / "config.yaml").read_text()
+    # the retired entry's network is where configs/zoo/start/ keeps it (a joined model's member)
+    cfg = (run / "config.yaml").read_text().replace(
+        f"zoo/{old_name}\n", f"configs/zoo/start/{old_name}/model\n")  # fmt: skip
     (ROOT / card["config"]).write_text(
         f"# The zoo's {new} (round {name}, docs/results/make_zoo_wf_small_dag.py):\n"
-        f"# `rlsched train --config {card['config']} --seed 0` (the teacher's labels take\n"
-        "# 30-90 min on two workers)\n" + cfg)  # fmt: skip
+        f"# `rlsched train --config {card['config']} --seed 0` ("
+        + ("it joins shipped networks: minutes)\n" if train.get("joined") else
+           "the teacher's labels take\n# 30-90 min on two workers)\n") + cfg)  # fmt: skip
     retired = ROOT / "configs/zoo/start" / old_name  # its model, card and config
     shutil.copytree(ZOO_DIR / old_name / "model", retired / "model")
     shutil.copyfile(ZOO_DIR / old_name / "card.json", retired / "card.json")

@@ -242,3 +242,109 @@ def test_a_start_net_or_label_run_that_does_not_fit_is_refused(
     cfg = {**TINY_DEPARTURES, "init_model": str(departure_run), **change}
     with pytest.raises(ConfigError, match=message):
         train(TrainConfig.from_dict(cfg), tmp_path / "refused", progress=False)
+
+
+def _with_threshold(model, dest, threshold, scale: float = 1.0):
+    """A copy of ``model`` with another threshold, its scores times ``scale`` (the head's last
+    layer scaled: another network, whose scores are known from the first's)."""
+    import shutil
+
+    shutil.copytree(model, dest)
+    meta = json.loads((dest / "meta.json").read_text())
+    (dest / "meta.json").write_text(json.dumps({**meta, "threshold": threshold}))
+    with np.load(dest / "dagnet.npz") as z:
+        w = {k: z[k] for k in z.files}
+    for k in ("head.4.weight", "head.4.bias"):
+        w[k] = w[k] * np.float32(scale)
+    np.savez(dest / "dagnet.npz", **w)
+    return dest
+
+
+def test_members_join_into_one_model_scoring_their_mean_less_their_thresholds(
+    departure_run, tmp_path
+) -> None:
+    """``departure_members``: nothing collected or fitted; the joined model (and its zoo
+    export) scores each server as the mean over the members of their score less their
+    threshold, and its threshold is chosen among ``departure_thresholds`` and never."""
+    from rlsched.agents.export import export_model
+    from rlsched.evaluate import make_env
+    from rlsched.policies.departures import DeparturePolicy
+
+    a = _with_threshold(departure_run / "model", tmp_path / "a", 0.01)
+    b = _with_threshold(departure_run / "model", tmp_path / "b", -0.02, scale=3.0)
+    run = tmp_path / "joined"
+    cfg = dict(TINY_DEPARTURES, departure_members=[str(a), str(b)],
+               departure_thresholds=[0.0, 0.05])  # fmt: skip
+    train(TrainConfig.from_dict(cfg), run, progress=False)
+    rec = json.loads((run / "run.json").read_text())
+    assert not (run / "teacher").exists() and "fit" not in rec
+    assert [r["threshold"] for r in rec["threshold_choice"]] == [0.0, 0.05, "inf"]
+    assert rec["joined"] == [{"model": str(a), "threshold": 0.01},
+                             {"model": str(b), "threshold": -0.02}]  # fmt: skip
+    export_model(run, tmp_path / "exported")
+    assert sorted(p.name for p in (tmp_path / "exported").iterdir()) == [
+        "dagnet.npz", "member1.npz", "meta.json"]  # fmt: skip
+    joined = DeparturePolicy(tmp_path / "exported", threshold=-0.7)  # departs now and then
+    one = DeparturePolicy(a)
+    assert joined.describe()["networks"] == 2 and one.describe()["networks"] == 1
+    env = make_env(TINY_DEPARTURES["env_id"], TINY_DEPARTURES["eval_dataset"],
+                   **TINY_DEPARTURES["env_kwargs"])  # fmt: skip
+    joined.check_env(env.unwrapped)
+    obs, _ = env.reset(seed=3)
+    done, decisions = False, 0
+    while not done:
+        mask = env.unwrapped.action_masks()
+        base = int(joined._base(obs, mask))
+        z = one.scores(obs, base)
+        want = ((z - 0.01) + (3.0 * z + 0.02)) / 2  # b scores 3z
+        assert np.allclose(joined.scores(obs, base), want, atol=1e-5)
+        cand = np.where(mask, want, -np.inf)
+        cand[base] = -np.inf
+        best = int(np.argmax(cand))
+        expect = best if mask.sum() > 1 and cand[best] >= -0.7 else base
+        assert joined.act(obs, mask) == expect
+        obs, _, term, trunc, _ = env.step(expect)
+        done, decisions = term or trunc, decisions + 1
+    assert 0 < joined.departures < decisions
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [({"departure_thresholds": []}, "needs departure_thresholds"),
+     ({"departure_members": ["x"]}, "two models or more"),
+     ({"init_model": "x"}, "belong to a fit"),
+     ({"departure_thresholds": [float("inf")]}, "finite numbers")],
+)  # fmt: skip
+def test_config_refuses_members_it_cannot_join(change: dict, message: str) -> None:
+    cfg = {**TINY_DEPARTURES, "departure_members": ["x", "y"], "departure_thresholds": [0.0]}
+    with pytest.raises(ConfigError, match=message):
+        TrainConfig.from_dict({**cfg, **change})
+
+
+@pytest.mark.parametrize(
+    ("member", "message"),
+    [("never", "never to depart"), ("joined", "joins networks itself"),
+     ("pods", "is a maskable_ppo model")],
+)  # fmt: skip
+def test_a_member_that_cannot_join_is_refused(departure_run, tmp_path, member, message) -> None:
+    ok = _with_threshold(departure_run / "model", tmp_path / "ok", 0.01)
+    other = {
+        "never": lambda: _with_threshold(departure_run / "model", tmp_path / "n", "inf"),
+        "joined": lambda: _joined_copy(ok, tmp_path / "j"),
+        "pods": lambda: "zoo/pod-rebalancing-anchored-ppo",
+    }[member]()
+    cfg = dict(TINY_DEPARTURES, departure_members=[str(ok), str(other)],
+               departure_thresholds=[0.0])  # fmt: skip
+    with pytest.raises(ConfigError, match=message):
+        train(TrainConfig.from_dict(cfg), tmp_path / "refused", progress=False)
+
+
+def _joined_copy(model, dest):
+    """``model`` with a meta that says it joins networks (of which it holds one)."""
+    import shutil
+
+    shutil.copytree(model, dest)
+    meta = json.loads((dest / "meta.json").read_text())
+    members = [{"weights": "dagnet.npz", "offset": 0.0}]
+    (dest / "meta.json").write_text(json.dumps({**meta, "members": members}))
+    return dest

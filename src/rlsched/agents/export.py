@@ -24,9 +24,10 @@ def export_model(run_dir: str | Path, dest: str | Path, critic: bool = True) -> 
     src = resolve_model_dir(run_dir)
     meta = read_meta(src)
     out = Path(dest)
-    if meta["algo"] == "departures":  # no SB3 model: its weights file as it is
+    if meta["algo"] == "departures":  # no SB3 model: its weights files as they are
         out.mkdir(parents=True, exist_ok=True)
-        for name in ("dagnet.npz", "meta.json"):
+        weights = [m["weights"] for m in meta.get("members") or [{"weights": "dagnet.npz"}]]
+        for name in (*weights, "meta.json"):
             shutil.copyfile(src / name, out / name)
         return sum(f.stat().st_size for f in out.iterdir() if f.is_file())
     model = load_model(meta["algo"], src / "model.zip")

@@ -6,6 +6,11 @@ The base is computed from the observation alone (:data:`OBSERVED_HEURISTICS`), a
 runs in numpy (:class:`~rlsched.agents.dag_net.DagScorer`): no torch on the acting path.
 ``learned:PATH`` loads it like any trained model; ``learned:PATH?threshold=T`` plays another
 threshold (``inf``: the base alone).
+
+A model may join several networks (``departure_members``; its meta's ``members``: each one's
+weights file and offset, its own threshold). A server's score is then the mean over the
+members of their score less their offset: an ensemble, whose averaged errors are smaller than
+one network's.
 """
 
 from __future__ import annotations
@@ -42,7 +47,12 @@ class DeparturePolicy(SavedModelPolicy):
             raise PolicyError(f"{self.dir}: a {self.meta.get('algo')} model, not departures")
         self.algo = "departures"
         self.name = f"learned:{path}"
-        self.scorer = DagScorer.load(self.dir / WEIGHTS)
+        members = self.meta.get("members") or [{"weights": WEIGHTS, "offset": 0.0}]
+        #: each network and the offset its score is taken less (its own threshold)
+        self.scorers = [DagScorer.load(self.dir / str(m["weights"])) for m in members]
+        self.offsets = [float(m["offset"]) for m in members]
+        if len({sc.num_servers() for sc in self.scorers}) > 1:
+            raise PolicyError(f"{self.dir}: its networks were trained at different server counts")
         known = OBSERVED_HEURISTICS.get(self.env_id, {})
         self.base_name = str(self.meta["base"])
         if self.base_name not in known:
@@ -66,7 +76,7 @@ class DeparturePolicy(SavedModelPolicy):
         task padding than it was trained at (its inputs hold one slot per server and task)."""
         space = getattr(env, "observation_space", None)
         keys = set(getattr(space, "spaces", {}) or {})
-        wanted = (*REQUIRED_KEYS, *PLAN_KEYS) if self.scorer.plan else REQUIRED_KEYS
+        wanted = (*REQUIRED_KEYS, *PLAN_KEYS) if self.plan else REQUIRED_KEYS
         missing = [k for k in wanted if k not in keys]
         if missing:
             raise PolicyError(
@@ -75,16 +85,32 @@ class DeparturePolicy(SavedModelPolicy):
             )
         assert space is not None
         n = int(space.spaces["dag_oct"].shape[1])
-        if n != self.scorer.num_servers():
+        trained = self.scorer.num_servers()
+        if n != trained:
             raise PolicyError(
-                f"{self.dir}: trained at {self.scorer.num_servers()} servers, this env has {n} "
+                f"{self.dir}: trained at {trained} servers, this env has {n} "
                 "(a departure model reads one slot per server)"
             )
 
+    @property
+    def scorer(self) -> DagScorer:
+        """The (first) network."""
+        return self.scorers[0]
+
+    @property
+    def plan(self) -> bool:
+        """Whether a network reads PEFT's schedule (the env's ``dag_plan``)."""
+        return any(s.plan for s in self.scorers)
+
     def scores(self, observation: Observation, base: int) -> np.ndarray:
-        """The network's score of each server, as a departure from ``base``."""
+        """The network's score of each server, as a departure from ``base`` (several: the mean
+        of each one's score less its offset)."""
         assert isinstance(observation, dict)
-        return self.scorer.score_one(observation, base)
+        if len(self.scorers) == 1:
+            return self.scorer.score_one(observation, base) - self.offsets[0]
+        pairs = zip(self.scorers, self.offsets, strict=True)
+        parts = [s.score_one(observation, base) - o for s, o in pairs]
+        return np.mean(parts, axis=0)
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         mask = np.asarray(mask, dtype=bool)
@@ -101,4 +127,5 @@ class DeparturePolicy(SavedModelPolicy):
 
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": "learned", "algo": self.algo, "path": str(self.dir),
-                "base": self.base_name, "threshold": self.threshold}  # fmt: skip
+                "base": self.base_name, "threshold": self.threshold,
+                "networks": len(self.scorers)}  # fmt: skip

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -269,6 +270,14 @@ class TrainConfig:
     departure_label_runs: list[str] = field(default_factory=list)
     """``algo: departures``: earlier runs (run folders, or their ``teacher/`` folders) whose
     teacher labels join this run's in the fit (aggregated rounds of DAgger)."""
+    departure_members: list[str] = field(default_factory=list)
+    """``algo: departures``: departure models (model or run folders, or ``zoo/NAME``) joined
+    into one, an ensemble: a server's score is the mean over them of their score less their
+    own threshold. Nothing is collected or fitted; the threshold of the mean is chosen among
+    ``departure_thresholds`` (and never departing) on the validation episodes."""
+    departure_thresholds: list[float] = field(default_factory=list)
+    """``algo: departures``: candidate thresholds given as numbers (each, and never departing,
+    plays the validation episodes); empty: the quantiles ``departure_quantiles``."""
     init_model: str | None = None
     """Start from this model's weights (a model or run folder, or ``zoo/NAME``) instead of a
     fresh network: fine-tuning a distilled or shipped model. Its algorithm, network and spaces
@@ -487,6 +496,24 @@ class TrainConfig:
         for run in self.departure_label_runs:
             if not isinstance(run, str) or not run:
                 raise ConfigError(f"{source}: departure_label_runs holds run folders, not {run!r}")
+        if self.departure_members:
+            if len(self.departure_members) < 2:
+                raise ConfigError(f"{source}: departure_members joins two models or more")
+            if not self.departure_thresholds:
+                raise ConfigError(
+                    f"{source}: departure_members needs departure_thresholds (the candidates "
+                    "for the mean score; nothing is fitted to take quantiles of)"
+                )
+            if self.init_model or self.departure_label_runs or self.departure_behaviour:
+                raise ConfigError(
+                    f"{source}: departure_members joins fitted models; init_model, "
+                    "departure_label_runs and departure_behaviour belong to a fit"
+                )
+        if any(not math.isfinite(float(t)) for t in self.departure_thresholds):
+            raise ConfigError(
+                f"{source}: departure_thresholds are finite numbers (never departing is "
+                "always a candidate)"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

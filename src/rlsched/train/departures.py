@@ -22,6 +22,9 @@ the whole workflow, lets leave its choice where a search teacher would gain from
    validation episodes of ``eval_dataset`` (seeds ``seed + 10,000 + k``); the highest mean
    return is kept (equal ones: the higher threshold). Never chosen on test data.
 
+With ``departure_members`` nothing is collected or fitted: the models named there are joined
+into one (:func:`join_members`, an ensemble) and only its threshold is chosen, as in 3.
+
 The model folder holds ``dagnet.npz`` (:meth:`DagNet.save`) and ``meta.json`` (``algo``
 ``departures``, the base and the threshold); ``learned:PATH`` plays it
 (:class:`rlsched.policies.departures.DeparturePolicy`).
@@ -210,11 +213,15 @@ def play_thresholds(
     return out
 
 
-def _save(net: DagNet, cfg: TrainConfig, dest: Path, threshold: float, extra: dict) -> None:
+def _save(
+    net: DagNet | None, cfg: TrainConfig, dest: Path, threshold: float, extra: dict
+) -> None:
+    """The model folder's ``meta.json``, and ``net``'s weights (None: written already)."""
     from rlsched.runtime import git_commit, versions
 
     dest.mkdir(parents=True, exist_ok=True)
-    net.save(dest / "dagnet.npz")
+    if net is not None:
+        net.save(dest / "dagnet.npz")
     meta = {
         "format": MODEL_FORMAT, "name": "best", "algo": DEPARTURES, "env_id": cfg.env_id,
         "env_kwargs": cfg.env_kwargs, "dataset": cfg.dataset, "normalized_obs": False,
@@ -232,13 +239,9 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     from rlsched.runtime import git_commit, versions
 
     t0 = time.perf_counter()
-    wanted = (*REQUIRED_KEYS, *PLAN_KEYS) if cfg.departure_plan else REQUIRED_KEYS
-    missing = [k for k in wanted if k not in _observation_keys(cfg)]
-    if missing:
-        raise ConfigError(
-            f"algo departures reads {', '.join(missing)}: {cfg.env_id} with env_kwargs "
-            f"{cfg.env_kwargs} does not observe them"
-        )
+    if cfg.departure_members:
+        return join_members(cfg, run)
+    _check_keys(cfg, cfg.departure_plan)
     start = _start_net(cfg) if cfg.init_model else None
     demos = collect_labels(cfg, run, progress)
     t_collect = time.perf_counter() - t0
@@ -270,13 +273,10 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     t_fit = time.perf_counter() - t1
     top = np.where(on, torch_scores(net, x), -np.inf).max(1)[fit]
     thresholds = [float(v) for v in np.quantile(top[np.isfinite(top)], cfg.departure_quantiles)]
-    candidates = sorted({*thresholds, float("inf")})
     model = run / "model"
     _save(net, cfg, model, float("inf"), {})
     t2 = time.perf_counter()
-    table = play_thresholds(cfg, model, candidates)
-    # the highest mean return; equal ones: the higher threshold (fewer departures)
-    kept = max(table, key=lambda r: (r["mean_return"], float(r["threshold"])))
+    table, kept = choose_threshold(cfg, model, cfg.departure_thresholds or thresholds)
     t_choose = time.perf_counter() - t2
     teacher = {
         **labelled,
@@ -304,6 +304,78 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
         json.dumps({"best_eval_mean_reward": kept["mean_return"], "steps": 0}, indent=2)
     )
     return record
+
+
+def choose_threshold(
+    cfg: TrainConfig, model: Path, thresholds: list[float]
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each of ``thresholds`` and never departing played (:func:`play_thresholds`), and the
+    kept one: the highest mean return; equal ones, the higher threshold (fewer departures)."""
+    table = play_thresholds(cfg, model, sorted({*map(float, thresholds), float("inf")}))
+    return table, max(table, key=lambda r: (r["mean_return"], float(r["threshold"])))
+
+
+def join_members(cfg: TrainConfig, run: Path) -> dict[str, Any]:
+    """``departure_members`` joined into ``RUN/model`` (each one's weights and, as its offset,
+    its threshold), the threshold of their mean score chosen among ``departure_thresholds``;
+    writes ``RUN/run.json`` and returns the run record."""
+    from rlsched.agents.dag_net import DagScorer
+    from rlsched.agents.models import read_meta
+    from rlsched.policies.departures import WEIGHTS
+    from rlsched.runtime import git_commit, versions
+    from rlsched.zoo import resolve_model_dir
+
+    t0 = time.perf_counter()
+    model = run / "model"
+    model.mkdir(parents=True, exist_ok=True)
+    members, joined, plan = [], [], False
+    for k, ref in enumerate(cfg.departure_members):
+        folder = resolve_model_dir(ref)
+        meta = read_meta(folder)
+        if meta.get("algo") != DEPARTURES:
+            raise ConfigError(f"departure_members: {ref} is a {meta.get('algo')} model")
+        if meta.get("members"):
+            raise ConfigError(f"departure_members: {ref} joins networks itself; name them")
+        if meta.get("base") != cfg.imitation_policy:
+            raise ConfigError(f"departure_members: {ref} departs from {meta.get('base')!r}, "
+                              f"this config's base is {cfg.imitation_policy!r}")  # fmt: skip
+        offset = float(meta["threshold"])
+        if not np.isfinite(offset):
+            raise ConfigError(f"departure_members: {ref}'s threshold is never to depart")
+        name = WEIGHTS if k == 0 else f"member{k}.npz"
+        (model / name).write_bytes((folder / WEIGHTS).read_bytes())
+        plan = plan or DagScorer.load(model / name).plan
+        members.append({"weights": name, "offset": offset})
+        joined.append({"model": ref, "threshold": offset})
+    _check_keys(cfg, plan)
+    _save(None, cfg, model, float("inf"), {"members": members})
+    table, kept = choose_threshold(cfg, model, cfg.departure_thresholds)
+    _save(None, cfg, model, float(kept["threshold"]),
+          {"members": members, "joined": joined, "threshold_choice": table})  # fmt: skip
+    record = {
+        "config": cfg.to_dict(), "seed": cfg.seed, "versions": versions(),
+        "git_commit": git_commit(), "steps": 0, "joined": joined,
+        "threshold_choice": table, "threshold": kept["threshold"],
+        "best_eval_mean_reward": kept["mean_return"],
+        "seconds": {"threshold": time.perf_counter() - t0, "total": time.perf_counter() - t0},
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }  # fmt: skip
+    (run / "run.json").write_text(json.dumps(record, indent=2))
+    (run / "metrics.json").write_text(
+        json.dumps({"best_eval_mean_reward": kept["mean_return"], "steps": 0}, indent=2)
+    )
+    return record
+
+
+def _check_keys(cfg: TrainConfig, plan: bool) -> None:
+    """Refuse an env whose observation lacks what the network reads."""
+    wanted = (*REQUIRED_KEYS, *PLAN_KEYS) if plan else REQUIRED_KEYS
+    missing = [k for k in wanted if k not in _observation_keys(cfg)]
+    if missing:
+        raise ConfigError(
+            f"algo departures reads {', '.join(missing)}: {cfg.env_id} with env_kwargs "
+            f"{cfg.env_kwargs} does not observe them"
+        )
 
 
 def _start_net(cfg: TrainConfig) -> DagNet:
