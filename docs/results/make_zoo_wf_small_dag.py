@@ -512,6 +512,10 @@ def ship(name: str, out: dict, old_name: str) -> None:
         "reference": test["reference"],
         "reference_episode_values": trows[test["reference"]]["episode_values"],
     }
+    # the retired entry's network is where configs/zoo/start/ keeps it (a joined model's member)
+    kept = f"configs/zoo/start/{old_name}/model"
+    text = json.dumps(card).replace(f'"zoo/{old_name}"', f'"{kept}"')
+    card = json.loads(text.replace(f"joined: zoo/{old_name},", f"joined: {kept},"))
     write_card(new, card)
     # the retired entry's network is where configs/zoo/start/ keeps it (a joined model's member)
     cfg = (run / "config.yaml").read_text().replace(

@@ -49,3 +49,14 @@ def test_plan_text_names_imitation_alone() -> None:
     cfg = TrainConfig(total_steps=0, imitation_policy="heft")
     assert plan_text(cfg) == "0 RL steps (imitation of heft alone)"
     assert plan_text(TrainConfig(total_steps=3000, n_steps=256, n_envs=4)).startswith("3,072 steps")
+
+
+def test_plan_text_names_what_a_departure_run_does() -> None:
+    from rlsched.train.progress import plan_text
+    from tests.conftest import TINY_DEPARTURES
+
+    fit = TrainConfig.from_dict(dict(TINY_DEPARTURES))
+    assert plan_text(fit).startswith("12 teacher-labelled episodes of peft")
+    joined = TrainConfig.from_dict(dict(TINY_DEPARTURES, departure_members=["a", "b"],
+                                        departure_thresholds=[0.0]))  # fmt: skip
+    assert plan_text(joined).startswith("2 departure models joined, nothing collected")

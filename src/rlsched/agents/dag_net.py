@@ -427,21 +427,29 @@ class DagScorer:
         return _linear(z, self.w, "head.4")[:, 0]
 
     def _score_compiled(self, obs: dict[str, np.ndarray], base: int) -> np.ndarray:
-        assert self._kernel is not None
-        kernel, weights = self._kernel
+        return self.score_inputs(self.kernel_inputs(obs), base)
+
+    def kernel_inputs(self, obs: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+        """The compiled forward's observation arrays (networks of the same ``plan`` flag can
+        share them: an ensemble prepares them once)."""
         s = self.num_servers()
         nodes, glob = _server_keys(obs, s)
         f32 = np.float32
         plan, per_server = (
             (obs["dag_plan"], obs["dag_plan_servers"]) if self.plan else (_NONE, _NONE)
         )
-        return kernel(
+        return (
             np.asarray(obs["dag_tasks"], f32), np.asarray(obs["dag_oct"], f32),
             np.asarray(obs["dag_placed"], f32), np.asarray(obs["dag_links"], f32),
             np.asarray(plan, f32), np.asarray(per_server, f32), nodes, glob,
-            np.asarray(obs["node_origin"], f32), int(base), self.relative_data, self.plan,
-            *weights,
+            np.asarray(obs["node_origin"], f32),
         )  # fmt: skip
+
+    def score_inputs(self, inputs: tuple[np.ndarray, ...], base: int) -> np.ndarray:
+        """:meth:`score_one` from :meth:`kernel_inputs` (compiled scorers only)."""
+        assert self._kernel is not None
+        kernel, weights = self._kernel
+        return kernel(*inputs, int(base), self.relative_data, self.plan, *weights)
 
 
 def _server_keys(obs: dict[str, np.ndarray], s: int) -> tuple[np.ndarray, np.ndarray]:

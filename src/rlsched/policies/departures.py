@@ -51,6 +51,9 @@ class DeparturePolicy(SavedModelPolicy):
         #: each network and the offset its score is taken less (its own threshold)
         self.scorers = [DagScorer.load(self.dir / str(m["weights"])) for m in members]
         self.offsets = [float(m["offset"]) for m in members]
+        #: the networks read the same inputs (compiled: prepared once for all)
+        self._shared = all(sc.compiled and sc.plan == self.scorers[0].plan
+                           for sc in self.scorers)  # fmt: skip
         if len({sc.num_servers() for sc in self.scorers}) > 1:
             raise PolicyError(f"{self.dir}: its networks were trained at different server counts")
         known = OBSERVED_HEURISTICS.get(self.env_id, {})
@@ -108,9 +111,14 @@ class DeparturePolicy(SavedModelPolicy):
         assert isinstance(observation, dict)
         if len(self.scorers) == 1:
             return self.scorer.score_one(observation, base) - self.offsets[0]
-        pairs = zip(self.scorers, self.offsets, strict=True)
-        parts = [s.score_one(observation, base) - o for s, o in pairs]
-        return np.mean(parts, axis=0)
+        first = self.scorers[0]
+        shared = self._shared and all(s.compiled for s in self.scorers)  # inputs prepared once
+        inputs = first.kernel_inputs(observation) if shared else ()
+        total = np.zeros(first.num_servers(), np.float32)
+        for s, o in zip(self.scorers, self.offsets, strict=True):
+            total += (s.score_inputs(inputs, base) if shared else s.score_one(observation, base))
+            total -= np.float32(o)
+        return total * np.float32(1.0 / len(self.scorers))
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         mask = np.asarray(mask, dtype=bool)

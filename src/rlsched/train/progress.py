@@ -26,6 +26,9 @@ def planned_steps(cfg: TrainConfig) -> int:
 
 def plan_text(cfg: TrainConfig) -> str:
     """``3,072 steps (3,000 rounded up to whole rollouts)``."""
+    if cfg.algo == "departures" and cfg.departure_members:
+        return (f"{len(cfg.departure_members)} departure models joined, nothing collected or "
+                "fitted, no RL steps (departures)")  # fmt: skip
     if cfg.algo == "departures":
         return (f"{cfg.imitation_episodes:,} teacher-labelled episodes of {cfg.imitation_policy}, "
                 "no RL steps (departures)")  # fmt: skip
