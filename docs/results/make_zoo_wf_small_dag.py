@@ -308,6 +308,36 @@ world where that grid was looked at first; a development world).
    config names the retired entry's network where ``configs/zoo/start/`` keeps it.
 3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
    12,300-12,499). Writes ``docs/results/wf_small_dag_ensemble_choice.json``.
+
+Round W21 (``--round W21``), fixed here (2026-12-03, after W20, before its runs). A network
+fitted apart from both of the ensemble's: round W14's recipe on 480 pools no network has seen
+(``configs/workflow_offloading_small_dag_gain_fresh.yaml``, seeds 1540-2019), then two joined
+runs, each choosing the threshold of its mean among -0.004, -0.002 and 0 (and never) on 2,000
+episodes of a development world nothing has played
+(``synthetic:placement?workflows=2000&tasks=15&seed=58``): the ensemble's two networks with
+the new one (``..._ensemble3``, three networks) and W18's network with the new one
+(``..._ensemble_fresh``). The three-network run takes part only if such a model decides in
+under 0.2 ms median with the env's schedule (``bench_decide.py``, two runs, measured before
+the joined runs, on three shipped networks of the same shape); otherwise the round is the
+two-network run alone.
+
+    rlsched train --config configs/workflow_offloading_small_dag_gain_fresh.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_gain_fresh/seed0
+    for k in ensemble3 ensemble_fresh; do rlsched train \
+        --config configs/workflow_offloading_small_dag_$k.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_$k/seed0; done
+    python docs/results/make_zoo_wf_small_dag.py --round W21
+
+1. Candidate: the joined run with the higher mean return at its kept threshold on the
+   development world (equal: the two-network run).
+2. Validation: 200 episodes of a world nothing else played
+   (``synthetic:placement?workflows=200&tasks=15&seed=59``, seeds 20,000+), the candidate and
+   the entry (round W20's ensemble), beside every heuristic that does not search; eligible and
+   kept as in W8 (ties to the entry). A kept candidate becomes the entry
+   ``workflow-small-dag-ensemble-more``; the new network's model and config go to
+   ``configs/zoo/start/workflow-small-dag-gain-fresh``, where the entry's config names it.
+3. Test, whatever the choice: 200 fresh episodes of the test set (``seed=4``, seeds
+   12,500-12,699). Writes ``docs/results/wf_small_dag_ensemble_more_choice.json``.
 """
 
 import argparse
@@ -366,6 +396,9 @@ ROUNDS = {
     "W20": {**_round("ensemble_w15", 57, 12_300, "workflow-small-dag-ensemble", extra=PLAN,
                      out="docs/results/wf_small_dag_ensemble_choice.json"),
             "alternatives": ["ensemble_w14"]},
+    "W21": {**_round("ensemble_fresh", 59, 12_500, "workflow-small-dag-ensemble-more",
+                     extra=PLAN, out="docs/results/wf_small_dag_ensemble_more_choice.json"),
+            "alternatives": ["ensemble3"]},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
