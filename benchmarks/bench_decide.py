@@ -14,14 +14,23 @@ Median and 99th percentile over ``--decisions`` decisions (fewer where the obser
 more than ``ROW_BUDGET`` action rows in all), after 20 warm-up calls.
 
     python benchmarks/bench_decide.py [--sizes 10,20,100] [--decisions 2000] [--json F]
+    python benchmarks/bench_decide.py --entries ENTRY --join MODEL,MODEL[,...] [--json F]
+
+``--join`` times a departure model joining the named models' networks (an ensemble, as
+``departure_members`` writes it) on ``ENTRY``'s env and test data: an ensemble's cost before
+one is shipped.
 """
 
 from __future__ import annotations
 
 import argparse
 import inspect
+import json
+import shutil
 import statistics
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -107,8 +116,10 @@ ROW_BUDGET = 4_000_000
 
 
 def one(
-    name: str, c: dict[str, Any], num_nodes: int | None, n: int, blas: int | None = None
+    name: str, c: dict[str, Any], num_nodes: int | None, n: int, blas: int | None = None,
+    model: str | None = None,
 ) -> dict[str, Any]:
+    """One entry (or ``model``, a model folder, on that entry's env and data) timed."""
     env_id = c["env"]
     kwargs = dict(c.get("env_kwargs") or {})
     if c.get("preset"):
@@ -117,17 +128,19 @@ def one(
         kwargs["num_nodes"] = num_nodes
     # the entry's own test data (a whole-workflow model reads workflows of its size only)
     env = make_env(env_id, c.get("test", {}).get("dataset") or SPLITS[env_id].test, **kwargs)
-    outer = make_policy(f"learned:zoo/{name}", env, seed=0)
+    outer = make_policy(f"learned:{model or 'zoo/' + name}", env, seed=0)
     if isinstance(outer, DeparturePolicy):  # its base heuristic and the network, in numpy
         states = _states(env, n)
         nodes = getattr(env.unwrapped, "num_nodes", None)
         # a model that reads PEFT's schedule needs the env to compute it for each decision
-        plan = {"env_plan": _plan_times(env, n)} if outer.scorer.plan else {}
+        plan = {"env_plan": _plan_times(env, n)} if outer.plan else {}
+        networks = len(outer.scorers)
         return {**plan, "entry": name, "env": env_id, "num_nodes": nodes,
                 "actions": len(states[0][1]), "decisions": len(states),
                 "valid_actions": int(np.median([m.sum() for _, m in states])),
                 "path": ("compiled (DagScorer, numba)" if outer.scorer.compiled
-                         else "numpy (DagScorer)") + f" over {outer.base_name}",
+                         else "numpy (DagScorer)") + f" over {outer.base_name}"
+                + (f", {networks} networks" if networks > 1 else ""),
                 "threshold": outer.threshold, "act": _time(outer.act, states),
                 # the network's cost at every decision, whatever the shipped threshold
                 "act_scoring_every_decision": _time(
@@ -168,6 +181,24 @@ def card_size(c: dict[str, Any]) -> int:
     return int(make_env(c["env"], data, **kwargs).unwrapped.num_nodes)
 
 
+def joined(models: list[str], dest: Path) -> Path:
+    """A departure model at ``dest`` joining ``models``' networks, each with its threshold as
+    its offset (what ``departure_members`` writes; its own threshold is 0)."""
+    from rlsched.agents.models import read_meta
+    from rlsched.zoo import resolve_model_dir
+
+    dest.mkdir(parents=True)
+    members = []
+    for k, ref in enumerate(models):
+        folder = resolve_model_dir(ref)
+        name = "dagnet.npz" if k == 0 else f"member{k}.npz"
+        shutil.copyfile(folder / "dagnet.npz", dest / name)
+        members.append({"weights": name, "offset": float(read_meta(folder)["threshold"])})
+    meta = read_meta(resolve_model_dir(models[0]))
+    (dest / "meta.json").write_text(json.dumps({**meta, "threshold": 0.0, "members": members}))
+    return dest
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10,20,100")
@@ -176,8 +207,23 @@ def main() -> None:
     ap.add_argument("--blas-threads", type=int, default=None,
                     help="override the acting path's one BLAS thread (a before/after check)")
     ap.add_argument("--entries", default=None, help="comma list of zoo entries (default: all)")
+    ap.add_argument("--join", default=None,
+                    help="comma list of departure model folders: time a model joining their "
+                         "networks (an ensemble, departure_members) on the env and data of "
+                         "the one --entries names, not the entry itself")  # fmt: skip
     args = ap.parse_args()
     pin_one_core()
+    if args.join:
+        (name,) = args.entries.split(",")
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = joined(args.join.split(","), Path(tmp) / "joined")
+            r = one(name, card(name), None, args.decisions, args.blas_threads, str(folder))
+        r["joined"] = args.join.split(",")
+        print(f"{len(r['joined'])} networks joined, on {name}'s env, {r['path']}: median "
+              f"{r['act']['median_ms']:.3f} ms, p99 {r['act']['p99_ms']:.3f} ms; the env's "
+              f"schedule {r.get('env_plan', {}).get('median_ms', 0):.3f} ms", flush=True)
+        write_json(args.json, {"machine": machine(), "rows": [r]})
+        return
     sizes = [int(s) for s in args.sizes.split(",") if s]
     rows = []
     for name in args.entries.split(",") if args.entries else names():

@@ -545,14 +545,31 @@ def ship(name: str, out: dict, old_name: str) -> None:
         "reference": test["reference"],
         "reference_episode_values": trows[test["reference"]]["episode_values"],
     }
-    # the retired entry's network is where configs/zoo/start/ keeps it (a joined model's member)
-    kept = f"configs/zoo/start/{old_name}/model"
-    text = json.dumps(card).replace(f'"zoo/{old_name}"', f'"{kept}"')
-    card = json.loads(text.replace(f"joined: zoo/{old_name},", f"joined: {kept},"))
+    # a joined model's members as the repository keeps them: the retired entry's network in
+    # configs/zoo/start/, and a network of a run (not shipped before) copied there with its
+    # config, so that the entry's config reproduces it from shipped files
+    moved = {f"zoo/{old_name}": f"configs/zoo/start/{old_name}/model"}
+    for j in train.get("joined") or []:
+        ref = str(j["model"])
+        if ref.startswith("runs/zoo/workflow_offloading_small_dag_"):
+            slug = ref.removeprefix("runs/zoo/workflow_offloading_small_dag_").split("/")[0]
+            dest = ROOT / "configs/zoo/start" / f"workflow-small-dag-{slug.replace('_', '-')}"
+            shutil.copytree(ROOT / ref, dest / "model")
+            member_run = ROOT / ref.removesuffix("/model")
+            (dest / "config.yaml").write_text(
+                f"# A network of the zoo's {new} (round {name}, docs/results/"
+                "make_zoo_wf_small_dag.py), never an entry itself\n"
+                + (member_run / "config.yaml").read_text())  # fmt: skip
+            moved[ref] = str((dest / "model").relative_to(ROOT))
+    if train.get("joined"):
+        joined = [{**j, "model": moved.get(j["model"], j["model"])} for j in train["joined"]]
+        card["training"]["joined"] = joined
+        card["trained_on"] = "networks trained apart, joined: " + ", ".join(
+            j["model"] for j in joined)  # fmt: skip
     write_card(new, card)
-    # the retired entry's network is where configs/zoo/start/ keeps it (a joined model's member)
-    cfg = (run / "config.yaml").read_text().replace(
-        f"zoo/{old_name}\n", f"configs/zoo/start/{old_name}/model\n")  # fmt: skip
+    cfg = (run / "config.yaml").read_text()
+    for a, b in moved.items():
+        cfg = cfg.replace(f"- {a}\n", f"- {b}\n")
     (ROOT / card["config"]).write_text(
         f"# The zoo's {new} (round {name}, docs/results/make_zoo_wf_small_dag.py):\n"
         f"# `rlsched train --config {card['config']} --seed 0` ("

@@ -208,3 +208,34 @@ def test_the_compiled_forward_is_the_numpy_one_to_float32_rounding() -> None:
         slow = scorer.score_one(one, int(base[i]))
         scorer.compiled = True
         assert fast.dtype == np.float32 and np.allclose(fast, slow, rtol=1e-5, atol=1e-5), i
+
+
+def _scorer(x: dict, hidden: int, seed: int) -> DagScorer:
+    torch.manual_seed(seed)
+    net = DagNet(x["task"].shape[2], x["server"].shape[2], hidden=hidden, rounds=3,
+                 relative_data=True, plan=True)  # fmt: skip
+    dims = np.array([x["task"].shape[2], x["server"].shape[2], hidden, 3, 1, 1])
+    return DagScorer({k: v.detach().numpy() for k, v in net.state_dict().items()}
+                     | {"__dims__": dims})  # fmt: skip
+
+
+def test_networks_of_one_shape_score_as_an_ensemble_in_one_compiled_call() -> None:
+    """``stacked_kernel``: the mean of each network's score less its offset, the same float32
+    numbers as scoring them one by one; refused (None) for networks of other shapes."""
+    pytest.importorskip("numba")
+    from rlsched.agents.dag_net import stacked_kernel
+
+    obs, base = _states(3, plan=True)
+    x = dag_inputs(obs, base, True, True)
+    nets = [_scorer(x, 64, 1), _scorer(x, 64, 2), _scorer(x, 64, 3)]
+    offsets = [0.01, -0.02, 0.5]
+    kernel, weights = stacked_kernel(nets, offsets) or pytest.fail("not stacked")
+    assert stacked_kernel([nets[0], _scorer(x, 32, 4)], [0.0, 0.0]) is None
+    for i in range(len(base)):
+        one = {k: v[i] for k, v in obs.items()}
+        want = np.zeros(len(one["node_origin"]), np.float32)
+        for s, o in zip(nets, offsets, strict=True):
+            want = (want + s.score_one(one, int(base[i]))) - np.float32(o)
+        want = want * np.float32(1 / 3)
+        inputs = nets[0].kernel_inputs(one)
+        assert np.array_equal(kernel(*inputs, int(base[i]), True, True, *weights), want), i

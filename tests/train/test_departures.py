@@ -290,6 +290,7 @@ def test_members_join_into_one_model_scoring_their_mean_less_their_thresholds(
     env = make_env(TINY_DEPARTURES["env_id"], TINY_DEPARTURES["eval_dataset"],
                    **TINY_DEPARTURES["env_kwargs"])  # fmt: skip
     joined.check_env(env.unwrapped)
+    assert (joined._stacked is not None) == joined.scorer.compiled
     obs, _ = env.reset(seed=3)
     done, decisions = False, 0
     while not done:
@@ -297,7 +298,12 @@ def test_members_join_into_one_model_scoring_their_mean_less_their_thresholds(
         base = int(joined._base(obs, mask))
         z = one.scores(obs, base)
         want = ((z - 0.01) + (3.0 * z + 0.02)) / 2  # b scores 3z
-        assert np.allclose(joined.scores(obs, base), want, atol=1e-5)
+        got = joined.scores(obs, base)
+        assert np.allclose(got, want, atol=1e-5)
+        if joined._stacked is not None:  # compiled: one call, the same numbers as the loop
+            stacked, joined._stacked = joined._stacked, None
+            assert np.array_equal(joined.scores(obs, base), got)
+            joined._stacked = stacked
         cand = np.where(mask, want, -np.inf)
         cand[base] = -np.inf
         best = int(np.argmax(cand))

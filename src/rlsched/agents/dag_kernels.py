@@ -201,3 +201,27 @@ def score_one(
     h = _layer(h, wh2, bh2, True)
     out = h @ wh4 + bh4
     return out[:, 0].copy()
+
+
+@njit(cache=True, nogil=True)
+def score_mean(
+    tasks, oct_, placed, links, plan, plan_servers, nodes, glob, origin, base, relative,
+    use_plan, offsets, task_mu, task_sd, we, be, w_own, w_par, w_kid, b0, w2, b2, gamma, beta,
+    server_mu, server_sd, wh_ctx, wh_srv, bh0, wh2, bh2, wh4, bh4,
+):  # fmt: skip
+    """The mean over ``M`` networks of the same shape of each one's :func:`score_one` less its
+    offset (an ensemble in one call: the weights are :func:`score_one`'s, stacked on a first
+    axis of length ``M``; ``offsets (M,)``). Summed in the order of the numpy loop of
+    :meth:`rlsched.policies.departures.DeparturePolicy.scores`, so the same float32 numbers."""
+    M = offsets.shape[0]
+    total = np.zeros(oct_.shape[1], np.float32)
+    for m in range(M):
+        z = score_one(
+            tasks, oct_, placed, links, plan, plan_servers, nodes, glob, origin, base,
+            relative, use_plan, task_mu[m], task_sd[m], we[m], be[m], w_own[m], w_par[m],
+            w_kid[m], b0[m], w2[m], b2[m], gamma[m], beta[m], server_mu[m], server_sd[m],
+            wh_ctx[m], wh_srv[m], bh0[m], wh2[m], bh2[m], wh4[m], bh4[m],
+        )  # fmt: skip
+        for j in range(total.shape[0]):
+            total[j] = (total[j] + z[j]) - offsets[m]
+    return total * np.float32(1.0 / M)

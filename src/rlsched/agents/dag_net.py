@@ -452,6 +452,28 @@ class DagScorer:
         return kernel(*inputs, int(base), self.relative_data, self.plan, *weights)
 
 
+def stacked_kernel(
+    scorers: list[DagScorer], offsets: list[float]
+) -> tuple[Any, tuple[np.ndarray, ...]] | None:
+    """:func:`rlsched.agents.dag_kernels.score_mean` and its arguments after the observation's
+    (the offsets, then each weight stacked over ``scorers``): an ensemble's forward in one
+    compiled call. None where a scorer is not compiled or the networks' shapes or input
+    flags differ."""
+    kernels = [s._kernel for s in scorers]
+    if any(k is None for k in kernels) or not all(s.compiled for s in scorers):
+        return None
+    first = scorers[0]
+    if any((s.relative_data, s.plan) != (first.relative_data, first.plan) for s in scorers):
+        return None
+    weights = [k[1] for k in kernels if k is not None]
+    if any(a.shape != b.shape for w in weights[1:] for a, b in zip(w, weights[0], strict=True)):
+        return None
+    from rlsched.agents import dag_kernels
+
+    stacked = tuple(np.ascontiguousarray(np.stack(ws)) for ws in zip(*weights, strict=True))
+    return dag_kernels.score_mean, (np.asarray(offsets, np.float32), *stacked)
+
+
 def _server_keys(obs: dict[str, np.ndarray], s: int) -> tuple[np.ndarray, np.ndarray]:
     """One observation's per-server keys ``(s, 18)`` (:data:`NODE_KEYS`, then ``node_free``)
     and its task and subtree keys ``(11,)``, float32, raw (the serving paths' inputs)."""

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from rlsched.agents.dag_net import PLAN_KEYS, REQUIRED_KEYS, DagScorer
+from rlsched.agents.dag_net import PLAN_KEYS, REQUIRED_KEYS, DagScorer, stacked_kernel
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Observation, SavedModelPolicy
 from rlsched.runtime import set_torch_threads
@@ -54,6 +54,8 @@ class DeparturePolicy(SavedModelPolicy):
         #: the networks read the same inputs (compiled: prepared once for all)
         self._shared = all(sc.compiled and sc.plan == self.scorers[0].plan
                            for sc in self.scorers)  # fmt: skip
+        #: the compiled ensemble in one call (networks of one shape), or None
+        self._stacked = stacked_kernel(self.scorers, self.offsets) if len(members) > 1 else None
         if len({sc.num_servers() for sc in self.scorers}) > 1:
             raise PolicyError(f"{self.dir}: its networks were trained at different server counts")
         known = OBSERVED_HEURISTICS.get(self.env_id, {})
@@ -112,6 +114,10 @@ class DeparturePolicy(SavedModelPolicy):
         if len(self.scorers) == 1:
             return self.scorer.score_one(observation, base) - self.offsets[0]
         first = self.scorers[0]
+        if self._stacked is not None and all(s.compiled for s in self.scorers):
+            kernel, weights = self._stacked  # every network in one compiled call
+            inputs = first.kernel_inputs(observation)
+            return kernel(*inputs, int(base), first.relative_data, first.plan, *weights)
         shared = self._shared and all(s.compiled for s in self.scorers)  # inputs prepared once
         inputs = first.kernel_inputs(observation) if shared else ()
         total = np.zeros(first.num_servers(), np.float32)
