@@ -236,7 +236,6 @@ def _save(
 def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict[str, Any]:
     """The whole recipe (module docstring); writes ``RUN/model`` and ``RUN/run.json`` and
     returns the run record."""
-    from rlsched.runtime import git_commit, versions
 
     t0 = time.perf_counter()
     if cfg.departure_members:
@@ -289,14 +288,26 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     _save(
         net, cfg, model, float(kept["threshold"]), {"threshold_choice": table, "teacher": teacher}
     )
-    record = {
-        "config": cfg.to_dict(), "seed": cfg.seed, "versions": versions(),
-        "git_commit": git_commit(), "steps": 0, "teacher": teacher,
-        "fit": {"epochs": len(curve), "kept_aside_loss": curve},
-        "threshold_choice": table, "threshold": kept["threshold"],
-        "best_eval_mean_reward": kept["mean_return"],
+    return _record(cfg, run, table, kept, {
+        "teacher": teacher, "fit": {"epochs": len(curve), "kept_aside_loss": curve},
         "seconds": {"teacher": t_collect, "fit": t_fit, "threshold": t_choose,
                     "total": time.perf_counter() - t0},
+    })  # fmt: skip
+
+
+def _record(
+    cfg: TrainConfig, run: Path, table: list[dict[str, Any]], kept: dict[str, Any],
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    """The run's record (``RUN/run.json``, and ``RUN/metrics.json``): the config, versions and
+    commit, the threshold's choice and ``extra``."""
+    from rlsched.runtime import git_commit, versions
+
+    record = {
+        "config": cfg.to_dict(), "seed": cfg.seed, "versions": versions(),
+        "git_commit": git_commit(), "steps": 0, **extra,
+        "threshold_choice": table, "threshold": kept["threshold"],
+        "best_eval_mean_reward": kept["mean_return"],
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }  # fmt: skip
     (run / "run.json").write_text(json.dumps(record, indent=2))
@@ -322,7 +333,6 @@ def join_members(cfg: TrainConfig, run: Path) -> dict[str, Any]:
     from rlsched.agents.dag_net import DagScorer
     from rlsched.agents.models import read_meta
     from rlsched.policies.departures import WEIGHTS
-    from rlsched.runtime import git_commit, versions
     from rlsched.zoo import resolve_model_dir
 
     t0 = time.perf_counter()
@@ -352,19 +362,9 @@ def join_members(cfg: TrainConfig, run: Path) -> dict[str, Any]:
     table, kept = choose_threshold(cfg, model, cfg.departure_thresholds)
     _save(None, cfg, model, float(kept["threshold"]),
           {"members": members, "joined": joined, "threshold_choice": table})  # fmt: skip
-    record = {
-        "config": cfg.to_dict(), "seed": cfg.seed, "versions": versions(),
-        "git_commit": git_commit(), "steps": 0, "joined": joined,
-        "threshold_choice": table, "threshold": kept["threshold"],
-        "best_eval_mean_reward": kept["mean_return"],
-        "seconds": {"threshold": time.perf_counter() - t0, "total": time.perf_counter() - t0},
-        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }  # fmt: skip
-    (run / "run.json").write_text(json.dumps(record, indent=2))
-    (run / "metrics.json").write_text(
-        json.dumps({"best_eval_mean_reward": kept["mean_return"], "steps": 0}, indent=2)
-    )
-    return record
+    seconds = time.perf_counter() - t0
+    return _record(cfg, run, table, kept,
+                   {"joined": joined, "seconds": {"threshold": seconds, "total": seconds}})
 
 
 def _check_keys(cfg: TrainConfig, plan: bool) -> None:
