@@ -12,8 +12,9 @@ and round W14's 200 (seeds 11,100+), 2,080 in all; ``--entry workflow-small-dag-
 round W15's, on those and round W15's 200 (seeds 11,300+), 2,280 in all;
 ``--entry workflow-small-dag-dagger-slow`` round W18's, on those and rounds W16-W19's 800
 (seeds 11,500+, 11,700+, 11,900+ and 12,100+), 3,080 in all; ``--entry
-workflow-small-dag-ensemble`` round W20's, on those and round W20's 200 (seeds 12,300+), 3,280
-in all, beside round W18's entry that it replaced (paired with it per set and pooled).
+workflow-small-dag-ensemble`` round W20's, on those and rounds W20's and W21's 200 (seeds
+12,300+ and 12,500+), 3,480 in all, beside round W18's entry that it replaced (paired with it
+per set and pooled).
 
     python docs/results/wf_small_dag_gain_all_tests.py [--workers 2] [--entry NAME]
 
@@ -57,7 +58,7 @@ RUNS = {
     "workflow-small-dag-ensemble": (ZOO_DIR / "workflow-small-dag-ensemble" / "model",
                                     {**SETS, 10_500: 200, 10_700: 200, 10_900: 200,
                                      11_100: 200, 11_300: 200, 11_500: 200, 11_700: 200,
-                                     11_900: 200, 12_100: 200, 12_300: 200},
+                                     11_900: 200, 12_100: 200, 12_300: 200, 12_500: 200},
                                     "docs/results/wf_small_dag_ensemble_all_tests.json"),
 }  # fmt: skip
 #: an entry's predecessor, played beside it (paired with it)
