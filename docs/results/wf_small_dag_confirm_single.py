@@ -1,0 +1,62 @@
+"""Issue 13, descriptive (added after the confirmatory test had run; nothing chosen on it): the
+entry's predecessor, round W18's single network, on the confirmatory test's 3,000 episodes
+(``wf_small_dag_confirm.py``), paired with the entry, resampling workflows: whether the
+ensemble's gain over one network holds on workflows neither has played.
+
+    python docs/results/wf_small_dag_confirm_single.py [--workers 2]
+
+Writes ``docs/results/wf_small_dag_confirm_single.json``.
+"""
+
+import argparse
+import json
+import time
+from multiprocessing import Pool
+
+import numpy as np
+from make_zoo import ROOT
+from make_zoo_wf_small import ENV, KWARGS, PRESET, judge
+from wf_small_dag_confirm import CHUNK, DATA, ENTRY, EPISODES, FIRST
+from wf_small_dag_gain_all_tests import EXTRA
+from wf_small_dag_instances import by_workflow_ci
+
+from rlsched.evaluate import make_env
+
+SINGLE = f"learned:{ROOT / 'configs/zoo/start/workflow-small-dag-dagger-slow/model'}"
+OUT = ROOT / "docs/results/wf_small_dag_confirm_single.json"
+
+
+def play(first: int) -> tuple[int, dict]:
+    _, gaps = judge(DATA, first, f"peft,{SINGLE},{ENTRY}", EXTRA, episodes=CHUNK)
+    env = make_env(ENV, DATA, **{**KWARGS, **EXTRA, "scenario": PRESET})
+    picks = []
+    for seed in range(first, first + CHUNK):
+        env.reset(seed=seed)
+        picks.append(int(env.unwrapped._picks[0]))
+    return first, {"gaps": {p: gaps[p] for p in (SINGLE, ENTRY)}, "workflow": picks}
+
+
+def main(workers: int) -> None:
+    t0 = time.time()
+    with Pool(workers) as pool:
+        chunks = dict(pool.imap_unordered(play, range(FIRST, FIRST + EPISODES, CHUNK)))
+    order = sorted(chunks)
+    workflow = np.concatenate([chunks[c]["workflow"] for c in order])
+    single, entry = (np.concatenate([chunks[c]["gaps"][p] for c in order]) for p in (SINGLE, ENTRY))
+    d = entry - single
+    out = {"dataset": DATA, "episodes": EPISODES, "single": SINGLE,
+           "single_mean_gap": float(single.mean()), "single_ci95": by_workflow_ci(single, workflow),
+           "entry_mean_gap": float(entry.mean()),
+           "entry_minus_single": {"mean": float(d.mean()), "ci95": by_workflow_ci(d, workflow),
+                                  "lower_same_higher": [int((d < -1e-9).sum()),
+                                                        int((abs(d) <= 1e-9).sum()),
+                                                        int((d > 1e-9).sum())]},
+           "seconds": round(time.time() - t0)}  # fmt: skip
+    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--workers", type=int, default=2)
+    main(ap.parse_args().workers)
