@@ -46,24 +46,32 @@ NAMES = {"peft": "PEFT", "heft": "HEFT", SEARCH: "search K=4", ENTRY: "entry"}
 OUT = ROOT / "docs/results/wf_small_dag_confirm.json"
 
 
-def play(first: int) -> tuple[int, dict]:
+def play(job: tuple[int, tuple[str, ...]]) -> tuple[int, dict]:
     """One chunk of episodes: each policy's gaps, and each episode's workflow."""
-    _, gaps = judge(DATA, first, ",".join(POLICIES), EXTRA, episodes=CHUNK)
+    first, policies = job
+    _, gaps = judge(DATA, first, ",".join(policies), EXTRA, episodes=CHUNK)
     env = make_env(ENV, DATA, **{**KWARGS, **EXTRA, "scenario": PRESET})
     picks = []
     for seed in range(first, first + CHUNK):
         env.reset(seed=seed)
         picks.append(int(env.unwrapped._picks[0]))
-    return first, {"gaps": {p: gaps[p] for p in POLICIES}, "workflow": picks}
+    return first, {"gaps": {p: gaps[p] for p in policies}, "workflow": picks}
+
+
+def played(policies: tuple[str, ...], workers: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Every episode's workflow, and each policy's gap per episode, in chunks on ``workers``
+    processes."""
+    jobs = [(first, policies) for first in range(FIRST, FIRST + EPISODES, CHUNK)]
+    with Pool(workers) as pool:
+        chunks = dict(pool.imap_unordered(play, jobs))
+    order = sorted(chunks)
+    workflow = np.concatenate([chunks[c]["workflow"] for c in order])
+    return workflow, {p: np.concatenate([chunks[c]["gaps"][p] for c in order]) for p in policies}
 
 
 def main(workers: int) -> None:
     t0 = time.time()
-    with Pool(workers) as pool:
-        chunks = dict(pool.imap_unordered(play, range(FIRST, FIRST + EPISODES, CHUNK)))
-    order = sorted(chunks)
-    workflow = np.concatenate([chunks[c]["workflow"] for c in order])
-    gaps = {p: np.concatenate([chunks[c]["gaps"][p] for c in order]) for p in POLICIES}
+    workflow, gaps = played(POLICIES, workers)
     out: dict = {"rule": "docs/results/wf_small_dag_confirm.py", "dataset": DATA,
                  "seeds": [FIRST, FIRST + EPISODES - 1], "episodes": EPISODES,
                  "workflows": len(np.unique(workflow)), "policies": {}}  # fmt: skip

@@ -11,38 +11,19 @@ Writes ``docs/results/wf_small_dag_confirm_single.json``.
 import argparse
 import json
 import time
-from multiprocessing import Pool
 
-import numpy as np
 from make_zoo import ROOT
-from make_zoo_wf_small import ENV, KWARGS, PRESET, judge
-from wf_small_dag_confirm import CHUNK, DATA, ENTRY, EPISODES, FIRST
-from wf_small_dag_gain_all_tests import EXTRA
+from wf_small_dag_confirm import DATA, ENTRY, EPISODES, played
 from wf_small_dag_instances import by_workflow_ci
-
-from rlsched.evaluate import make_env
 
 SINGLE = f"learned:{ROOT / 'configs/zoo/start/workflow-small-dag-dagger-slow/model'}"
 OUT = ROOT / "docs/results/wf_small_dag_confirm_single.json"
 
 
-def play(first: int) -> tuple[int, dict]:
-    _, gaps = judge(DATA, first, f"peft,{SINGLE},{ENTRY}", EXTRA, episodes=CHUNK)
-    env = make_env(ENV, DATA, **{**KWARGS, **EXTRA, "scenario": PRESET})
-    picks = []
-    for seed in range(first, first + CHUNK):
-        env.reset(seed=seed)
-        picks.append(int(env.unwrapped._picks[0]))
-    return first, {"gaps": {p: gaps[p] for p in (SINGLE, ENTRY)}, "workflow": picks}
-
-
 def main(workers: int) -> None:
     t0 = time.time()
-    with Pool(workers) as pool:
-        chunks = dict(pool.imap_unordered(play, range(FIRST, FIRST + EPISODES, CHUNK)))
-    order = sorted(chunks)
-    workflow = np.concatenate([chunks[c]["workflow"] for c in order])
-    single, entry = (np.concatenate([chunks[c]["gaps"][p] for c in order]) for p in (SINGLE, ENTRY))
+    workflow, gaps = played(("peft", SINGLE, ENTRY), workers)
+    single, entry = gaps[SINGLE], gaps[ENTRY]
     d = entry - single
     out = {"dataset": DATA, "episodes": EPISODES, "single": SINGLE,
            "single_mean_gap": float(single.mean()), "single_ci95": by_workflow_ci(single, workflow),
