@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import json
-import shutil
 import statistics
 import tempfile
 import time
@@ -183,18 +182,13 @@ def card_size(c: dict[str, Any]) -> int:
 
 def joined(models: list[str], dest: Path) -> Path:
     """A departure model at ``dest`` joining ``models``' networks, each with its threshold as
-    its offset (what ``departure_members`` writes; its own threshold is 0)."""
+    its offset, as ``departure_members`` writes it (:func:`copy_members`; its own threshold 0)."""
     from rlsched.agents.models import read_meta
+    from rlsched.train.departures import copy_members
     from rlsched.zoo import resolve_model_dir
 
-    dest.mkdir(parents=True)
-    members = []
-    for k, ref in enumerate(models):
-        folder = resolve_model_dir(ref)
-        name = "dagnet.npz" if k == 0 else f"member{k}.npz"
-        shutil.copyfile(folder / "dagnet.npz", dest / name)
-        members.append({"weights": name, "offset": float(read_meta(folder)["threshold"])})
     meta = read_meta(resolve_model_dir(models[0]))
+    members, _ = copy_members(models, dest, str(meta["base"]))
     (dest / "meta.json").write_text(json.dumps({**meta, "threshold": 0.0, "members": members}))
     return dest
 

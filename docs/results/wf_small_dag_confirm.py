@@ -34,7 +34,7 @@ import numpy as np
 from make_zoo import ROOT
 from make_zoo_wf_small import ENV, KWARGS, PRESET, judge
 from wf_small_dag_gain_all_tests import EXTRA, SEARCH
-from wf_small_dag_instances import by_workflow_ci
+from wf_small_dag_instances import by_workflow_ci, problems
 
 from rlsched.evaluate import make_env
 
@@ -51,10 +51,7 @@ def play(job: tuple[int, tuple[str, ...]]) -> tuple[int, dict]:
     first, policies = job
     _, gaps = judge(DATA, first, ",".join(policies), EXTRA, episodes=CHUNK)
     env = make_env(ENV, DATA, **{**KWARGS, **EXTRA, "scenario": PRESET})
-    picks = []
-    for seed in range(first, first + CHUNK):
-        env.reset(seed=seed)
-        picks.append(int(env.unwrapped._picks[0]))
+    picks = [w for _, w, _ in problems(env, {first: CHUNK})]
     return first, {"gaps": {p: gaps[p] for p in policies}, "workflow": picks}
 
 

@@ -427,11 +427,14 @@ class DagScorer:
         return _linear(z, self.w, "head.4")[:, 0]
 
     def _score_compiled(self, obs: dict[str, np.ndarray], base: int) -> np.ndarray:
-        return self.score_inputs(self.kernel_inputs(obs), base)
+        assert self._kernel is not None
+        kernel, weights = self._kernel
+        return kernel(*self.kernel_inputs(obs), int(base), self.relative_data, self.plan,
+                      *weights)  # fmt: skip
 
     def kernel_inputs(self, obs: dict[str, np.ndarray]) -> tuple[np.ndarray, ...]:
-        """The compiled forward's observation arrays (networks of the same ``plan`` flag can
-        share them: an ensemble prepares them once)."""
+        """The compiled forward's observation arrays (an ensemble of networks of one shape
+        prepares them once: :func:`stacked_kernel`)."""
         s = self.num_servers()
         nodes, glob = _server_keys(obs, s)
         f32 = np.float32
@@ -444,12 +447,6 @@ class DagScorer:
             np.asarray(plan, f32), np.asarray(per_server, f32), nodes, glob,
             np.asarray(obs["node_origin"], f32),
         )  # fmt: skip
-
-    def score_inputs(self, inputs: tuple[np.ndarray, ...], base: int) -> np.ndarray:
-        """:meth:`score_one` from :meth:`kernel_inputs` (compiled scorers only)."""
-        assert self._kernel is not None
-        kernel, weights = self._kernel
-        return kernel(*inputs, int(base), self.relative_data, self.plan, *weights)
 
 
 def stacked_kernel(

@@ -51,9 +51,6 @@ class DeparturePolicy(SavedModelPolicy):
         #: each network and the offset its score is taken less (its own threshold)
         self.scorers = [DagScorer.load(self.dir / str(m["weights"])) for m in members]
         self.offsets = [float(m["offset"]) for m in members]
-        #: the networks read the same inputs (compiled: prepared once for all)
-        self._shared = all(sc.compiled and sc.plan == self.scorers[0].plan
-                           for sc in self.scorers)  # fmt: skip
         #: the compiled ensemble in one call (networks of one shape), or None
         self._stacked = stacked_kernel(self.scorers, self.offsets) if len(members) > 1 else None
         if len({sc.num_servers() for sc in self.scorers}) > 1:
@@ -112,17 +109,16 @@ class DeparturePolicy(SavedModelPolicy):
         of each one's score less its offset)."""
         assert isinstance(observation, dict)
         if len(self.scorers) == 1:
-            return self.scorer.score_one(observation, base) - self.offsets[0]
+            z = self.scorer.score_one(observation, base)
+            return z - np.float32(self.offsets[0]) if self.offsets[0] else z
         first = self.scorers[0]
         if self._stacked is not None and all(s.compiled for s in self.scorers):
             kernel, weights = self._stacked  # every network in one compiled call
             inputs = first.kernel_inputs(observation)
             return kernel(*inputs, int(base), first.relative_data, first.plan, *weights)
-        shared = self._shared and all(s.compiled for s in self.scorers)  # inputs prepared once
-        inputs = first.kernel_inputs(observation) if shared else ()
-        total = np.zeros(first.num_servers(), np.float32)
+        total = np.zeros(first.num_servers(), np.float32)  # the same sums, network by network
         for s, o in zip(self.scorers, self.offsets, strict=True):
-            total += (s.score_inputs(inputs, base) if shared else s.score_one(observation, base))
+            total += s.score_one(observation, base)
             total -= np.float32(o)
         return total * np.float32(1.0 / len(self.scorers))
 

@@ -327,36 +327,14 @@ def choose_threshold(
 
 
 def join_members(cfg: TrainConfig, run: Path) -> dict[str, Any]:
-    """``departure_members`` joined into ``RUN/model`` (each one's weights and, as its offset,
-    its threshold), the threshold of their mean score chosen among ``departure_thresholds``;
-    writes ``RUN/run.json`` and returns the run record."""
-    from rlsched.agents.dag_net import DagScorer
-    from rlsched.agents.models import read_meta
-    from rlsched.policies.departures import WEIGHTS
-    from rlsched.zoo import resolve_model_dir
-
+    """``departure_members`` joined into ``RUN/model`` (:func:`copy_members`), the threshold of
+    their mean score chosen among ``departure_thresholds``; writes ``RUN/run.json`` and
+    returns the run record."""
     t0 = time.perf_counter()
     model = run / "model"
-    model.mkdir(parents=True, exist_ok=True)
-    members, joined, plan = [], [], False
-    for k, ref in enumerate(cfg.departure_members):
-        folder = resolve_model_dir(ref)
-        meta = read_meta(folder)
-        if meta.get("algo") != DEPARTURES:
-            raise ConfigError(f"departure_members: {ref} is a {meta.get('algo')} model")
-        if meta.get("members"):
-            raise ConfigError(f"departure_members: {ref} joins networks itself; name them")
-        if meta.get("base") != cfg.imitation_policy:
-            raise ConfigError(f"departure_members: {ref} departs from {meta.get('base')!r}, "
-                              f"this config's base is {cfg.imitation_policy!r}")  # fmt: skip
-        offset = float(meta["threshold"])
-        if not np.isfinite(offset):
-            raise ConfigError(f"departure_members: {ref}'s threshold is never to depart")
-        name = WEIGHTS if k == 0 else f"member{k}.npz"
-        (model / name).write_bytes((folder / WEIGHTS).read_bytes())
-        plan = plan or DagScorer.load(model / name).plan
-        members.append({"weights": name, "offset": offset})
-        joined.append({"model": ref, "threshold": offset})
+    members, plan = copy_members(cfg.departure_members, model, str(cfg.imitation_policy))
+    joined = [{"model": ref, "threshold": m["offset"]}
+              for ref, m in zip(cfg.departure_members, members, strict=True)]  # fmt: skip
     _check_keys(cfg, plan)
     _save(None, cfg, model, float("inf"), {"members": members})
     table, kept = choose_threshold(cfg, model, cfg.departure_thresholds)
@@ -365,6 +343,41 @@ def join_members(cfg: TrainConfig, run: Path) -> dict[str, Any]:
     seconds = time.perf_counter() - t0
     return _record(cfg, run, table, kept,
                    {"joined": joined, "seconds": {"threshold": seconds, "total": seconds}})
+
+
+def copy_members(
+    refs: list[str], dest: Path, base: str
+) -> tuple[list[dict[str, Any]], bool]:
+    """Each departure model of ``refs`` (folders, runs or ``zoo/NAME``) has its network copied
+    into ``dest`` (``dagnet.npz``, ``member1.npz``, ...): the meta's ``members`` (each file and
+    its offset, the model's own threshold), and whether a network reads PEFT's schedule.
+    Refused: another algorithm, a model that joins networks itself, another base, a model
+    that never departs."""
+    from rlsched.agents.dag_net import DagScorer
+    from rlsched.agents.models import read_meta
+    from rlsched.policies.departures import WEIGHTS
+    from rlsched.zoo import resolve_model_dir
+
+    dest.mkdir(parents=True, exist_ok=True)
+    members, plan = [], False
+    for k, ref in enumerate(refs):
+        folder = resolve_model_dir(ref)
+        meta = read_meta(folder)
+        if meta.get("algo") != DEPARTURES:
+            raise ConfigError(f"departure_members: {ref} is a {meta.get('algo')} model")
+        if meta.get("members"):
+            raise ConfigError(f"departure_members: {ref} joins networks itself; name them")
+        if meta.get("base") != base:
+            raise ConfigError(f"departure_members: {ref} departs from {meta.get('base')!r}, "
+                              f"this config's base is {base!r}")  # fmt: skip
+        offset = float(meta["threshold"])
+        if not np.isfinite(offset):
+            raise ConfigError(f"departure_members: {ref}'s threshold is never to depart")
+        name = WEIGHTS if k == 0 else f"member{k}.npz"
+        (dest / name).write_bytes((folder / WEIGHTS).read_bytes())
+        plan = plan or DagScorer.load(dest / name).plan
+        members.append({"weights": name, "offset": offset})
+    return members, plan
 
 
 def _check_keys(cfg: TrainConfig, plan: bool) -> None:
