@@ -367,6 +367,40 @@ round W21).
    whichever the validation kept is the goal's status after this round: **met** if its gap's
    interval lies below 2%, **met on the mean, not significantly** if only its mean does, **not
    met** otherwise. Writes ``docs/results/wf_small_dag_ensemble_tuned_choice.json``.
+
+Round W23 (``--round W23``), fixed here (2026-12-03, twenty-sixth session, before any of its
+runs). More labels for the ensemble's networks: each of the entry's two networks (W18's and
+W14's) fine-tuned at W18's step size (1e-4) on every label collected so far, 96,000 episodes
+(W17's 24,000 DAgger episodes, W15's 48,000 on PEFT's states, W21's 24,000 on the 480 pools
+only W21's network saw; ``configs/workflow_offloading_small_dag_dagger_more.yaml`` and
+``..._gain_more_dagger.yaml``; nothing is collected), then two joined runs, each choosing the
+threshold of its mean among -0.008 to 0 in steps of 0.001 (and never) on 2,000 episodes of a
+fresh development world (``synthetic:placement?workflows=2000&tasks=15&seed=62``): the
+fine-tuned W18 network with W14's as shipped (``..._ensemble_more``) and the two fine-tuned
+networks (``..._ensemble_more2``).
+
+    for k in dagger_more gain_more_dagger; do
+        ln -sfn ../../workflow_offloading_small_dag_dagger/seed0/teacher \
+            runs/zoo/workflow_offloading_small_dag_$k/seed0/teacher
+        rlsched train --config configs/workflow_offloading_small_dag_$k.yaml --seed 0 \
+            --out runs/zoo/workflow_offloading_small_dag_$k/seed0; done
+    for k in ensemble_more ensemble_more2; do rlsched train \
+        --config configs/workflow_offloading_small_dag_$k.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_$k/seed0; done
+    python docs/results/make_zoo_wf_small_dag.py --round W23
+
+1. Candidate: the joined run with the higher mean return at its kept threshold on the
+   development world (equal: ``ensemble_more``).
+2. Validation: 1,000 episodes of a fresh world of 2,000 workflows
+   (``synthetic:placement?workflows=2000&tasks=15&seed=63``, seeds 20,000+), the candidate and
+   the entry, beside every heuristic that does not search; eligible and kept as in W8 (ties to
+   the entry). A kept candidate becomes the entry ``workflow-small-dag-ensemble-more-labels``;
+   its fine-tuned networks go to ``configs/zoo/start/`` with their configs.
+3. Test, whatever the choice: 3,000 episodes of 40,000 fresh workflows of the test world
+   (``synthetic:placement?workflows=40000&tasks=15&seed=4``: none of the earlier tests'
+   draws), seeds 1000-3999, gaps to the optimum with 95% intervals resampling workflows; the
+   goal's status after this round as in W22. Writes
+   ``docs/results/wf_small_dag_ensemble_more_labels_choice.json``.
 """
 
 import argparse
@@ -435,6 +469,13 @@ ROUNDS = {
             "val_episodes": 1000, "test_episodes": 3000,
             "test_data": "synthetic:placement?workflows=30000&tasks=15&seed=4",
             "alternatives": ["ensemble_w15_w14"]},
+    "W23": {**_round("ensemble_more", 0, 1000, "workflow-small-dag-ensemble-more-labels",
+                     extra=PLAN,
+                     out="docs/results/wf_small_dag_ensemble_more_labels_choice.json"),
+            "fresh": "synthetic:placement?workflows=2000&tasks=15&seed=63",
+            "val_episodes": 1000, "test_episodes": 3000,
+            "test_data": "synthetic:placement?workflows=40000&tasks=15&seed=4",
+            "alternatives": ["ensemble_more2"]},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
