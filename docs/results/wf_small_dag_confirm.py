@@ -12,7 +12,8 @@ The rule:
 - Data: ``synthetic:placement?workflows=20000&tasks=15&seed=4`` (20,000 workflows of the test
   world's function types, none of them among the split's 30), 3,000 episodes, seeds
   1000-3999 (each draws a workflow and an origin: about 2,800 distinct workflows).
-- Players: the entry as shipped (``learned:zoo/workflow-small-dag-ensemble``), PEFT, HEFT and
+- Players: the entry as shipped (``workflow-small-dag-ensemble``; since round W23 in
+  ``configs/zoo/start/``), PEFT, HEFT and
   the search over PEFT's four best servers, each episode's gap to the isolated CP-SAT optimum.
 - Intervals: 95%, resampling workflows (each resampled workflow carries all its draws).
 - The goal "within 2% of the CP-SAT optimum on average" is called **met** if the entry's mean
@@ -40,25 +41,27 @@ from rlsched.evaluate import make_env
 
 DATA = "synthetic:placement?workflows=20000&tasks=15&seed=4"
 FIRST, EPISODES, CHUNK = 1000, 3000, 250
-ENTRY = "learned:zoo/workflow-small-dag-ensemble"
+# the entry then; retired by round W23 to configs/zoo/start/
+ENTRY = f"learned:{ROOT / 'configs/zoo/start/workflow-small-dag-ensemble/model'}"
 POLICIES = ("peft", "heft", SEARCH, ENTRY)
 NAMES = {"peft": "PEFT", "heft": "HEFT", SEARCH: "search K=4", ENTRY: "entry"}
 OUT = ROOT / "docs/results/wf_small_dag_confirm.json"
 
 
-def play(job: tuple[int, tuple[str, ...]]) -> tuple[int, dict]:
-    """One chunk of episodes: each policy's gaps, and each episode's workflow."""
-    first, policies = job
-    _, gaps = judge(DATA, first, ",".join(policies), EXTRA, episodes=CHUNK)
-    env = make_env(ENV, DATA, **{**KWARGS, **EXTRA, "scenario": PRESET})
+def play(job: tuple[int, tuple[str, ...], str]) -> tuple[int, dict]:
+    """One chunk of episodes of ``data``: each policy's gaps, and each episode's workflow."""
+    first, policies, data = job
+    _, gaps = judge(data, first, ",".join(policies), EXTRA, episodes=CHUNK)
+    env = make_env(ENV, data, **{**KWARGS, **EXTRA, "scenario": PRESET})
     picks = [w for _, w, _ in problems(env, {first: CHUNK})]
     return first, {"gaps": {p: gaps[p] for p in policies}, "workflow": picks}
 
 
-def played(policies: tuple[str, ...], workers: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Every episode's workflow, and each policy's gap per episode, in chunks on ``workers``
-    processes."""
-    jobs = [(first, policies) for first in range(FIRST, FIRST + EPISODES, CHUNK)]
+def played(policies: tuple[str, ...], workers: int,
+           data: str = DATA) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
+    """Every episode's workflow, and each policy's gap per episode (seeds ``FIRST`` to
+    ``FIRST + EPISODES - 1`` of ``data``), in chunks on ``workers`` processes."""
+    jobs = [(first, policies, data) for first in range(FIRST, FIRST + EPISODES, CHUNK)]
     with Pool(workers) as pool:
         chunks = dict(pool.imap_unordered(play, jobs))
     order = sorted(chunks)

@@ -33,7 +33,6 @@ from make_zoo_wf_small import TEST, judge
 from wf_small_search_all_tests import SETS, pooled_gaps, print_pooled
 
 from rlsched.stats import paired
-from rlsched.zoo import ZOO_DIR
 
 #: the entry each run plays (``--entry``): its model (round W13's retired to configs/zoo/start
 #: by round W14), its test sets and its record
@@ -55,7 +54,8 @@ RUNS = {
                                         11_100: 200, 11_300: 200, 11_500: 200, 11_700: 200,
                                         11_900: 200, 12_100: 200},
                                        "docs/results/wf_small_dag_dagger_slow_all_tests.json"),
-    "workflow-small-dag-ensemble": (ZOO_DIR / "workflow-small-dag-ensemble" / "model",
+    "workflow-small-dag-ensemble": (ROOT / "configs/zoo/start/workflow-small-dag-ensemble"
+                                    / "model",
                                     {**SETS, 10_500: 200, 10_700: 200, 10_900: 200,
                                      11_100: 200, 11_300: 200, 11_500: 200, 11_700: 200,
                                      11_900: 200, 12_100: 200, 12_300: 200, 12_500: 200},
