@@ -401,6 +401,43 @@ networks (``..._ensemble_more2``).
    draws), seeds 1000-3999, gaps to the optimum with 95% intervals resampling workflows; the
    goal's status after this round as in W22. Writes
    ``docs/results/wf_small_dag_ensemble_more_labels_choice.json``.
+
+Round W24 (``--round W24``), fixed here (2026-12-04, twenty-seventh session, before any of its
+runs). What the networks fit: half of the candidate servers in the labels lose more than 25%
+of the base's value and about two thirds more than 5% (three W14 chunks, 33,282 candidates),
+while the policy departs only where a predicted gain clears a threshold near zero. Each of
+the entry's two networks is fine-tuned at 1e-4 on the same 96,000 episodes as W23 with its
+losses floored at 5% (``departure_gain_floor: 0.05``: every loss beyond 5% counts as -5%;
+gains still clipped at 25%), at most 12 epochs (``configs/workflow_offloading_small_dag_
+dagger_floor.yaml`` and ``..._gain_floor.yaml``; nothing is collected). Two joined runs then
+choose the threshold of their mean among -0.008 to 0 in steps of 0.001 (and never) on 2,000
+episodes of a fresh development world (``synthetic:placement?workflows=2000&tasks=15&seed=64``):
+the two fine-tuned networks (``..._ensemble_floor``) and the first with the entry's second as
+shipped (``..._ensemble_floor1``).
+
+    for k in dagger_floor gain_floor; do
+        mkdir -p runs/zoo/workflow_offloading_small_dag_$k/seed0
+        ln -sfn ../../workflow_offloading_small_dag_dagger/seed0/teacher \
+            runs/zoo/workflow_offloading_small_dag_$k/seed0/teacher
+        rlsched train --config configs/workflow_offloading_small_dag_$k.yaml --seed 0 \
+            --out runs/zoo/workflow_offloading_small_dag_$k/seed0; done
+    for k in ensemble_floor ensemble_floor1; do rlsched train \
+        --config configs/workflow_offloading_small_dag_$k.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_$k/seed0; done
+    python docs/results/make_zoo_wf_small_dag.py --round W24
+
+1. Candidate: the joined run with the higher mean return at its kept threshold on the
+   development world (equal: ``ensemble_floor``).
+2. Validation: 1,000 episodes of a fresh world of 2,000 workflows
+   (``synthetic:placement?workflows=2000&tasks=15&seed=65``, seeds 20,000+), the candidate and
+   the entry, beside every heuristic that does not search; eligible and kept as in W8 (ties to
+   the entry). A kept candidate becomes the entry ``workflow-small-dag-ensemble-floor``; its
+   fine-tuned networks go to ``configs/zoo/start/`` with their configs.
+3. Test, whatever the choice: 3,000 episodes of 50,000 fresh workflows of the test world
+   (``synthetic:placement?workflows=50000&tasks=15&seed=4``: none of the earlier tests'
+   draws), seeds 1000-3999, gaps to the optimum with 95% intervals resampling workflows; the
+   goal's status after this round as in W22. Writes
+   ``docs/results/wf_small_dag_ensemble_floor_choice.json``.
 """
 
 import argparse
@@ -476,6 +513,12 @@ ROUNDS = {
             "val_episodes": 1000, "test_episodes": 3000,
             "test_data": "synthetic:placement?workflows=40000&tasks=15&seed=4",
             "alternatives": ["ensemble_more2"]},
+    "W24": {**_round("ensemble_floor", 0, 1000, "workflow-small-dag-ensemble-floor",
+                     extra=PLAN, out="docs/results/wf_small_dag_ensemble_floor_choice.json"),
+            "fresh": "synthetic:placement?workflows=2000&tasks=15&seed=65",
+            "val_episodes": 1000, "test_episodes": 3000,
+            "test_data": "synthetic:placement?workflows=50000&tasks=15&seed=4",
+            "alternatives": ["ensemble_floor1"]},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,

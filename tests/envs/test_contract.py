@@ -174,3 +174,61 @@ def test_old_argument_names_warn_for_one_version(env_id: str) -> None:
         if hasattr(type(env), old):  # the old attribute name: a deprecated alias
             with pytest.warns(DeprecationWarning, match=old):
                 assert getattr(env, old) == value
+
+
+def _toggled(env_id: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """(argument, env arguments with its default, the same with the other value) for every
+    ``observation_args`` entry of ``env_id`` (PodRebalancing's history needs action features)."""
+    import inspect
+
+    cls = env_class(env_id)
+    params = inspect.signature(cls.__init__).parameters
+    out = []
+    for arg in cls.observation_args:
+        default = params[arg].default
+        assert isinstance(default, bool), (arg, default)
+        base = {"action_features": True} if arg == "history_features" else {}
+        out.append((arg, {**base, arg: default}, {**base, arg: not default}))
+    return out
+
+
+OBSERVATION_ARGS = [(e, *t) for e in ENVS for t in _toggled(e)]
+
+
+def test_observation_args_are_declared_where_the_zoo_needs_them() -> None:
+    assert {a for _, a, _, _ in OBSERVATION_ARGS} >= {"history_features", "grid_obs", "finish_gap"}
+
+
+@pytest.mark.parametrize(("env_id", "arg", "off", "on"), OBSERVATION_ARGS)
+def test_observation_args_change_the_observation_only(
+    env_id: str, arg: str, off: dict[str, Any], on: dict[str, Any]
+) -> None:
+    """``rlsched results`` sets a learned model's values of these in a row the heuristics play:
+    the same random valid actions must meet the same masks, rewards and metrics either way."""
+    runs = []
+    for kw in (off, on):
+        env = _env(env_id, **kw)
+        obs, _ = env.reset(seed=3)
+        rng = np.random.default_rng(0)
+        trace: list[Any] = []
+        keys = set(obs) if isinstance(obs, dict) else set()
+        for _ in range(500):
+            mask = env.action_masks()
+            if isinstance(env.action_space, spaces.Discrete):
+                action: Any = int(rng.choice(np.flatnonzero(mask)))
+            else:
+                action = _first_valid(env)
+            obs, reward, term, trunc, info = env.step(action)
+            trace.append((mask.tolist(), action if isinstance(action, int) else None, reward))
+            if term or trunc:
+                break
+        runs.append((trace, info["metrics"], keys, obs))
+    (t0, m0, k0, _), (t1, m1, k1, o1) = runs
+    assert len(t0) > 1
+    np.testing.assert_equal(t1, t0)
+    np.testing.assert_equal(m1, m0)  # NaN where both are NaN (optimality_gap without a solver)
+    # and it does change the observation: a key added or a key's shape
+    shapes_differ = k0 != k1 or any(
+        np.shape(runs[0][3][k]) != np.shape(o1[k]) for k in k0 & k1
+    )
+    assert shapes_differ, f"{arg} changed nothing in the observation"

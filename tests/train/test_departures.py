@@ -63,6 +63,11 @@ def test_gain_targets_are_each_servers_relative_gain_clipped() -> None:
     # base 0: +10% at server 1, -40% at 2 (clipped to -25%); base 1: server 0 loses 100%
     assert np.allclose(y, [[0.0, 0.1, -0.25], [-0.25, 0.0, 0.0]])
     assert lab["on"].tolist() == [[False, True, True], [True, False, False]]
+    # a floor bounds the losses only: the +10% gain stays, both losses count as -5%
+    y = gain_targets(lab, np.arange(2), 0.25, floor=0.05)
+    assert np.allclose(y, [[0.0, 0.1, -0.05], [-0.05, 0.0, 0.0]])
+    assert np.allclose(gain_targets(lab, np.arange(2), 0.05, floor=0.25),
+                       [[0.0, 0.05, -0.25], [-0.25, 0.0, 0.0]])  # fmt: skip
 
 
 def test_groups_are_workflow_templates() -> None:
@@ -162,7 +167,8 @@ def test_a_plan_model_reads_pefts_schedule_where_the_env_gives_it(tmp_path) -> N
      ({"departure_quantiles": [1.5]}, "departure_quantiles"),
      ({"departure_rounds": 0}, "departure_rounds"),
      ({"departure_target": "values"}, "departure_target"),
-     ({"departure_gain_clip": 0.0}, "departure_gain_clip")],
+     ({"departure_gain_clip": 0.0}, "departure_gain_clip"),
+     ({"departure_gain_floor": -0.1}, "departure_gain_floor")],
 )  # fmt: skip
 def test_config_refuses_what_the_recipe_cannot_run(change: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):

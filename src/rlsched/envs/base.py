@@ -238,6 +238,10 @@ class RlschedEnv(SnapshotMixin, gym.Env):
     #: The rollout policy's options for this env (``horizon``, ``futures``, ``top_k``;
     #: :class:`rlsched.policies.rollout.RolloutPolicy`), over the policy's defaults.
     rollout_options: ClassVar[dict[str, Any]] = {}
+    #: Constructor arguments that only add to the observation: the dynamics, the masks, the
+    #: rewards and the metrics are the same whatever their values (tests check it). `rlsched
+    #: results` sets a learned model's own values of these in the row it is judged in.
+    observation_args: ClassVar[tuple[str, ...]] = ()
 
     def advance(self, action: Any) -> tuple[float, bool, bool, dict[str, Any]]:
         """``step(action)`` without the observation: ``(reward, terminated, truncated,

@@ -190,6 +190,7 @@ class PodRebalancingEnv(RlschedEnv):
     """
 
     oracle_base = "greedy_migration"
+    observation_args: ClassVar[tuple[str, ...]] = ("action_features", "history_features")
     action_space: spaces.Discrete
     renamed_arguments: ClassVar[dict[str, str]] = {"episode_windows": "episode_length"}
     METRICS: ClassVar[dict[str, Metric]] = {

@@ -171,6 +171,7 @@ class VMPlacementEnv(RlschedEnv):
         "_del_tgt", "_del_ptr", "_del_pos", "_by_shape", "_shape",
     )
     oracle_base = "best_fit"
+    observation_args: ClassVar[tuple[str, ...]] = ("grid_obs",)
     #: 2N actions: the oracle tries the base's, the first valid and 6 others per decision
     oracle_top_k = 8
     #: Above this many servers the oracle searches at ORACLE_DECISIONS decisions per episode:

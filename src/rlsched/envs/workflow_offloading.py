@@ -326,6 +326,9 @@ class WorkflowOffloadingEnv(RlschedEnv):
         "_running", "_cand", "_picks", "_origin", "_is_sink", "_depth",
     )  # fmt: skip
     oracle_base = "heft"
+    observation_args: ClassVar[tuple[str, ...]] = (
+        "lookahead", "finish_gap", "optimistic_cost", "contention",
+    )
     renamed_arguments: ClassVar[dict[str, str]] = {"num_edge": "num_nodes"}
     METRICS: ClassVar[dict[str, Metric]] = {
         "mean_completion": Metric(

@@ -259,6 +259,10 @@ class TrainConfig:
     departure label calls both 0."""
     departure_gain_clip: float = 0.25
     """``departure_target: gain``: relative gains beyond this either way count as this."""
+    departure_gain_floor: float | None = None
+    """``departure_target: gain``: relative losses beyond this count as minus this (None:
+    ``departure_gain_clip``). The policy departs only where a gain clears its threshold, so how
+    much a bad server loses matters less than the gains near zero and above it."""
     departure_plan: bool = False
     """``algo: departures``: the network also reads PEFT's schedule of the rest of the
     workflow from each decision (the env's ``dag_plan=True``: each task's server and finish
@@ -490,6 +494,8 @@ class TrainConfig:
             raise ConfigError(f"{source}: departure_target must be 'departure' or 'gain'")
         if not self.departure_gain_clip > 0:
             raise ConfigError(f"{source}: departure_gain_clip must be > 0")
+        if self.departure_gain_floor is not None and not self.departure_gain_floor > 0:
+            raise ConfigError(f"{source}: departure_gain_floor must be > 0 (or null)")
         for name in ("departure_hidden", "departure_rounds", "departure_patience"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{source}: {name} must be >= 1")

@@ -162,15 +162,18 @@ def departure_labels(
     return {"base": b, "y": y, "on": on, "gain": gain, "base_value": qb}
 
 
-def gain_targets(lab: dict[str, np.ndarray], rows: np.ndarray, clip: float) -> np.ndarray:
+def gain_targets(
+    lab: dict[str, np.ndarray], rows: np.ndarray, clip: float, floor: float | None = None
+) -> np.ndarray:
     """``departure_target: gain``: each candidate server's gain over the base's server as a
     share of the base's value (:func:`departure_labels`' ``gain`` over ``|value|``), clipped
-    to ``[-clip, clip]``; 0 where the server is no candidate (the loss skips those)."""
+    to ``[-floor, clip]`` (``floor`` None: ``clip``); 0 where the server is no candidate (the
+    loss skips those)."""
     gain = lab["gain"][rows]
     on = lab["on"][rows]
     base = np.abs(lab["base_value"][rows])[:, None]
     rel = np.where(on, gain, 0.0) / np.maximum(base, 1e-9)
-    return np.clip(rel, -clip, clip).astype(np.float32)
+    return np.clip(rel, -(clip if floor is None else floor), clip).astype(np.float32)
 
 
 def workflow_groups(obs: dict[str, np.ndarray]) -> np.ndarray:
@@ -252,7 +255,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
                            cfg.departure_plan)  # fmt: skip
     y, on = lab["y"][rows], lab["on"][rows]
     if cfg.departure_target == "gain":
-        y = gain_targets(lab, rows, cfg.departure_gain_clip)
+        y = gain_targets(lab, rows, cfg.departure_gain_clip, cfg.departure_gain_floor)
     groups = workflow_groups({k: obs[k][rows] for k in ("dag_tasks", "dag_links")})
     labelled = {"episodes": demos.episodes, "decisions": len(demos)}
     del demos, obs  # the fit reads x alone: a million decisions' observations take GBs
