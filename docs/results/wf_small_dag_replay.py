@@ -1,12 +1,14 @@
-"""Issue 13, descriptive (added after round W23 had run; nothing chosen on it): round W23's
-entry and the entry it replaced on the two earlier tests of fresh workflows of the test world,
-the confirmatory test's (``wf_small_dag_confirm.py``: ``workflows=20000``) and round W22's
-(``workflows=30000``), seeds 1000-3999 of each, paired, with intervals resampling workflows:
-whether W23's gain holds beyond its own test.
+"""Issue 13, descriptive (nothing chosen on it): a round's new small-DAG entry and the entry it
+replaced on the earlier tests of fresh workflows of the test world, seeds 1000-3999 of each,
+paired, with intervals resampling workflows: whether the round's gain holds beyond its own
+test. ``--round W23`` (added after round W23 had run): the confirmatory test's
+(``wf_small_dag_confirm.py``: ``workflows=20000``) and round W22's (``workflows=30000``).
+``--round W24`` (added after round W24 had run): those two and round W23's
+(``workflows=40000``).
 
-    python docs/results/wf_small_dag_replay.py [--workers 2]
+    python docs/results/wf_small_dag_replay.py --round W24 [--workers 2]
 
-Writes ``docs/results/wf_small_dag_replay.json``.
+Writes ``docs/results/wf_small_dag_replay.json`` (W23) or ``..._replay_w24.json``.
 """
 
 import argparse
@@ -17,19 +19,28 @@ from make_zoo import ROOT
 from wf_small_dag_confirm import EPISODES, FIRST, played
 from wf_small_dag_instances import by_workflow_ci
 
-NEW = "learned:zoo/workflow-small-dag-ensemble-more-labels"
-OLD = f"learned:{ROOT / 'configs/zoo/start/workflow-small-dag-ensemble/model'}"
+START = ROOT / "configs/zoo/start"
 TESTS = {
     "confirmatory (wf_small_dag_confirm.py)": "synthetic:placement?workflows=20000&tasks=15&seed=4",
     "round W22's": "synthetic:placement?workflows=30000&tasks=15&seed=4",
 }
-OUT = ROOT / "docs/results/wf_small_dag_replay.json"
+#: each round's new entry, the entry it replaced, the tests replayed and the record
+ROUNDS = {
+    "W23": (f"learned:{START / 'workflow-small-dag-ensemble-more-labels/model'}",
+            f"learned:{START / 'workflow-small-dag-ensemble/model'}", TESTS,
+            ROOT / "docs/results/wf_small_dag_replay.json"),
+    "W24": ("learned:zoo/workflow-small-dag-ensemble-floor",
+            f"learned:{START / 'workflow-small-dag-ensemble-more-labels/model'}",
+            {**TESTS, "round W23's": "synthetic:placement?workflows=40000&tasks=15&seed=4"},
+            ROOT / "docs/results/wf_small_dag_replay_w24.json"),
+}  # fmt: skip
 
 
-def main(workers: int) -> None:
+def main(workers: int, name: str) -> None:
     t0 = time.time()
+    NEW, OLD, tests, OUT = ROUNDS[name]
     out: dict = {"new": NEW, "old": OLD, "seeds": [FIRST, FIRST + EPISODES - 1], "tests": {}}
-    for name, data in TESTS.items():
+    for test, data in tests.items():
         workflow, gaps = played(("peft", OLD, NEW), workers, data)
         row: dict = {"dataset": data, "workflows": len(set(workflow.tolist()))}
         for who, spec in (("peft", "peft"), ("old", OLD), ("new", NEW)):
@@ -41,8 +52,8 @@ def main(workers: int) -> None:
                 "mean": float(d.mean()), "ci95": by_workflow_ci(d, workflow),
                 "lower_same_higher": [int((d < -1e-9).sum()), int((abs(d) <= 1e-9).sum()),
                                       int((d > 1e-9).sum())]}  # fmt: skip
-        out["tests"][name] = row
-        print(name, json.dumps(row), flush=True)
+        out["tests"][test] = row
+        print(test, json.dumps(row), flush=True)
     out["seconds"] = round(time.time() - t0)
     OUT.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {OUT} in {out['seconds']} s")
@@ -51,4 +62,6 @@ def main(workers: int) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, default=2)
-    main(ap.parse_args().workers)
+    ap.add_argument("--round", default="W24", choices=list(ROUNDS))
+    args = ap.parse_args()
+    main(args.workers, args.round)
