@@ -1,7 +1,12 @@
-"""rlsched.evaluate: the on_episode_end hook and the Gantt hook."""
+"""rlsched.evaluate: the on_episode_end hook, the Gantt hook and the observation-only env
+arguments a learned model brings to the env every compared policy plays."""
 
+import json
 from pathlib import Path
 
+import pytest
+
+from rlsched import evaluate as evaluate_mod
 from rlsched.evaluate import evaluate, make_env, safe_filename
 from rlsched.policies import make_policy
 from rlsched.report.gantt import gantt_hook
@@ -42,3 +47,31 @@ def test_gantt_hook_notifies_once_for_envs_without_a_log(tmp_path: Path) -> None
         evaluate(make_policy(name, env), env, 1, on_episode_end=hook, policy_name=name)
     assert len(msgs) == 1 and "not available" in msgs[0]
     assert not (tmp_path / "g").exists()
+
+def _model(folder: Path, **env_kwargs: object) -> str:
+    (folder / "model").mkdir(parents=True)
+    meta = {"format": "rlsched-model/1", "algo": "ppo", "env_kwargs": env_kwargs}
+    (folder / "model" / "meta.json").write_text(json.dumps(meta))
+    return f"learned:{folder}"
+
+
+def test_a_learned_models_observation_args_join_its_row(tmp_path: Path) -> None:
+    env_id = "rlsched/PodRebalancing-v0"
+    row = {"action_features": True, "scenario": "today"}
+    hist = _model(tmp_path / "hist", action_features=True, history_features=True)
+    plain = _model(tmp_path / "plain", action_features=True)
+    assert evaluate_mod.learned_observation_args(env_id, [hist], row) == {"history_features": True}
+    assert evaluate_mod.learned_observation_args(env_id, [plain], row) == {}
+    # seeds of one policy by glob; a missing model is left to the run to report
+    seeds = _model(tmp_path / "seed0", action_features=True, history_features=True)
+    glob_spec = seeds.replace("seed0", "seed*")
+    missing = f"learned:{tmp_path / 'nothing'}"
+    assert evaluate_mod.learned_observation_args(env_id, [glob_spec, missing], row) == {
+        "history_features": True
+    }
+    with pytest.raises(ValueError, match=r"history_features=True .* history_features=False"):
+        evaluate_mod.learned_observation_args(env_id, [hist, plain], row)
+    # an argument that changes the problem (candidates, migration_cost) is never copied
+    other = _model(tmp_path / "other", action_features=True, migration_cost=9.0, candidates=2)
+    assert evaluate_mod.learned_observation_args(env_id, [other], row) == {}
+

@@ -109,34 +109,6 @@ def test_a_preset_on_a_training_trace_gets_spreads_but_no_learned_verdict(
     assert "| LLMAutoscaling-v0 | conv-1x |" in md and "n/a: training data" in md
 
 
-def _model(folder: Path, **env_kwargs: object) -> str:
-    (folder / "model").mkdir(parents=True)
-    meta = {"format": "rlsched-model/1", "algo": "ppo", "env_kwargs": env_kwargs}
-    (folder / "model" / "meta.json").write_text(json.dumps(meta))
-    return f"learned:{folder}"
-
-
-def test_a_learned_models_observation_args_join_its_row(tmp_path: Path) -> None:
-    env_id = "rlsched/PodRebalancing-v0"
-    row = {"action_features": True, "scenario": "today"}
-    hist = _model(tmp_path / "hist", action_features=True, history_features=True)
-    plain = _model(tmp_path / "plain", action_features=True)
-    assert res_mod.learned_observation_args(env_id, [hist], row) == {"history_features": True}
-    assert res_mod.learned_observation_args(env_id, [plain], row) == {}
-    # seeds of one policy by glob; a missing model is left to the run to report
-    seeds = _model(tmp_path / "seed0", action_features=True, history_features=True)
-    glob_spec = seeds.replace("seed0", "seed*")
-    missing = f"learned:{tmp_path / 'nothing'}"
-    assert res_mod.learned_observation_args(env_id, [glob_spec, missing], row) == {
-        "history_features": True
-    }
-    with pytest.raises(ValueError, match=r"history_features=True .* history_features=False"):
-        res_mod.learned_observation_args(env_id, [hist, plain], row)
-    # an argument that changes the problem (candidates, migration_cost) is never copied
-    other = _model(tmp_path / "other", action_features=True, migration_cost=9.0, candidates=2)
-    assert res_mod.learned_observation_args(env_id, [other], row) == {}
-
-
 def test_the_shipped_pods_entry_is_judged_in_its_row(tmp_path: Path, tiny_pods: str) -> None:
     """The zoo's PodRebalancing entry reads history features the split's row does not set."""
     out = res_mod.run_results(

@@ -38,16 +38,16 @@ ROUNDS = {
 
 def main(workers: int, name: str) -> None:
     t0 = time.time()
-    NEW, OLD, tests, OUT = ROUNDS[name]
-    out: dict = {"new": NEW, "old": OLD, "seeds": [FIRST, FIRST + EPISODES - 1], "tests": {}}
+    new, old, tests, path = ROUNDS[name]
+    out: dict = {"new": new, "old": old, "seeds": [FIRST, FIRST + EPISODES - 1], "tests": {}}
     for test, data in tests.items():
-        workflow, gaps = played(("peft", OLD, NEW), workers, data)
+        workflow, gaps = played(("peft", old, new), workers, data)
         row: dict = {"dataset": data, "workflows": len(set(workflow.tolist()))}
-        for who, spec in (("peft", "peft"), ("old", OLD), ("new", NEW)):
+        for who, spec in (("peft", "peft"), ("old", old), ("new", new)):
             row[who] = {"mean_gap": float(gaps[spec].mean()),
                         "ci95": by_workflow_ci(gaps[spec], workflow)}  # fmt: skip
-        for who, spec in (("old", OLD), ("peft", "peft")):
-            d = gaps[NEW] - gaps[spec]
+        for who, spec in (("old", old), ("peft", "peft")):
+            d = gaps[new] - gaps[spec]
             row[f"new_minus_{who}"] = {
                 "mean": float(d.mean()), "ci95": by_workflow_ci(d, workflow),
                 "lower_same_higher": [int((d < -1e-9).sum()), int((abs(d) <= 1e-9).sum()),
@@ -55,8 +55,8 @@ def main(workers: int, name: str) -> None:
         out["tests"][test] = row
         print(test, json.dumps(row), flush=True)
     out["seconds"] = round(time.time() - t0)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {OUT} in {out['seconds']} s")
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {path} in {out['seconds']} s")
 
 
 if __name__ == "__main__":

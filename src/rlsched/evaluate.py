@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import glob
+import inspect
 import json
 import math
 import re
@@ -13,9 +15,11 @@ from typing import Any, cast
 import gymnasium as gym
 import numpy as np
 
+from rlsched.agents.models import read_meta
+from rlsched.envs.args import env_class
 from rlsched.envs.base import Direction, RlschedEnv, episode_value, main_metric_of
 from rlsched.envs.make import make_env
-from rlsched.errors import ConfigError
+from rlsched.errors import ConfigError, PolicyError
 from rlsched.policies.base import Policy
 from rlsched.policies.registry import expand_policies, make_policy
 from rlsched.stats import MIN_EPISODES, iqm, paired, paired_seeds
@@ -235,11 +239,43 @@ def _paired_row(
     return p.to_json()
 
 
+def learned_observation_args(
+    env_id: str, specs: Sequence[str], env_kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The observation-only env arguments (the env class's ``observation_args``) that the
+    ``learned:`` models among ``specs`` were trained with where ``env_kwargs`` differ: `rlsched
+    results` sets them in a row, so that a model trained with features added plays the episodes
+    the heuristics play (those arguments change no dynamics, mask or reward). Two models
+    that need different values of one argument cannot share an env: ConfigError. A spec whose
+    model is missing is skipped here (playing it names the problem)."""
+    cls = env_class(env_id)
+    params = inspect.signature(cls.__init__).parameters
+    default = {k: params[k].default if k in params else None for k in cls.observation_args}
+    need: dict[str, tuple[Any, str]] = {}
+    for spec in specs:
+        if not spec.startswith("learned:") or not cls.observation_args:
+            continue
+        pattern = spec.split(":", 1)[1].partition("?")[0]
+        for p in sorted(glob.glob(pattern)) if "*" in pattern else [pattern]:
+            try:
+                trained = read_meta(p).get("env_kwargs") or {}
+            except (PolicyError, OSError, ValueError):
+                continue
+            for k in cls.observation_args:
+                v = trained.get(k, default[k])
+                if k in need and need[k][0] != v:
+                    raise ConfigError(
+                        f"{need[k][1]} was trained with {k}={need[k][0]!r} and {spec} with "
+                        f"{k}={v!r}: they need different observations, so judge them in "
+                        "separate runs"
+                    )
+                need[k] = (v, spec)
+    return {k: v for k, (v, _) in need.items() if env_kwargs.get(k, default[k]) != v}
+
+
 def _seed_group(spec: str, run: Callable[[str, str | None], dict[str, Any]]) -> dict[str, Any]:
     """Several training seeds of one learned policy (a glob): per-seed rows and one row whose
     statistics pool them (IQM of the main metric; paired with a stratified bootstrap)."""
-    import glob
-
     pattern, sep, query = spec.split(":", 1)[1].partition("?")  # ?anchor=...: every seed's
     paths = sorted(glob.glob(pattern))
     if not paths:

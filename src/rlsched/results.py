@@ -21,8 +21,6 @@ Writes ``DIR/results.md`` (one row per env or (env, preset), then each full lead
 
 from __future__ import annotations
 
-import glob
-import inspect
 import json
 import platform
 import time
@@ -34,17 +32,15 @@ from rich.console import Console
 
 from rlsched.agreement import reward_agreement
 from rlsched.data.registry import parse_name
-from rlsched.envs.args import env_class
 from rlsched.envs.make import make_env
-from rlsched.errors import ConfigError, PolicyError
-from rlsched.evaluate import compare
+from rlsched.errors import ConfigError
+from rlsched.evaluate import compare, learned_observation_args
 from rlsched.policies.registry import applicable_heuristics
 from rlsched.report.leaderboard import main_mean, markdown_table, metric_label
 from rlsched.runtime import git_commit, versions
 from rlsched.scenarios import presets
 from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.spread import spreads
-from rlsched.zoo import resolve_model_dir
 
 BUDGETS = ("quick", "full")
 #: Policies left out of the quick budget: an exact CP-SAT solve per workflow is minutes.
@@ -80,43 +76,6 @@ def parse_learned(items: Sequence[str]) -> dict[str, list[str]]:
                 )
             key = f"{key}:{preset}"
         out.setdefault(key, []).append(spec)
-    return out
-
-
-def learned_observation_args(
-    env_id: str, specs: Sequence[str], row_kwargs: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The observation-only env arguments (the env class's ``observation_args``) that the
-    learned models of ``specs`` were trained with where the row's own ``row_kwargs`` differ:
-    the row sets them, so that a model trained with features added acts on the episodes the
-    heuristics play (those arguments change no dynamics, mask or reward). Two models that need
-    different values of one argument cannot share a row: ConfigError. A spec whose model is
-    missing is skipped here (playing it names the problem)."""
-    cls = env_class(env_id)
-    defaults = inspect.signature(cls.__init__).parameters
-    need: dict[str, tuple[Any, str]] = {}
-    for spec in specs:
-        path = spec.removeprefix("learned:").split("?", 1)[0]
-        for p in sorted(glob.glob(path)) if "*" in path else [path]:
-            try:
-                meta = json.loads((resolve_model_dir(p) / "meta.json").read_text())
-            except (PolicyError, OSError, ValueError):
-                continue
-            trained = meta.get("env_kwargs") or {}
-            for k in cls.observation_args:
-                v = trained.get(k, defaults[k].default if k in defaults else None)
-                if k in need and need[k][0] != v:
-                    raise ConfigError(
-                        f"{need[k][1]} was trained with {k}={need[k][0]!r} and {spec} with "
-                        f"{k}={v!r}: they need different observations, so judge them in "
-                        "separate runs"
-                    )
-                need[k] = (v, spec)
-    out = {}
-    for k, (v, _) in need.items():
-        row = row_kwargs.get(k, defaults[k].default if k in defaults else None)
-        if row != v:
-            out[k] = v
     return out
 
 
