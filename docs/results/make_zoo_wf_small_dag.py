@@ -438,6 +438,50 @@ shipped (``..._ensemble_floor1``).
    draws), seeds 1000-3999, gaps to the optimum with 95% intervals resampling workflows; the
    goal's status after this round as in W22. Writes
    ``docs/results/wf_small_dag_ensemble_floor_choice.json``.
+
+Round W25 (``--round W25``), fixed here (2026-12-04, twenty-eighth session, before any of its
+runs). Capacity, the one lever the rounds so far left untried: every network had three rounds
+of messages along the workflow's links at width 64, and W24's diagnostic puts what remains in
+the losing departures, which a network that sees further along a 15-task workflow may tell
+apart. A network of five rounds (``departure_rounds: 5``) fitted afresh on the same 96,000
+episodes of labels as W23 and W24 (W19's recipe: lr 1e-3, early stop on the kept-aside
+workflows, at most 24 epochs for this session's time; W24's losses floored at 5%;
+``configs/workflow_offloading_small_dag_deep.yaml``; nothing is collected). Two joined runs then
+choose the threshold of their mean among -0.008 to 0 in steps of 0.001 (and never) on 2,000
+episodes of a fresh development world (``synthetic:placement?workflows=2000&tasks=15&seed=66``):
+the entry's first network (W24's ``dagger_floor``) with the new one (``..._ensemble_deep``) and
+the entry's two with the new one (``..._ensemble_deep3``). The three-network run takes part only
+if a model joining those three networks decides in under 0.2 ms median with the env's schedule
+(its ``act`` plus ``env_plan`` medians) in two runs of ``bench_decide.py --join``, measured
+after the fit and before the joined runs; otherwise the round is the two-network run alone.
+
+    mkdir -p runs/zoo/workflow_offloading_small_dag_deep/seed0
+    ln -sfn ../../workflow_offloading_small_dag_dagger/seed0/teacher \
+        runs/zoo/workflow_offloading_small_dag_deep/seed0/teacher
+    rlsched train --config configs/workflow_offloading_small_dag_deep.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_deep/seed0
+    S=configs/zoo/start/workflow-small-dag
+    J=$S-dagger-floor/model,$S-gain-floor/model,runs/zoo/workflow_offloading_small_dag_deep/seed0/model
+    for k in 1 2; do python benchmarks/bench_decide.py --entries \
+        workflow-small-dag-ensemble-floor --join $J \
+        --json benchmarks/results/bench_decide_2026-12-04_wf_small_dag_deep3_run$k.json; done
+    for k in ensemble_deep ensemble_deep3; do rlsched train \
+        --config configs/workflow_offloading_small_dag_$k.yaml --seed 0 \
+        --out runs/zoo/workflow_offloading_small_dag_$k/seed0; done
+    python docs/results/make_zoo_wf_small_dag.py --round W25
+
+1. Candidate: the joined run taking part with the higher mean return at its kept threshold on
+   the development world (equal: ``ensemble_deep``).
+2. Validation: 1,000 episodes of a fresh world of 2,000 workflows
+   (``synthetic:placement?workflows=2000&tasks=15&seed=67``, seeds 20,000+), the candidate and
+   the entry, beside every heuristic that does not search; eligible and kept as in W8 (ties to
+   the entry). A kept candidate becomes the entry ``workflow-small-dag-ensemble-deep``; the new
+   network goes to ``configs/zoo/start/`` with its config.
+3. Test, whatever the choice: 3,000 episodes of 60,000 fresh workflows of the test world
+   (``synthetic:placement?workflows=60000&tasks=15&seed=4``: none of the earlier tests'
+   draws), seeds 1000-3999, gaps to the optimum with 95% intervals resampling workflows; the
+   goal's status after this round as in W22. Writes
+   ``docs/results/wf_small_dag_ensemble_deep_choice.json``.
 """
 
 import argparse
@@ -519,6 +563,15 @@ ROUNDS = {
             "val_episodes": 1000, "test_episodes": 3000,
             "test_data": "synthetic:placement?workflows=50000&tasks=15&seed=4",
             "alternatives": ["ensemble_floor1"]},
+    "W25": {**_round("ensemble_deep", 0, 1000, "workflow-small-dag-ensemble-deep",
+                     extra=PLAN, out="docs/results/wf_small_dag_ensemble_deep_choice.json"),
+            "fresh": "synthetic:placement?workflows=2000&tasks=15&seed=67",
+            "val_episodes": 1000, "test_episodes": 3000,
+            "test_data": "synthetic:placement?workflows=60000&tasks=15&seed=4",
+            "alternatives": ["ensemble_deep3"],
+            "latency_gate": {"ensemble_deep3": [
+                f"benchmarks/results/bench_decide_2026-12-04_wf_small_dag_deep3_run{k}.json"
+                for k in (1, 2)]}},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
 EXTRA = {"lookahead": True, "finish_gap": True, "optimistic_cost": True, "contention": True,
@@ -543,14 +596,23 @@ def development_choice(r: dict) -> dict | None:
     if not r.get("alternatives"):
         return None
     slugs = [r["run"].split("small_dag_")[1].split("/")[0], *r["alternatives"]]
+    gate = {}  # an alternative whose timed model decides in 0.2 ms or more takes no part
+    for slug, files in r.get("latency_gate", {}).items():
+        times = []
+        for f in files:
+            row = json.loads((ROOT / f).read_text())["rows"][0]
+            times.append(row["act"]["median_ms"] + row.get("env_plan", {}).get("median_ms", 0))
+        gate[slug] = times
+        if max(times) >= 0.2:
+            slugs.remove(slug)
     means = {}
     for slug in slugs:
         rec = json.loads((ROOT / _round(slug, 0, 0, "")["run"] / "run.json").read_text())
         means[slug] = float(rec["best_eval_mean_reward"])
     best = max(slugs, key=lambda s: (means[s], -slugs.index(s)))
     r.update({k: _round(best, 0, 0, "")[k] for k in ("run", "config")})
-    print(f"development: {means}; chosen {best}", flush=True)
-    return {"mean_return": means, "chosen": best}
+    print(f"development: {means}; chosen {best}; latency gate (ms) {gate}", flush=True)
+    return {"mean_return": means, "chosen": best, **({"latency_ms": gate} if gate else {})}
 
 
 def main(name: str) -> None:
