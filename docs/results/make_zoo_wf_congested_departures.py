@@ -50,7 +50,6 @@ import statistics
 import sys
 import time
 from multiprocessing import Pool
-from pathlib import Path
 
 from make_zoo import ROOT
 
@@ -159,9 +158,9 @@ def main() -> None:
                 "under_latency": out["latency"]["median_ms"] < LATENCY_MS,
                 "not_worse_than_best_heuristic": not worse}  # fmt: skip
     keep = all(eligible.values()) and means["candidate"] < means["entry"]
-    out["validation"] = {"dataset": split.validation, "seeds": [VAL_SEED, VAL_SEED + VAL_EPISODES - 1],
-                         "means": means, "best_heuristic": best, "pairs": vp,
-                         "episode_values": val}  # fmt: skip
+    out["validation"] = {"dataset": split.validation,
+                         "seeds": [VAL_SEED, VAL_SEED + VAL_EPISODES - 1], "means": means,
+                         "best_heuristic": best, "pairs": vp, "episode_values": val}  # fmt: skip
     out["eligible"], out["replaces"] = eligible, keep
     print(f"eligible {eligible}; replaces the entry: {keep}", flush=True)
     print(f"test: {TEST_EPISODES} episodes of {split.test}, seeds {TEST_SEED}+")
