@@ -16,14 +16,16 @@ online search the same way.
 
 The rule, fixed here (2026-12-04, before any label of the round was collected):
 
-1. Candidate: that run's model. Labels: 1,000 teacher episodes of PEFT's play (seeds of the
+1. Candidate: that run's model. Labels: 500 teacher episodes of PEFT's play (seeds of the
    trainer's teacher stream), cycling over the split's training instances and five wfcommons
    workloads of the training families (at most 64 tasks: the network's ``dag_max_tasks``),
    each valued by the search above (``score: return`` with the makespan reward: minus the
    sum of the workflows' completions from the decision on, which ranks servers as the mean
    completion does). Fit: each candidate's relative gain over PEFT's server, Huber, at most
    20 epochs, stopped after 3 without progress on a tenth of the workflows kept aside.
-   Threshold: chosen by the trainer on 40 episodes of the split's validation set (seeds
+   Width 32, two rounds of messages. (Amended before any fit, after the first 250 episodes
+   of labels: 1,000 episodes and width 64 with three rounds at first; see the config for the
+   memory and time that decided it.) Threshold: chosen by the trainer on 40 episodes of the split's validation set (seeds
    10,000+), among six quantiles of its training scores and never departing. One seed.
 2. Eligible only if (a) it departs (a finite threshold: never departing is PEFT, not a learned
    policy), (b) it decides in under 0.2 ms (median of ``DeparturePolicy.act`` over 300
