@@ -80,6 +80,24 @@ def test_groups_are_workflow_templates() -> None:
     assert g[0] == g[3] and len({g[0], g[1], g[2]}) == 3
 
 
+def test_groups_of_rows_number_templates_in_byte_order(monkeypatch) -> None:
+    """Ids follow the keys' byte order (as ``np.unique`` numbered them before the keys were
+    built in slices): the same workflows kept aside by a rerun of an earlier config."""
+    from rlsched.train import departures
+
+    monkeypatch.setattr(departures, "INPUT_BATCH", 2)  # keys built across several slices
+    rng = np.random.default_rng(0)
+    tasks = rng.integers(0, 3, (9, 4, 12)).astype(np.float32)
+    links = rng.integers(0, 2, (9, 4, 4)).astype(np.float32)
+    tasks[5], links[5] = tasks[1], links[1]
+    rows = np.array([8, 1, 5, 0, 3])
+    key = np.concatenate([tasks[rows][:, :, :4].reshape(5, -1), links[rows].reshape(5, -1)], 1)
+    _, expected = np.unique(key.view(np.dtype((np.void, key.shape[1] * 4))), return_inverse=True)
+    got = workflow_groups({"dag_tasks": tasks, "dag_links": links}, rows)
+    assert got.tolist() == np.asarray(expected).reshape(-1).tolist()
+    assert got[1] == got[2]
+
+
 def test_a_rerun_reuses_the_labels(departure_run, tmp_path, monkeypatch) -> None:
     import shutil
 

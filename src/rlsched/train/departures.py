@@ -56,6 +56,9 @@ from rlsched.train.envs import EVAL_SEED, TEACHER_SEED, single_env, teacher_envs
 
 #: episodes per saved chunk of teacher labels
 CHUNK = 250
+#: decisions whose inputs are built at once: the float64 intermediates of 32,768 decisions of
+#: 64-task workflows take GBs beside the whole training set's inputs and observations
+INPUT_BATCH = 4096
 DEPARTURES = "departures"
 
 
@@ -176,16 +179,27 @@ def gain_targets(
     return np.clip(rel, -(clip if floor is None else floor), clip).astype(np.float32)
 
 
-def workflow_groups(obs: dict[str, np.ndarray]) -> np.ndarray:
-    """A workflow template id per decision (its tasks' work, demands and data, and its links):
-    the fit keeps whole workflows aside, so its early stop reads workflows it did not fit."""
-    n = len(obs["dag_tasks"])
-    key = np.concatenate(
-        [obs["dag_tasks"][:, :, :4].reshape(n, -1), obs["dag_links"].reshape(n, -1)], 1
-    )
-    key = np.ascontiguousarray(key.astype(np.float32))
-    _, groups = np.unique(key.view(np.dtype((np.void, key.shape[1] * 4))), return_inverse=True)
-    return np.asarray(groups).reshape(-1)
+def workflow_groups(obs: dict[str, np.ndarray], rows: np.ndarray | None = None) -> np.ndarray:
+    """A workflow template id per decision (its tasks' work, demands and data, and its links)
+    of ``rows`` (None: every decision): the fit keeps whole workflows aside, so its early stop
+    reads workflows it did not fit. Ids number the distinct templates in the byte order of
+    their keys; the keys are built :data:`INPUT_BATCH` decisions at a time (the links of a
+    whole training set of 64-task workflows, copied at once, take GBs)."""
+    tasks, links = obs["dag_tasks"], obs["dag_links"]
+    rows = np.arange(len(tasks)) if rows is None else np.asarray(rows)
+    first: dict[bytes, int] = {}
+    seen = np.empty(len(rows), np.int64)
+    for i in range(0, len(rows), INPUT_BATCH):
+        pick = rows[i : i + INPUT_BATCH]
+        key = np.concatenate(
+            [tasks[pick][:, :, :4].reshape(len(pick), -1), links[pick].reshape(len(pick), -1)],
+            1,
+        ).astype(np.float32)
+        for j, k in enumerate(key):
+            seen[i + j] = first.setdefault(k.tobytes(), len(first))
+    rank = np.empty(len(first), np.int64)  # first-seen id -> position in byte order
+    rank[[first[k] for k in sorted(first)]] = np.arange(len(first))
+    return rank[seen]
 
 
 def play_thresholds(
@@ -252,11 +266,11 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     assert isinstance(obs, dict)
     rows = np.flatnonzero(lab["on"].any(1))  # decisions with a candidate to depart to
     x = dag_inputs_of_rows(obs, rows, lab["base"][rows], cfg.departure_relative_data,
-                           cfg.departure_plan)  # fmt: skip
+                           cfg.departure_plan, batch=INPUT_BATCH)  # fmt: skip
     y, on = lab["y"][rows], lab["on"][rows]
     if cfg.departure_target == "gain":
         y = gain_targets(lab, rows, cfg.departure_gain_clip, cfg.departure_gain_floor)
-    groups = workflow_groups({k: obs[k][rows] for k in ("dag_tasks", "dag_links")})
+    groups = workflow_groups(obs, rows)
     labelled = {"episodes": demos.episodes, "decisions": len(demos)}
     del demos, obs  # the fit reads x alone: a million decisions' observations take GBs
     rng = np.random.default_rng(cfg.seed)
