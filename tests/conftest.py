@@ -32,11 +32,14 @@ TINY_DEPARTURES = {
 
 
 def small_dag_entry() -> str:
-    """The zoo's small-DAG WorkflowOffloading entry (the departure model; each round that
-    replaces it renames it)."""
+    """The zoo's small-DAG WorkflowOffloading entry (the departure model of one workflow per
+    episode; each round that replaces it renames it)."""
     from rlsched.zoo import card, names
 
-    (name,) = [n for n in names() if card(n).get("algo") == "departures"]
+    (name,) = [
+        n for n in names()
+        if card(n).get("algo") == "departures" and card(n)["env_kwargs"].get("num_workflows") == 1
+    ]  # fmt: skip
     return name
 
 

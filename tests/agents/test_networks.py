@@ -215,7 +215,9 @@ def test_a_node_model_acts_in_an_env_that_adds_observations_it_does_not_read() -
     from rlsched.splits import SPLITS
 
     env_id = "rlsched/WorkflowOffloading-v0"
-    spec = "learned:zoo/workflow-congested-ppo"  # reads node_done_gap (finish_gap) only
+    # the zoo's congested entry until round C1: reads node_done_gap (finish_gap) only
+    model = Path(__file__).parents[2] / "configs/zoo/start/workflow-congested-ppo/model"
+    spec = f"learned:{model}"
     kw = {**SPLITS[env_id].env_kwargs, "scenario": "congested", "finish_gap": True}
     plain = make_env(env_id, "wfinstances:blast-43", **kw)
     more = make_env(env_id, "wfinstances:blast-43", **kw, lookahead=True, optimistic_cost=True)
