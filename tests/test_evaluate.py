@@ -75,3 +75,16 @@ def test_a_learned_models_observation_args_join_its_row(tmp_path: Path) -> None:
     other = _model(tmp_path / "other", action_features=True, migration_cost=9.0, candidates=2)
     assert evaluate_mod.learned_observation_args(env_id, [other], row) == {}
 
+
+
+def test_a_departure_models_workflow_keys_join_its_row() -> None:
+    """The zoo's `congested` departure model reads the workflow's graph padded to 64 tasks:
+    ``dag`` and ``dag_max_tasks`` join the row, so ``rlsched results`` can play it."""
+    from rlsched.zoo import ZOO_DIR
+
+    env_id = "rlsched/WorkflowOffloading-v0"
+    model = ZOO_DIR / "workflow-congested-departures" / "model"
+    added = evaluate_mod.learned_observation_args(env_id, [f"learned:{model}"],
+                                                  {"scenario": "congested"})  # fmt: skip
+    assert added["dag"] is True and added["dag_max_tasks"] == 64
+    assert "dag_plan" not in added and "reward" not in added  # its default; not an observation

@@ -177,18 +177,26 @@ def test_old_argument_names_warn_for_one_version(env_id: str) -> None:
 
 
 def _toggled(env_id: str) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
-    """(argument, env arguments with its default, the same with the other value) for every
-    ``observation_args`` entry of ``env_id`` (PodRebalancing's history needs action features)."""
+    """(argument, env arguments with its default, the same with another value) for every
+    ``observation_args`` entry of ``env_id`` (PodRebalancing's history needs action features,
+    WorkflowOffloading's schedule and task padding the workflow's keys); a flag is flipped, a
+    size (``dag_max_tasks``) grown."""
     import inspect
 
     cls = env_class(env_id)
     params = inspect.signature(cls.__init__).parameters
+    needs = {"history_features": {"action_features": True}, "dag_max_tasks": {"dag": True},
+             # PEFT's schedule is played by the compiled rollouts, which the patent's worked
+             # example has none of
+             "dag_plan": {"dag": True, "scenario": "congested",
+                          "dataset": "wfinstances:helloworld-10"}}  # fmt: skip
     out = []
     for arg in cls.observation_args:
         default = params[arg].default
-        assert isinstance(default, bool), (arg, default)
-        base = {"action_features": True} if arg == "history_features" else {}
-        out.append((arg, {**base, arg: default}, {**base, arg: not default}))
+        assert isinstance(default, (bool, int)), (arg, default)
+        other = (not default) if isinstance(default, bool) else default + 4
+        base = needs.get(arg, {})
+        out.append((arg, {**base, arg: default}, {**base, arg: other}))
     return out
 
 

@@ -326,8 +326,11 @@ class WorkflowOffloadingEnv(RlschedEnv):
         "_running", "_cand", "_picks", "_origin", "_is_sink", "_depth",
     )  # fmt: skip
     oracle_base = "heft"
+    # ``dag_max_tasks`` only pads the ``dag_*`` keys (a workflow larger than it is refused
+    # with a clear error, so a model that reads 64 tasks plays where every workflow fits)
     observation_args: ClassVar[tuple[str, ...]] = (
-        "lookahead", "finish_gap", "optimistic_cost", "contention",
+        "lookahead", "finish_gap", "optimistic_cost", "contention", "dag", "dag_max_tasks",
+        "dag_plan",
     )
     renamed_arguments: ClassVar[dict[str, str]] = {"num_edge": "num_nodes"}
     METRICS: ClassVar[dict[str, Metric]] = {
