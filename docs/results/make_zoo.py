@@ -9,6 +9,7 @@ and the test verdict from docs/results/results_presets.json (the full results ru
 
 import argparse
 import json
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,6 +195,23 @@ def ship(card: dict, run: Path) -> None:
         f"--seed {card['seed']}`\n" + cfg
     )
     print(json.dumps({k: card[k] for k in ("seed", "size_bytes", "validation", "test")}, indent=1))
+
+
+def retire(old: str, new: str, by: str) -> Path:
+    """Move the zoo entry ``old`` (its model, card and config) to ``configs/zoo/start/OLD``,
+    its config headed by why it left (``by``: the round and its script, which shipped
+    ``new``); returns that folder."""
+    retired = ROOT / "configs/zoo/start" / old
+    shutil.copytree(ZOO_DIR / old / "model", retired / "model")
+    shutil.copyfile(ZOO_DIR / old / "card.json", retired / "card.json")
+    old_cfg = ROOT / "configs/zoo" / f"{old}.yaml"
+    (retired / "config.yaml").write_text(
+        f"# The zoo's {old} until {by} replaced it by {new}\n" + old_cfg.read_text()
+    )
+    old_cfg.unlink()
+    shutil.rmtree(ZOO_DIR / old)
+    print(f"shipped {new}; {old} retired to {retired.relative_to(ROOT)}", flush=True)
+    return retired
 
 
 def ship_gate(name: str, gate: dict, script: str) -> dict:

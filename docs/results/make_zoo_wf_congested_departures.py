@@ -49,13 +49,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import sys
 import time
 from multiprocessing import Pool
 
-from make_zoo import ROOT, verdict
+from make_zoo import ROOT, retire, verdict
 
 from rlsched.agents.export import export_model, write_card
 from rlsched.evaluate import compare
@@ -233,17 +232,8 @@ def ship(out: dict) -> None:
     (ROOT / card["config"]).write_text(
         f"# The zoo's {NEW} (round C1, docs/results/make_zoo_wf_congested_departures.py):\n"
         f"# `rlsched train --config {card['config']} --seed 0` (the teacher's labels take\n"
-        "# about 35 min per 250 episodes on two workers)\n" + (RUN / "config.yaml").read_text())
-    retired = ROOT / "configs/zoo/start" / OLD  # its model, card and config
-    shutil.copytree(ZOO_DIR / OLD / "model", retired / "model")
-    shutil.copyfile(ZOO_DIR / OLD / "card.json", retired / "card.json")
-    old_cfg = ROOT / "configs/zoo" / f"{OLD}.yaml"
-    (retired / "config.yaml").write_text(
-        f"# The zoo's {OLD} until round C1 (docs/results/make_zoo_wf_congested_departures.py) "
-        f"replaced it by {NEW}\n" + old_cfg.read_text())  # fmt: skip
-    old_cfg.unlink()
-    shutil.rmtree(ZOO_DIR / OLD)
-    print(f"shipped {NEW}; {OLD} retired to {retired.relative_to(ROOT)}", flush=True)
+        "# about 25 min per 250 episodes on two workers)\n" + (RUN / "config.yaml").read_text())
+    retire(OLD, NEW, "round C1 (docs/results/make_zoo_wf_congested_departures.py)")
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ import time
 from multiprocessing import Pool
 
 import numpy as np
-from make_zoo import ROOT, verdict
+from make_zoo import ROOT, retire, verdict
 
 from rlsched.agents.export import write_card
 from rlsched.evaluate import compare
@@ -216,15 +216,7 @@ def ship(out: dict, model: str) -> None:
         f"# The zoo's {NEW}: round C1's network (this config, `--seed 0`), its threshold\n"
         f"# re-chosen by round C2 (docs/results/make_zoo_wf_congested_unseen.py) on three\n"
         f"# unused workflow families: {out['kept_threshold']}\n" + old_cfg.read_text())
-    retired = ROOT / "configs/zoo/start" / OLD
-    shutil.copytree(ZOO_DIR / OLD / "model", retired / "model")
-    shutil.copyfile(ZOO_DIR / OLD / "card.json", retired / "card.json")
-    (retired / "config.yaml").write_text(
-        f"# The zoo's {OLD} until round C2 (docs/results/make_zoo_wf_congested_unseen.py) "
-        f"replaced it by {NEW}\n" + old_cfg.read_text())  # fmt: skip
-    old_cfg.unlink()
-    shutil.rmtree(ZOO_DIR / OLD)
-    print(f"shipped {NEW}; {OLD} retired to {retired.relative_to(ROOT)}", flush=True)
+    retire(OLD, NEW, "round C2 (docs/results/make_zoo_wf_congested_unseen.py)")
 
 
 if __name__ == "__main__":

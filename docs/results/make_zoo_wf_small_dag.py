@@ -490,7 +490,7 @@ import shutil
 import time
 
 import numpy as np
-from make_zoo import ROOT, verdict
+from make_zoo import ROOT, retire, verdict
 from make_zoo_wf_small import (
     ENV,
     EPISODES,
@@ -791,16 +791,7 @@ def ship(name: str, out: dict, old_name: str) -> None:
         f"# `rlsched train --config {card['config']} --seed 0` ("
         + ("it joins shipped networks: minutes)\n" if train.get("joined") else
            "the teacher's labels take\n# 30-90 min on two workers)\n") + cfg)  # fmt: skip
-    retired = ROOT / "configs/zoo/start" / old_name  # its model, card and config
-    shutil.copytree(ZOO_DIR / old_name / "model", retired / "model")
-    shutil.copyfile(ZOO_DIR / old_name / "card.json", retired / "card.json")
-    old_cfg = ROOT / "configs/zoo" / f"{old_name}.yaml"
-    (retired / "config.yaml").write_text(
-        f"# The zoo's {old_name} until round {name} (docs/results/make_zoo_wf_small_dag.py) "
-        f"replaced it by {new}\n" + old_cfg.read_text())  # fmt: skip
-    old_cfg.unlink()
-    shutil.rmtree(ZOO_DIR / old_name)
-    print(f"shipped {new}; {old_name} retired to {retired.relative_to(ROOT)}", flush=True)
+    retire(old_name, new, f"round {name} (docs/results/make_zoo_wf_small_dag.py)")
 
 
 if __name__ == "__main__":
