@@ -167,14 +167,8 @@ def held_out_entry(
     10,000+) and the test set (seeds 1000+), and ship its card."""
     vals, run = select(runs)
     size = export_model(run, ZOO_DIR / name / "model", critic=critic)
-    split = SPLITS[env]
     spec = f"learned:{ZOO_DIR / name / 'model'}"
-    # every heuristic that does not search (WorkflowOffloading's CP-SAT `optimal` and
-    # `mdp_rollout` take minutes per episode and are never the reference)
-    val = compare(env, split.validation, f"plain,{spec}", episodes=episodes, seed=10_000,
-                  env_kwargs=val_kwargs)
-    test = compare(env, split.test, f"plain,{spec}", episodes=episodes, seed=TEST_SEED,
-                   env_kwargs=test_kwargs)
+    val, test = card_runs(env, spec, episodes, val_kwargs, test_kwargs)
     card = {
         **training_card(name, env, run, vals, size, selected_by),
         **card_fields,
@@ -182,6 +176,36 @@ def held_out_entry(
         "test": {**verdict(test, spec, episodes, metrics), "seed": TEST_SEED},
     }
     ship(card, run)
+
+
+def card_runs(
+    env: str, spec: str, episodes: int, val_kwargs: dict, test_kwargs: dict
+) -> tuple[dict, dict]:
+    """The compare reports a card's verdicts come from: ``spec`` beside every heuristic that
+    does not search on the validation set (seeds 10,000+) and the test set (seeds 1000+).
+    (WorkflowOffloading's CP-SAT `optimal` and `mdp_rollout` take minutes per episode and are
+    never the reference.)"""
+    split = SPLITS[env]
+    val = compare(env, split.validation, f"plain,{spec}", episodes=episodes, seed=10_000,
+                  env_kwargs=val_kwargs)  # fmt: skip
+    test = compare(env, split.test, f"plain,{spec}", episodes=episodes, seed=TEST_SEED,
+                   env_kwargs=test_kwargs)  # fmt: skip
+    return val, test
+
+
+def paired_rows(
+    values: dict[str, list[float]], pairs: list[tuple[str, str]], metric: str, unit: str = ""
+) -> list[tuple[str, str, dict]]:
+    """``(a, b, paired a - b)`` for each pair of ``values``' per-episode lists (lower is
+    better), each printed on a line as it comes."""
+    out = []
+    for a, b in pairs:
+        p = paired(values[a], values[b], direction="lower", reference=b, metric=metric).to_json()
+        lo, hi = p["ci95"]
+        print(f"  {a} vs {b}: {p['mean_diff']:+.4g}{unit} [{lo:+.4g}, {hi:+.4g}] "
+              f"{p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}", flush=True)  # fmt: skip
+        out.append((a, b, p))
+    return out
 
 
 def ship(card: dict, run: Path) -> None:

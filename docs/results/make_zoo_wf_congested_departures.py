@@ -54,12 +54,11 @@ import sys
 import time
 from multiprocessing import Pool
 
-from make_zoo import ROOT, retire, verdict
+from make_zoo import ROOT, card_runs, paired_rows, retire, verdict
 
 from rlsched.agents.export import export_model, write_card
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
-from rlsched.stats import paired
 
 ENV = "rlsched/WorkflowOffloading-v0"
 RUN = ROOT / "runs/zoo/workflow_offloading_congested_departures/seed0"
@@ -93,17 +92,13 @@ def play_split(data: str, first: int, n: int) -> dict[str, list[float]]:
     return {k: a[k] + b[k] for k in a}
 
 
+#: the pairs each set of episodes reports (first minus second)
+PAIRS = [("candidate", "heft"), ("candidate", "peft"), ("candidate", "entry"),
+         ("peft", "heft"), ("entry", "heft"), ("entry", "peft")]  # fmt: skip
+
+
 def pairs(values: dict[str, list[float]]) -> dict[str, dict]:
-    out = {}
-    for a, b in (("candidate", "heft"), ("candidate", "peft"), ("candidate", "entry"),
-                 ("peft", "heft"), ("entry", "heft"), ("entry", "peft")):  # fmt: skip
-        p = paired(values[a], values[b], direction="lower", reference=b,
-                   metric="mean_completion").to_json()  # fmt: skip
-        out[f"{a}_vs_{b}"] = p
-        print(f"  {a} vs {b}: {p['mean_diff']:+.3f} s [{p['ci95'][0]:+.3f}, "
-              f"{p['ci95'][1]:+.3f}] {p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}",
-              flush=True)  # fmt: skip
-    return out
+    return {f"{a}_vs_{b}": p for a, b, p in paired_rows(values, PAIRS, "mean_completion", " s")}
 
 
 def latency() -> dict:
@@ -190,11 +185,8 @@ def ship(out: dict) -> None:
     run = json.loads((RUN / "run.json").read_text())
     size = export_model(RUN, ZOO_DIR / NEW / "model")
     spec = f"learned:{ZOO_DIR / NEW / 'model'}"
-    split, n, kwargs = SPLITS[ENV], 10, env_kwargs()
-    val = compare(ENV, split.validation, f"plain,{spec}", episodes=n, seed=10_000,
-                  env_kwargs=kwargs)  # fmt: skip
-    test = compare(ENV, split.test, f"plain,{spec}", episodes=n, seed=CARD_TEST_SEED,
-                   env_kwargs=kwargs)  # fmt: skip
+    n, kwargs = 10, env_kwargs()
+    val, test = card_runs(ENV, spec, n, kwargs, kwargs)
     old = json.loads((ZOO_DIR / OLD / "card.json").read_text())
     p = out["validation"]["pairs"]["candidate_vs_entry"]
     metrics = ("mean_completion", "p95_completion")

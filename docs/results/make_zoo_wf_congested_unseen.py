@@ -43,12 +43,11 @@ import time
 from multiprocessing import Pool
 
 import numpy as np
-from make_zoo import ROOT, retire, verdict
+from make_zoo import ROOT, card_runs, paired_rows, retire, verdict
 
 from rlsched.agents.export import write_card
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
-from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
 
 ENV = "rlsched/WorkflowOffloading-v0"
@@ -60,7 +59,9 @@ FAMILIES = (
 )
 PER_FAMILY = 10
 CHOICE_SEED, VAL_SEED, TEST_SEED, TEST_EPISODES = 60_000, 61_000, 26_000, 30
-WORK = ROOT / "runs/zoo/workflow_offloading_congested_unseen"
+#: the pairs each set of episodes reports (first minus second)
+PAIRS = [("candidate", "heft"), ("candidate", "peft"), ("candidate", "entry"),
+         ("entry", "heft"), ("entry", "peft"), ("peft", "heft")]  # fmt: skip
 OUT = ROOT / "docs/results/wf_congested_unseen_choice.json"
 
 
@@ -76,15 +77,8 @@ def kwargs(max_tasks: int | None = 112) -> dict:
 
 
 def at_threshold(t: float | str) -> str:
-    """The entry's network at threshold ``t`` as a model folder of its own (its meta's
-    threshold; ``"inf"``: never departs)."""
-    dest = WORK / f"t{t}"
-    if not dest.is_dir():
-        shutil.copytree(ZOO_DIR / OLD / "model", dest)
-        meta = json.loads((dest / "meta.json").read_text())
-        meta["threshold"] = t
-        (dest / "meta.json").write_text(json.dumps(meta, indent=2))
-    return f"learned:{dest}"
+    """The entry's network at threshold ``t`` (``"inf"``: never departs)."""
+    return f"learned:{ZOO_DIR / OLD / 'model'}?threshold={t}"
 
 
 def play(data: str, first: int, n: int, specs: list[str], kw: dict) -> dict[str, list[float]]:
@@ -107,20 +101,13 @@ def families(first: int, specs: list[str]) -> dict[str, list[float]]:
 
 
 def pairs(values: dict[str, list[float]], names: dict[str, str], unit: str) -> dict:
-    out = {}
-    for a, b in (("candidate", "heft"), ("candidate", "peft"), ("candidate", "entry"),
-                 ("entry", "heft"), ("entry", "peft"), ("peft", "heft")):  # fmt: skip
-        p = paired(values[names[a]], values[names[b]], direction="lower", reference=b,
-                   metric=unit).to_json()  # fmt: skip
-        out[f"{a}_vs_{b}"] = p
-        print(f"  {a} vs {b}: {p['mean_diff']:+.4f} [{p['ci95'][0]:+.4f}, {p['ci95'][1]:+.4f}]"
-              f" {p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}", flush=True)  # fmt: skip
-    return out
+    """The round's pairs (first minus second) of the policies ``names`` maps to specs."""
+    own = {k: values[s] for k, s in names.items()}
+    return {f"{a}_vs_{b}": p for a, b, p in paired_rows(own, PAIRS, unit)}
 
 
 def main() -> None:
     t0 = time.time()
-    WORK.mkdir(parents=True, exist_ok=True)
     tried = [r["threshold"] for r in entry_meta()["threshold_choice"]]
     specs = {t: at_threshold(t) for t in tried}
     print(f"thresholds {tried} on {len(FAMILIES) * PER_FAMILY} episodes, seeds {CHOICE_SEED}+")
@@ -172,21 +159,23 @@ def main() -> None:
     OUT.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {OUT} in {out['seconds']} s")
     if keep:
-        ship(out, cand.removeprefix("learned:"))
+        ship(out)
 
 
-def ship(out: dict, model: str) -> None:
+def ship(out: dict) -> None:
     """The network at the kept threshold as the entry ``NEW`` (its card: the entry's, with the
     threshold's choice, and its verdicts on the card's usual 10 validation and 10 test
     episodes); round C1's entry to ``configs/zoo/start/``."""
     from rlsched.splits import TEST_SEED as CARD_TEST_SEED
 
-    shutil.copytree(model, ZOO_DIR / NEW / "model")
-    spec = f"learned:{ZOO_DIR / NEW / 'model'}"
-    split, n, kw = SPLITS[ENV], 10, kwargs(None)
-    val = compare(ENV, split.validation, f"plain,{spec}", episodes=n, seed=10_000, env_kwargs=kw)
-    test = compare(ENV, split.test, f"plain,{spec}", episodes=n, seed=CARD_TEST_SEED,
-                   env_kwargs=kw)  # fmt: skip
+    dest = ZOO_DIR / NEW / "model"
+    shutil.copytree(ZOO_DIR / OLD / "model", dest)
+    meta = json.loads((dest / "meta.json").read_text())
+    meta["threshold"] = out["kept_threshold"]
+    (dest / "meta.json").write_text(json.dumps(meta, indent=2))
+    spec = f"learned:{dest}"
+    n, kw = 10, kwargs(None)
+    val, test = card_runs(ENV, spec, n, kw, kw)
     old = json.loads((ZOO_DIR / OLD / "card.json").read_text())
     p = out["validation"]["pairs"]["candidate_vs_entry"]
     metrics = ("mean_completion", "p95_completion")

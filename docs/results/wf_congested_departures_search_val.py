@@ -14,39 +14,30 @@ import statistics
 import time
 from multiprocessing import Pool
 
-from make_zoo import ROOT
+from make_zoo import ROOT, paired_rows
 from make_zoo_wf_congested_departures import VAL_EPISODES, VAL_SEED, env_kwargs
+from wf_congested_search import SEARCH, half
 
-from rlsched.evaluate import compare
 from rlsched.splits import SPLITS
-from rlsched.stats import paired
 
 ENV = "rlsched/WorkflowOffloading-v0"
-SEARCH = "rollout:peft?horizon=end&futures=2&top_k=4"
 OUT = ROOT / "docs/results/wf_congested_departures_search_val.json"
-
-
-def half(first: int, n: int) -> dict[str, list[float]]:
-    rep = compare(ENV, SPLITS[ENV].validation, ["heft", "peft", SEARCH], episodes=n,
-                  seed=first, env_kwargs=env_kwargs())  # fmt: skip
-    return {r["policy"]: r["episode_values"] for r in rep["results"]}
 
 
 def main() -> None:
     t0 = time.time()
     h = VAL_EPISODES // 2
     with Pool(2) as pool:
-        a, b = pool.starmap(half, [(VAL_SEED, h), (VAL_SEED + h, VAL_EPISODES - h)])
+        a, b = pool.starmap(half, [(VAL_SEED, env_kwargs(), h, SPLITS[ENV].validation),
+                                   (VAL_SEED + h, env_kwargs(), VAL_EPISODES - h,
+                                    SPLITS[ENV].validation)])  # fmt: skip
     values = {k: a[k] + b[k] for k in a}
     out: dict = {"dataset": SPLITS[ENV].validation,
                  "seeds": [VAL_SEED, VAL_SEED + VAL_EPISODES - 1],
                  "means": {k: statistics.fmean(v) for k, v in values.items()}}  # fmt: skip
-    for x, y in ((SEARCH, "heft"), (SEARCH, "peft")):
-        p = paired(values[x], values[y], direction="lower", reference=y,
-                   metric="mean_completion").to_json()  # fmt: skip
+    for x, y, p in paired_rows(values, [(SEARCH, "heft"), (SEARCH, "peft")], "mean_completion",
+                               " s"):  # fmt: skip
         out[f"{x} vs {y}"] = p
-        print(f"{x} vs {y}: {p['mean_diff']:+.2f} s [{p['ci95'][0]:+.2f}, {p['ci95'][1]:+.2f}] "
-              f"{p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}", flush=True)  # fmt: skip
     out["episode_values"] = values
     out["seconds"] = round(time.time() - t0)
     OUT.write_text(json.dumps(out, indent=1) + "\n")

@@ -28,11 +28,10 @@ import time
 from multiprocessing import Pool
 from pathlib import Path
 
-from make_zoo import ROOT
+from make_zoo import ROOT, paired_rows
 
 from rlsched.evaluate import compare
 from rlsched.splits import SPLITS, TEST_SEED
-from rlsched.stats import paired
 
 ENV = "rlsched/WorkflowOffloading-v0"
 SEARCH = "rollout:peft?horizon=end&futures=2&top_k=4"
@@ -41,9 +40,13 @@ EPISODES, HALF = 30, 15
 OUT = ROOT / "docs/results/wf_congested_search.json"
 
 
-def half(first: int, extra: dict | None = None) -> dict[str, list[float]]:
+def half(
+    first: int, extra: dict | None = None, n: int = HALF, dataset: str | None = None
+) -> dict[str, list[float]]:
+    """HEFT, PEFT and the search on ``n`` episodes from seed ``first`` of ``dataset`` (the
+    split's test set), env arguments ``extra`` over the split's."""
     split = SPLITS[ENV]
-    rep = compare(ENV, split.test, ",".join(POLICIES), episodes=HALF, seed=first,
+    rep = compare(ENV, dataset or split.test, ",".join(POLICIES), episodes=n, seed=first,
                   env_kwargs={**split.env_kwargs, **(extra or {})})  # fmt: skip
     return {r["policy"]: r["episode_values"] for r in rep["results"]}
 
@@ -59,12 +62,9 @@ def main(first: int = TEST_SEED, extra: dict | None = None, out_path: Path = OUT
                  "env_kwargs": extra or {},
                  "seeds": [first, first + EPISODES - 1], "search": SEARCH,
                  "mean_completion": {p: sum(v) / len(v) for p, v in values.items()}}  # fmt: skip
-    for a, b in ((SEARCH, "heft"), (SEARCH, "peft"), ("peft", "heft")):
-        p = paired(values[a], values[b], direction="lower", reference=b,
-                   metric="mean_completion").to_json()  # fmt: skip
+    pairs = [(SEARCH, "heft"), (SEARCH, "peft"), ("peft", "heft")]
+    for a, b, p in paired_rows(values, pairs, "mean_completion", " s"):
         out[f"{a} vs {b}"] = p
-        print(f"{a} vs {b}: {p['mean_diff']:+.3f} s [{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] "
-              f"{p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}", flush=True)  # fmt: skip
     out["episode_values"] = values
     out["seconds"] = round(time.time() - t0)
     out_path.write_text(json.dumps(out, indent=1) + "\n")
