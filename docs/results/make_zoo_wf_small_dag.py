@@ -531,6 +531,45 @@ to 0 in steps of 0.001 (and never) on 2,000 episodes of a fresh development worl
    draws), seeds 1000-3999, gaps to the optimum with 95% intervals resampling workflows; the
    goal's status after this round as in W22. Writes
    ``docs/results/wf_small_dag_ensemble_dagger_choice.json``.
+Round W27 (``--round W27``), fixed here (2026-12-04, thirtieth session, after W26's fits and
+before its round ended; nothing of W26's validation or test had been seen). In W26 no epoch
+of either fine-tune beat its start network on the kept-aside workflows, so both networks came
+out unchanged (only their own thresholds moved): two thirds of the labels, and so of the
+kept-aside workflows, came from label runs the start networks had been fine-tuned on in W24,
+which favours the start. Here each of the entry's two networks is fine-tuned on W26's 24,000
+episodes of DAgger labels alone (the entry's own play in 480 fresh worlds), so every kept-aside
+workflow is one the start never saw; otherwise W26's recipe (1e-4, losses floored at 5%, at
+most 8 epochs, each one's threshold on ``seed=16``): ``configs/workflow_offloading_small_dag_
+dagger_onpolicy.yaml`` and ``..._gain_onpolicy.yaml`` (their teacher/ linked to W26's). One
+joined run (``..._ensemble_onpolicy``) chooses the threshold of their mean as in W26 on 2,000
+episodes of another fresh development world (``seed=72``).
+
+    R=runs/zoo/workflow_offloading_small_dag
+    for k in dagger gain; do mkdir -p ${R}_${k}_onpolicy/seed0
+        ln -sfn ../../workflow_offloading_small_dag_dagger_entry/seed0/teacher \
+            ${R}_${k}_onpolicy/seed0/teacher
+        rlsched train --config configs/workflow_offloading_small_dag_${k}_onpolicy.yaml \
+            --seed 0 --out ${R}_${k}_onpolicy/seed0; done
+    rlsched train --config configs/workflow_offloading_small_dag_ensemble_onpolicy.yaml \
+        --seed 0 --out ${R}_ensemble_onpolicy/seed0
+    for k in 1 2; do python benchmarks/bench_decide.py --entries \
+        workflow-small-dag-ensemble-floor --join \
+        ${R}_dagger_onpolicy/seed0/model,${R}_gain_onpolicy/seed0/model \
+        --json benchmarks/results/bench_decide_2026-12-04_wf_small_dag_onpolicy_run$k.json
+    done
+    python docs/results/make_zoo_wf_small_dag.py --round W27
+
+1. Candidate: the joined run's model.
+2. Validation: 1,000 episodes of a fresh world of 2,000 workflows
+   (``synthetic:placement?workflows=2000&tasks=15&seed=73``, seeds 20,000+), the candidate and
+   the entry as it stands after W26, beside every heuristic that does not search; eligible and
+   kept as in W8 (ties to the entry). A kept candidate becomes the entry
+   ``workflow-small-dag-ensemble-onpolicy`` if it decides under 0.2 ms as in W26
+   (``ship_latency``); its fine-tuned networks go to ``configs/zoo/start/``.
+3. Test, whatever the choice: 3,000 episodes of 80,000 fresh workflows of the test world
+   (``synthetic:placement?workflows=80000&tasks=15&seed=4``), seeds 1000-3999, gaps to the
+   optimum with 95% intervals resampling workflows; the goal's status as in W22. Writes
+   ``docs/results/wf_small_dag_ensemble_onpolicy_choice.json``.
 """
 
 import argparse
@@ -628,6 +667,14 @@ ROUNDS = {
             "test_data": "synthetic:placement?workflows=70000&tasks=15&seed=4",
             "ship_latency": [
                 f"benchmarks/results/bench_decide_2026-12-04_wf_small_dag_dagger_entry_run{k}.json"
+                for k in (1, 2)]},
+    "W27": {**_round("ensemble_onpolicy", 0, 1000, "workflow-small-dag-ensemble-onpolicy",
+                     extra=PLAN, out="docs/results/wf_small_dag_ensemble_onpolicy_choice.json"),
+            "fresh": "synthetic:placement?workflows=2000&tasks=15&seed=73",
+            "val_episodes": 1000, "test_episodes": 3000,
+            "test_data": "synthetic:placement?workflows=80000&tasks=15&seed=4",
+            "ship_latency": [
+                f"benchmarks/results/bench_decide_2026-12-04_wf_small_dag_onpolicy_run{k}.json"
                 for k in (1, 2)]},
 }  # fmt: skip
 #: the candidate's env: the entry's keys and the whole workflow (the entry ignores the extra)
