@@ -4,11 +4,15 @@ paired, with intervals resampling workflows: whether the round's gain holds beyo
 test. ``--round W23`` (added after round W23 had run): the confirmatory test's
 (``wf_small_dag_confirm.py``: ``workflows=20000``) and round W22's (``workflows=30000``).
 ``--round W24`` (added after round W24 had run): those two and round W23's
-(``workflows=40000``).
+(``workflows=40000``). ``--round W27`` (added after rounds W26 and W27 had run, 2026-12-04,
+thirtieth session): round W27's entry against round W24's on all six earlier tests
+(``workflows=20000`` to ``70000``; rounds W26 and W27 kept the same two networks at other
+thresholds, so this says whether the thresholds chosen again moved anything beyond one draw).
 
     python docs/results/wf_small_dag_replay.py --round W24 [--workers 2]
 
-Writes ``docs/results/wf_small_dag_replay.json`` (W23) or ``..._replay_w24.json``.
+Writes ``docs/results/wf_small_dag_replay.json`` (W23) or ``..._replay_w24.json`` (and
+``_w27``).
 """
 
 import argparse
@@ -29,10 +33,15 @@ ROUNDS = {
     "W23": (f"learned:{START / 'workflow-small-dag-ensemble-more-labels/model'}",
             f"learned:{START / 'workflow-small-dag-ensemble/model'}", TESTS,
             ROOT / "docs/results/wf_small_dag_replay.json"),
-    "W24": ("learned:zoo/workflow-small-dag-ensemble-floor",
+    "W24": (f"learned:{START / 'workflow-small-dag-ensemble-floor/model'}",
             f"learned:{START / 'workflow-small-dag-ensemble-more-labels/model'}",
             {**TESTS, "round W23's": "synthetic:placement?workflows=40000&tasks=15&seed=4"},
             ROOT / "docs/results/wf_small_dag_replay_w24.json"),
+    "W27": ("learned:zoo/workflow-small-dag-ensemble-onpolicy",
+            f"learned:{START / 'workflow-small-dag-ensemble-floor/model'}",
+            {**TESTS, **{f"round W{k}'s": f"synthetic:placement?workflows={n}&tasks=15&seed=4"
+                         for k, n in ((23, 40000), (24, 50000), (25, 60000), (26, 70000))}},
+            ROOT / "docs/results/wf_small_dag_replay_w27.json"),
 }  # fmt: skip
 
 
