@@ -742,6 +742,14 @@ def main(name: str) -> None:
     eligible = [s for s in (entry, cand) if rows[s]["paired"]["verdict"] != "worse"]
     kept = min(eligible, key=lambda s: (mean[s], s != entry), default=None)
     replaces = kept == cand
+    latency: dict = {}
+    if replaces and "ship_latency" in r:  # kept, but shipped only if it decides in time
+        ms = decide_ms(r["ship_latency"])
+        latency["ship_latency_ms"] = ms
+        if max(ms) >= 0.2:
+            replaces = False
+            latency["not_shipped"] = f"decides in {max(ms):.3f} ms with the schedule, not under 0.2"
+        print(f"latency before shipping (ms): {ms}; ships: {replaces}", flush=True)
     out: dict = {
         "rule": f"docs/results/make_zoo_wf_small_dag.py, round {name}", "entry": old,
         "candidate": {"run": r["run"], "config": r["config"],
@@ -754,7 +762,7 @@ def main(name: str) -> None:
         },
         "development": dev,
         "kept": {entry: "the entry", cand: "the candidate", None: None}[kept],
-        "replaces": replaces,
+        "replaces": replaces, **latency,
     }  # fmt: skip
     for s, who in ((entry, "entry"), (cand, "candidate")):
         p = rows[s]["paired"]
@@ -790,13 +798,6 @@ def main(name: str) -> None:
         for k, v in out["test"]["by_workflow"].items():
             print(f"test by workflow, {k}: {v}", flush=True)
         print(f"the goal after this round ({kept_key}): {out['goal']}", flush=True)
-    if replaces and "ship_latency" in r:  # kept, but shipped only if it decides in time
-        ms = decide_ms(r["ship_latency"])
-        out["ship_latency_ms"] = ms
-        if max(ms) >= 0.2:
-            replaces = False
-            out["not_shipped"] = f"decides in {max(ms):.3f} ms with the schedule, not under 0.2"
-        print(f"latency before shipping (ms): {ms}; ships: {replaces}", flush=True)
     out["seconds"] = time.perf_counter() - t0
     (ROOT / r["out"]).write_text(json.dumps(out, indent=1) + "\n")
     if replaces:
