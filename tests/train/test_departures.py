@@ -234,6 +234,31 @@ def test_dagger_labels_the_students_states_joins_earlier_labels_and_keeps_a_warm
     assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
+def test_a_teacher_base_values_the_servers_under_the_students_play(
+    departure_run, tmp_path
+) -> None:
+    """``departure_teacher_base``: the base still acts (the same states as the base run's), but
+    the teacher's rollouts continue with the student, so its values of the servers differ."""
+    student = _departing_copy(departure_run / "model", tmp_path / "student")
+    run = tmp_path / "iteration"
+    cfg = dict(TINY_DEPARTURES, imitation_episodes=6, imitation_epochs=0,
+               departure_teacher_base=f"learned:{student}",
+               init_model=str(departure_run / "model"), departure_quantiles=[0.5])  # fmt: skip
+    train(TrainConfig.from_dict(cfg), run, progress=False)
+    rec = json.loads((run / "run.json").read_text())
+    assert rec["teacher"]["rollout_base"] == f"learned:{student}"
+    assert rec["teacher"]["behaviour"] == "peft"
+    ours = Demonstrations.load(next((run / "teacher").glob("chunk*.npz")))
+    base = Demonstrations.load(next((departure_run / "teacher").glob("chunk*.npz")))
+    n = len(ours)
+    assert np.array_equal(ours.obs["dag_tasks"], base.obs["dag_tasks"][:n])  # PEFT's states
+    assert ours.values is not None and base.values is not None
+    same = np.isfinite(ours.values) == np.isfinite(base.values[:n])
+    assert same.all()  # the same servers valued
+    on = np.isfinite(ours.values)
+    assert not np.allclose(ours.values[on], base.values[:n][on])  # under another play
+
+
 def test_a_warm_start_is_kept_unless_an_epoch_beats_it(departure_run, tmp_path) -> None:
     """Epochs at a step size that only ruins the net: the kept net is the start's."""
     import shutil

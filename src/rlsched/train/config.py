@@ -271,6 +271,11 @@ class TrainConfig:
     """``algo: departures``: a departure model (a model or run folder, or ``zoo/NAME``) that
     acts in the label episodes while the teacher labels the states it reaches (DAgger: the
     states a student's own departures lead to); None: the base acts."""
+    departure_teacher_base: str | None = None
+    """``algo: departures``: the search teacher's base, the policy its rollouts continue with
+    after each candidate server (a policy spec, such as ``learned:zoo/NAME`` for a departure
+    model: approximate policy iteration, each server valued under the student's own play);
+    None: the base (``imitation_policy``). Labels stay gains over the base's server."""
     departure_label_runs: list[str] = field(default_factory=list)
     """``algo: departures``: earlier runs (run folders, or their ``teacher/`` folders) whose
     teacher labels join this run's in the fit (aggregated rounds of DAgger)."""
@@ -510,10 +515,12 @@ class TrainConfig:
                     f"{source}: departure_members needs departure_thresholds (the candidates "
                     "for the mean score; nothing is fitted to take quantiles of)"
                 )
-            if self.init_model or self.departure_label_runs or self.departure_behaviour:
+            if (self.init_model or self.departure_label_runs or self.departure_behaviour
+                    or self.departure_teacher_base):
                 raise ConfigError(
                     f"{source}: departure_members joins fitted models; init_model, "
-                    "departure_label_runs and departure_behaviour belong to a fit"
+                    "departure_label_runs, departure_behaviour and departure_teacher_base "
+                    "belong to a fit"
                 )
         if any(not math.isfinite(float(t)) for t in self.departure_thresholds):
             raise ConfigError(

@@ -6,6 +6,8 @@ the whole workflow, lets leave its choice where a search teacher would gain from
    rollout over the base, :func:`rlsched.policies.registry.make_rollout` with
    ``expert_teacher``'s options) values each valid server. A *departure* is the best server
    where it beats the base's server by at least ``departure_min_gain`` of the base's value.
+   ``departure_teacher_base`` lets the teacher's rollouts continue with another policy (a
+   departure model: each server valued under the student's own play, policy iteration).
    Episodes are collected in chunks of :data:`CHUNK` under ``RUN/teacher/`` (``--resume`` and a
    rerun reuse them: a long collection spans several sittings). With ``departure_behaviour``
    a departure model acts instead of the base and the teacher labels the states it reaches
@@ -96,8 +98,10 @@ def collect_labels(
         behaviour = student.act
     options = dict(cfg.expert_teacher)
 
+    teacher_base = cfg.departure_teacher_base or cfg.imitation_policy or ""
+
     def make_teacher(env: Any, seed: int) -> Any:
-        return make_rollout(env, cfg.imitation_policy or "", seed=seed, **options)
+        return make_rollout(env, teacher_base, seed=seed, **options)
 
     folder = run / "teacher"
     folder.mkdir(parents=True, exist_ok=True)
@@ -300,6 +304,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
         "departures": int(lab["y"].sum()),
         "workflows": len(own), "workflows_kept_aside": len(np.unique(groups[aside])),
         "behaviour": cfg.departure_behaviour or cfg.imitation_policy,
+        "rollout_base": cfg.departure_teacher_base or cfg.imitation_policy,
         "label_runs": list(cfg.departure_label_runs), "init_model": cfg.init_model,
     }  # fmt: skip
     _save(
