@@ -8,11 +8,14 @@ test. ``--round W23`` (added after round W23 had run): the confirmatory test's
 thirtieth session): round W27's entry against round W24's on all six earlier tests
 (``workflows=20000`` to ``70000``; rounds W26 and W27 kept the same two networks at other
 thresholds, so this says whether the thresholds chosen again moved anything beyond one draw).
+``--round W28`` (fixed with round W28's rule, before its runs): if W28's candidate ships,
+it and round W27's entry on the seven earlier tests (``workflows=20000`` to ``80000``); W28's
+rule reads the goal over the eight draws.
 
     python docs/results/wf_small_dag_replay.py --round W24 [--workers 2]
 
 Writes ``docs/results/wf_small_dag_replay.json`` (W23) or ``..._replay_w24.json`` (and
-``_w27``).
+``_w27``, ``_w28``).
 """
 
 import argparse
@@ -24,6 +27,15 @@ from wf_small_dag_confirm import EPISODES, FIRST, played
 from wf_small_dag_instances import by_workflow_ci
 
 START = ROOT / "configs/zoo/start"
+
+
+def entry(name: str) -> str:
+    """A small-DAG entry's spec: its retired folder under ``configs/zoo/start/`` once a later
+    round replaced it, else the zoo's."""
+    retired = START / name / "model"
+    return f"learned:{retired}" if retired.is_dir() else f"learned:zoo/{name}"
+
+
 TESTS = {
     "confirmatory (wf_small_dag_confirm.py)": "synthetic:placement?workflows=20000&tasks=15&seed=4",
     "round W22's": "synthetic:placement?workflows=30000&tasks=15&seed=4",
@@ -37,11 +49,17 @@ ROUNDS = {
             f"learned:{START / 'workflow-small-dag-ensemble-more-labels/model'}",
             {**TESTS, "round W23's": "synthetic:placement?workflows=40000&tasks=15&seed=4"},
             ROOT / "docs/results/wf_small_dag_replay_w24.json"),
-    "W27": ("learned:zoo/workflow-small-dag-ensemble-onpolicy",
+    "W27": (entry("workflow-small-dag-ensemble-onpolicy"),
             f"learned:{START / 'workflow-small-dag-ensemble-floor/model'}",
             {**TESTS, **{f"round W{k}'s": f"synthetic:placement?workflows={n}&tasks=15&seed=4"
                          for k, n in ((23, 40000), (24, 50000), (25, 60000), (26, 70000))}},
             ROOT / "docs/results/wf_small_dag_replay_w27.json"),
+    "W28": (entry("workflow-small-dag-ensemble-iteration"),
+            entry("workflow-small-dag-ensemble-onpolicy"),
+            {**TESTS, **{f"round W{k}'s": f"synthetic:placement?workflows={n}&tasks=15&seed=4"
+                         for k, n in ((23, 40000), (24, 50000), (25, 60000), (26, 70000),
+                                      (27, 80000))}},
+            ROOT / "docs/results/wf_small_dag_replay_w28.json"),
 }  # fmt: skip
 
 
