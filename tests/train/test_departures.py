@@ -403,3 +403,14 @@ def _joined_copy(model, dest):
     members = [{"weights": "dagnet.npz", "offset": 0.0}]
     (dest / "meta.json").write_text(json.dumps({**meta, "members": members}))
     return dest
+
+
+def test_train_datasets_without_every_dataset_are_refused() -> None:
+    """The teacher's episodes play ``dataset`` alone unless ``imitation_every_dataset``, so a
+    list of other workloads would be ignored without a word: refused instead."""
+    other = ["synthetic:placement?workflows=5&tasks=4&seed=99"]
+    with pytest.raises(ConfigError, match="imitation_every_dataset"):
+        TrainConfig.from_dict(dict(TINY_DEPARTURES, train_datasets=other))
+    cfg = TrainConfig.from_dict(dict(TINY_DEPARTURES, train_datasets=other,
+                                     imitation_every_dataset=True))  # fmt: skip
+    assert cfg.train_datasets == other

@@ -486,6 +486,14 @@ class TrainConfig:
     def _validate_departures(self, source: str) -> None:
         if not self.imitation_policy:
             raise ConfigError(f"{source}: algo departures needs imitation_policy (the base)")
+        if self.train_datasets and not self.imitation_every_dataset:
+            # a departure model trains on its teacher's labels alone: without the flag they
+            # would all come from `dataset`, and the list would be silently ignored
+            raise ConfigError(
+                f"{source}: algo departures labels only the teacher's episodes, which play "
+                f"`dataset` alone unless imitation_every_dataset: true; set it to label "
+                f"train_datasets' {len(self.train_datasets)} workloads too, or drop them"
+            )
         if not self.env_kwargs.get("dag"):
             raise ConfigError(
                 f"{source}: algo departures reads the whole workflow: env_kwargs needs dag: true"
