@@ -531,6 +531,9 @@ to 0 in steps of 0.001 (and never) on 2,000 episodes of a fresh development worl
    draws), seeds 1000-3999, gaps to the optimum with 95% intervals resampling workflows; the
    goal's status after this round as in W22. Writes
    ``docs/results/wf_small_dag_ensemble_dagger_choice.json``.
+   Correction (2026-12-04, thirty-first session): the collection played pool seed 2020's 50
+   workflows alone, not 480 worlds: its config lacked ``imitation_every_dataset``, without
+   which the teacher's episodes play ``dataset`` only (such configs are refused since).
 Round W27 (``--round W27``), fixed here (2026-12-04, thirtieth session, after W26's fits and
 before its round ended; nothing of W26's validation or test had been seen). In W26 no epoch
 of either fine-tune beat its start network on the kept-aside workflows, so both networks came
@@ -616,6 +619,9 @@ steps of 0.001 (and never) on 2,000 episodes of a fresh development world (``see
    (``synthetic:placement?workflows=90000&tasks=15&seed=4``), seeds 1000-3999, gaps to the
    optimum with 95% intervals resampling workflows; the goal's status as in W22. Writes
    ``docs/results/wf_small_dag_ensemble_iteration_choice.json``.
+   Its first collection (before any fit was used or anything chosen) had the same flaw as
+   W26's, one world's 50 workflows; it was set aside and the labels collected again with
+   ``imitation_every_dataset: true``, as this rule meant.
 4. Since one draw decided the side of 2% in W26 and W27, the goal is read over every draw:
    if the candidate ships, ``wf_small_dag_replay.py`` replays it beside the entry it replaced
    on the seven earlier draws (``workflows=20000`` to ``80000``), and the goal counts as met
