@@ -40,6 +40,14 @@ TESTS = {
     "confirmatory (wf_small_dag_confirm.py)": "synthetic:placement?workflows=20000&tasks=15&seed=4",
     "round W22's": "synthetic:placement?workflows=30000&tasks=15&seed=4",
 }
+def tests_before(round_no: int) -> dict[str, str]:
+    """The tests of fresh workflows before round ``round_no``'s own: the confirmatory test,
+    then round W22's and each later round's, drawing 10,000 more workflows each time."""
+    later = {f"round W{k}'s": f"synthetic:placement?workflows={(k - 19) * 10000}&tasks=15&seed=4"
+             for k in range(23, round_no)}  # fmt: skip
+    return {**TESTS, **later}
+
+
 #: each round's new entry, the entry it replaced, the tests replayed and the record
 ROUNDS = {
     "W23": (f"learned:{START / 'workflow-small-dag-ensemble-more-labels/model'}",
@@ -47,18 +55,13 @@ ROUNDS = {
             ROOT / "docs/results/wf_small_dag_replay.json"),
     "W24": (f"learned:{START / 'workflow-small-dag-ensemble-floor/model'}",
             f"learned:{START / 'workflow-small-dag-ensemble-more-labels/model'}",
-            {**TESTS, "round W23's": "synthetic:placement?workflows=40000&tasks=15&seed=4"},
+            tests_before(24),
             ROOT / "docs/results/wf_small_dag_replay_w24.json"),
     "W27": (entry("workflow-small-dag-ensemble-onpolicy"),
-            f"learned:{START / 'workflow-small-dag-ensemble-floor/model'}",
-            {**TESTS, **{f"round W{k}'s": f"synthetic:placement?workflows={n}&tasks=15&seed=4"
-                         for k, n in ((23, 40000), (24, 50000), (25, 60000), (26, 70000))}},
+            f"learned:{START / 'workflow-small-dag-ensemble-floor/model'}", tests_before(27),
             ROOT / "docs/results/wf_small_dag_replay_w27.json"),
     "W28": (entry("workflow-small-dag-ensemble-iteration"),
-            entry("workflow-small-dag-ensemble-onpolicy"),
-            {**TESTS, **{f"round W{k}'s": f"synthetic:placement?workflows={n}&tasks=15&seed=4"
-                         for k, n in ((23, 40000), (24, 50000), (25, 60000), (26, 70000),
-                                      (27, 80000))}},
+            entry("workflow-small-dag-ensemble-onpolicy"), tests_before(28),
             ROOT / "docs/results/wf_small_dag_replay_w28.json"),
 }  # fmt: skip
 

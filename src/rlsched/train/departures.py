@@ -64,6 +64,11 @@ INPUT_BATCH = 4096
 DEPARTURES = "departures"
 
 
+def rollout_base(cfg: TrainConfig) -> str:
+    """The policy the teacher's rollouts continue with after each candidate server."""
+    return cfg.departure_teacher_base or cfg.imitation_policy or ""
+
+
 def base_choice(cfg: TrainConfig) -> Any:
     """The base heuristic's choice from an observation alone (what the served policy computes)."""
     from rlsched.policies.learned import OBSERVED_HEURISTICS
@@ -98,10 +103,8 @@ def collect_labels(
         behaviour = student.act
     options = dict(cfg.expert_teacher)
 
-    teacher_base = cfg.departure_teacher_base or cfg.imitation_policy or ""
-
     def make_teacher(env: Any, seed: int) -> Any:
-        return make_rollout(env, teacher_base, seed=seed, **options)
+        return make_rollout(env, rollout_base(cfg), seed=seed, **options)
 
     folder = run / "teacher"
     folder.mkdir(parents=True, exist_ok=True)
@@ -304,7 +307,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
         "departures": int(lab["y"].sum()),
         "workflows": len(own), "workflows_kept_aside": len(np.unique(groups[aside])),
         "behaviour": cfg.departure_behaviour or cfg.imitation_policy,
-        "rollout_base": cfg.departure_teacher_base or cfg.imitation_policy,
+        "rollout_base": rollout_base(cfg),
         "label_runs": list(cfg.departure_label_runs), "init_model": cfg.init_model,
     }  # fmt: skip
     _save(
