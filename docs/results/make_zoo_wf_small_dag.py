@@ -580,8 +580,9 @@ Here the search teacher's rollouts continue with the entry itself
 (``departure_teacher_base``): each label is a server's gain over PEFT's server under the
 student's own play, approximate policy iteration over the entry. A look beforehand
 (descriptive, 150 episodes of an exploration world, ``seed=74``, not used again): the search
-over the entry was ahead of the search over PEFT by 0.027 s a workflow (12 faster, 3 slower),
-at 21.7 ms a decision against 0.36 ms. So the labels are fewer: the entry
+over the entry was ahead of the search over PEFT by 0.027 of episode return (12 higher, 3
+lower; measured again afterwards with a paired interval, +0.009 to +0.063), at 21.7 ms a
+decision against 0.36 ms. So the labels are fewer: the entry
 (``workflow-small-dag-ensemble-onpolicy``) acts in 8,000 new episodes, 50 in each of 160
 fresh worlds (pool seeds 2500-2659), the teacher valuing every valid server at each state.
 Each of the entry's two networks is fine-tuned from where it stands on these labels alone,
