@@ -53,6 +53,7 @@ import statistics
 import sys
 import time
 from multiprocessing import Pool
+from pathlib import Path
 
 from make_zoo import ROOT, card_runs, paired_rows, retire, verdict
 
@@ -70,9 +71,9 @@ TEST_SEED, TEST_EPISODES = 25_000, 30
 LATENCY_MS = 0.2
 
 
-def env_kwargs() -> dict:
+def env_kwargs(run: Path = RUN) -> dict:
     """The candidate's env arguments (its run's config): the preset plus keys it observes."""
-    return json.loads((RUN / "model/meta.json").read_text())["env_kwargs"]
+    return json.loads((run / "model/meta.json").read_text())["env_kwargs"]
 
 
 def play(data: str, first: int, n: int) -> dict[str, list[float]]:
@@ -101,9 +102,9 @@ def pairs(values: dict[str, list[float]]) -> dict[str, dict]:
     return {f"{a}_vs_{b}": p for a, b, p in paired_rows(values, PAIRS, "mean_completion", " s")}
 
 
-def latency() -> dict:
-    """Median ``act`` time over 300 states of PEFT's play on the test data (seed 1000), one
-    core, one BLAS thread, after 20 warm-up calls."""
+def latency(run: Path = RUN) -> dict:
+    """Median ``act`` time of ``run``'s model over 300 states of PEFT's play on the test data
+    (seed 1000), one core, one BLAS thread, after 20 warm-up calls."""
     import numpy as np
 
     from rlsched.evaluate import make_env
@@ -113,10 +114,10 @@ def latency() -> dict:
 
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     set_torch_threads(1)  # and one BLAS thread, as the acting path
-    env = make_env(ENV, SPLITS[ENV].test, **env_kwargs())
+    env = make_env(ENV, SPLITS[ENV].test, **env_kwargs(run))
     u = env.unwrapped
     peft = OBSERVED_HEURISTICS[ENV]["peft"]
-    pol = DeparturePolicy(RUN / "model")
+    pol = DeparturePolicy(run / "model")
     states, seed = [], 1000
     while len(states) < 300:
         obs, _ = env.reset(seed=seed)
