@@ -147,11 +147,47 @@ def test_config_from_yaml_rejects_unknown_fields(tmp_path: Path) -> None:
 
 
 def test_shipped_configs_load() -> None:
+    """Every training config, the zoo's and its retired entries' (``configs/zoo/start``)
+    included; the sweeps' have their own schema."""
     root = Path(__file__).resolve().parents[2] / "configs"
-    files = sorted(root.glob("*.yaml"))
-    assert files
+    files = [f for f in sorted(root.rglob("*.yaml")) if "sweeps" not in f.relative_to(root).parts]
+    assert len(files) > len(list(root.glob("*.yaml")))
     for f in files:
         TrainConfig.from_yaml(f)
+
+
+def test_dataset_ranges_are_spelled_out_in_order(tmp_path: Path) -> None:
+    """``{A..B}`` in a train_datasets entry stands for one entry per integer, in order; the
+    run's saved config holds them spelled out."""
+    p = tmp_path / "c.yaml"
+    p.write_text(
+        "dataset: wfinstances:srasearch-22\n"
+        "train_datasets:\n"
+        "- synthetic:placement?tasks=15&seed={101..103}\n"
+        "- wfinstances:montage-58\n"
+        "- synthetic:pods?nodes={4..5}&seed={7..8}\n"
+    )
+    cfg = TrainConfig.from_yaml(p)
+    assert cfg.train_datasets == [
+        "synthetic:placement?tasks=15&seed=101",
+        "synthetic:placement?tasks=15&seed=102",
+        "synthetic:placement?tasks=15&seed=103",
+        "wfinstances:montage-58",
+        "synthetic:pods?nodes=4&seed=7",
+        "synthetic:pods?nodes=4&seed=8",
+        "synthetic:pods?nodes=5&seed=7",
+        "synthetic:pods?nodes=5&seed=8",
+    ]
+    cfg.save(tmp_path / "saved.yaml")
+    assert TrainConfig.from_yaml(tmp_path / "saved.yaml").train_datasets == cfg.train_datasets
+    assert "..}" not in (tmp_path / "saved.yaml").read_text()
+
+
+def test_an_empty_dataset_range_is_refused_with_its_line(tmp_path: Path) -> None:
+    p = tmp_path / "c.yaml"
+    p.write_text("algo: maskable_ppo\ntrain_datasets:\n- synthetic:placement?seed={9..3}\n")
+    with pytest.raises(ConfigError, match=r"c.yaml:2: train_datasets entry .*\{9..3\} is empty"):
+        TrainConfig.from_yaml(p)
 
 
 @pytest.mark.parametrize("algo,net", [("ppo", "node"), ("dqn", "mlp"), ("maskable_ppo", "mlp")])

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
+import re
 import typing
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -32,7 +34,10 @@ class TrainConfig:
     train_datasets: list[str] = field(default_factory=list)
     """More training workloads beside ``dataset`` (generalisation: several clusters or
     traces at once): sub-env ``r`` trains on ``[dataset, *train_datasets][r % (1 + len)]``,
-    so ``n_envs`` should be a multiple of their number. Imitation teachers play ``dataset``.
+    so ``n_envs`` should be a multiple of their number. Imitation teachers play ``dataset``
+    (each of these too with ``imitation_every_dataset``). An entry may hold integer ranges,
+    ``{A..B}`` (inclusive): ``synthetic:placement?tasks=15&seed={101..1059}`` stands for 959
+    entries, one per seed, in order (several ranges: every combination, the first slowest).
     None may share data with the validation or the test set. Not with ``vec_env: batched``."""
     eval_dataset: str | None = "wfcommons:epigenomics?tasks=60&seed=1&workflows=3"
     """Validation workload for periodic evaluation (the best model on it is kept); None = the
@@ -333,6 +338,9 @@ class TrainConfig:
 
         names = [f.name for f in dataclasses.fields(cls)]
         lines = lines or {}
+        if isinstance(data.get("train_datasets"), list):
+            where = f"{source}:{lines['train_datasets']}" if "train_datasets" in lines else source
+            data = {**data, "train_datasets": expand_ranges(data["train_datasets"], where)}
         for key in data:
             if key not in names:
                 where = f"{source}:{lines[key]}" if key in lines else source
@@ -541,6 +549,34 @@ class TrainConfig:
 
     def save(self, path: str | Path) -> None:
         Path(path).write_text(yaml.safe_dump(self.to_dict(), sort_keys=False))
+
+
+#: an integer range inside a dataset name: ``{A..B}``
+RANGE = re.compile(r"\{(-?\d+)\.\.(-?\d+)\}")
+
+
+def expand_ranges(names: list[Any], source: str = "config") -> list[Any]:
+    """``names`` with each ``{A..B}`` (integers, inclusive, ``A <= B``) spelled out, entry by
+    entry and in order; an entry with several ranges gives every combination, the first range
+    slowest. Entries without one (or not strings) pass unchanged."""
+    out: list[Any] = []
+    for name in names:
+        if not isinstance(name, str) or not RANGE.search(name):
+            out.append(name)
+            continue
+        parts = RANGE.split(name)  # text, A, B, text, A, B, ..., text
+        spans = []
+        for a, b in zip(parts[1::3], parts[2::3], strict=True):
+            if int(a) > int(b):
+                raise ConfigError(
+                    f"{source}: train_datasets entry {name!r}: the range {{{a}..{b}}} is empty "
+                    "(it counts up: {A..B} with A <= B)"
+                )
+            spans.append(range(int(a), int(b) + 1))
+        texts = parts[0::3]
+        for values in itertools.product(*spans):
+            out.append("".join(t + str(v) for t, v in zip(texts, values, strict=False)) + texts[-1])
+    return out
 
 
 def _key_lines(text: str) -> dict[str, int]:
