@@ -154,10 +154,14 @@ def test_rollout_is_refused_where_it_cannot_sample_or_has_no_heuristic_base() ->
 
 def test_the_spec_sets_the_search_budget_and_leaves_other_keys_to_the_base() -> None:
     env = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
-    spec = "rollout:hpa_threshold?switch_window=4&top_k=2&horizon=end&futures=1&min_gain=0.1"
+    spec = (
+        "rollout:hpa_threshold?switch_window=4&top_k=2&horizon=end&futures=1&min_gain=0.1"
+        "&significance=2&ranked=false"
+    )
     pol = make_policy(spec, env, seed=0)
     assert isinstance(pol, RolloutPolicy) and pol.name == spec
     assert (pol.top_k, pol.horizon, pol.futures, pol.min_gain) == (2, None, 1, 0.1)
+    assert (pol.significance, pol.ranked) == (2.0, False)
     assert pol.base.name == "hpa_threshold?switch_window=4"  # the base kept its own key
     plain = make_policy("rollout:hpa_threshold", env, seed=0)  # the env's options, unchanged
     assert plain.name == "rollout" and plain.top_k == env.unwrapped.rollout_options.get("top_k", 8)
@@ -169,7 +173,9 @@ def test_the_spec_sets_the_search_budget_and_leaves_other_keys_to_the_base() -> 
         ("rollout:hpa?horizon=forever", "horizon is a number of decisions or 'end'"),
         ("rollout:hpa?score=best", "score is 'metric' or 'return'"),
         ("rollout:hpa?prefer_base=3", "prefer_base must be bool"),
-        ("rollout:hpa?futures=-1", "futures and min_gain must be at least 0"),
+        ("rollout:hpa?futures=-1", "futures, min_gain and significance must be at least 0"),
+        ("rollout:hpa?significance=-1", "futures, min_gain and significance must be at least 0"),
+        ("rollout:hpa?ranked=2", "ranked must be bool"),
         ("rollout:hpa?switch_window=4", "not ['switch_window']"),  # the base's own check
     ]:
         with pytest.raises(PolicyError, match=re.escape(why)):

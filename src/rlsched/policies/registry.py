@@ -286,6 +286,8 @@ ROLLOUT_OPTIONS: dict[str, tuple[type, ...]] = {
     "score": (str,),
     "reward": (str,),
     "min_gain": (int, float),
+    "significance": (int, float),
+    "ranked": (bool,),
     "compiled": (bool,),
 }
 
@@ -320,8 +322,8 @@ def rollout_options(spec: str, base: str) -> tuple[str, dict[str, Any]]:
     for key in ("top_k", "horizon"):
         if isinstance(options.get(key), int) and options[key] < 1:
             raise PolicyError(f"policy {spec!r}: {key} must be at least 1, not {options[key]}")
-    if options.get("futures", 0) < 0 or options.get("min_gain", 0) < 0:
-        raise PolicyError(f"policy {spec!r}: futures and min_gain must be at least 0")
+    if min(options.get(k, 0) for k in ("futures", "min_gain", "significance")) < 0:
+        raise PolicyError(f"policy {spec!r}: futures, min_gain and significance must be at least 0")
     return name + ("?" + "&".join(rest) if rest else ""), options
 
 
