@@ -55,10 +55,9 @@ import time
 from multiprocessing import Pool
 from pathlib import Path
 
-import numpy as np
 from make_zoo import ROOT, card_runs, retire, verdict
 from make_zoo_wf_congested_departures import latency
-from make_zoo_wf_congested_unseen import pairs, play
+from make_zoo_wf_congested_unseen import halves, pairs, relative_to_peft
 
 from rlsched.agents.export import export_model, write_card
 from rlsched.splits import SPLITS
@@ -91,17 +90,8 @@ def at_threshold(t: float | str) -> str:
 
 
 def families(data: tuple[str, ...], first: int, specs: list[str]) -> dict[str, list[float]]:
-    """Each spec's mean completion relative to PEFT's per episode, ``PER_FAMILY`` episodes of
-    each workload, on two processes."""
-    jobs = [(d, first, PER_FAMILY, ["peft", *specs], kwargs(UNSEEN_TASKS)) for d in data]
-    with Pool(2) as pool:
-        parts = pool.starmap(play, jobs)
-    out: dict[str, list[float]] = {s: [] for s in specs}
-    for part in parts:
-        base = np.array(part["peft"])
-        for s in specs:
-            out[s] += (np.array(part[s]) / base - 1.0).tolist()
-    return out
+    """:func:`relative_to_peft` on ``data``, ``PER_FAMILY`` episodes each."""
+    return relative_to_peft(data, first, PER_FAMILY, specs, kwargs(UNSEEN_TASKS))[0]
 
 
 def main() -> None:
@@ -142,12 +132,8 @@ def main() -> None:
                          "episode_values": {k: val[s] for k, s in names.items()}}  # fmt: skip
     out["eligible"], out["replaces"] = eligible, keep
     print(f"test: {TEST_EPISODES} episodes of {SPLITS[ENV].test}, seeds {TEST_SEED}+")
-    h, specs4 = TEST_EPISODES // 2, ["heft", "peft", entry, cand]
-    with Pool(2) as pool:
-        a, b = pool.starmap(play, [(SPLITS[ENV].test, TEST_SEED, h, specs4, kwargs()),
-                                   (SPLITS[ENV].test, TEST_SEED + h, TEST_EPISODES - h, specs4,
-                                    kwargs())])  # fmt: skip
-    test = {k: a[k] + b[k] for k in a}
+    specs4 = ["heft", "peft", entry, cand]
+    test = halves(SPLITS[ENV].test, TEST_SEED, TEST_EPISODES, specs4, kwargs())
     out["test"] = {"dataset": SPLITS[ENV].test,
                    "seeds": [TEST_SEED, TEST_SEED + TEST_EPISODES - 1],
                    "means": {k: statistics.fmean(test[s]) for k, s in names.items()},

@@ -86,10 +86,13 @@ def play(data: str, first: int, n: int, specs: list[str], kw: dict) -> dict[str,
     return {r["policy"]: r["episode_values"] for r in rep["results"]}
 
 
-def families(first: int, specs: list[str]) -> dict[str, list[float]]:
-    """Each spec's mean completion relative to PEFT's per episode, 10 per family, on two
-    processes (``specs`` without PEFT, which every family plays as the reference)."""
-    jobs = [(f, first, PER_FAMILY, ["peft", *specs], kwargs()) for f in FAMILIES]
+def relative_to_peft(
+    data: tuple[str, ...] | list[str], first: int, n: int, specs: list[str], kw: dict
+) -> tuple[dict[str, list[float]], list[dict[str, list[float]]]]:
+    """Each spec's mean completion relative to PEFT's per episode, ``n`` episodes of each
+    workload in ``data`` from seed ``first``, on two processes (``specs`` without PEFT,
+    which every workload plays as the reference); and each workload's raw values."""
+    jobs = [(d, first, n, ["peft", *specs], kw) for d in data]
     with Pool(2) as pool:
         parts = pool.starmap(play, jobs)
     out: dict[str, list[float]] = {s: [] for s in specs}
@@ -97,7 +100,21 @@ def families(first: int, specs: list[str]) -> dict[str, list[float]]:
         base = np.array(part["peft"])
         for s in specs:
             out[s] += (np.array(part[s]) / base - 1.0).tolist()
-    return out
+    return out, parts
+
+
+def halves(data: str, first: int, n: int, specs: list[str], kw: dict) -> dict[str, list[float]]:
+    """:func:`play` of ``n`` episodes from seed ``first`` in two halves on two processes."""
+    h = n // 2
+    with Pool(2) as pool:
+        jobs = [(data, first, h, specs, kw), (data, first + h, n - h, specs, kw)]
+        a, b = pool.starmap(play, jobs)
+    return {k: a[k] + b[k] for k in a}
+
+
+def families(first: int, specs: list[str]) -> dict[str, list[float]]:
+    """:func:`relative_to_peft` on this round's families, 10 episodes each."""
+    return relative_to_peft(FAMILIES, first, PER_FAMILY, specs, kwargs())[0]
 
 
 def pairs(values: dict[str, list[float]], names: dict[str, str], unit: str) -> dict:
@@ -143,13 +160,8 @@ def main() -> None:
         "eligible": eligible, "replaces": keep,
     }  # fmt: skip
     print(f"test: {TEST_EPISODES} episodes of {SPLITS[ENV].test}, seeds {TEST_SEED}+")
-    h = TEST_EPISODES // 2
     specs4 = ["heft", "peft", entry, cand]
-    with Pool(2) as pool:
-        a, b = pool.starmap(play, [(SPLITS[ENV].test, TEST_SEED, h, specs4, kwargs(None)),
-                                   (SPLITS[ENV].test, TEST_SEED + h, TEST_EPISODES - h, specs4,
-                                    kwargs(None))])  # fmt: skip
-    test = {k: a[k] + b[k] for k in a}
+    test = halves(SPLITS[ENV].test, TEST_SEED, TEST_EPISODES, specs4, kwargs(None))
     out["test"] = {"dataset": SPLITS[ENV].test,
                    "seeds": [TEST_SEED, TEST_SEED + TEST_EPISODES - 1],
                    "means": {k: statistics.fmean(test[s]) for k, s in names.items()},

@@ -12,12 +12,11 @@ Writes ``docs/results/wf_congested_families_search.json``.
 import json
 import statistics
 import time
-from multiprocessing import Pool
 
 import numpy as np
 from make_zoo import ROOT, paired_rows
 from make_zoo_wf_congested_families import PER_FAMILY, VAL_SEED, VALIDATION
-from make_zoo_wf_congested_unseen import play
+from make_zoo_wf_congested_unseen import relative_to_peft
 from wf_congested_search import POLICIES, SEARCH
 
 from rlsched.splits import SPLITS
@@ -29,14 +28,9 @@ OUT = ROOT / "docs/results/wf_congested_families_search.json"
 def main() -> None:
     t0 = time.time()
     kw = dict(SPLITS[ENV].env_kwargs)  # the observation keys change no episode (observation_args)
-    jobs = [(d, VAL_SEED, PER_FAMILY, list(POLICIES), kw) for d in VALIDATION]
-    with Pool(2) as pool:
-        parts = pool.starmap(play, jobs)
-    rel: dict[str, list[float]] = {p: [] for p in POLICIES}
-    for part in parts:
-        base = np.array(part["peft"])
-        for p in POLICIES:
-            rel[p] += (np.array(part[p]) / base - 1.0).tolist()
+    others = [p for p in POLICIES if p != "peft"]
+    rel, parts = relative_to_peft(VALIDATION, VAL_SEED, PER_FAMILY, others, kw)
+    rel["peft"] = [0.0] * len(rel[others[0]])
     out: dict = {"families": list(VALIDATION), "seeds": VAL_SEED,
                  "means_relative_to_peft": {p: statistics.fmean(v) for p, v in rel.items()}}
     per = {d: {p: statistics.fmean(np.array(part[p]) / np.array(part["peft"]) - 1.0)
