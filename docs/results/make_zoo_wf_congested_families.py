@@ -57,7 +57,7 @@ from pathlib import Path
 
 from make_zoo import ROOT, card_runs, retire, verdict
 from make_zoo_wf_congested_departures import latency
-from make_zoo_wf_congested_unseen import halves, pairs, relative_to_peft
+from make_zoo_wf_congested_unseen import pairs, relative_to_peft, test_record
 
 from rlsched.agents.export import export_model, write_card
 from rlsched.splits import SPLITS
@@ -132,13 +132,7 @@ def main() -> None:
                          "episode_values": {k: val[s] for k, s in names.items()}}  # fmt: skip
     out["eligible"], out["replaces"] = eligible, keep
     print(f"test: {TEST_EPISODES} episodes of {SPLITS[ENV].test}, seeds {TEST_SEED}+")
-    specs4 = ["heft", "peft", entry, cand]
-    test = halves(SPLITS[ENV].test, TEST_SEED, TEST_EPISODES, specs4, kwargs())
-    out["test"] = {"dataset": SPLITS[ENV].test,
-                   "seeds": [TEST_SEED, TEST_SEED + TEST_EPISODES - 1],
-                   "means": {k: statistics.fmean(test[s]) for k, s in names.items()},
-                   "pairs": pairs(test, names, "mean_completion"),
-                   "episode_values": {k: test[s] for k, s in names.items()}}  # fmt: skip
+    out["test"] = test_record(names, TEST_SEED, TEST_EPISODES, kwargs())
     out["seconds"] = round(time.time() - t0)
     OUT.write_text(json.dumps(out, indent=1) + "\n")
     print(f"test means {out['test']['means']}; wrote {OUT} in {out['seconds']} s")

@@ -123,6 +123,16 @@ def pairs(values: dict[str, list[float]], names: dict[str, str], unit: str) -> d
     return {f"{a}_vs_{b}": p for a, b, p in paired_rows(own, PAIRS, unit)}
 
 
+def test_record(names: dict[str, str], first: int, n: int, kw: dict) -> dict:
+    """The policies ``names`` maps to specs on ``n`` episodes of the split's test set from
+    seed ``first``: means, the round's pairs and each episode's mean completion."""
+    test = halves(SPLITS[ENV].test, first, n, list(names.values()), kw)
+    return {"dataset": SPLITS[ENV].test, "seeds": [first, first + n - 1],
+            "means": {k: statistics.fmean(test[s]) for k, s in names.items()},
+            "pairs": pairs(test, names, "mean_completion"),
+            "episode_values": {k: test[s] for k, s in names.items()}}  # fmt: skip
+
+
 def main() -> None:
     t0 = time.time()
     tried = [r["threshold"] for r in entry_meta()["threshold_choice"]]
@@ -160,13 +170,7 @@ def main() -> None:
         "eligible": eligible, "replaces": keep,
     }  # fmt: skip
     print(f"test: {TEST_EPISODES} episodes of {SPLITS[ENV].test}, seeds {TEST_SEED}+")
-    specs4 = ["heft", "peft", entry, cand]
-    test = halves(SPLITS[ENV].test, TEST_SEED, TEST_EPISODES, specs4, kwargs(None))
-    out["test"] = {"dataset": SPLITS[ENV].test,
-                   "seeds": [TEST_SEED, TEST_SEED + TEST_EPISODES - 1],
-                   "means": {k: statistics.fmean(test[s]) for k, s in names.items()},
-                   "pairs": pairs(test, names, "mean_completion"),
-                   "episode_values": {k: test[s] for k, s in names.items()}}  # fmt: skip
+    out["test"] = test_record(names, TEST_SEED, TEST_EPISODES, kwargs(None))
     out["seconds"] = round(time.time() - t0)
     OUT.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {OUT} in {out['seconds']} s")

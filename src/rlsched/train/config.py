@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import math
 import re
 import typing
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import pairwise, product
 from pathlib import Path
 from typing import Any
 
@@ -574,7 +573,7 @@ def expand_ranges(names: list[Any], source: str = "config") -> list[Any]:
                 )
             spans.append(range(int(a), int(b) + 1))
         texts = parts[0::3]
-        for values in itertools.product(*spans):
+        for values in product(*spans):
             out.append("".join(t + str(v) for t, v in zip(texts, values, strict=False)) + texts[-1])
     return out
 
