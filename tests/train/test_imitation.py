@@ -437,3 +437,44 @@ def test_trainer_fits_the_teachers_values_when_asked(tmp_path: Path) -> None:
     im = json.loads((tmp_path / "run.json").read_text())["imitation"]
     assert im["values_prior"] == 1.0 and 0 < im["valued_states"] <= im["samples"] == 3 * 8
     assert 0.0 <= im["best_accuracy"] <= 1.0 and im["values_scale"] > 0
+
+
+def test_a_warm_start_keeps_its_labels_and_a_refit_reuses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The labels are saved with what made them; a run folder given them fits them without
+    collecting (another prior, the same labels), and a config that would collect others is
+    refused, naming the field."""
+    import shutil
+
+    from rlsched.train import trainer
+
+    base = dict(
+        env_id=ENV, dataset=DATA, eval_dataset=DATA, env_kwargs=KW, total_steps=0, n_envs=1,
+        n_steps=64, batch_size=32, eval_freq=1000, eval_episodes=1,
+        imitation_policy="clairvoyant:greedy_eft", imitation_episodes=3, imitation_epochs=2,
+        imitation_target="values", tensorboard=False,
+    )  # fmt: skip
+    first = tmp_path / "first"
+    train(TrainConfig(**base, imitation_values_prior=1.0), first, progress=False)
+    saved = Demonstrations.load(first / trainer.WARM_LABELS)
+    assert len(saved) == 3 * 8 and saved.values is not None
+    assert "labels_reused" not in json.loads((first / "run.json").read_text())["imitation"]
+
+    second = tmp_path / "second"
+    shutil.copytree(first / "teacher", second / "teacher")
+
+    def no_teacher(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the labels were there: nothing to collect")
+
+    with monkeypatch.context() as m:
+        m.setattr(trainer.imitation_mod, "collect", no_teacher)
+        train(TrainConfig(**base, imitation_values_prior=0.0), second, progress=False)
+    im = json.loads((second / "run.json").read_text())["imitation"]
+    assert im["labels_reused"].endswith("warm_start.npz") and im["values_prior"] == 0.0
+    assert im["samples"] == 3 * 8
+
+    third = tmp_path / "third"
+    shutil.copytree(first / "teacher", third / "teacher")
+    with pytest.raises(ConfigError, match="imitation_episodes"):
+        train(TrainConfig(**{**base, "imitation_episodes": 4}), third, progress=False)

@@ -189,7 +189,10 @@ class TrainConfig:
     policies`` lists, e.g. ``heft``) into the actor, and its returns into the critic, before RL
     (:mod:`rlsched.train.imitation`). None: start from scratch."""
     imitation_episodes: int = 100
-    """Teacher episodes to collect for the warm start."""
+    """Teacher episodes to collect for the warm start. Their labels are kept in
+    ``RUN/teacher/warm_start.npz``; a warm start that finds that file (a rerun, or a new run
+    folder given an earlier run's ``teacher/``) fits it instead of collecting, and refuses it
+    where this config would have collected other labels (the trainer's ``LABEL_FIELDS``)."""
     imitation_epochs: int = 30
     """Passes over the teacher's decisions."""
     imitation_dagger_rounds: int = 0

@@ -579,15 +579,7 @@ def _warm_start(
     if normalizer is not None:
         raise ConfigError("imitation_policy works with the node network or normalize_obs: false")
     t0 = time.perf_counter()
-    demos = imitation_mod.collect(
-        teacher_envs(cfg),
-        cfg.imitation_policy or "",
-        cfg.imitation_episodes,
-        cfg.gamma,
-        seed=cfg.seed + TEACHER_SEED,
-        progress=progress,
-        workers=cfg.imitation_workers,
-    )
+    demos, reused = _warm_start_labels(cfg, run, progress)
     stats = _refit(model, demos, cfg, cfg.seed, progress)
     rounds = []
     for k in range(cfg.imitation_dagger_rounds):
@@ -605,11 +597,58 @@ def _warm_start(
     if rounds:
         stats = {**rounds[-1], "first_fit": stats, "dagger_rounds": len(rounds)}
     stats.update(policy=cfg.imitation_policy, seconds=time.perf_counter() - t0)
+    if reused:
+        stats["labels_reused"] = str(run / WARM_LABELS)
     if eval_cb is not None:
         stats["eval_mean_reward"] = _evaluate(model, eval_cb, cfg)
         eval_cb.best_mean_reward = stats["eval_mean_reward"]
         _save_model_dir(model, normalizer, cfg, run / "model", "best")
     return stats, demos
+
+
+#: the warm start's first labels in a run folder, and what made them (:func:`_warm_start_labels`)
+WARM_LABELS = Path("teacher") / "warm_start.npz"
+#: the config fields that decide which labels a warm start collects
+LABEL_FIELDS = (
+    "env_id", "dataset", "train_datasets", "env_kwargs", "imitation_policy",
+    "imitation_episodes", "imitation_every_dataset", "gamma", "seed",
+)  # fmt: skip
+
+
+def _warm_start_labels(
+    cfg: TrainConfig, run: Path, progress: bool
+) -> tuple[imitation_mod.Demonstrations, bool]:
+    """The warm start's first labels, and whether they were reused. A search teacher's labels
+    cost far more than a fit on them, so they are kept in ``RUN/teacher/warm_start.npz``
+    beside what made them (``warm_start.json``: :data:`LABEL_FIELDS`); a warm start that finds
+    them there (a rerun, or a new run folder given an earlier run's ``teacher/``: a refit with
+    other fitting options) reuses them, and refuses them, naming the field, when this config
+    would have collected other ones."""
+    path, made = run / WARM_LABELS, (run / WARM_LABELS).with_suffix(".json")
+    mine = json.loads(json.dumps({k: getattr(cfg, k) for k in LABEL_FIELDS}))
+    if path.is_file():
+        theirs = json.loads(made.read_text()) if made.is_file() else {}
+        differ = [k for k in LABEL_FIELDS if theirs.get(k) != mine[k]]
+        if differ:
+            raise ConfigError(
+                f"{path}: labels collected with other {', '.join(differ)} than this config's "
+                f"({'; '.join(f'{k}: {theirs.get(k)!r}' for k in differ)}); move them away or "
+                "match the config"
+            )
+        return imitation_mod.Demonstrations.load(path), True
+    demos = imitation_mod.collect(
+        teacher_envs(cfg),
+        cfg.imitation_policy or "",
+        cfg.imitation_episodes,
+        cfg.gamma,
+        seed=cfg.seed + TEACHER_SEED,
+        progress=progress,
+        workers=cfg.imitation_workers,
+    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    demos.save(path)
+    made.write_text(json.dumps(mine, indent=1) + "\n")
+    return demos, False
 
 
 def _refit(
