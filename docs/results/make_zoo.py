@@ -369,6 +369,8 @@ def _more_datasets(run: Path) -> str:
 def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means: dict,
                  vs_entry: dict, ref: str, episodes: int, selected_by: str | None = None,
                  replaced_because: str | None = None) -> None:
+    old_card = ZOO_DIR / c.name / "card.json"
+    old = json.loads(old_card.read_text()) if old_card.is_file() else {}
     size, spec, val, test = export_and_judge(c.env, c.name, run, kwargs)
     split = SPLITS[c.env]
     lo, hi = vs_entry["ci95"]
@@ -393,6 +395,10 @@ def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means
         "test": {**verdict(test, spec, CARD_EPISODES, (c.metric,)), "seed": TEST_SEED},
     }  # fmt: skip
     card.update(dict(c.card_fields))
+    oracle = old.get("test", {}).get("oracle")
+    if oracle and all(old["test"].get(k) == card["test"].get(k)
+                      for k in ("dataset", "seed", "episodes")):  # fmt: skip
+        card["test"]["oracle"] = oracle  # recorded on these very episodes; the demo pairs it
     card["seeds_trained"] = [label(r) for r in runs]
     card["training"]["best_validation_reward_per_seed"] = {
         label(r): best_validation(r) for r in runs}

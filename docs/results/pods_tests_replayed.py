@@ -12,9 +12,12 @@ plays the entry and greedy_migration on all 250 episodes and pools them, as
 
     python docs/results/pods_tests_replayed.py    (about 10 minutes here)
 
-Writes ``docs/results/pods_tests_replayed.json``.
+Writes ``docs/results/pods_tests_replayed.json``. A later entry replayed the same way:
+``--tag L5 --also 9600`` adds the 30-episode tests fixed since (seeds 9600+, round L5's) and
+writes ``pods_tests_replayed_L5.json``, keeping the earlier entry's record.
 """
 
+import argparse
 import json
 import time
 
@@ -31,14 +34,15 @@ SETS = ((1000, 10), (2000, 30), (3000, 30), (4000, 30), (6000, 30), (7000, 30), 
 OUT = ROOT / "docs/results/pods_tests_replayed.json"
 
 
-def main() -> None:
+def main(tag: str | None = None, also: tuple[int, ...] = ()) -> None:
     t0 = time.perf_counter()
+    sets = SETS + tuple((seed, 30) for seed in also)
     c = card(NAME)
     kwargs = {**c["env_kwargs"], "scenario": c["preset"]}
     entry = f"learned:zoo/{NAME}"
     values: dict[str, list[float]] = {REF: [], entry: []}
     out: dict = {"dataset": c["test"]["dataset"], "gate": c.get("gate"), "sets": {}}
-    for seed, n in SETS:
+    for seed, n in sets:
         rep = compare(c["env"], c["test"]["dataset"], f"{REF},{entry}", episodes=n, seed=seed,
                       env_kwargs=kwargs, reference=REF)  # fmt: skip
         rows = {r["policy"]: r for r in rep["results"]}
@@ -55,7 +59,8 @@ def main() -> None:
                     metric="violations").to_json()  # fmt: skip
     means = {p: sum(v) / len(v) for p, v in values.items()}
     out.update(pooled=pooled, pooled_means=means, seconds=time.perf_counter() - t0)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    out_path = OUT if tag is None else OUT.with_name(f"{OUT.stem}_{tag}.json")
+    out_path.write_text(json.dumps(out, indent=1) + "\n")
     print(f"pooled ({len(values[REF])}): entry {means[entry]:.2f}, {REF} {means[REF]:.2f}; "
           f"{pooled['mean_diff']:+.2f} [{pooled['ci95'][0]:+.2f}, {pooled['ci95'][1]:+.2f}] "
           f"{pooled['wins']}/{pooled['ties']}/{pooled['losses']} {pooled['verdict']}; "
@@ -63,4 +68,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tag", help="write pods_tests_replayed_TAG.json instead")
+    ap.add_argument("--also", type=int, nargs="*", default=[], help="more tests of 30 (seeds)")
+    a = ap.parse_args()
+    main(a.tag, tuple(a.also))

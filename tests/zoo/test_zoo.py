@@ -70,9 +70,10 @@ def test_cli_lists_the_zoo_as_json() -> None:
     )
     rows = json.loads(out.stdout)
     assert {"name", "env", "path", "size_bytes", "validation", "test"} <= set(rows[0])
-    gates = {r["name"]: r["gate"] for r in rows}
-    assert gates["pod-rebalancing-anchored-ppo"]["anchor"] == "greedy_migration"  # its gate
-    assert gates["serverless-edge-maskable-ppo"] is None
+    # each row's gate is its card's (no entry ships one since round L5; a kept model does:
+    # tests/policies/test_learned.py)
+    assert {r["name"]: r["gate"] for r in rows} == {r["name"]: card(r["name"]).get("gate")
+                                                    for r in rows}  # fmt: skip
 
 
 def test_the_table_shows_the_preset_settings_a_card_changes() -> None:
