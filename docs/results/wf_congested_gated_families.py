@@ -18,10 +18,10 @@ import numpy as np
 from make_zoo import ROOT
 from make_zoo_wf_congested_families import PER_FAMILY, VAL_SEED, VALIDATION
 from make_zoo_wf_congested_unseen import play
+from wf_congested_gated_search import gated_row
 from wf_congested_soykb_significance import GATED, SEARCH
 
 from rlsched.splits import SPLITS
-from rlsched.stats import paired
 
 ENV = "rlsched/WorkflowOffloading-v0"
 FAMILIES = tuple(d for d in VALIDATION if not d.startswith("wfcommons:cycles"))
@@ -38,17 +38,7 @@ def main() -> None:
     for data, part in zip(FAMILIES, parts, strict=True):
         rec = old["episode_values"][data]
         assert np.allclose(rec["peft"], part["peft"]), "not the recorded episodes"
-        peft = np.array(part["peft"])
-        gated, plain = np.array(part[GATED]) / peft - 1, np.array(rec[SEARCH]) / peft - 1
-        row: dict = {"seeds": [VAL_SEED, VAL_SEED + PER_FAMILY - 1], "peft": part["peft"],
-                     GATED: part[GATED], SEARCH: rec[SEARCH]}  # fmt: skip
-        for what, x, y in [("gated vs peft", gated, 0 * gated), ("plain vs peft", plain, 0 * plain),
-                           ("gated vs plain", gated, plain)]:  # fmt: skip
-            p = paired(x, y, direction="lower")
-            row[what] = {"mean_relative": p.mean_diff, "ci95": list(p.ci95),
-                         "wins_ties_losses": [p.wins, p.ties, p.losses], "verdict": p.verdict}
-            print(data, what, row[what], flush=True)
-        out[data] = row
+        out[data] = gated_row(data, part, rec[SEARCH], seeds=[VAL_SEED, VAL_SEED + PER_FAMILY - 1])
     OUT.write_text(json.dumps(out, indent=1) + "\n")
 
 

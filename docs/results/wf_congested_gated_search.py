@@ -41,6 +41,23 @@ def recorded(name: str) -> dict[str, list[float]]:
     return {k: ev["episode_values"][CYCLES][k] for k in ("peft", SEARCH)}
 
 
+def gated_row(name: str, part: dict[str, list[float]], plain: list[float],
+              **fields: object) -> dict:  # fmt: skip
+    """``part``'s gated search and the ungated one's recorded values (``plain``) on the same
+    episodes, each relative to PEFT's, paired with PEFT and with each other."""
+    peft = np.array(part["peft"])
+    rel_gated, rel_plain = np.array(part[GATED]) / peft - 1, np.array(plain) / peft - 1
+    row: dict = {**fields, "peft": part["peft"], GATED: part[GATED], SEARCH: plain}
+    for what, x, y in [("gated vs peft", rel_gated, 0 * rel_gated),
+                       ("plain vs peft", rel_plain, 0 * rel_plain),
+                       ("gated vs plain", rel_gated, rel_plain)]:  # fmt: skip
+        p = paired(x, y, direction="lower")
+        row[what] = {"mean_relative": p.mean_diff, "ci95": list(p.ci95),
+                     "wins_ties_losses": [p.wins, p.ties, p.losses], "verdict": p.verdict}
+        print(name, what, row[what], flush=True)
+    return row
+
+
 def main() -> None:
     kw = dict(SPLITS[ENV].env_kwargs)
     jobs = [(d, first, n, ["peft", GATED], kw) for d, first, n in SETS.values()]
@@ -51,17 +68,7 @@ def main() -> None:
     for (name, (data, first, n)), part in zip(SETS.items(), parts, strict=True):
         old = recorded(name)
         assert np.allclose(old["peft"], part["peft"]), "not the recorded episodes"
-        peft = np.array(part["peft"])
-        gated, plain = np.array(part[GATED]) / peft - 1, np.array(old[SEARCH]) / peft - 1
-        row: dict = {"dataset": data, "seeds": [first, first + n - 1], "peft": part["peft"],
-                     GATED: part[GATED], SEARCH: old[SEARCH]}  # fmt: skip
-        for what, x, y in [("gated vs peft", gated, 0 * gated), ("plain vs peft", plain, 0 * plain),
-                           ("gated vs plain", gated, plain)]:  # fmt: skip
-            p = paired(x, y, direction="lower")
-            row[what] = {"mean_relative": p.mean_diff, "ci95": list(p.ci95),
-                         "wins_ties_losses": [p.wins, p.ties, p.losses], "verdict": p.verdict}
-            print(name, what, row[what], flush=True)
-        out[name] = row
+        out[name] = gated_row(name, part, old[SEARCH], dataset=data, seeds=[first, first + n - 1])
     OUT.write_text(json.dumps(out, indent=1) + "\n")
     OUT.with_suffix(".raw.json").unlink()
 
