@@ -209,8 +209,16 @@ def paired_rows(
 
 
 def ship(card: dict, run: Path) -> None:
-    """Write the entry's card and the config that retrains it from its seed (the run's own)."""
+    """Write the entry's card and the config that retrains it from its seed (the run's own).
+    A card replacing one whose test episodes are the same keeps that card's recorded oracle
+    (``test.oracle``, measured on those very episodes; the demo pairs the entry with it)."""
     cfg = (run / "config.yaml").read_text()
+    old_path = ZOO_DIR / card["name"] / "card.json"
+    old = json.loads(old_path.read_text()).get("test", {}) if old_path.is_file() else {}
+    if old.get("oracle") and "oracle" not in card["test"] and all(
+        old.get(k) == card["test"].get(k) for k in ("dataset", "seed", "episodes")
+    ):
+        card["test"]["oracle"] = old["oracle"]
     write_card(card["name"], card)
     cfg_path = ROOT / card["config"]
     cfg_path.parent.mkdir(parents=True, exist_ok=True)
@@ -369,8 +377,6 @@ def _more_datasets(run: Path) -> str:
 def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means: dict,
                  vs_entry: dict, ref: str, episodes: int, selected_by: str | None = None,
                  replaced_because: str | None = None) -> None:
-    old_card = ZOO_DIR / c.name / "card.json"
-    old = json.loads(old_card.read_text()) if old_card.is_file() else {}
     size, spec, val, test = export_and_judge(c.env, c.name, run, kwargs)
     split = SPLITS[c.env]
     lo, hi = vs_entry["ci95"]
@@ -395,10 +401,6 @@ def _ship_choice(c: Choice, run: Path, runs: list[Path], kwargs: dict, val_means
         "test": {**verdict(test, spec, CARD_EPISODES, (c.metric,)), "seed": TEST_SEED},
     }  # fmt: skip
     card.update(dict(c.card_fields))
-    oracle = old.get("test", {}).get("oracle")
-    if oracle and all(old["test"].get(k) == card["test"].get(k)
-                      for k in ("dataset", "seed", "episodes")):  # fmt: skip
-        card["test"]["oracle"] = oracle  # recorded on these very episodes; the demo pairs it
     card["seeds_trained"] = [label(r) for r in runs]
     card["training"]["best_validation_reward_per_seed"] = {
         label(r): best_validation(r) for r in runs}

@@ -40,8 +40,8 @@ CHOICE = replace(
     results="pods_anchored_search_values3_choice",
     script="docs/results/make_zoo_pods_search_values3.py",
     card_fields=anchored_fields(
-        "synthetic:pods cluster 0, preset today, with history_features; two soft "
-        "policy-improvement steps from the clairvoyant oracle's values, then two from the "
+        "synthetic:pods cluster 0, preset today, with history_features; one soft "
+        "policy-improvement step from the clairvoyant oracle's values (round L), then two from the "
         "values alone of the deployable search over the entry of the day (sampled futures) on "
         "clusters 0, 3, 4, 5 and 20-23"
     ),
