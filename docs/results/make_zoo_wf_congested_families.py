@@ -140,14 +140,20 @@ def main() -> None:
         ship(out)
 
 
-def ship(out: dict) -> None:
-    """The run's network at the kept threshold as the entry ``NEW`` (its card: its verdicts on
-    the card's usual 10 validation and 10 test episodes); ``OLD`` to ``configs/zoo/start/``."""
+ROUND = "round C3 (docs/results/make_zoo_wf_congested_families.py)"
+
+
+def ship(
+    out: dict, run_dir: Path = RUN, new: str = NEW, round_: str = ROUND, val_seed: int = VAL_SEED
+) -> None:
+    """The run's network at the kept threshold as the entry ``new`` (its card: its verdicts on
+    the card's usual 10 validation and 10 test episodes); ``OLD`` to ``configs/zoo/start/``.
+    Later rounds (``round_``) ship through it with their own run and name."""
     from rlsched.splits import TEST_SEED as CARD_TEST_SEED
 
-    run = json.loads((RUN / "run.json").read_text())
-    dest = ZOO_DIR / NEW / "model"
-    export_model(RUN, dest)
+    run = json.loads((run_dir / "run.json").read_text())
+    dest = ZOO_DIR / new / "model"
+    export_model(run_dir, dest)
     meta = json.loads((dest / "meta.json").read_text())
     meta["threshold"] = out["kept_threshold"]
     (dest / "meta.json").write_text(json.dumps(meta, indent=2))
@@ -157,15 +163,15 @@ def ship(out: dict) -> None:
     p = out["validation"]["pairs"]["candidate_vs_entry"]
     metrics = ("mean_completion", "p95_completion")
     card = {
-        "name": NEW, "env": ENV, "env_kwargs": kw, "config": f"configs/zoo/{NEW}.yaml",
-        "seed": 1, "seeds_trained": [1],
+        "name": new, "env": ENV, "env_kwargs": kw, "config": f"configs/zoo/{new}.yaml",
+        "seed": run["seed"], "seeds_trained": [run["seed"]],
         "selected_by": (
-            "round C3 (docs/results/make_zoo_wf_congested_families.py): the threshold "
+            f"{round_}: the threshold "
             f"{out['kept_threshold']} chosen on 30 episodes of three workflow families no run "
             f"trains on; departs, decides in {out['latency']['median_ms']:.3f} ms, not "
             "significantly worse than the best heuristic and a lower mean completion relative "
             f"to PEFT than {OLD} on 30 fresh such episodes of other workflows (seeds "
-            f"{VAL_SEED:,}+)"),
+            f"{val_seed:,}+)"),
         "training": {
             "steps": 0, "dataset": run["config"]["dataset"],
             "train_datasets": run["config"]["train_datasets"],
@@ -176,7 +182,8 @@ def ship(out: dict) -> None:
         },
         "size_bytes": sum(f.stat().st_size for f in dest.iterdir()), "preset": "congested",
         "trained_on": f"{run['config']['dataset']}, {', '.join(run['config']['train_datasets'])} "
-                      "and round C1's labels, preset congested",
+                      f"and {', '.join(run['config']['departure_label_runs'])}'s labels, "
+                      "preset congested",
         "algo": "departures", "policy_net": "dag", "base": "peft",
         "replaced_because": (
             f"on {p['n']} validation episodes of unused families, against {OLD}: "
@@ -189,12 +196,12 @@ def ship(out: dict) -> None:
         card["test"]["oracle"] = old["test"]["oracle"]
     write_card(NEW, card)
     (ROOT / card["config"]).write_text(
-        f"# The zoo's {NEW} (round C3, docs/results/make_zoo_wf_congested_families.py):\n"
-        f"# `rlsched train --config {card['config']} --seed 1` after round C1's run (its\n"
-        f"# labels); the threshold, {out['kept_threshold']}, re-chosen by the round on three\n"
-        "# unused workflow families\n" + Path(RUN / "config.yaml").read_text()
+        f"# The zoo's {new} ({round_}):\n"
+        f"# `rlsched train --config {card['config']} --seed {run['seed']}` after the runs\n"
+        f"# it reads labels from; the threshold, {out['kept_threshold']}, re-chosen by the round\n"
+        "# on three unused workflow families\n" + Path(run_dir / "config.yaml").read_text()
     )
-    retire(OLD, NEW, "round C3 (docs/results/make_zoo_wf_congested_families.py)")
+    retire(OLD, new, round_)
 
 
 if __name__ == "__main__":

@@ -70,6 +70,23 @@ def test_gain_targets_are_each_servers_relative_gain_clipped() -> None:
                        [[0.0, 0.05, -0.25], [-0.25, 0.0, 0.0]])  # fmt: skip
 
 
+def test_the_gate_caps_gains_where_the_teacher_kept_the_base() -> None:
+    obs = {"node_peft_gap": np.array([[0.0, 1.0, 2.0]] * 3)}
+    values = np.array([[-10.0, -9.0, -14.0]] * 3, np.float32)  # server 1 gains 10%
+    actions = np.array([0, 1, 2])  # kept the base's server; left it for 1; left it for 2
+    d = Demonstrations(obs, np.ones((3, 3), bool), actions, np.zeros(3, np.float32), 3, 0.0,
+                       values=values)  # fmt: skip
+    base = lambda o, m: int(np.argmin(o["node_peft_gap"]))  # noqa: E731
+    plain = departure_labels(d, base, 0.05)
+    lab = departure_labels(d, base, 0.05, gate=True)
+    assert not plain["gated"].any() and lab["gated"].tolist() == [True, False, False]
+    assert plain["y"][:, 1].tolist() == [1, 1, 1]
+    assert lab["y"][:, 1].tolist() == [0, 1, 1]  # the values decide where the teacher left
+    y = gain_targets(lab, np.arange(3), 0.25)
+    assert np.allclose(y, [[0.0, 0.0, -0.25], [0.0, 0.1, -0.25], [0.0, 0.1, -0.25]])
+    assert np.array_equal(lab["on"], plain["on"])  # the same candidates, capped targets
+
+
 def test_groups_are_workflow_templates() -> None:
     tasks = np.zeros((4, 3, 12), np.float32)
     tasks[:, :, 0] = [[1, 2, 3], [1, 2, 3], [1, 2, 4], [1, 2, 3]]

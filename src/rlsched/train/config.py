@@ -270,6 +270,13 @@ class TrainConfig:
     """``departure_target: gain``: relative losses beyond this count as minus this (None:
     ``departure_gain_clip``). The policy departs only where a gain clears its threshold, so how
     much a bad server loses matters less than the gains near zero and above it."""
+    departure_gate: bool = False
+    """``algo: departures``: the teacher's own choice decides where a gain counts. Where it kept
+    the base's server (its ``significance`` or ``min_gain`` gate, ``expert_teacher``: a higher
+    mean over a few sampled futures that is not clear of their noise), each server's gain
+    counts as at most 0 and no departure is labelled; where it left the base's server, the
+    gains count as valued. A teacher without a gate keeps the base only where no server's
+    mean is higher, so there it changes nothing."""
     departure_plan: bool = False
     """``algo: departures``: the network also reads PEFT's schedule of the rest of the
     workflow from each decision (the env's ``dag_plan=True``: each task's server and finish

@@ -15,7 +15,9 @@ the whole workflow, lets leave its choice where a search teacher would gain from
 2. **Fit.** :class:`~rlsched.agents.dag_net.DagNet` (fresh, or ``init_model``'s: a warm
    start) by binary cross-entropy over the candidate
    servers (valid, not the base's) on the departure label, or (``departure_target: gain``) by
-   a Huber loss on each candidate's relative gain (:func:`gain_targets`), stopped early on a
+   a Huber loss on each candidate's relative gain (:func:`gain_targets`; with
+   ``departure_gate``, capped at 0 where the teacher's own gate kept the base's server),
+   stopped early on a
    tenth of the training *workflows* kept aside (:func:`~rlsched.agents.dag_net.fit_dag_net`).
    ``departure_plan`` adds PEFT's schedule of the rest of the workflow to its inputs.
 3. **Threshold.** The policy departs to its top-scored candidate where that score clears a
@@ -144,13 +146,14 @@ def label_folders(cfg: TrainConfig) -> list[Path]:
 
 
 def departure_labels(
-    demos: imitation_mod.Demonstrations, base: Any, min_gain: float
+    demos: imitation_mod.Demonstrations, base: Any, min_gain: float, gate: bool = False
 ) -> dict[str, np.ndarray]:
     """Per labelled decision: ``base`` (the base's server), ``y (B, N)`` (1 on the teacher's
     departure), ``on (B, N)`` (the candidates: valued, valid, not the base's), ``gain`` (each
-    server's value less the base's; -inf where unvalued) and ``base_value``. Decisions where
-    the teacher valued fewer than two servers, or the base's value is 0 or unknown, have no
-    candidates."""
+    server's value less the base's; -inf where unvalued), ``base_value`` and ``gated`` (where
+    ``gate`` capped the gains). Decisions where the teacher valued fewer than two servers, or
+    the base's value is 0 or unknown, have no candidates. ``gate`` (``departure_gate``): where
+    the teacher's own action was the base's server, every gain is capped at 0."""
     if demos.values is None:
         raise ConfigError("algo departures: the teacher gave no action values to label with")
     obs = demos.obs
@@ -162,6 +165,10 @@ def departure_labels(
     qb = q[i, b]
     keep = (np.isfinite(q).sum(1) >= 2) & np.isfinite(qb) & (np.abs(qb) > 1e-9)
     gain = np.where(np.isfinite(q), q - np.where(np.isfinite(qb), qb, 0.0)[:, None], -np.inf)
+    gated = np.zeros(n, bool)
+    if gate:  # the teacher kept the base's server: a higher mean there was noise to it
+        gated = (np.asarray(demos.actions) == b) & (gain.max(1) > 0)
+        gain[gated] = np.minimum(gain[gated], 0.0)
     best = gain.argmax(1)
     rel = gain[i, best] / np.maximum(np.abs(qb), 1e-9)
     y = np.zeros(q.shape, np.float32)
@@ -169,7 +176,7 @@ def departure_labels(
     y[i[dep], best[dep]] = 1.0
     on = np.isfinite(q) & demos.masks.astype(bool) & keep[:, None]
     on[i, b] = False
-    return {"base": b, "y": y, "on": on, "gain": gain, "base_value": qb}
+    return {"base": b, "y": y, "on": on, "gain": gain, "base_value": qb, "gated": gated}
 
 
 def gain_targets(
@@ -268,7 +275,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     start = _start_net(cfg) if cfg.init_model else None
     demos = collect_labels(cfg, run, progress)
     t_collect = time.perf_counter() - t0
-    lab = departure_labels(demos, base_choice(cfg), cfg.departure_min_gain)
+    lab = departure_labels(demos, base_choice(cfg), cfg.departure_min_gain, cfg.departure_gate)
     obs = demos.obs
     assert isinstance(obs, dict)
     rows = np.flatnonzero(lab["on"].any(1))  # decisions with a candidate to depart to
@@ -305,6 +312,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
         **labelled,
         "decisions_with_candidates": len(rows),
         "departures": int(lab["y"].sum()),
+        **({"gated": int(lab["gated"].sum())} if cfg.departure_gate else {}),
         "workflows": len(own), "workflows_kept_aside": len(np.unique(groups[aside])),
         "behaviour": cfg.departure_behaviour or cfg.imitation_policy,
         "rollout_base": rollout_base(cfg),
