@@ -77,9 +77,9 @@ LATENCY_MS = 0.2
 OUT = ROOT / "docs/results/wf_congested_families_choice.json"
 
 
-def kwargs(max_tasks: int | None = None) -> dict:
+def kwargs(max_tasks: int | None = None, run_dir: Path = RUN) -> dict:
     """The candidate's env arguments (the preset plus the keys it observes)."""
-    kw = dict(json.loads((RUN / "model/meta.json").read_text())["env_kwargs"])
+    kw = dict(json.loads((run_dir / "model/meta.json").read_text())["env_kwargs"])
     if max_tasks is not None:
         kw["dag_max_tasks"] = max_tasks  # the network reads any size; the unused ones are larger
     return kw
@@ -89,9 +89,11 @@ def at_threshold(t: float | str) -> str:
     return f"learned:{RUN / 'model'}?threshold={t}"
 
 
-def families(data: tuple[str, ...], first: int, specs: list[str]) -> dict[str, list[float]]:
+def families(
+    data: tuple[str, ...], first: int, specs: list[str], run_dir: Path = RUN
+) -> dict[str, list[float]]:
     """:func:`relative_to_peft` on ``data``, ``PER_FAMILY`` episodes each."""
-    return relative_to_peft(data, first, PER_FAMILY, specs, kwargs(UNSEEN_TASKS))[0]
+    return relative_to_peft(data, first, PER_FAMILY, specs, kwargs(UNSEEN_TASKS, run_dir))[0]
 
 
 def main() -> None:
@@ -110,34 +112,46 @@ def main() -> None:
         print(f"  threshold {row['threshold']}: {row['mean_relative_to_peft']:+.5f}", flush=True)
     kept = min(table, key=lambda r: (r["mean_relative_to_peft"], -float(r["threshold"])))
     out["threshold_choice"], out["kept_threshold"] = table, kept["threshold"]
-    cand, entry = specs[kept["threshold"]], f"learned:zoo/{OLD}"
+    if judge(out, specs[kept["threshold"]], t0):
+        ship(out)
+
+
+def judge(
+    out: dict, cand: str, t0: float, run_dir: Path = RUN, validation: tuple[str, ...] = VALIDATION,
+    seeds: tuple[int, int] = (VAL_SEED, TEST_SEED), path: Path = OUT,
+) -> bool:
+    """Rule items 3-5 for the candidate ``cand`` (``run_dir``'s model at the kept threshold):
+    its latency, validation on ``validation`` from seed ``seeds[0]`` against the entry ``OLD``,
+    the test from seed ``seeds[1]``; writes ``out`` to ``path`` and says whether it replaces
+    the entry. Later rounds judge their candidates through it."""
+    (val_seed, test_seed), entry = seeds, f"learned:zoo/{OLD}"
+    kept = out["kept_threshold"]
     names = {"heft": "heft", "peft": "peft", "entry": entry, "candidate": cand}
     with Pool(1) as pool:  # a fresh process: pinning it leaves this one free
-        out["latency"] = pool.apply(latency, (RUN,))
-    print(f"kept threshold {kept['threshold']}; latency {out['latency']}", flush=True)
-    val = families(VALIDATION, VAL_SEED, ["heft", entry, cand])
+        out["latency"] = pool.apply(latency, (run_dir,))
+    print(f"kept threshold {kept}; latency {out['latency']}", flush=True)
+    val = families(validation, val_seed, ["heft", entry, cand], run_dir)
     val["peft"] = [0.0] * len(val[entry])
     vp = pairs(val, names, "mean_completion relative to peft")
     means = {k: statistics.fmean(val[s]) for k, s in names.items()}
     best = min(("heft", "peft"), key=lambda k: means[k])
     eligible = {
-        "departs": kept["threshold"] != "inf",
+        "departs": kept != "inf",
         "under_latency": out["latency"]["median_ms"] < LATENCY_MS,
         "not_worse_than_best_heuristic": vp[f"candidate_vs_{best}"]["verdict"] != "worse",
     }
     keep = all(eligible.values()) and means["candidate"] < means["entry"]  # fmt: skip
     print(f"validation means {means}; eligible {eligible}; replaces the entry: {keep}", flush=True)
-    out["validation"] = {"families": list(VALIDATION), "seeds": VAL_SEED,
+    out["validation"] = {"families": list(validation), "seeds": val_seed,
                          "means_relative_to_peft": means, "best_heuristic": best, "pairs": vp,
                          "episode_values": {k: val[s] for k, s in names.items()}}  # fmt: skip
     out["eligible"], out["replaces"] = eligible, keep
-    print(f"test: {TEST_EPISODES} episodes of {SPLITS[ENV].test}, seeds {TEST_SEED}+")
-    out["test"] = test_record(names, TEST_SEED, TEST_EPISODES, kwargs())
+    print(f"test: {TEST_EPISODES} episodes of {SPLITS[ENV].test}, seeds {test_seed}+")
+    out["test"] = test_record(names, test_seed, TEST_EPISODES, kwargs(run_dir=run_dir))
     out["seconds"] = round(time.time() - t0)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"test means {out['test']['means']}; wrote {OUT} in {out['seconds']} s")
-    if keep:
-        ship(out)
+    path.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"test means {out['test']['means']}; wrote {path} in {out['seconds']} s")
+    return keep
 
 
 ROUND = "round C3 (docs/results/make_zoo_wf_congested_families.py)"

@@ -57,14 +57,9 @@ from __future__ import annotations
 import json
 import statistics
 import time
-from multiprocessing import Pool
 
 from make_zoo import ROOT
-from make_zoo_wf_congested_departures import latency
-from make_zoo_wf_congested_families import ship
-from make_zoo_wf_congested_unseen import pairs, relative_to_peft, test_record
-
-from rlsched.splits import SPLITS
+from make_zoo_wf_congested_families import PER_FAMILY, families, judge, ship
 
 ENV = "rlsched/WorkflowOffloading-v0"
 RUN = ROOT / "runs/zoo/workflow_offloading_congested_gated/seed1"
@@ -76,18 +71,8 @@ CHOICE = tuple(
     for f in ("cycles?tasks=80", "seismology?tasks=110", "soykb?tasks=100")
 )
 VALIDATION = tuple(f.replace("seed=24", "seed=25") for f in CHOICE)
-PER_FAMILY, UNSEEN_TASKS = 10, 112
-CHOICE_SEED, VAL_SEED, TEST_SEED, TEST_EPISODES = 66_000, 67_000, 28_000, 30
-LATENCY_MS = 0.2
+CHOICE_SEED, VAL_SEED, TEST_SEED = 66_000, 67_000, 28_000
 OUT = ROOT / "docs/results/wf_congested_gated_choice.json"
-
-
-def kwargs(max_tasks: int | None = None) -> dict:
-    """The candidate's env arguments (the preset plus the keys it observes)."""
-    kw = dict(json.loads((RUN / "model/meta.json").read_text())["env_kwargs"])
-    if max_tasks is not None:
-        kw["dag_max_tasks"] = max_tasks  # the network reads any size; the unused ones are larger
-    return kw
 
 
 def thresholds(run) -> dict[str, str]:
@@ -96,21 +81,17 @@ def thresholds(run) -> dict[str, str]:
     return {t: f"learned:{run / 'model'}?threshold={t}" for t in tried}
 
 
-def families(data: tuple[str, ...], first: int, specs: list[str]) -> dict[str, list[float]]:
-    """:func:`relative_to_peft` on ``data``, ``PER_FAMILY`` episodes each."""
-    return relative_to_peft(data, first, PER_FAMILY, specs, kwargs(UNSEEN_TASKS))[0]
-
-
 def main() -> None:
     t0 = time.time()
     run = json.loads((RUN / "run.json").read_text())
     out: dict = {"run": str(RUN.relative_to(ROOT)), "teacher": run["teacher"], "fit": run["fit"],
                  "train_seconds": run["seconds"],
                  "trainer_threshold_choice": run["threshold_choice"]}  # fmt: skip
-    specs, ungated = thresholds(RUN), thresholds(UNGATED)
+    specs = thresholds(RUN)
+    ungated = {t: s for t, s in thresholds(UNGATED).items() if t != "inf"}  # inf: PEFT again
     print(f"thresholds {list(specs)} (and round C3's {list(ungated)}) on "
           f"{len(CHOICE) * PER_FAMILY} episodes, seeds {CHOICE_SEED}+")  # fmt: skip
-    rel = families(CHOICE, CHOICE_SEED, [*specs.values(), *ungated.values()])
+    rel = families(CHOICE, CHOICE_SEED, [*specs.values(), *ungated.values()], RUN)
     table = [{"threshold": t, "mean_relative_to_peft": statistics.fmean(rel[s])}
              for t, s in specs.items()]  # fmt: skip
     out["ungated_threshold_table"] = [
@@ -123,33 +104,7 @@ def main() -> None:
               flush=True)  # fmt: skip
     kept = min(table, key=lambda r: (r["mean_relative_to_peft"], -float(r["threshold"])))
     out["threshold_choice"], out["kept_threshold"] = table, kept["threshold"]
-    cand, entry = specs[kept["threshold"]], f"learned:zoo/{OLD}"
-    names = {"heft": "heft", "peft": "peft", "entry": entry, "candidate": cand}
-    with Pool(1) as pool:  # a fresh process: pinning it leaves this one free
-        out["latency"] = pool.apply(latency, (RUN,))
-    print(f"kept threshold {kept['threshold']}; latency {out['latency']}", flush=True)
-    val = families(VALIDATION, VAL_SEED, ["heft", entry, cand])
-    val["peft"] = [0.0] * len(val[entry])
-    vp = pairs(val, names, "mean_completion relative to peft")
-    means = {k: statistics.fmean(val[s]) for k, s in names.items()}
-    best = min(("heft", "peft"), key=lambda k: means[k])
-    eligible = {
-        "departs": kept["threshold"] != "inf",
-        "under_latency": out["latency"]["median_ms"] < LATENCY_MS,
-        "not_worse_than_best_heuristic": vp[f"candidate_vs_{best}"]["verdict"] != "worse",
-    }
-    keep = all(eligible.values()) and means["candidate"] < means["entry"]  # fmt: skip
-    print(f"validation means {means}; eligible {eligible}; replaces the entry: {keep}", flush=True)
-    out["validation"] = {"families": list(VALIDATION), "seeds": VAL_SEED,
-                         "means_relative_to_peft": means, "best_heuristic": best, "pairs": vp,
-                         "episode_values": {k: val[s] for k, s in names.items()}}  # fmt: skip
-    out["eligible"], out["replaces"] = eligible, keep
-    print(f"test: {TEST_EPISODES} episodes of {SPLITS[ENV].test}, seeds {TEST_SEED}+")
-    out["test"] = test_record(names, TEST_SEED, TEST_EPISODES, kwargs())
-    out["seconds"] = round(time.time() - t0)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"test means {out['test']['means']}; wrote {OUT} in {out['seconds']} s")
-    if keep:
+    if judge(out, specs[kept["threshold"]], t0, RUN, VALIDATION, (VAL_SEED, TEST_SEED), OUT):
         ship(out, RUN, NEW, ROUND, VAL_SEED)
 
 
