@@ -171,7 +171,7 @@ def ship(
     meta = json.loads((dest / "meta.json").read_text())
     meta["threshold"] = out["kept_threshold"]
     (dest / "meta.json").write_text(json.dumps(meta, indent=2))
-    spec, n, kw = f"learned:{dest}", 10, kwargs()
+    spec, n, kw = f"learned:{dest}", 10, kwargs(run_dir=run_dir)
     val, test = card_runs(ENV, spec, n, kw, kw)
     old = json.loads((ZOO_DIR / OLD / "card.json").read_text())
     p = out["validation"]["pairs"]["candidate_vs_entry"]
@@ -208,7 +208,7 @@ def ship(
     }  # fmt: skip
     if "oracle" in old.get("test", {}):  # the same episodes: the recorded oracle still pairs
         card["test"]["oracle"] = old["test"]["oracle"]
-    write_card(NEW, card)
+    write_card(new, card)
     (ROOT / card["config"]).write_text(
         f"# The zoo's {new} ({round_}):\n"
         f"# `rlsched train --config {card['config']} --seed {run['seed']}` after the runs\n"

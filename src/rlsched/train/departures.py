@@ -17,8 +17,8 @@ the whole workflow, lets leave its choice where a search teacher would gain from
    servers (valid, not the base's) on the departure label, or (``departure_target: gain``) by
    a Huber loss on each candidate's relative gain (:func:`gain_targets`; with
    ``departure_gate``, capped at 0 where the teacher's own gate kept the base's server),
-   stopped early on a
-   tenth of the training *workflows* kept aside (:func:`~rlsched.agents.dag_net.fit_dag_net`).
+   stopped early on a tenth of the training *workflows* kept aside
+   (:func:`~rlsched.agents.dag_net.fit_dag_net`).
    ``departure_plan`` adds PEFT's schedule of the rest of the workflow to its inputs.
 3. **Threshold.** The policy departs to its top-scored candidate where that score clears a
    threshold. Candidates: the quantiles ``departure_quantiles`` of the top scores over the
