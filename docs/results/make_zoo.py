@@ -208,17 +208,23 @@ def paired_rows(
     return out
 
 
-def ship(card: dict, run: Path) -> None:
-    """Write the entry's card and the config that retrains it from its seed (the run's own).
-    A card replacing one whose test episodes are the same keeps that card's recorded oracle
-    (``test.oracle``, measured on those very episodes; the demo pairs the entry with it)."""
-    cfg = (run / "config.yaml").read_text()
-    old_path = ZOO_DIR / card["name"] / "card.json"
+def carry_oracle(card: dict, replaced: str | None = None) -> None:
+    """Give ``card`` the recorded oracle (``test.oracle``) of the zoo card it replaces
+    (``replaced``, or the one of its own name) where their test episodes are the same: it was
+    measured on those very episodes, and the demo pairs the entry with it."""
+    old_path = ZOO_DIR / (replaced or card["name"]) / "card.json"
     old = json.loads(old_path.read_text()).get("test", {}) if old_path.is_file() else {}
     if old.get("oracle") and "oracle" not in card["test"] and all(
         old.get(k) == card["test"].get(k) for k in ("dataset", "seed", "episodes")
     ):
         card["test"]["oracle"] = old["oracle"]
+
+
+def ship(card: dict, run: Path) -> None:
+    """Write the entry's card (with the replaced card's oracle: :func:`carry_oracle`) and the
+    config that retrains it from its seed (the run's own)."""
+    cfg = (run / "config.yaml").read_text()
+    carry_oracle(card)
     write_card(card["name"], card)
     cfg_path = ROOT / card["config"]
     cfg_path.parent.mkdir(parents=True, exist_ok=True)

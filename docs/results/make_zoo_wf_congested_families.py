@@ -55,7 +55,7 @@ import time
 from multiprocessing import Pool
 from pathlib import Path
 
-from make_zoo import ROOT, card_runs, retire, verdict
+from make_zoo import ROOT, card_runs, carry_oracle, retire, verdict
 from make_zoo_wf_congested_departures import latency
 from make_zoo_wf_congested_unseen import pairs, relative_to_peft, test_record
 
@@ -173,7 +173,6 @@ def ship(
     (dest / "meta.json").write_text(json.dumps(meta, indent=2))
     spec, n, kw = f"learned:{dest}", 10, kwargs(run_dir=run_dir)
     val, test = card_runs(ENV, spec, n, kw, kw)
-    old = json.loads((ZOO_DIR / OLD / "card.json").read_text())
     p = out["validation"]["pairs"]["candidate_vs_entry"]
     metrics = ("mean_completion", "p95_completion")
     card = {
@@ -206,8 +205,7 @@ def ship(
         "validation": {**verdict(val, spec, n, metrics), "seed": 10_000},
         "test": {**verdict(test, spec, n, metrics), "seed": CARD_TEST_SEED},
     }  # fmt: skip
-    if "oracle" in old.get("test", {}):  # the same episodes: the recorded oracle still pairs
-        card["test"]["oracle"] = old["test"]["oracle"]
+    carry_oracle(card, OLD)
     write_card(new, card)
     (ROOT / card["config"]).write_text(
         f"# The zoo's {new} ({round_}):\n"
