@@ -102,9 +102,10 @@ def pairs(values: dict[str, list[float]]) -> dict[str, dict]:
     return {f"{a}_vs_{b}": p for a, b, p in paired_rows(values, PAIRS, "mean_completion", " s")}
 
 
-def latency(run: Path = RUN) -> dict:
+def latency(run: Path = RUN, familiar: str | None = None) -> dict:
     """Median ``act`` time of ``run``'s model over 300 states of PEFT's play on the test data
-    (seed 1000), one core, one BLAS thread, after 20 warm-up calls."""
+    (seed 1000), one core, one BLAS thread, after 20 warm-up calls (``familiar``: its guard
+    ``on`` or ``off``; None: as the model says)."""
     import numpy as np
 
     from rlsched.evaluate import make_env
@@ -117,7 +118,7 @@ def latency(run: Path = RUN) -> dict:
     env = make_env(ENV, SPLITS[ENV].test, **env_kwargs(run))
     u = env.unwrapped
     peft = OBSERVED_HEURISTICS[ENV]["peft"]
-    pol = DeparturePolicy(run / "model")
+    pol = DeparturePolicy(run / "model", familiar=familiar)
     states, seed = [], 1000
     while len(states) < 300:
         obs, _ = env.reset(seed=seed)

@@ -158,11 +158,14 @@ ROUND = "round C3 (docs/results/make_zoo_wf_congested_families.py)"
 
 
 def ship(
-    out: dict, run_dir: Path = RUN, new: str = NEW, round_: str = ROUND, val_seed: int = VAL_SEED
+    out: dict, run_dir: Path = RUN, new: str = NEW, round_: str = ROUND, val_seed: int = VAL_SEED,
+    selected_by: str | None = None, choice: tuple[str, ...] = CHOICE,
+    threshold_note: str = "re-chosen by the round\n# on three unused workflow families",
 ) -> None:
     """The run's network at the kept threshold as the entry ``new`` (its card: its verdicts on
     the card's usual 10 validation and 10 test episodes); ``OLD`` to ``configs/zoo/start/``.
-    Later rounds (``round_``) ship through it with their own run and name."""
+    Later rounds (``round_``) ship through it with their own run and name, and say how they
+    chose (``selected_by``, after the round's name; ``choice``: the threshold's workloads)."""
     from rlsched.splits import TEST_SEED as CARD_TEST_SEED
 
     run = json.loads((run_dir / "run.json").read_text())
@@ -178,20 +181,21 @@ def ship(
     card = {
         "name": new, "env": ENV, "env_kwargs": kw, "config": f"configs/zoo/{new}.yaml",
         "seed": run["seed"], "seeds_trained": [run["seed"]],
-        "selected_by": (
-            f"{round_}: the threshold "
+        "selected_by": f"{round_}: " + (selected_by or (
+            f"the threshold "
             f"{out['kept_threshold']} chosen on 30 episodes of three workflow families no run "
             f"trains on; departs, decides in {out['latency']['median_ms']:.3f} ms, not "
             "significantly worse than the best heuristic and a lower mean completion relative "
             f"to PEFT than {OLD} on 30 fresh such episodes of other workflows (seeds "
-            f"{val_seed:,}+)"),
+            f"{val_seed:,}+)")),
         "training": {
             "steps": 0, "dataset": run["config"]["dataset"],
             "train_datasets": run["config"]["train_datasets"],
             "label_runs": run["config"]["departure_label_runs"], "teacher": run["teacher"],
             "expert_teacher": run["config"]["expert_teacher"],
-            "threshold": out["kept_threshold"], "threshold_choice_unseen": out["threshold_choice"],
-            "unseen_families": list(CHOICE), "fit": run["fit"], "seconds": run["seconds"],
+            "threshold": out["kept_threshold"], "threshold_choice_round": out["threshold_choice"],
+            "threshold_choice_workloads": list(choice), "fit": run["fit"],
+            "seconds": run["seconds"],
         },
         "size_bytes": sum(f.stat().st_size for f in dest.iterdir()), "preset": "congested",
         "trained_on": f"{run['config']['dataset']}, {', '.join(run['config']['train_datasets'])} "
@@ -210,8 +214,8 @@ def ship(
     (ROOT / card["config"]).write_text(
         f"# The zoo's {new} ({round_}):\n"
         f"# `rlsched train --config {card['config']} --seed {run['seed']}` after the runs\n"
-        f"# it reads labels from; the threshold, {out['kept_threshold']}, re-chosen by the round\n"
-        "# on three unused workflow families\n" + Path(run_dir / "config.yaml").read_text()
+        f"# it reads labels from; the threshold, {out['kept_threshold']}, {threshold_note}\n"
+        + Path(run_dir / "config.yaml").read_text()
     )
     retire(OLD, new, round_)
 

@@ -431,3 +431,31 @@ def test_train_datasets_without_every_dataset_are_refused() -> None:
     cfg = TrainConfig.from_dict(dict(TINY_DEPARTURES, train_datasets=other,
                                      imitation_every_dataset=True))  # fmt: skip
     assert cfg.train_datasets == other
+
+
+def test_a_familiar_model_carries_the_profiles_of_every_workflow_it_learned_from(
+    departure_run, tmp_path
+) -> None:
+    """``departure_familiar``: the datasets of the config and of its label runs, every
+    workflow's profile, and the radius the guarded policy departs within."""
+    from rlsched.policies.departures import DeparturePolicy
+    from rlsched.policies.familiarity import FEATURES
+
+    other = "synthetic:placement?workflows=3&tasks=6&seed=98"
+    cfg = dict(TINY_DEPARTURES, train_datasets=[other], imitation_every_dataset=True,
+               imitation_episodes=2, departure_label_runs=[str(departure_run)],
+               departure_familiar=True)  # fmt: skip
+    train(TrainConfig.from_dict(cfg), tmp_path / "run", progress=False)
+    meta = json.loads((tmp_path / "run/model/meta.json").read_text())
+    record = meta["familiar"]
+    # the label run's dataset is this config's own: counted once
+    assert record["datasets"] == [TINY_DEPARTURES["dataset"], other]
+    assert np.array(record["reference"]).shape == (20 + 3, len(FEATURES))
+    assert record["radius"] > 0
+    assert DeparturePolicy(tmp_path / "run/model").guard is not None
+    import shutil  # labels without the run record that says which workflows they played
+
+    shutil.copytree(departure_run / "teacher", tmp_path / "bare/teacher")
+    with pytest.raises(ConfigError, match=r"run\.json"):
+        train(TrainConfig.from_dict(dict(cfg, departure_label_runs=[str(tmp_path / "bare")])),
+              tmp_path / "again", progress=False)  # fmt: skip

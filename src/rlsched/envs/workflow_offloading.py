@@ -801,6 +801,16 @@ class WorkflowOffloadingEnv(RlschedEnv):
     def current_workflow(self) -> int:
         return self._w
 
+    @property
+    def num_templates(self) -> int:
+        """How many workflows the dataset offers (each arrival draws one of them)."""
+        return len(self._pool)
+
+    @property
+    def current_template(self) -> int:
+        """Which of the dataset's workflows (``0 .. num_templates - 1``) the current one is."""
+        return self._picks[min(self._w, len(self._picks) - 1)]
+
     def schedule_log(self) -> list[dict[str, Any]]:
         """Per decided task: workflow, task, server, start, finish, pulled, transfers."""
         return [dict(r) for r in self._log]

@@ -11,6 +11,10 @@ A model may join several networks (``departure_members``; its meta's ``members``
 weights file and offset, its own threshold). A server's score is then the mean over the
 members of their score less their offset: an ensemble, whose averaged errors are smaller than
 one network's.
+
+A model may also carry a familiarity guard (its meta's ``familiar``,
+:mod:`rlsched.policies.familiarity`): it departs only on workflows whose shape lies near one it
+was trained on, and keeps the base's server on others. ``?familiar=off`` plays it without.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import numpy as np
 from rlsched.agents.dag_net import PLAN_KEYS, REQUIRED_KEYS, DagScorer, stacked_kernel
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Observation, SavedModelPolicy
+from rlsched.policies.familiarity import Familiarity
 from rlsched.runtime import set_torch_threads
 from rlsched.zoo import resolve_model_dir
 
@@ -36,7 +41,12 @@ class DeparturePolicy(SavedModelPolicy):
     category = "learned"
     stateless = True
 
-    def __init__(self, path: str | Path, threshold: float | str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        threshold: float | str | None = None,
+        familiar: bool | str | None = None,
+    ) -> None:
         from rlsched.agents.models import read_meta
         from rlsched.policies.learned import OBSERVED_HEURISTICS
 
@@ -70,8 +80,21 @@ class DeparturePolicy(SavedModelPolicy):
             self.threshold = float("nan")
         if np.isnan(self.threshold):
             raise PolicyError(f"{self.dir}: threshold {value!r} is not a number (inf allowed)")
+        #: the familiarity guard, or None (module docstring)
+        self.guard: Familiarity | None = None
+        # a spec's query reads on / off as booleans
+        wanted = {True: True, "on": True, False: False, "off": False, None: None}.get(familiar, "?")
+        if wanted == "?":
+            raise PolicyError(f"familiar={familiar!r}: on or off")
+        record = self.meta.get("familiar")
+        if wanted and not record:
+            raise PolicyError(f"{self.dir}: familiar=on, but this model has no familiarity guard")
+        if record and wanted is not False:
+            self.guard = Familiarity.from_meta(record)
         #: departures taken since the policy was made (what a run reports)
         self.departures = 0
+        #: decisions the guard kept on the base (an unfamiliar workflow)
+        self.guarded = 0
 
     def check_env(self, env: Any) -> None:
         """Refuse an env without the keys the network reads, or with another server count or
@@ -127,6 +150,9 @@ class DeparturePolicy(SavedModelPolicy):
         base = int(self._base(observation, mask))
         if self.threshold == np.inf or mask.sum() < 2:
             return base
+        if self.guard is not None and not self.guard.familiar(observation):
+            self.guarded += 1
+            return base
         z = np.where(mask, self.scores(observation, base), -np.inf)
         z[base] = -np.inf
         best = int(np.argmax(z))
@@ -138,4 +164,5 @@ class DeparturePolicy(SavedModelPolicy):
     def describe(self) -> dict[str, Any]:
         return {"name": self.name, "kind": "learned", "algo": self.algo, "path": str(self.dir),
                 "base": self.base_name, "threshold": self.threshold,
-                "networks": len(self.scorers)}  # fmt: skip
+                "networks": len(self.scorers),
+                "familiar": None if self.guard is None else self.guard.radius}  # fmt: skip

@@ -170,10 +170,12 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
 
 def _departures(spec: str, path: str, kwargs: dict[str, str], env: Any) -> Policy:
     """``learned:PATH`` of a departure model (:mod:`rlsched.policies.departures`)."""
-    unknown = sorted(set(kwargs) - {"threshold"})
+    unknown = sorted(set(kwargs) - {"threshold", "familiar"})
     if unknown:
-        raise PolicyError(f"policy {spec!r}: a departure model takes threshold, not {unknown}")
-    pol = DeparturePolicy(path, kwargs.get("threshold"))
+        raise PolicyError(
+            f"policy {spec!r}: a departure model takes threshold and familiar, not {unknown}"
+        )
+    pol = DeparturePolicy(path, kwargs.get("threshold"), kwargs.get("familiar"))
     if kwargs:
         pol.name = spec
     pol.check_env(env.unwrapped)

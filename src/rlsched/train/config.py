@@ -277,6 +277,13 @@ class TrainConfig:
     counts as at most 0 and no departure is labelled; where it left the base's server, the
     gains count as valued. A teacher without a gate keeps the base only where no server's
     mean is higher, so there it changes nothing."""
+    departure_familiar: bool = False
+    """``algo: departures``: the model carries a familiarity guard
+    (:mod:`rlsched.policies.familiarity`): the shape profile of every workflow of the config's
+    ``dataset`` and ``train_datasets`` (and those of ``departure_label_runs``' configs), and a
+    radius, the largest distance from one of them to its nearest in another dataset. The
+    policy departs only on workflows within that radius of one it was trained on; elsewhere it
+    keeps its base's server (``learned:PATH?familiar=off`` plays it without)."""
     departure_plan: bool = False
     """``algo: departures``: the network also reads PEFT's schedule of the rest of the
     workflow from each decision (the env's ``dag_plan=True``: each task's server and finish

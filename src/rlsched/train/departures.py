@@ -26,6 +26,10 @@ the whole workflow, lets leave its choice where a search teacher would gain from
    validation episodes of ``eval_dataset`` (seeds ``seed + 10,000 + k``); the highest mean
    return is kept (equal ones: the higher threshold). Never chosen on test data.
 
+With ``departure_familiar`` the model also carries a familiarity guard (:func:`familiarity_of`,
+:mod:`rlsched.policies.familiarity`), written before 3., so the threshold is chosen as the
+guarded policy plays.
+
 With ``departure_members`` nothing is collected or fitted: the models named there are joined
 into one (:func:`join_members`, an ensemble) and only its threshold is chosen, as in 3.
 
@@ -143,6 +147,36 @@ def label_folders(cfg: TrainConfig) -> list[Path]:
             raise ConfigError(f"departure_label_runs: no teacher labels (chunk*.npz) in {folder}")
         out.append(folder)
     return out
+
+
+def training_datasets(cfg: TrainConfig) -> list[str]:
+    """Every dataset whose workflows the labels came from: ``dataset`` and ``train_datasets``
+    of the config and of each ``departure_label_runs`` run (its ``run.json`` config), in order,
+    each once."""
+    out = [cfg.dataset, *cfg.train_datasets]
+    for run in cfg.departure_label_runs:
+        folder = Path(run)  # a run folder, or its teacher/ folder
+        record = (folder.parent if folder.name == "teacher" else folder) / "run.json"
+        if not record.is_file():
+            raise ConfigError(f"departure_familiar: {record} is missing (the label run's config)")
+        other = json.loads(record.read_text())["config"]
+        out += [other["dataset"], *other.get("train_datasets", [])]
+    return list(dict.fromkeys(d for d in out if d))
+
+
+def familiarity_of(cfg: TrainConfig) -> dict[str, Any]:
+    """The familiarity guard of ``departure_familiar`` (its ``meta.json`` record): the profile
+    of every workflow of :func:`training_datasets` (seen in the base's play, seeds ``cfg.seed``
+    on) and their radius (:func:`~rlsched.policies.familiarity.calibrate`)."""
+    from rlsched.envs.make import make_env
+    from rlsched.policies.familiarity import calibrate, dataset_profiles
+
+    names = training_datasets(cfg)
+    def make(dataset: str) -> Any:
+        return make_env(cfg.env_id, dataset, **cfg.env_kwargs)
+
+    groups = {d: dataset_profiles(make, d, cfg.seed) for d in names}
+    return calibrate(groups).to_meta(names)
 
 
 def departure_labels(
@@ -304,7 +338,8 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     top = np.where(on, torch_scores(net, x), -np.inf).max(1)[fit]
     thresholds = [float(v) for v in np.quantile(top[np.isfinite(top)], cfg.departure_quantiles)]
     model = run / "model"
-    _save(net, cfg, model, float("inf"), {})
+    guard = {"familiar": familiarity_of(cfg)} if cfg.departure_familiar else {}
+    _save(net, cfg, model, float("inf"), guard)
     t2 = time.perf_counter()
     table, kept = choose_threshold(cfg, model, cfg.departure_thresholds or thresholds)
     t_choose = time.perf_counter() - t2
@@ -318,9 +353,8 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
         "rollout_base": rollout_base(cfg),
         "label_runs": list(cfg.departure_label_runs), "init_model": cfg.init_model,
     }  # fmt: skip
-    _save(
-        net, cfg, model, float(kept["threshold"]), {"threshold_choice": table, "teacher": teacher}
-    )
+    _save(net, cfg, model, float(kept["threshold"]),
+          {**guard, "threshold_choice": table, "teacher": teacher})  # fmt: skip
     return _record(cfg, run, table, kept, {
         "teacher": teacher, "fit": {"epochs": len(curve), "kept_aside_loss": curve},
         "seconds": {"teacher": t_collect, "fit": t_fit, "threshold": t_choose,
