@@ -8,7 +8,13 @@ import pytest
 
 from rlsched.errors import ConfigError
 from rlsched.train import TrainConfig, train
-from rlsched.train.departures import CHUNK, departure_labels, gain_targets, workflow_groups
+from rlsched.train.departures import (
+    CHUNK,
+    LABELS_RECORD,
+    departure_labels,
+    gain_targets,
+    workflow_groups,
+)
 from rlsched.train.imitation import Demonstrations
 from tests.conftest import TINY_DEPARTURES
 
@@ -29,7 +35,7 @@ def test_run_writes_the_model_the_labels_and_its_threshold_choice(departure_run)
     assert "git_commit" in rec
     assert "versions" in rec and rec["config"]["algo"] == "departures"
     assert sorted(p.name for p in (departure_run / "teacher").iterdir()) == [
-        f"chunk000_{min(CHUNK, 12)}.npz"
+        f"chunk000_{min(CHUNK, 12)}.npz", LABELS_RECORD
     ]
 
 
@@ -127,6 +133,32 @@ def test_a_rerun_reuses_the_labels(departure_run, tmp_path, monkeypatch) -> None
     a = json.loads((departure_run / "run.json").read_text())
     b = json.loads((run / "run.json").read_text())
     assert a["threshold_choice"] == b["threshold_choice"]  # the same labels, the same seed
+
+
+def test_labels_of_another_config_are_refused_and_older_ones_adopted(
+    departure_run, tmp_path, monkeypatch
+) -> None:
+    """A run folder's chunks say what made them; a config whose teacher or workloads differ
+    would reuse labels it would not have collected: refused, naming the field. Chunks from
+    before the record (none beside them) are taken as the config's, and the record written."""
+    import shutil
+
+    from rlsched.errors import ConfigError
+    from rlsched.train import imitation
+
+    run = tmp_path / "other"
+    shutil.copytree(departure_run / "teacher", run / "teacher")
+    teacher = dict(TINY_DEPARTURES["expert_teacher"], significance=2)
+    with pytest.raises(ConfigError, match="expert_teacher"):
+        train(TrainConfig.from_dict(dict(TINY_DEPARTURES, expert_teacher=teacher)), run,
+              progress=False)  # fmt: skip
+    with pytest.raises(ConfigError, match="seed: 0"):
+        train(TrainConfig.from_dict(dict(TINY_DEPARTURES, seed=5)), run, progress=False)
+    (run / "teacher" / LABELS_RECORD).unlink()  # as a folder made before the record
+    monkeypatch.setattr(imitation, "collect", lambda *a, **k: pytest.fail("collected again"))
+    train(TrainConfig.from_dict(dict(TINY_DEPARTURES)), run, progress=False)
+    made = json.loads((run / "teacher" / LABELS_RECORD).read_text())
+    assert made == json.loads((departure_run / "teacher" / LABELS_RECORD).read_text())
 
 
 def test_relative_data_reaches_the_saved_net_and_its_play(departure_run, tmp_path) -> None:

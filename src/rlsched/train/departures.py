@@ -9,9 +9,11 @@ the whole workflow, lets leave its choice where a search teacher would gain from
    ``departure_teacher_base`` lets the teacher's rollouts continue with another policy (a
    departure model: each server valued under the student's own play, policy iteration).
    Episodes are collected in chunks of :data:`CHUNK` under ``RUN/teacher/`` (``--resume`` and a
-   rerun reuse them: a long collection spans several sittings). With ``departure_behaviour``
-   a departure model acts instead of the base and the teacher labels the states it reaches
-   (DAgger); ``departure_label_runs`` adds earlier runs' labels to this run's.
+   rerun reuse them: a long collection spans several sittings; ``labels.json`` beside them
+   says what made them, and a config that would make other ones is refused). With
+   ``departure_behaviour`` a departure model acts instead of the base and the teacher labels
+   the states it reaches (DAgger); ``departure_label_runs`` adds earlier runs' labels to
+   this run's.
 2. **Fit.** :class:`~rlsched.agents.dag_net.DagNet` (fresh, or ``init_model``'s: a warm
    start) by binary cross-entropy over the candidate
    servers (valid, not the base's) on the departure label, or (``departure_target: gain``) by
@@ -89,11 +91,23 @@ def base_choice(cfg: TrainConfig) -> Any:
     return known[cfg.imitation_policy]
 
 
+#: what the teacher's chunks were collected with (:func:`collect_labels`), beside them
+LABELS_RECORD = "labels.json"
+#: the config fields that decide a chunk's labels (not ``imitation_episodes``: chunk ``k``
+#: holds the same episodes whatever the total, and its file name says how many)
+LABEL_FIELDS = (
+    "env_id", "dataset", "train_datasets", "env_kwargs", "imitation_policy",
+    "imitation_every_dataset", "gamma", "seed", "expert_teacher", "departure_behaviour",
+    "departure_teacher_base",
+)  # fmt: skip
+
+
 def collect_labels(
     cfg: TrainConfig, run: Path, progress: bool = True
 ) -> imitation_mod.Demonstrations:
     """The teacher's values of every valid server on the base's episodes (module docstring),
-    chunk by chunk (reused when present)."""
+    chunk by chunk, reused when present; chunks collected with another config
+    (:data:`LABEL_FIELDS`, recorded in :data:`LABELS_RECORD`) are refused, naming the field."""
     from rlsched.policies.registry import make_rollout
 
     earlier = label_folders(cfg)  # refused before anything is collected
@@ -114,6 +128,15 @@ def collect_labels(
 
     folder = run / "teacher"
     folder.mkdir(parents=True, exist_ok=True)
+    made = folder / LABELS_RECORD
+    mine = {k: getattr(cfg, k) for k in LABEL_FIELDS}
+    if any(folder.glob("chunk*.npz")):
+        if made.is_file():
+            imitation_mod.refuse_other_labels(made, mine, folder)
+        elif progress:  # collected before the record existed: taken as this config's
+            print(f"{folder}: no {LABELS_RECORD}; its chunks are taken as this config's labels")
+    if not made.is_file():
+        made.write_text(json.dumps(mine, indent=1) + "\n")
     parts: list[imitation_mod.Demonstrations] = []
     for k in range(math.ceil(cfg.imitation_episodes / CHUNK)):
         n = min(CHUNK, cfg.imitation_episodes - k * CHUNK)

@@ -20,6 +20,7 @@ DAgger with ``rollout:learned:MODEL`` as the teacher: rollouts over the student 
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -122,6 +123,24 @@ class Demonstrations:
             float(mean),
             changed=np.concatenate([p._changed() for p in parts]),
             values=values,
+        )
+
+
+def refuse_other_labels(record: Path, made_by: dict[str, Any], labels: Path) -> None:
+    """Refuse the stored ``labels`` where ``record`` (the JSON of the config fields that made
+    them) differs from ``made_by`` (this config's): a teacher's labels cost far more than a fit,
+    so runs reuse them, and reusing another config's would change a run without a word. The
+    error names each field that differs (a missing record differs in all)."""
+    from rlsched.errors import ConfigError
+
+    theirs = json.loads(record.read_text()) if record.is_file() else {}
+    mine = json.loads(json.dumps(made_by))  # as JSON reads it back: lists, not tuples
+    differ = [k for k in mine if theirs.get(k) != mine[k]]
+    if differ:
+        raise ConfigError(
+            f"{labels}: labels collected with other {', '.join(differ)} than this config's "
+            f"({'; '.join(f'{k}: {theirs.get(k)!r}' for k in differ)}); move them away or "
+            "match the config"
         )
 
 

@@ -625,16 +625,9 @@ def _warm_start_labels(
     other fitting options) reuses them, and refuses them, naming the field, when this config
     would have collected other ones."""
     path, made = run / WARM_LABELS, (run / WARM_LABELS).with_suffix(".json")
-    mine = json.loads(json.dumps({k: getattr(cfg, k) for k in LABEL_FIELDS}))
+    mine = {k: getattr(cfg, k) for k in LABEL_FIELDS}
     if path.is_file():
-        theirs = json.loads(made.read_text()) if made.is_file() else {}
-        differ = [k for k in LABEL_FIELDS if theirs.get(k) != mine[k]]
-        if differ:
-            raise ConfigError(
-                f"{path}: labels collected with other {', '.join(differ)} than this config's "
-                f"({'; '.join(f'{k}: {theirs.get(k)!r}' for k in differ)}); move them away or "
-                "match the config"
-            )
+        imitation_mod.refuse_other_labels(made, mine, path)
         return imitation_mod.Demonstrations.load(path), True
     demos = imitation_mod.collect(
         teacher_envs(cfg),
