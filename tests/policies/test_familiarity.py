@@ -15,6 +15,7 @@ from rlsched.policies.familiarity import (
     calibrate,
     dataset_profiles,
     profile,
+    vet,
 )
 from rlsched.policies.offloading import peft_choice
 from rlsched.policies.registry import make_policy
@@ -150,3 +151,25 @@ def test_a_guarded_model_keeps_its_base_on_an_unfamiliar_workflow(departure_run,
         DeparturePolicy(model, familiar="maybe")
     with pytest.raises(PolicyError, match="no familiarity guard"):
         DeparturePolicy(departure_run / "model", familiar="on")
+
+
+def test_vetting_opens_only_the_workflows_near_which_departures_paid() -> None:
+    ref = np.zeros((4, len(FEATURES)))
+    ref[:, 0] = [0.0, 1.0, 2.0, 10.0]
+    guard = Familiarity(ref, np.ones(len(FEATURES)), radius=0.5)
+    near = ref.copy()
+    near[:, 0] += 0.1
+    vetted = vet(guard, [
+        (near[:2], [-0.2, 0.1]),  # rows 0 and 1: -0.05 on average, paid
+        (near[1:2], [0.3]),  # row 1 again: with the first, +0.067, did not pay
+        (near[2:3], [0.0, 0.0]),  # row 2: level, not below 0
+        (near[3:] + 5.0, [-1.0]),  # beyond the radius: hands nothing; row 3 had no evidence
+    ])  # fmt: skip
+    assert vetted.open.tolist() == [True, False, False, False]
+    assert vetted.allows(near[0]) and not vetted.allows(near[1])
+    assert not vetted.allows(near[0] + 1.0)  # beyond the radius, open or not
+    again = Familiarity.from_meta(json.loads(json.dumps(vetted.to_meta(["x"]))))
+    assert again.open.tolist() == vetted.open.tolist() and guard.open is None
+    assert "open" not in guard.to_meta()
+    with pytest.raises(PolicyError, match="open flags"):
+        Familiarity(ref, np.ones(len(FEATURES)), 0.5, np.ones(3, bool))

@@ -485,9 +485,44 @@ def test_a_familiar_model_carries_the_profiles_of_every_workflow_it_learned_from
     assert np.array(record["reference"]).shape == (20 + 3, len(FEATURES))
     assert record["radius"] > 0
     assert DeparturePolicy(tmp_path / "run/model").guard is not None
+    assert "open" not in record  # not vetted: every workflow within the radius is open
     import shutil  # labels without the run record that says which workflows they played
 
     shutil.copytree(departure_run / "teacher", tmp_path / "bare/teacher")
     with pytest.raises(ConfigError, match=r"run\.json"):
         train(TrainConfig.from_dict(dict(cfg, departure_label_runs=[str(tmp_path / "bare")])),
               tmp_path / "again", progress=False)  # fmt: skip
+
+
+def test_vetting_closes_the_workflows_near_which_departures_did_not_pay(
+    departure_run, tmp_path
+) -> None:
+    """``departure_vet_datasets``: the guarded model plays new workloads beside its base, and
+    each training workflow near them is open only where the departures paid there."""
+    from rlsched.policies.familiarity import Familiarity
+
+    vet_data = ["synthetic:placement?workflows=3&tasks=8&seed=41",
+                "synthetic:placement?workflows=3&tasks=8&seed=42"]  # fmt: skip
+    cfg = dict(TINY_DEPARTURES, train_datasets=["synthetic:placement?workflows=3&tasks=6&seed=98"],
+               imitation_every_dataset=True, imitation_episodes=2,
+               departure_label_runs=[str(departure_run)], departure_familiar=True,
+               departure_vet_datasets=vet_data, departure_vet_episodes=3,
+               departure_vet_seed=500)  # fmt: skip
+    train(TrainConfig.from_dict(cfg), tmp_path / "run", progress=False)
+    rec = json.loads((tmp_path / "run/run.json").read_text())
+    meta = json.loads((tmp_path / "run/model/meta.json").read_text())
+    guard = Familiarity.from_meta(meta["familiar"])
+    rows = rec["vetting"]
+    assert [r["dataset"] for r in rows] == vet_data and all(len(r["values"]) == 3 for r in rows)
+    handed: dict[int, list[float]] = {}
+    for r in rows:
+        for k in {k for k in r["nearest"] if k is not None}:
+            handed.setdefault(k, []).extend(r["values"])
+    assert handed  # the new workloads lie near some training workflows
+    want = [k in handed and np.mean(handed[k]) < 0 for k in range(len(guard.reference))]
+    assert guard.open.tolist() == want
+    with pytest.raises(ConfigError, match="departure_familiar"):
+        TrainConfig.from_dict(dict(cfg, departure_familiar=False))
+    with pytest.raises(ConfigError, match="test set"):
+        TrainConfig.from_dict(dict(cfg, departure_vet_datasets=["wfinstances:blast-43"],
+                                   env_id="rlsched/WorkflowOffloading-v0"))  # fmt: skip

@@ -14,6 +14,12 @@ tell the families apart (``wf_congested_family_scale.py``), shape may.
 The radius (:func:`calibrate`) is the largest distance from a reference workflow to its
 nearest one *in another training dataset*: about how far a fresh graph of a trained family
 lies, since each family appears in more than one dataset.
+
+A guard may also be *vetted* (:func:`vet`): the model plays new workflows beside its base,
+each reference workflow takes the outcomes of the workloads whose workflows lie nearest to it,
+and only those whose departures paid on average stay open. The policy then departs only where
+the current workflow's nearest reference workflow is within the radius *and* open: shaped
+like a training graph is not enough where the departures lost on new graphs of that shape.
 """
 
 from __future__ import annotations
@@ -87,10 +93,23 @@ class Familiarity:
     """A reference set of profiles and a radius (module docstring); :meth:`familiar` answers
     for one observation, remembering each workflow's answer."""
 
-    def __init__(self, reference: np.ndarray, scale: np.ndarray, radius: float) -> None:
+    def __init__(
+        self,
+        reference: np.ndarray,
+        scale: np.ndarray,
+        radius: float,
+        open_: np.ndarray | None = None,
+    ) -> None:
         self.reference = np.asarray(reference, np.float64)
         self.scale = np.asarray(scale, np.float64)
         self.radius = float(radius)
+        #: per reference workflow, whether departures near it stay open (None: all, unvetted)
+        self.open = None if open_ is None else np.asarray(open_, bool)
+        if self.open is not None and self.open.shape != (len(self.reference),):
+            raise PolicyError(
+                f"a familiarity record's open flags number {self.open.shape}, its reference "
+                f"{len(self.reference)} workflows"
+            )
         if self.reference.ndim != 2 or self.reference.shape[1] != len(FEATURES):
             raise PolicyError(
                 f"a familiarity reference holds rows of {len(FEATURES)} features "
@@ -100,10 +119,26 @@ class Familiarity:
             raise PolicyError(f"a familiarity scale is {len(FEATURES)} positive numbers")
         self._seen: dict[tuple[int, float, float], bool] = {}
 
+    def distances(self, prof: np.ndarray) -> np.ndarray:
+        """Standardised distance from a profile to each reference workflow."""
+        d = (self.reference - prof) / self.scale
+        return np.sqrt((d * d).sum(axis=1))
+
     def distance(self, prof: np.ndarray) -> float:
         """Standardised distance from a profile to its nearest reference workflow."""
-        d = (self.reference - prof) / self.scale
-        return float(np.sqrt((d * d).sum(axis=1)).min())
+        return float(self.distances(prof).min())
+
+    def nearest(self, prof: np.ndarray) -> int | None:
+        """The nearest reference workflow's row, or None beyond the radius."""
+        d = self.distances(prof)
+        k = int(np.argmin(d))
+        return k if d[k] <= self.radius else None
+
+    def allows(self, prof: np.ndarray) -> bool:
+        """Whether a workflow of this profile may depart: within the radius of its nearest
+        reference workflow, and that one open (where vetted)."""
+        k = self.nearest(prof)
+        return k is not None and (self.open is None or bool(self.open[k]))
 
     def familiar(self, observation: Mapping[str, np.ndarray]) -> bool:
         """Whether the current workflow lies within the radius of a reference workflow."""
@@ -113,7 +148,7 @@ class Familiarity:
                float(rows[:, _RANK].sum()))  # fmt: skip
         answer = self._seen.get(key)
         if answer is None:
-            answer = self.distance(profile(observation)) <= self.radius
+            answer = self.allows(profile(observation))
             if len(self._seen) > 10_000:  # a long-running service meets many workflows
                 self._seen.clear()
             self._seen[key] = answer
@@ -123,7 +158,8 @@ class Familiarity:
         """The self-describing record a model's ``meta.json`` keeps (``familiar``)."""
         return {"features": list(FEATURES), "reference": self.reference.round(9).tolist(),
                 "scale": self.scale.round(9).tolist(), "radius": round(self.radius, 9),
-                "datasets": list(datasets)}  # fmt: skip
+                "datasets": list(datasets),
+                **({} if self.open is None else {"open": self.open.tolist()})}  # fmt: skip
 
     @classmethod
     def from_meta(cls, meta: Mapping[str, Any]) -> Familiarity:
@@ -132,7 +168,9 @@ class Familiarity:
                 f"a familiarity record of features {meta.get('features')}; this version "
                 f"reads {list(FEATURES)}"
             )
-        return cls(np.array(meta["reference"]), np.array(meta["scale"]), float(meta["radius"]))
+        open_ = meta.get("open")
+        return cls(np.array(meta["reference"]), np.array(meta["scale"]), float(meta["radius"]),
+                   None if open_ is None else np.array(open_, bool))  # fmt: skip
 
 
 def calibrate(groups: Mapping[str, np.ndarray]) -> Familiarity:
@@ -150,6 +188,24 @@ def calibrate(groups: Mapping[str, np.ndarray]) -> Familiarity:
         probe = Familiarity(others, scale, 0.0)
         radius = max(radius, *(probe.distance(r) for r in np.atleast_2d(rows)))
     return Familiarity(ref, scale, radius)
+
+
+def vet(guard: Familiarity, outcomes: Iterable[tuple[np.ndarray, Iterable[float]]]) -> Familiarity:
+    """``guard`` with each reference workflow open or closed by how the departures did on new
+    workloads: ``outcomes`` holds, per workload, the profiles of its workflows and its
+    episodes' values (lower is better, 0 the base's: e.g. mean completion relative to the
+    base's, less 1). Each workflow within the radius hands its workload's episodes to its
+    nearest reference workflow; a reference workflow stays open where the mean of what it was
+    handed is below 0, and closes where it is not or it was handed nothing (no evidence)."""
+    handed: dict[int, list[float]] = {}
+    for profiles, values in outcomes:
+        vals = [float(v) for v in values]
+        for k in {guard.nearest(p) for p in np.atleast_2d(profiles)} - {None}:
+            assert k is not None
+            handed.setdefault(k, []).extend(vals)
+    open_ = np.array([k in handed and float(np.mean(handed[k])) < 0.0
+                      for k in range(len(guard.reference))])  # fmt: skip
+    return Familiarity(guard.reference, guard.scale, guard.radius, open_)
 
 
 def dataset_profiles(

@@ -284,6 +284,20 @@ class TrainConfig:
     radius, the largest distance from one of them to its nearest in another dataset. The
     policy departs only on workflows within that radius of one it was trained on; elsewhere it
     keeps its base's server (``learned:PATH?familiar=off`` plays it without)."""
+    departure_vet_datasets: list[str] = field(default_factory=list)
+    """``departure_familiar``: workloads of new workflows the guarded model plays beside its
+    base once its threshold is chosen (``departure_vet_episodes`` each from seed
+    ``departure_vet_seed``). Each training workflow takes the outcomes of the workloads whose
+    workflows lie nearest to it, and stays open to departures only where they paid on
+    average (:func:`rlsched.policies.familiarity.vet`). Empty: every workflow within the
+    radius is open. Never the test data."""
+    departure_vet_episodes: int = 10
+    """Episodes of each ``departure_vet_datasets`` workload."""
+    departure_vet_seed: int | None = None
+    """First seed of the vetting episodes (None: ``seed + 30,000``)."""
+    departure_vet_env_kwargs: dict[str, Any] = field(default_factory=dict)
+    """Env arguments the vetting episodes change (e.g. ``dag_max_tasks`` for larger
+    workflows than the training ones)."""
     departure_plan: bool = False
     """``algo: departures``: the network also reads PEFT's schedule of the rest of the
     workflow from each decision (the env's ``dag_plan=True``: each task's server and finish
@@ -539,6 +553,18 @@ class TrainConfig:
         for run in self.departure_label_runs:
             if not isinstance(run, str) or not run:
                 raise ConfigError(f"{source}: departure_label_runs holds run folders, not {run!r}")
+        if self.departure_vet_datasets and not self.departure_familiar:
+            raise ConfigError(f"{source}: departure_vet_datasets vets departure_familiar's guard")
+        if self.departure_vet_episodes < 1:
+            raise ConfigError(f"{source}: departure_vet_episodes must be >= 1")
+        split = SPLITS.get(self.env_id)
+        for vet in self.departure_vet_datasets:
+            shared = overlap(vet, split.test) if split else set()
+            if shared:
+                raise ConfigError(
+                    f"{source}: departure_vet_datasets entry {vet!r} shares "
+                    f"{shared_text(shared)} with the test set (rlsched.splits)"
+                )
         if self.departure_members:
             if len(self.departure_members) < 2:
                 raise ConfigError(f"{source}: departure_members joins two models or more")

@@ -202,6 +202,42 @@ def familiarity_of(cfg: TrainConfig) -> dict[str, Any]:
     return calibrate(groups).to_meta(names)
 
 
+def vet_guard(
+    cfg: TrainConfig, model: Path, threshold: float | str, progress: bool = False
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``departure_vet_datasets``: the model's guard (its meta's ``familiar``) vetted by its
+    play at ``threshold`` beside the base on those workloads (each episode's main metric
+    relative to the base's, less 1, negated where higher is better: below 0 where the
+    departures paid; :func:`rlsched.policies.familiarity.vet`); returns the
+    vetted record and, per workload, its episodes' values and its workflows' nearest training
+    workflow (None: beyond the radius)."""
+    from rlsched.agents.models import read_meta
+    from rlsched.envs.make import make_env
+    from rlsched.evaluate import compare
+    from rlsched.policies.familiarity import Familiarity, dataset_profiles, vet
+
+    record = read_meta(model)["familiar"]
+    guard = Familiarity.from_meta(record)
+    kw = {**cfg.env_kwargs, **cfg.departure_vet_env_kwargs}
+    seed = cfg.seed + 30_000 if cfg.departure_vet_seed is None else cfg.departure_vet_seed
+    spec = f"learned:{model}?threshold={threshold}"
+    outcomes, rows = [], []
+    for data in cfg.departure_vet_datasets:
+        rep = compare(cfg.env_id, data, [cfg.imitation_policy or "", spec],
+                      episodes=cfg.departure_vet_episodes, seed=seed, env_kwargs=kw)  # fmt: skip
+        got = {r["policy"]: np.asarray(r["episode_values"], float) for r in rep["results"]}
+        rel = got[spec] / got[cfg.imitation_policy or ""] - 1.0
+        values = (rel if rep["direction"] == "lower" else -rel).tolist()  # below 0: it paid
+        profiles = dataset_profiles(lambda x: make_env(cfg.env_id, x, **kw), data, seed)
+        outcomes.append((profiles, values))
+        rows.append({"dataset": data, "values": values,
+                     "nearest": [guard.nearest(p) for p in profiles]})  # fmt: skip
+        if progress:
+            print(f"vetting {data}: {np.mean(values):+.4f} of the base's {rep['main_metric']}")
+    vetted = vet(guard, outcomes)
+    return vetted.to_meta(record["datasets"]), rows
+
+
 def departure_labels(
     demos: imitation_mod.Demonstrations, base: Any, min_gain: float, gate: bool = False
 ) -> dict[str, np.ndarray]:
@@ -366,6 +402,8 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     t2 = time.perf_counter()
     table, kept = choose_threshold(cfg, model, cfg.departure_thresholds or thresholds)
     t_choose = time.perf_counter() - t2
+    if cfg.departure_vet_datasets:
+        guard["familiar"], guard["vetting"] = vet_guard(cfg, model, kept["threshold"], progress)
     teacher = {
         **labelled,
         "decisions_with_candidates": len(rows),
@@ -380,6 +418,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
           {**guard, "threshold_choice": table, "teacher": teacher})  # fmt: skip
     return _record(cfg, run, table, kept, {
         "teacher": teacher, "fit": {"epochs": len(curve), "kept_aside_loss": curve},
+        **({"vetting": guard["vetting"]} if "vetting" in guard else {}),
         "seconds": {"teacher": t_collect, "fit": t_fit, "threshold": t_choose,
                     "total": time.perf_counter() - t0},
     })  # fmt: skip
