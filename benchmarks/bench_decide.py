@@ -41,6 +41,7 @@ from rlsched.envs.args import env_class
 from rlsched.errors import PolicyError
 from rlsched.evaluate import make_env
 from rlsched.policies.departures import DeparturePolicy
+from rlsched.policies.familiarity import profile
 from rlsched.policies.learned import MASKED_ALGOS, LearnedPolicy
 from rlsched.policies.registry import make_policy
 from rlsched.policies.residual import ResidualPolicy
@@ -109,6 +110,22 @@ def _time(f: Any, states: list[tuple[Any, np.ndarray]]) -> dict[str, float]:
     return _summary(ts)
 
 
+def _guard_times(pol: DeparturePolicy, states: list[tuple[Any, np.ndarray]]) -> dict[str, Any]:
+    """A guarded model's familiarity check (:mod:`rlsched.policies.familiarity`): per decision
+    (each workflow's answer remembered, as the policy does), and a workflow's first, which
+    computes its profile and its distances; a decision of a familiar workflow costs the check
+    plus ``act_scoring_every_decision``."""
+    if pol.guard is None:
+        return {}
+    guard = pol.guard
+
+    def first(obs: Any, mask: np.ndarray) -> None:
+        guard.allows(profile(obs))
+
+    return {"guard_check": _time(lambda o, m: guard.familiar(o), states),
+            "guard_first_of_a_workflow": _time(first, states)}  # fmt: skip
+
+
 #: Observations kept for timing hold at most about this many action rows in all (PodRebalancing
 #: at 100 nodes has 300,001 move rows of 20 features per observation: 2,000 would need 48 GB).
 ROW_BUDGET = 4_000_000
@@ -141,9 +158,10 @@ def one(
                          else "numpy (DagScorer)") + f" over {outer.base_name}"
                 + (f", {networks} networks" if networks > 1 else ""),
                 "threshold": outer.threshold, "act": _time(outer.act, states),
-                # the network's cost at every decision, whatever the shipped threshold
+                # the network's cost at every decision, whatever the shipped threshold or guard
                 "act_scoring_every_decision": _time(
-                    DeparturePolicy(outer.dir, threshold=-np.inf).act, states)}  # fmt: skip
+                    DeparturePolicy(outer.dir, threshold=-np.inf, familiar="off").act, states),
+                **_guard_times(outer, states)}  # fmt: skip
     # a residual entry acts as its heuristic plus the network: both are timed (outer.act)
     pol = outer.learned if isinstance(outer, ResidualPolicy) else outer
     assert isinstance(pol, LearnedPolicy)

@@ -80,10 +80,12 @@ def test_a_learned_models_observation_args_join_its_row(tmp_path: Path) -> None:
 def test_a_departure_models_workflow_keys_join_its_row() -> None:
     """The zoo's `congested` departure model reads the workflow's graph padded to 64 tasks:
     ``dag`` and ``dag_max_tasks`` join the row, so ``rlsched results`` can play it."""
-    from rlsched.zoo import ZOO_DIR
+    from rlsched.zoo import ZOO_DIR, card, names
 
     env_id = "rlsched/WorkflowOffloading-v0"
-    model = ZOO_DIR / "workflow-congested-departures" / "model"
+    (name,) = [n for n in names() if card(n).get("algo") == "departures"
+               and card(n)["env_kwargs"].get("num_workflows") != 1]  # not the small-DAG one
+    model = ZOO_DIR / name / "model"
     added = evaluate_mod.learned_observation_args(env_id, [f"learned:{model}"],
                                                   {"scenario": "congested"})  # fmt: skip
     assert added["dag"] is True and added["dag_max_tasks"] == 64

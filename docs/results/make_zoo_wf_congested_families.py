@@ -198,9 +198,9 @@ def ship(
             "seconds": run["seconds"],
         },
         "size_bytes": sum(f.stat().st_size for f in dest.iterdir()), "preset": "congested",
-        "trained_on": f"{run['config']['dataset']}, {', '.join(run['config']['train_datasets'])} "
-                      f"and {', '.join(run['config']['departure_label_runs'])}'s labels, "
-                      "preset congested",
+        "trained_on": f"{run['config']['dataset']}, {', '.join(run['config']['train_datasets'])}"
+                      + "".join(f" and {r}'s labels" for r in run["config"]["departure_label_runs"])
+                      + ", preset congested",
         "algo": "departures", "policy_net": "dag", "base": "peft",
         "replaced_because": (
             f"on {p['n']} validation episodes of unused families, against {OLD}: "

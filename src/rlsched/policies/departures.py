@@ -150,9 +150,11 @@ class DeparturePolicy(SavedModelPolicy):
         base = int(self._base(observation, mask))
         if self.threshold == np.inf or mask.sum() < 2:
             return base
-        if self.guard is not None and not self.guard.familiar(observation):
-            self.guarded += 1
-            return base
+        if self.guard is not None:
+            assert isinstance(observation, dict)
+            if not self.guard.familiar(observation):
+                self.guarded += 1
+                return base
         z = np.where(mask, self.scores(observation, base), -np.inf)
         z[base] = -np.inf
         best = int(np.argmax(z))

@@ -397,7 +397,7 @@ def train_departures(cfg: TrainConfig, run: Path, progress: bool = True) -> dict
     top = np.where(on, torch_scores(net, x), -np.inf).max(1)[fit]
     thresholds = [float(v) for v in np.quantile(top[np.isfinite(top)], cfg.departure_quantiles)]
     model = run / "model"
-    guard = {"familiar": familiarity_of(cfg)} if cfg.departure_familiar else {}
+    guard: dict[str, Any] = {"familiar": familiarity_of(cfg)} if cfg.departure_familiar else {}
     _save(net, cfg, model, float("inf"), guard)
     t2 = time.perf_counter()
     table, kept = choose_threshold(cfg, model, cfg.departure_thresholds or thresholds)
