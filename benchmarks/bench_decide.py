@@ -6,8 +6,9 @@ demo call; node-scoring models act through :class:`rlsched.agents.node_numpy.Nod
 without torch) on observations of its env, at the node counts given where the env takes a
 ``num_nodes`` (and at its training size), beside SB3's ``predict`` on the same
 observations; for a departure entry ``DeparturePolicy.act``, and the same with its network
-scoring every decision whatever its threshold, and, for one that reads PEFT's schedule
-(``dag_plan``), the env's cost of computing it per decision. Observations come from one
+scoring every decision whatever its threshold or familiarity guard, the guard's check (per
+decision, and a workflow's first, which computes its profile), and, for one that reads
+PEFT's schedule (``dag_plan``), the env's cost of computing it per decision. Observations come from one
 episode of the best heuristic's play on the entry's test data (their states, not the
 policy's): the time of a decision does not depend on them.
 Median and 99th percentile over ``--decisions`` decisions (fewer where the observations would hold
@@ -257,7 +258,10 @@ def main() -> None:
                 f"{name} at {r['num_nodes']} nodes ({r['actions']} actions), {r['path']}: "
                 f"median {r['act']['median_ms']:.3f} ms, p99 {r['act']['p99_ms']:.3f} ms"
                 + (f"; SB3 predict median {sb3:.3f} ms" if sb3 is not None else "")
-                + (f"; scoring every decision median {scoring:.3f} ms" if scoring else ""),
+                + (f"; scoring every decision median {scoring:.3f} ms" if scoring else "")
+                + (f"; familiarity check median {r['guard_check']['median_ms']:.3f} ms, a "
+                   f"workflow's first {r['guard_first_of_a_workflow']['median_ms']:.3f} ms"
+                   if "guard_check" in r else ""),
                 flush=True,
             )
             rows.append(r)

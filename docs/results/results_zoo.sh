@@ -21,5 +21,5 @@ $R --env LLMAutoscaling-v0 --presets code-1x,code-2x,code-3x --out "$OUT/llm" \
 $R --env KubeScheduling-v0 --presets gang --out "$OUT/kube" \
   --learned "KubeScheduling:gang=zoo/kube-gang-ppo"
 $R --env WorkflowOffloading-v0 --presets congested --out "$OUT/wf" \
-  --learned "WorkflowOffloading:congested=zoo/workflow-congested-departures"
+  --learned "WorkflowOffloading:congested=zoo/workflow-congested-vetted"
 echo zoo rows done
