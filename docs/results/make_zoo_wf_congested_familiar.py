@@ -139,6 +139,31 @@ def distances(runs: dict[str, Path], data: list[str]) -> dict[str, dict[str, lis
     return out
 
 
+def validate(
+    names: dict[str, str], sets: tuple[tuple[tuple[str, ...], int], ...], kw: dict,
+    pairs: list[tuple[str, str]],
+) -> dict[str, dict]:
+    """Validation sets U and T (in that order: workloads and first seed): each policy
+    ``names`` maps to a spec, each episode's mean completion relative to PEFT's, the means,
+    the best heuristic and ``pairs``. Round C6 validates through it too."""
+    out = {}
+    for label, (data, seed) in zip(("U", "T"), sets, strict=True):
+        print(f"validation {label}: {len(data) * PER_FAMILY} episodes, seeds {seed}+", flush=True)
+        specs = [s for k, s in names.items() if k != "peft"]
+        val = relative_to_peft(data, seed, PER_FAMILY, specs, kw)[0]
+        val["peft"] = [0.0] * len(val[specs[0]])
+        own = {k: val[s] for k, s in names.items()}
+        means = {k: statistics.fmean(v) for k, v in own.items()}
+        out[label] = {
+            "workloads": list(data), "seeds": seed, "means_relative_to_peft": means,
+            "best_heuristic": min(("heft", "peft"), key=lambda k: means[k]),
+            "pairs": {f"{a}_vs_{b}": p for a, b, p in
+                      paired_rows(own, pairs, "mean_completion relative to peft")},
+            "episode_values": own,
+        }  # fmt: skip
+    return out
+
+
 def main() -> None:
     t0 = time.time()
     runs = {k: candidate(k) for k in SOURCES}
@@ -180,20 +205,7 @@ def main() -> None:
     # 4. validation
     entry = f"learned:zoo/{OLD}"
     names = {"heft": "heft", "peft": "peft", "entry": entry, **cands}
-    out["validation"] = {}
-    for label, data, seed in (("U", VAL_U, VAL_U_SEED), ("T", VAL_T, VAL_T_SEED)):
-        print(f"validation {label}: {len(data) * PER_FAMILY} episodes, seeds {seed}+", flush=True)
-        val = relative_to_peft(data, seed, PER_FAMILY, ["heft", entry, *cands.values()], kw)[0]
-        val["peft"] = [0.0] * len(val[entry])
-        own = {k: val[s] for k, s in names.items()}
-        means = {k: statistics.fmean(v) for k, v in own.items()}
-        out["validation"][label] = {
-            "workloads": list(data), "seeds": seed, "means_relative_to_peft": means,
-            "best_heuristic": min(("heft", "peft"), key=lambda k: means[k]),
-            "pairs": {f"{a}_vs_{b}": p for a, b, p in
-                      paired_rows(own, PAIRS, "mean_completion relative to peft")},
-            "episode_values": own,
-        }  # fmt: skip
+    out["validation"] = validate(names, ((VAL_U, VAL_U_SEED), (VAL_T, VAL_T_SEED)), kw, PAIRS)
     pooled = {k: statistics.fmean(out["validation"]["U"]["episode_values"][k]
                                   + out["validation"]["T"]["episode_values"][k])
               for k in names}  # fmt: skip

@@ -58,9 +58,10 @@ from make_zoo_wf_congested_familiar import (
     distances,
     env_kwargs,
     spec,
+    validate,
 )
 from make_zoo_wf_congested_families import LATENCY_MS, PER_FAMILY, ship
-from make_zoo_wf_congested_unseen import halves, relative_to_peft
+from make_zoo_wf_congested_unseen import halves
 from wf_congested_familiar_by_family import by_family
 
 from rlsched.splits import SPLITS
@@ -123,20 +124,7 @@ def main() -> None:
 
     entry = f"learned:zoo/{OLD}"
     names = {"heft": "heft", "peft": "peft", "entry": entry, "candidate": cand}
-    out["validation"] = {}
-    for label, data, seed in (("U", VAL_U, VAL_U_SEED), ("T", VAL_T, VAL_T_SEED)):
-        print(f"validation {label}: {len(data) * PER_FAMILY} episodes, seeds {seed}+", flush=True)
-        val = relative_to_peft(data, seed, PER_FAMILY, ["heft", entry, cand], kw)[0]
-        val["peft"] = [0.0] * len(val[entry])
-        own = {k: val[s] for k, s in names.items()}
-        means = {k: statistics.fmean(v) for k, v in own.items()}
-        out["validation"][label] = {
-            "workloads": list(data), "seeds": seed, "means_relative_to_peft": means,
-            "best_heuristic": min(("heft", "peft"), key=lambda k: means[k]),
-            "pairs": {f"{a}_vs_{b}": p for a, b, p in
-                      paired_rows(own, PAIRS, "mean_completion relative to peft")},
-            "episode_values": own,
-        }  # fmt: skip
+    out["validation"] = validate(names, ((VAL_U, VAL_U_SEED), (VAL_T, VAL_T_SEED)), kw, PAIRS)
     v = out["validation"]
     pooled = {k: statistics.fmean(v["U"]["episode_values"][k] + v["T"]["episode_values"][k])
               for k in names}  # fmt: skip
