@@ -164,6 +164,19 @@ def validate(
     return out
 
 
+def test_set(names: dict[str, str], first: int, kw: dict, pairs: list[tuple[str, str]]) -> dict:
+    """The policies ``names`` maps to specs on ``TEST_EPISODES`` episodes of the split's test
+    set from seed ``first``: means, ``pairs`` and each episode's mean completion."""
+    print(f"test: {TEST_EPISODES} episodes of {SPLITS[ENV].test}, seeds {first}+", flush=True)
+    test = halves(SPLITS[ENV].test, first, TEST_EPISODES, list(names.values()), kw)
+    own = {k: test[s] for k, s in names.items()}
+    return {"dataset": SPLITS[ENV].test, "seeds": [first, first + TEST_EPISODES - 1],
+            "means": {k: statistics.fmean(v) for k, v in own.items()},
+            "pairs": {f"{a}_vs_{b}": p for a, b, p in
+                      paired_rows(own, pairs, "mean_completion", " s")},
+            "episode_values": own}  # fmt: skip
+
+
 def main() -> None:
     t0 = time.time()
     runs = {k: candidate(k) for k in SOURCES}
@@ -227,15 +240,7 @@ def main() -> None:
     print(f"pooled {pooled}; eligible {eligible}; kept {best}; replaces the entry: {keep}")
 
     # 5. test, whatever the choice
-    test_kw = env_kwargs(runs["entry"], None)
-    print(f"test: {TEST_EPISODES} episodes of {SPLITS[ENV].test}, seeds {TEST_SEED}+", flush=True)
-    test = halves(SPLITS[ENV].test, TEST_SEED, TEST_EPISODES, list(names.values()), test_kw)
-    own = {k: test[s] for k, s in names.items()}
-    out["test"] = {"dataset": SPLITS[ENV].test, "seeds": [TEST_SEED, TEST_SEED + TEST_EPISODES - 1],
-                   "means": {k: statistics.fmean(v) for k, v in own.items()},
-                   "pairs": {f"{a}_vs_{b}": p for a, b, p in
-                             paired_rows(own, PAIRS, "mean_completion", " s")},
-                   "episode_values": own}  # fmt: skip
+    out["test"] = test_set(names, TEST_SEED, env_kwargs(runs["entry"], None), PAIRS)
 
     # 6. descriptive: which workflows each guard calls familiar
     out["distances"] = distances(runs, [*CHOICE, *VAL_U, *VAL_T, SPLITS[ENV].test])

@@ -48,7 +48,7 @@ import statistics
 import time
 from multiprocessing import Pool
 
-from make_zoo import ROOT, paired_rows
+from make_zoo import ROOT
 from make_zoo_wf_congested_departures import latency
 from make_zoo_wf_congested_familiar import (
     HERE,
@@ -58,10 +58,10 @@ from make_zoo_wf_congested_familiar import (
     distances,
     env_kwargs,
     spec,
+    test_set,
     validate,
 )
 from make_zoo_wf_congested_families import LATENCY_MS, PER_FAMILY, ship
-from make_zoo_wf_congested_unseen import halves
 from wf_congested_familiar_by_family import by_family
 
 from rlsched.splits import SPLITS
@@ -74,7 +74,7 @@ ROUND = "round C6 (docs/results/make_zoo_wf_congested_vetted.py)"
 VET = tuple(f"wfcommons:{f}&seed=29&workflows=4" for f in (*TRAINED, *UNUSED))
 VAL_U = tuple(f"wfcommons:{f}&seed=30&workflows=4" for f in UNUSED)
 VAL_T = tuple(f"wfcommons:{f}&seed=31&workflows=4" for f in TRAINED)
-VET_SEED, VAL_U_SEED, VAL_T_SEED, TEST_SEED, TEST_EPISODES = 71_000, 72_000, 73_000, 30_000, 30
+VET_SEED, VAL_U_SEED, VAL_T_SEED, TEST_SEED = 71_000, 72_000, 73_000, 30_000  # 30 test episodes
 VETTING = {"departure_vet_datasets": list(VET), "departure_vet_episodes": PER_FAMILY,
            "departure_vet_seed": VET_SEED,
            "departure_vet_env_kwargs": {"dag_max_tasks": 112}}  # fmt: skip
@@ -139,15 +139,7 @@ def main() -> None:
     out.update({"validation_pooled_means": pooled, "eligible": eligible, "replaces": keep})
     print(f"pooled {pooled}; eligible {eligible}; replaces the entry: {keep}", flush=True)
 
-    print(f"test: {TEST_EPISODES} episodes of {SPLITS[ENV].test}, seeds {TEST_SEED}+", flush=True)
-    test = halves(SPLITS[ENV].test, TEST_SEED, TEST_EPISODES, list(names.values()),
-                  env_kwargs(run, None))  # fmt: skip
-    own = {k: test[s] for k, s in names.items()}
-    out["test"] = {"dataset": SPLITS[ENV].test, "seeds": [TEST_SEED, TEST_SEED + TEST_EPISODES - 1],
-                   "means": {k: statistics.fmean(x) for k, x in own.items()},
-                   "pairs": {f"{a}_vs_{b}": p for a, b, p in
-                             paired_rows(own, PAIRS, "mean_completion", " s")},
-                   "episode_values": own}  # fmt: skip
+    out["test"] = test_set(names, TEST_SEED, env_kwargs(run, None), PAIRS)
     out["by_family"] = {s: {w: {k: {x: p[x] for x in ("mean_diff", "ci95", "verdict")}
                                 for k, p in rows.items()} for w, rows in part.items()}
                         for s, part in by_family(out).items()}  # fmt: skip
