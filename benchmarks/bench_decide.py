@@ -5,10 +5,10 @@ For every zoo entry: ``LearnedPolicy.act`` (what ``compare``, ``evaluate``, roll
 demo call; node-scoring models act through :class:`rlsched.agents.node_numpy.NodeScorer`,
 without torch) on observations of its env, at the node counts given where the env takes a
 ``num_nodes`` (and at its training size), beside SB3's ``predict`` on the same
-observations; for a departure entry ``DeparturePolicy.act``, and the same with its network
-scoring every decision whatever its threshold or familiarity guard, the guard's check (per
-decision, and a workflow's first, which computes its profile), and, for one that reads
-PEFT's schedule (``dag_plan``), the env's cost of computing it per decision. Observations come from one
+observations; for a departure entry ``DeparturePolicy.act``, and the same with its
+network scoring every decision whatever its threshold or familiarity guard, the guard's
+check (per decision, and a workflow's first, which computes its profile), and, for one that
+reads PEFT's schedule (``dag_plan``), the env's cost of computing it per decision. Observations come from one
 episode of the best heuristic's play on the entry's test data (their states, not the
 policy's): the time of a decision does not depend on them.
 Median and 99th percentile over ``--decisions`` decisions (fewer where the observations would hold
