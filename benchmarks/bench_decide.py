@@ -8,9 +8,9 @@ without torch) on observations of its env, at the node counts given where the en
 observations; for a departure entry ``DeparturePolicy.act``, and the same with its
 network scoring every decision whatever its threshold or familiarity guard, the guard's
 check (per decision, and a workflow's first, which computes its profile), and, for one that
-reads PEFT's schedule (``dag_plan``), the env's cost of computing it per decision. Observations come from one
-episode of the best heuristic's play on the entry's test data (their states, not the
-policy's): the time of a decision does not depend on them.
+reads PEFT's schedule (``dag_plan``), the env's cost of computing it per decision.
+Observations come from one episode of the best heuristic's play on the entry's test data
+(their states, not the policy's): the time of a decision does not depend on them.
 Median and 99th percentile over ``--decisions`` decisions (fewer where the observations would hold
 more than ``ROW_BUDGET`` action rows in all), after 20 warm-up calls.
 
