@@ -417,6 +417,7 @@ def test_members_join_into_one_model_scoring_their_mean_less_their_thresholds(
     [({"departure_thresholds": []}, "needs departure_thresholds"),
      ({"departure_members": ["x"]}, "two models or more"),
      ({"init_model": "x"}, "belong to a fit"),
+     ({"departure_familiar": True}, "belong to a fit"),
      ({"departure_thresholds": [float("inf")]}, "finite numbers")],
 )  # fmt: skip
 def test_config_refuses_members_it_cannot_join(change: dict, message: str) -> None:

@@ -574,11 +574,11 @@ class TrainConfig:
                     "for the mean score; nothing is fitted to take quantiles of)"
                 )
             if (self.init_model or self.departure_label_runs or self.departure_behaviour
-                    or self.departure_teacher_base):
+                    or self.departure_teacher_base or self.departure_familiar):
                 raise ConfigError(
                     f"{source}: departure_members joins fitted models; init_model, "
-                    "departure_label_runs, departure_behaviour and departure_teacher_base "
-                    "belong to a fit"
+                    "departure_label_runs, departure_behaviour, departure_teacher_base and "
+                    "departure_familiar belong to a fit"
                 )
         if any(not math.isfinite(float(t)) for t in self.departure_thresholds):
             raise ConfigError(
