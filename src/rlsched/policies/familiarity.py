@@ -212,8 +212,8 @@ def dataset_profiles(
     make_env: Callable[[str], Any], dataset: str, seed: int = 0, max_episodes: int = 1000
 ) -> np.ndarray:
     """The profile of every workflow a dataset offers (one row each, in the dataset's order):
-    episodes of the base's play in ``make_env(dataset)`` from seed ``seed`` until each
-    workflow has been drawn (at most ``max_episodes``)."""
+    episodes of PEFT's play (any play visits the same workflows) in ``make_env(dataset)``
+    from seed ``seed`` until each workflow has been drawn (at most ``max_episodes``)."""
     from rlsched.policies.learned import OBSERVED_HEURISTICS
 
     env = make_env(dataset)

@@ -189,7 +189,7 @@ def training_datasets(cfg: TrainConfig) -> list[str]:
 
 def familiarity_of(cfg: TrainConfig) -> dict[str, Any]:
     """The familiarity guard of ``departure_familiar`` (its ``meta.json`` record): the profile
-    of every workflow of :func:`training_datasets` (seen in the base's play, seeds ``cfg.seed``
+    of every workflow of :func:`training_datasets` (seen in PEFT's play, seeds ``cfg.seed``
     on) and their radius (:func:`~rlsched.policies.familiarity.calibrate`)."""
     from rlsched.envs.make import make_env
     from rlsched.policies.familiarity import calibrate, dataset_profiles
