@@ -487,6 +487,8 @@ def test_a_familiar_model_carries_the_profiles_of_every_workflow_it_learned_from
     assert record["radius"] > 0
     assert DeparturePolicy(tmp_path / "run/model").guard is not None
     assert "open" not in record  # not vetted: every workflow within the radius is open
+    # the threshold was chosen as the guarded policy plays: each row counts what it kept
+    assert all("guarded" in row for row in meta["threshold_choice"])
     import shutil  # labels without the run record that says which workflows they played
 
     shutil.copytree(departure_run / "teacher", tmp_path / "bare/teacher")

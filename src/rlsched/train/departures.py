@@ -312,8 +312,9 @@ def workflow_groups(obs: dict[str, np.ndarray], rows: np.ndarray | None = None) 
 def play_thresholds(
     cfg: TrainConfig, model_dir: Path, thresholds: list[float]
 ) -> list[dict[str, Any]]:
-    """Each threshold's mean return (and departures) over the same ``eval_episodes``
-    validation episodes of ``eval_dataset`` (seeds ``seed + 10,000 + k``)."""
+    """Each threshold's mean return (and departures; with a familiarity guard, the decisions
+    it kept on the base) over the same ``eval_episodes`` validation episodes of
+    ``eval_dataset`` (seeds ``seed + 10,000 + k``)."""
     from rlsched.policies.departures import DeparturePolicy
 
     env = single_env(cfg, cfg.eval_dataset, cfg.seed + EVAL_SEED)
@@ -332,7 +333,8 @@ def play_thresholds(
                 done = term or trunc
             returns.append(total)
         out.append({"threshold": _number(t), "mean_return": float(np.mean(returns)),
-                    "departures": pol.departures})  # fmt: skip
+                    "departures": pol.departures,
+                    **({"guarded": pol.guarded} if pol.guard is not None else {})})  # fmt: skip
     env.close()
     return out
 
