@@ -223,8 +223,9 @@ def dataset_profiles(
     for e in range(max_episodes):
         obs, _ = env.reset(seed=seed + e)
         done = False
-        while not done:
-            rows.setdefault(u.current_template, profile(obs))
+        while not done and len(rows) < u.num_templates:  # no further than every one seen
+            if u.current_template not in rows:  # a profile per workflow, not per decision
+                rows[u.current_template] = profile(obs)
             obs, _, term, trunc, _ = env.step(int(base(obs, u.action_masks())))
             done = term or trunc
         if len(rows) == u.num_templates:

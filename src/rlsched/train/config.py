@@ -513,13 +513,17 @@ class TrainConfig:
             if not isinstance(extra, str) or not extra:
                 raise ConfigError(f"{source}: train_datasets holds dataset names, not {extra!r}")
             shared = overlap(extra, self.eval_dataset) if self.eval_dataset else set()
-            split = SPLITS.get(self.env_id)
-            shared |= overlap(extra, split.test) if split else set()
+            shared |= self._shared_with_test(extra)
             if shared:
                 raise ConfigError(
                     f"{source}: train_datasets entry {extra!r} shares {shared_text(shared)} "
                     "with the validation or the test set (rlsched.splits)"
                 )
+
+    def _shared_with_test(self, dataset: str) -> set[tuple[str, ...]]:
+        """What ``dataset`` shares with this env's test set (:mod:`rlsched.splits`)."""
+        split = SPLITS.get(self.env_id)
+        return overlap(dataset, split.test) if split else set()
 
     def _validate_departures(self, source: str) -> None:
         if not self.imitation_policy:
@@ -557,9 +561,8 @@ class TrainConfig:
             raise ConfigError(f"{source}: departure_vet_datasets vets departure_familiar's guard")
         if self.departure_vet_episodes < 1:
             raise ConfigError(f"{source}: departure_vet_episodes must be >= 1")
-        split = SPLITS.get(self.env_id)
         for vet in self.departure_vet_datasets:
-            shared = overlap(vet, split.test) if split else set()
+            shared = self._shared_with_test(vet)
             if shared:
                 raise ConfigError(
                     f"{source}: departure_vet_datasets entry {vet!r} shares "

@@ -177,9 +177,8 @@ def training_datasets(cfg: TrainConfig) -> list[str]:
     of the config and of each ``departure_label_runs`` run (its ``run.json`` config), in order,
     each once."""
     out = [cfg.dataset, *cfg.train_datasets]
-    for run in cfg.departure_label_runs:
-        folder = Path(run)  # a run folder, or its teacher/ folder
-        record = (folder.parent if folder.name == "teacher" else folder) / "run.json"
+    for teacher in label_folders(cfg):  # each run's teacher/ folder: the run is its parent
+        record = teacher.parent / "run.json"
         if not record.is_file():
             raise ConfigError(f"departure_familiar: {record} is missing (the label run's config)")
         other = json.loads(record.read_text())["config"]

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from rlsched.errors import ConfigError
 from rlsched.policies.base import Policy
 from rlsched.policies.registry import make_policy
 
@@ -131,8 +132,6 @@ def refuse_other_labels(record: Path, made_by: dict[str, Any], labels: Path) -> 
     them) differs from ``made_by`` (this config's): a teacher's labels cost far more than a fit,
     so runs reuse them, and reusing another config's would change a run without a word. The
     error names each field that differs (a missing record differs in all)."""
-    from rlsched.errors import ConfigError
-
     theirs = json.loads(record.read_text()) if record.is_file() else {}
     mine = json.loads(json.dumps(made_by))  # as JSON reads it back: lists, not tuples
     differ = [k for k in mine if theirs.get(k) != mine[k]]
