@@ -63,7 +63,7 @@ from pathlib import Path
 
 from make_zoo import ROOT, paired_rows
 from make_zoo_wf_congested_departures import latency
-from make_zoo_wf_congested_families import LATENCY_MS, PER_FAMILY, ship
+from make_zoo_wf_congested_families import LATENCY_MS, PER_FAMILY, UNSEEN_TASKS, kwargs, ship
 from make_zoo_wf_congested_unseen import halves, relative_to_peft
 
 from rlsched.envs.make import make_env
@@ -86,7 +86,6 @@ CHOICE = tuple(f"wfcommons:{f}&seed=26&workflows=4" for f in TRAINED)
 VAL_U = tuple(f"wfcommons:{f}&seed=27&workflows=4" for f in UNUSED)
 VAL_T = tuple(f"wfcommons:{f}&seed=28&workflows=4" for f in TRAINED)
 CHOICE_SEED, VAL_U_SEED, VAL_T_SEED, TEST_SEED, TEST_EPISODES = 68_000, 69_000, 70_000, 29_000, 30
-MAX_TASKS = 112  # the unused families are larger than the 64 tasks the networks trained at
 OUT = ROOT / "docs/results/wf_congested_familiar_choice.json"
 PAIRS = [(c, b) for c in ("entry_guarded", "gated_guarded") for b in ("heft", "peft", "entry")]
 PAIRS += [("gated_guarded", "entry_guarded"), ("entry", "peft"), ("entry", "heft"),
@@ -113,13 +112,6 @@ def candidate(name: str) -> Path:
     return dest
 
 
-def env_kwargs(run: Path, max_tasks: int | None = MAX_TASKS) -> dict:
-    kw = dict(json.loads((run / "model/meta.json").read_text())["env_kwargs"])
-    if max_tasks is not None:
-        kw["dag_max_tasks"] = max_tasks
-    return kw
-
-
 def spec(run: Path, threshold: object = None, familiar: str | None = None) -> str:
     q = [f"threshold={threshold}"] if threshold is not None else []
     q += [f"familiar={familiar}"] if familiar else []
@@ -130,7 +122,7 @@ def distances(runs: dict[str, Path], data: list[str]) -> dict[str, dict[str, lis
     """Each guard's distance (and its radius) of every workflow of each workload in ``data``."""
     guards = {k: Familiarity.from_meta(json.loads((r / "model/meta.json").read_text())["familiar"])
               for k, r in runs.items()}  # fmt: skip
-    kw = env_kwargs(runs["entry"])
+    kw = kwargs(UNSEEN_TASKS, runs["entry"])
     out: dict = {k: {"radius": g.radius} for k, g in guards.items()}
     for d in data:
         rows = dataset_profiles(lambda x: make_env(ENV, x, **kw), d)
@@ -187,7 +179,7 @@ def main() -> None:
                        "workflows": len(m["familiar"]["reference"])} for k, m in meta.items()},
     }  # fmt: skip
     print(f"guards {out['guards']}", flush=True)
-    kw = env_kwargs(runs["entry"])
+    kw = kwargs(UNSEEN_TASKS, runs["entry"])
 
     # 2. B's threshold on new workflows of training families
     tried = [r["threshold"] for r in meta["gated"]["threshold_choice"]]
@@ -240,7 +232,7 @@ def main() -> None:
     print(f"pooled {pooled}; eligible {eligible}; kept {best}; replaces the entry: {keep}")
 
     # 5. test, whatever the choice
-    out["test"] = test_set(names, TEST_SEED, env_kwargs(runs["entry"], None), PAIRS)
+    out["test"] = test_set(names, TEST_SEED, kwargs(run_dir=runs["entry"]), PAIRS)
 
     # 6. descriptive: which workflows each guard calls familiar
     out["distances"] = distances(runs, [*CHOICE, *VAL_U, *VAL_T, SPLITS[ENV].test])

@@ -44,6 +44,7 @@ Writes ``docs/results/wf_congested_vetted_choice.json``.
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import time
 from multiprocessing import Pool
@@ -56,12 +57,11 @@ from make_zoo_wf_congested_familiar import (
     UNUSED,
     candidate,
     distances,
-    env_kwargs,
     spec,
     test_set,
     validate,
 )
-from make_zoo_wf_congested_families import LATENCY_MS, PER_FAMILY, ship
+from make_zoo_wf_congested_families import LATENCY_MS, PER_FAMILY, UNSEEN_TASKS, kwargs, ship
 from wf_congested_familiar_by_family import by_family
 
 from rlsched.splits import SPLITS
@@ -77,7 +77,7 @@ VAL_T = tuple(f"wfcommons:{f}&seed=31&workflows=4" for f in TRAINED)
 VET_SEED, VAL_U_SEED, VAL_T_SEED, TEST_SEED = 71_000, 72_000, 73_000, 30_000  # 30 test episodes
 VETTING = {"departure_vet_datasets": list(VET), "departure_vet_episodes": PER_FAMILY,
            "departure_vet_seed": VET_SEED,
-           "departure_vet_env_kwargs": {"dag_max_tasks": 112}}  # fmt: skip
+           "departure_vet_env_kwargs": {"dag_max_tasks": UNSEEN_TASKS}}  # fmt: skip
 OUT = ROOT / "docs/results/wf_congested_vetted_choice.json"
 PAIRS = [("candidate", "heft"), ("candidate", "peft"), ("candidate", "entry"),
          ("entry", "peft"), ("entry", "heft"), ("peft", "heft")]  # fmt: skip
@@ -90,8 +90,6 @@ def vetted_candidate():
     run = candidate("entry")
     dest = HERE / "vetted"
     if dest.exists():
-        import shutil
-
         shutil.rmtree(dest)
     run.rename(dest)
     record = json.loads((dest / "run.json").read_text())
@@ -116,7 +114,7 @@ def main() -> None:
                  "threshold": meta["threshold"], "open": open_, "vetting": meta["vetting"],
                  "vet_seed": VET_SEED}  # fmt: skip
     print(f"open: {sum(open_)} of {len(open_)} training workflows", flush=True)
-    kw = env_kwargs(run)
+    kw = kwargs(UNSEEN_TASKS, run)
     cand = spec(run)
     with Pool(1) as pool:  # a fresh process pinned to one core
         out["latency"] = {f: pool.apply(latency, (run, f)) for f in ("on", "off")}
@@ -139,7 +137,7 @@ def main() -> None:
     out.update({"validation_pooled_means": pooled, "eligible": eligible, "replaces": keep})
     print(f"pooled {pooled}; eligible {eligible}; replaces the entry: {keep}", flush=True)
 
-    out["test"] = test_set(names, TEST_SEED, env_kwargs(run, None), PAIRS)
+    out["test"] = test_set(names, TEST_SEED, kwargs(run_dir=run), PAIRS)
     out["by_family"] = {s: {w: {k: {x: p[x] for x in ("mean_diff", "ci95", "verdict")}
                                 for k, p in rows.items()} for w, rows in part.items()}
                         for s, part in by_family(out).items()}  # fmt: skip
