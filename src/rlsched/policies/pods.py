@@ -20,6 +20,7 @@ class NoMigrationPolicy(Policy):
     """Never moves a pod (action 0): the cluster as the scheduler placed it."""
 
     name = "no_migration"
+    stateless = True
 
     def __init__(self, env: Any = None, seed: int | None = None) -> None:
         pass
@@ -39,6 +40,7 @@ class GreedyMigrationPolicy(Policy):
     """
 
     name = "greedy_migration"
+    stateless = True
 
     def __init__(self, env: Any = None, seed: int | None = None) -> None:
         pass

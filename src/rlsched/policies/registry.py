@@ -22,6 +22,7 @@ from rlsched.policies.learned import LearnedPolicy, read_meta, resolve_model_dir
 from rlsched.policies.oracle import DEFAULT_TOP_K, ClairvoyantPolicy
 from rlsched.policies.residual import FULL_RANGE, ResidualPolicy
 from rlsched.policies.rollout import RolloutPolicy
+from rlsched.policies.trial import TrialGuard, trial_settings
 from rlsched.suggest import did_you_mean
 
 #: Each env's own policies (``name -> factory(env, seed) -> Policy``), by env id.
@@ -90,7 +91,8 @@ def _with_arguments(spec: str, env: Any, seed: int | None) -> Policy:
 def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     """Build the policy ``spec`` (a heuristic name, ``NAME?key=value&...`` for an env's own
     policy with arguments, ``learned:PATH`` (``?anchor=H&margin=M``: the margin gate of
-    :class:`~rlsched.policies.learned.LearnedPolicy`), ``clairvoyant`` /
+    :class:`~rlsched.policies.learned.LearnedPolicy`; ``?trial=H`` or ``?trial=off``: the
+    trial guard of :mod:`rlsched.policies.trial`), ``clairvoyant`` /
     ``clairvoyant:BASE``: the oracle over the env's default or the named base heuristic, or
     ``rollout`` / ``rollout:BASE``: the search over sampled futures, whose budget its spec may
     set: ``rollout:peft?top_k=2&horizon=end&futures=0``, :data:`ROLLOUT_OPTIONS`)."""
@@ -127,15 +129,23 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         path, kwargs = split_arguments(spec.split(":", 1)[1])
         if read_meta(resolve_model_dir(path)).get("algo") == "departures":
             return _departures(spec, path, kwargs, env)
+        trial = {k: kwargs.pop(k) for k in list(kwargs) if k in TRIAL_ARGS}
         unknown = sorted(set(kwargs) - {"anchor", "margin"})
         if unknown:
             raise PolicyError(
-                f"policy {spec!r}: learned:PATH takes anchor and margin, not {unknown}"
+                f"policy {spec!r}: learned:PATH takes anchor, margin, "
+                f"{', '.join(TRIAL_ARGS)}, not {unknown}"
             )
         pol = LearnedPolicy(path, **kwargs)
-        if kwargs:
+        if kwargs or trial:
             pol.name = spec
         pol.check_env(env.unwrapped)
+        settings = _trial_of(spec, pol.meta.get("trial"), trial)
+        if settings is not None:
+            if pol.meta.get("residual"):
+                raise PolicyError(f"policy {spec!r}: a residual model takes no trial guard")
+            anchor = make_policy(settings.pop("anchor"), env, seed=seed)
+            return TrialGuard(env, pol, anchor, anchor.name, seed=seed, **settings)
         res = pol.meta.get("residual")
         if res and pol.margin is not None:
             raise PolicyError(
@@ -166,6 +176,33 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     if not applicable(spec, sample_view(env)):
         raise PolicyError(f"policy {spec!r} does not apply to this env")
     return make_heuristic(spec, view_of(env), seed=seed)
+
+
+#: ``learned:PATH`` arguments of the trial guard (:mod:`rlsched.policies.trial`)
+TRIAL_ARGS = ("trial", "trial_futures", "trial_horizon", "trial_every", "trial_significance")
+
+
+def _trial_of(
+    spec: str, shipped: dict[str, Any] | None, given: dict[str, Any]
+) -> dict[str, Any] | None:
+    """The trial guard's settings for ``learned:PATH``: the model's ``meta.json`` ``trial``
+    (``shipped``) overridden by the spec's ``trial=ANCHOR|off`` and ``trial_KEY=V``; None for
+    no guard."""
+    if given.get("trial") == "off" or given.get("trial") is False:
+        if len(given) > 1:
+            raise PolicyError(f"policy {spec!r}: trial=off takes no other trial_ arguments")
+        return None
+    if not shipped and "trial" not in given:
+        if given:
+            raise PolicyError(
+                f"policy {spec!r}: trial_ arguments need a trial guard: trial=ANCHOR names one"
+            )
+        return None
+    raw = dict(shipped or {})
+    if "trial" in given:
+        raw["anchor"] = str(given["trial"])
+    raw.update({k[len("trial_"):]: v for k, v in given.items() if k != "trial"})
+    return trial_settings(raw, f"policy {spec!r}")
 
 
 def _departures(spec: str, path: str, kwargs: dict[str, str], env: Any) -> Policy:
