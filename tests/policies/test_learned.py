@@ -152,7 +152,7 @@ def bare_model(tmp_path: Path) -> Path:
         ("anchor=hef&margin=1", r"no heuristic 'hef'.*known: heft, peft"),
         ("anchor=peft&margin=-1", "a number >= 0"),
         ("anchor=peft&margin=nan", "a number >= 0"),
-        ("anchor=peft&margin=1&k=2", r"takes anchor and margin, not \['k'\]"),
+        ("anchor=peft&margin=1&k=2", r"takes anchor, margin, trial.*, not \['k'\]"),
     ],
 )
 def test_a_bad_gate_is_one_clear_error(bare_model: Path, query: str, match: str) -> None:

@@ -177,15 +177,19 @@ def test_anchored_pods_entry_keeps_its_anchor_at_100_nodes() -> None:
     env_id = "rlsched/PodRebalancing-v0"
     kwargs = card("pod-rebalancing-anchored-ppo")["env_kwargs"]  # the features it reads
     env = make_env(env_id, SPLITS[env_id].test, **kwargs, num_nodes=100, episode_length=3)
-    pol = make_policy("learned:zoo/pod-rebalancing-anchored-ppo", env)
-    assert pol.candidates == 8 and pol.resized
-    obs, _ = env.reset(seed=1000)
-    for _ in range(3):
-        mask = env.unwrapped.action_masks()
-        assert mask.sum() > 1000  # every feasible move
-        a = pol.act(obs, mask)
-        assert anchored_mask(obs, mask, 8)[a]
-        obs, *_ = env.step(a)
+    net = make_policy("learned:zoo/pod-rebalancing-anchored-ppo?trial=off", env)
+    assert net.candidates == 8 and net.resized
+    # as shipped, under its trial guard: the network or greedy_migration, both anchored
+    guarded = make_policy("learned:zoo/pod-rebalancing-anchored-ppo?trial_futures=1", env)
+    for pol in (net, guarded):
+        obs, _ = env.reset(seed=1000)
+        pol.reset(1000)
+        for _ in range(3):
+            mask = env.unwrapped.action_masks()
+            assert mask.sum() > 1000  # every feasible move
+            a = pol.act(obs, mask)
+            assert anchored_mask(obs, mask, 8)[a]
+            obs, *_ = env.step(a)
 
 
 def test_small_dag_workflow_entry_has_its_own_split_and_the_exact_optimum() -> None:

@@ -1,0 +1,157 @@
+"""The trial guard: it follows the policy whose trials over sampled futures win, never moves
+the real episode while trying, tries as often as asked, and is built from ``learned:PATH``
+arguments or a model's ``meta.json``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from rlsched.errors import PolicyError
+from rlsched.evaluate import make_env
+from rlsched.policies.learned import LearnedPolicy
+from rlsched.policies.pods import GreedyMigrationPolicy, NoMigrationPolicy
+from rlsched.policies.registry import make_policy
+from rlsched.policies.trial import TrialGuard, trial_settings
+from rlsched.zoo import ZOO_DIR
+
+ENV = "rlsched/PodRebalancing-v0"
+ENTRY = ZOO_DIR / "pod-rebalancing-anchored-ppo" / "model"
+
+
+def _env(**kwargs: Any) -> Any:
+    return make_env(ENV, episode_length=8, **kwargs)
+
+
+def _play(env: Any, pol: Any, seed: int) -> tuple[list[int], list[float]]:
+    obs, _ = env.reset(seed=seed)
+    pol.reset(seed)
+    u = env.unwrapped
+    actions, rewards = [], []
+    done = False
+    while not done:
+        a = int(pol.act(obs, u.action_masks()))
+        obs, r, term, trunc, _ = env.step(a)
+        actions.append(a)
+        rewards.append(float(r))
+        done = term or trunc
+    return actions, rewards
+
+
+def _guard(env: Any, policy: Any, anchor: Any, **kwargs: Any) -> TrialGuard:
+    return TrialGuard(env, policy, anchor, anchor.name, seed=0, **kwargs)
+
+
+def test_it_follows_the_policy_whose_trials_win_and_the_anchor_otherwise() -> None:
+    env = _env()
+    greedy, idle = GreedyMigrationPolicy(), NoMigrationPolicy()
+    # moving pods off contended nodes beats leaving them (greedy's violations are far fewer)
+    follows = _guard(env, greedy, idle, futures=4, horizon=None, every=4)
+    acts, _ = _play(env, follows, seed=3)
+    assert follows.trials == 2 and follows.trusted > 0
+    assert follows.last_gain is not None and follows.last_gain.shape == (4,)
+    assert any(acts)  # it moved pods, as greedy does
+    holds = _guard(env, idle, greedy, futures=4, horizon=None, every=4)
+    acts, _ = _play(env, holds, seed=3)
+    assert holds.trusted == 0  # no_migration never wins its trials: greedy plays throughout
+    assert acts == _play(_env(), GreedyMigrationPolicy(), seed=3)[0]
+
+
+def test_trials_leave_the_real_episode_as_it_was() -> None:
+    env = _env()
+    guarded = _guard(env, GreedyMigrationPolicy(), NoMigrationPolicy(), futures=3, every=2)
+    acts, rewards = _play(env, guarded, seed=5)
+    assert guarded.trials == 4 and guarded.trial_seconds > 0
+
+    class Replay(NoMigrationPolicy):
+        def __init__(self) -> None:
+            self.i = 0
+
+        def act(self, observation: Any, mask: np.ndarray) -> int:
+            self.i += 1
+            return acts[self.i - 1]
+
+    replayed, again = _play(_env(), Replay(), seed=5)
+    assert replayed == acts and again == rewards  # the trials moved nothing the env kept
+
+
+def test_a_trial_every_decision_costs_futures_times_two_rollouts() -> None:
+    env = _env()
+    guarded = _guard(env, GreedyMigrationPolicy(), NoMigrationPolicy(), futures=2, every=1)
+    _play(env, guarded, seed=1)
+    assert guarded.trials == guarded.decisions == 8
+    assert guarded.rollouts == 8 * 2 * 2
+
+
+def test_settings_are_checked_and_named() -> None:
+    out = trial_settings({"anchor": "greedy_migration", "horizon": "end"}, "here")
+    assert out["horizon"] is None and out["futures"] == 8 and out["significance"] == 1.0
+    with pytest.raises(PolicyError, match="anchor"):
+        trial_settings({}, "here")
+    with pytest.raises(PolicyError, match="every"):
+        trial_settings({"anchor": "greedy_migration", "every": 0}, "here")
+    with pytest.raises(PolicyError, match="significance"):
+        trial_settings({"anchor": "greedy_migration", "significance": -1}, "here")
+    with pytest.raises(PolicyError, match=r"not \['budget'\]"):
+        trial_settings({"anchor": "greedy_migration", "budget": 3}, "here")
+
+
+def _model(tmp_path: Path, trial: dict[str, Any] | None) -> Path:
+    """A copy of the zoo's PodRebalancing model with ``trial`` (None: none) in its meta."""
+    model = tmp_path / "model"
+    shutil.copytree(ENTRY, model)
+    meta = json.loads((model / "meta.json").read_text())
+    meta.pop("trial", None)
+    if trial is not None:
+        meta["trial"] = trial
+    (model / "meta.json").write_text(json.dumps(meta))
+    return model
+
+
+def _model_env() -> Any:
+    meta = json.loads((ENTRY / "meta.json").read_text())
+    return make_env(ENV, episode_length=4, **meta["env_kwargs"])
+
+
+def test_learned_path_takes_a_trial_from_its_spec(tmp_path: Path) -> None:
+    model = _model(tmp_path, None)
+    env = _model_env()
+    assert isinstance(make_policy(f"learned:{model}", env), LearnedPolicy)
+    pol = make_policy(
+        f"learned:{model}?trial=greedy_migration&trial_every=2&trial_futures=2", env, seed=0
+    )
+    assert isinstance(pol, TrialGuard) and isinstance(pol.policy, LearnedPolicy)
+    assert (pol.every, pol.futures, pol.base_name) == (2, 2, "greedy_migration")
+    assert pol.describe()["trial"]["every"] == 2
+    _play(env, pol, seed=0)
+    assert pol.trials == 2
+    with pytest.raises(PolicyError, match="trial=ANCHOR"):
+        make_policy(f"learned:{model}?trial_every=2", env)
+    with pytest.raises(PolicyError, match="futures"):
+        make_policy(f"learned:{model}?trial=greedy_migration&trial_futures=0", env)
+    with pytest.raises(PolicyError, match="unknown policy"):
+        make_policy(f"learned:{model}?trial=nonesuch", env)
+
+
+def test_a_model_ships_its_trial_in_meta_and_trial_off_plays_the_network(
+    tmp_path: Path,
+) -> None:
+    model = _model(tmp_path, {"anchor": "greedy_migration", "futures": 2, "every": 4})
+    env = _model_env()
+    pol = make_policy(f"learned:{model}", env, seed=0)
+    assert isinstance(pol, TrialGuard) and pol.every == 4 and pol.futures == 2
+    assert isinstance(make_policy(f"learned:{model}?trial=off", env), LearnedPolicy)
+    tuned = make_policy(f"learned:{model}?trial_every=1", env)
+    assert isinstance(tuned, TrialGuard) and tuned.every == 1 and tuned.futures == 2
+    with pytest.raises(PolicyError, match="trial=off takes no other"):
+        make_policy(f"learned:{model}?trial=off&trial_every=1", env)
+
+
+def test_the_shipped_pod_entry_plays_under_its_trial_guard() -> None:
+    pol = make_policy("learned:zoo/pod-rebalancing-anchored-ppo", _model_env(), seed=0)
+    assert isinstance(pol, TrialGuard) and pol.base_name == "greedy_migration"
