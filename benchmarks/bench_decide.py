@@ -8,7 +8,9 @@ without torch) on observations of its env, at the node counts given where the en
 observations; for a departure entry ``DeparturePolicy.act``, and the same with its
 network scoring every decision whatever its threshold or familiarity guard, the guard's
 check (per decision, and a workflow's first, which computes its profile), and, for one that
-reads PEFT's schedule (``dag_plan``), the env's cost of computing it per decision.
+reads PEFT's schedule (``dag_plan``), the env's cost of computing it per decision; for a
+trial-guarded entry (:mod:`rlsched.policies.trial`) the network's act, the anchor's, and
+the trials where the guard runs them (``TRIALS`` of them).
 Observations come from one episode of the best heuristic's play on the entry's test data
 (their states, not the policy's): the time of a decision does not depend on them.
 Median and 99th percentile over ``--decisions`` decisions (fewer where the observations would hold
@@ -46,6 +48,7 @@ from rlsched.policies.familiarity import profile
 from rlsched.policies.learned import MASKED_ALGOS, LearnedPolicy
 from rlsched.policies.registry import make_policy
 from rlsched.policies.residual import ResidualPolicy
+from rlsched.policies.trial import TrialGuard
 from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.zoo import card, names
 
@@ -130,6 +133,32 @@ def _guard_times(pol: DeparturePolicy, states: list[tuple[Any, np.ndarray]]) -> 
 #: Observations kept for timing hold at most about this many action rows in all (PodRebalancing
 #: at 100 nodes has 300,001 move rows of 20 features per observation: 2,000 would need 48 GB).
 ROW_BUDGET = 4_000_000
+#: Trials timed for a trial-guarded entry (each plays the network and its anchor over sampled
+#: futures: about a second at PodRebalancing's 4 nodes, far more at 100)
+TRIALS = 20
+
+
+def _trial_times(guard: TrialGuard, env: Any, trials: int) -> dict[str, Any]:
+    """A trial-guarded entry's trials (:mod:`rlsched.policies.trial`), timed where the shipped
+    guard runs them (every ``guard.every`` decisions of the base heuristic's play), with the
+    share of them the network won; between trials a decision costs the network's or the
+    anchor's act (both timed)."""
+    ts: list[float] = []
+    won = 0
+    k = 0
+
+    def visit(obs: Any, mask: np.ndarray) -> None:
+        nonlocal k, won
+        if k % guard.every == 0 and len(ts) < trials:
+            t0 = time.perf_counter()
+            won += int(guard.trial(obs, mask))
+            ts.append(time.perf_counter() - t0)
+        k += 1
+
+    _play(env, trials * guard.every, visit)
+    return {"trial": {**_summary(ts), "trials": len(ts), "network_won": won,
+                      "every": guard.every, "futures": guard.futures,
+                      "horizon": guard.horizon or "end"}}  # fmt: skip
 
 
 def one(
@@ -163,6 +192,11 @@ def one(
                 "act_scoring_every_decision": _time(
                     DeparturePolicy(outer.dir, threshold=-np.inf, familiar="off").act, states),
                 **_guard_times(outer, states)}  # fmt: skip
+    trial: dict[str, Any] = {}
+    if isinstance(outer, TrialGuard):  # between trials it acts as the network or its anchor
+        trial = _trial_times(outer, env, TRIALS)
+        trial["anchor_act"] = _time(outer.base.act, _states(env, min(n, 200)))
+        outer = outer.policy
     # a residual entry acts as its heuristic plus the network: both are timed (outer.act)
     pol = outer.learned if isinstance(outer, ResidualPolicy) else outer
     assert isinstance(pol, LearnedPolicy)
@@ -178,6 +212,7 @@ def one(
                  else "numpy (MlpActor)" if pol._mlp is not None else "torch (SB3 predict)")
         + (f" over {outer.base.name}" if outer is not pol else ""),
         "act": _time(outer.act, states),
+        **trial,
     }  # fmt: skip
     if (pol._scorer is not None or pol._mlp is not None) and not pol.resized:
         masked = pol.algo in MASKED_ALGOS
@@ -261,7 +296,11 @@ def main() -> None:
                 + (f"; scoring every decision median {scoring:.3f} ms" if scoring else "")
                 + (f"; familiarity check median {r['guard_check']['median_ms']:.3f} ms, a "
                    f"workflow's first {r['guard_first_of_a_workflow']['median_ms']:.3f} ms"
-                   if "guard_check" in r else ""),
+                   if "guard_check" in r else "")
+                + (f"; trial guard: a trial every {r['trial']['every']} decisions, median "
+                   f"{r['trial']['median_ms']:.0f} ms (network won {r['trial']['network_won']} "
+                   f"of {r['trial']['trials']}), the anchor's act "
+                   f"{r['anchor_act']['median_ms']:.3f} ms" if "trial" in r else ""),
                 flush=True,
             )
             rows.append(r)

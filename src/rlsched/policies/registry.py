@@ -201,7 +201,7 @@ def _trial_of(
     raw = dict(shipped or {})
     if "trial" in given:
         raw["anchor"] = str(given["trial"])
-    raw.update({k[len("trial_"):]: v for k, v in given.items() if k != "trial"})
+    raw.update({k[len("trial_") :]: v for k, v in given.items() if k != "trial"})
     return trial_settings(raw, f"policy {spec!r}")
 
 

@@ -84,9 +84,7 @@ class TrialGuard(RolloutSearch):
     ) -> None:
         super().__init__(env, anchor, anchor_name, seed, horizon, top_k=1, score="metric")
         if not type(self.env).can_resample_future():
-            raise PolicyError(
-                f"{type(self.env).__name__} cannot sample futures: no trial guard"
-            )
+            raise PolicyError(f"{type(self.env).__name__} cannot sample futures: no trial guard")
         if min(futures, every, 1 if horizon is None else horizon) < 1:
             raise PolicyError(
                 f"a trial needs futures, horizon and every of at least 1, got {futures}, "
@@ -145,7 +143,7 @@ class TrialGuard(RolloutSearch):
         self.trials += 1
         self.last_gain = np.asarray(gains, dtype=np.float64)
         self.trial_seconds += time.perf_counter() - t0
-        return _clear_gain(self.last_gain, self.significance)
+        return bool(_clear_gain(self.last_gain, self.significance))
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
         if self.decisions % self.every == 0:

@@ -1,0 +1,89 @@
+"""Issue 13, descriptive (nothing is chosen on it): round L7's trial guard on 32 clusters no
+model trained or was chosen on.
+
+Round L7 (``make_zoo_pods_trial.py``) shipped the PodRebalancing entry under a trial guard over
+greedy_migration, chosen on the nine validation clusters, where the guard showed no
+significant difference from the network alone. Does the guard give up the network's gain on
+clusters no model saw (on clusters 100-131 the network was better than greedy_migration on
+23-24 and worse on none; ``pods_steps_unseen_clusters.py``)? This plays greedy_migration, the
+network alone (``?trial=off``) and the entry as shipped on clusters 100-131, 10 episodes each on
+fresh seeds 48,000+; each paired with greedy per cluster, and the 320 episodes' violations
+relative to greedy's cluster mean pooled and paired between the two.
+
+    python docs/results/pods_trial_unseen_clusters.py   # about 10 min on one process
+
+Writes ``docs/results/pods_trial_unseen_clusters.json``.
+"""
+
+import json
+import sys
+import time
+
+import numpy as np
+from make_zoo import ROOT
+from pods_step_unseen import ENV, REF, entry_kwargs
+
+from rlsched.evaluate import compare
+from rlsched.stats import paired
+
+CLUSTERS = tuple(range(100, 132))
+EPISODES, SEED = 10, 48_000
+MODELS = {
+    "the network alone": "learned:zoo/pod-rebalancing-anchored-ppo?trial=off",
+    "the entry (trial guard)": "learned:zoo/pod-rebalancing-anchored-ppo",
+}
+OUT = ROOT / "docs/results/pods_trial_unseen_clusters.json"
+
+
+def play(cluster: int) -> dict[str, list[float]]:
+    rep = compare(ENV, f"synthetic:pods?seed={cluster}", [REF, *MODELS.values()],
+                  episodes=EPISODES, seed=SEED, env_kwargs=entry_kwargs(), reference=REF)
+    return {r["policy"]: r["episode_values"] for r in rep["results"]}
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    rel: dict[str, list[np.ndarray]] = {k: [] for k in (REF, *MODELS)}
+    counts = {k: {"better": 0, "worse": 0, "no significant difference": 0} for k in MODELS}
+    per: dict[str, dict] = {}
+    for c in CLUSTERS:
+        v = {p: np.asarray(x, float) for p, x in play(c).items()}
+        scale = float(v[REF].mean())
+        row: dict = {REF: scale}
+        rel[REF].append(v[REF] / scale)
+        for k, s in MODELS.items():
+            p = paired(v[s], v[REF], direction="lower", reference=REF,
+                       metric="violations").to_json()  # fmt: skip
+            counts[k][p["verdict"]] += 1
+            rel[k].append(v[s] / scale)
+            row[k] = {"mean": float(v[s].mean()), "verdict": p["verdict"]}
+        per[f"cluster {c}"] = row
+        print(f"cluster {c}: " + ", ".join(f"{k} {v[s].mean():.1f}" for k, s in
+                                           [(REF, REF), *MODELS.items()]), flush=True)
+    pooled = {k: np.concatenate(x) for k, x in rel.items()}
+    names = list(MODELS)
+
+    def vs(a: str, b: str) -> dict:
+        return paired(pooled[a], pooled[b], direction="lower", reference=b,
+                      metric="violations / greedy_migration's cluster mean").to_json()
+
+    out = {
+        "clusters": list(CLUSTERS), "episodes_per_cluster": EPISODES, "seed": SEED,
+        "models": MODELS, "counts_vs_greedy": counts,
+        "relative_means": {k: float(x.mean()) for k, x in pooled.items()},
+        "pooled_vs_greedy": {k: vs(k, REF) for k in names},
+        "guard_vs_network": vs(names[1], names[0]),
+        "per_cluster": per, "seconds": time.perf_counter() - t0,
+    }  # fmt: skip
+    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    for k in names:
+        print(f"{k}: {out['relative_means'][k]:.3f} of greedy's; vs greedy per cluster "
+              f"{counts[k]}")
+    p = out["guard_vs_network"]
+    print(f"guard vs network: {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] "
+          f"{p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}")
+    print(f"{out['seconds']:.0f} s")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
