@@ -61,3 +61,25 @@ def test_learned_path_loads_it_with_its_threshold_and_refuses_what_it_cannot_rea
         DeparturePolicy(model, threshold="high")  # type: ignore[arg-type]
     with pytest.raises(PolicyError, match="servers"):
         make_policy(f"learned:{model}", _env(num_nodes=2))
+
+
+def test_learned_path_puts_a_departure_model_under_a_trial_guard(departure_run) -> None:
+    from rlsched.policies.trial import TrialGuard
+
+    env = _env()
+    model = departure_run / "model"
+    spec = f"learned:{model}?threshold=-1e9&trial=peft&trial_every=3&trial_futures=2"
+    pol = make_policy(spec, env, seed=0)
+    assert isinstance(pol, TrialGuard) and isinstance(pol.policy, DeparturePolicy)
+    assert pol.policy.threshold == -1e9 and pol.base_name == "peft" and pol.name == spec
+    obs, _ = env.reset(seed=0)
+    pol.reset(0)
+    done = False
+    while not done:
+        mask = env.unwrapped.action_masks()
+        a = pol.act(obs, mask)
+        assert mask[a]
+        obs, _, done, _, _ = env.step(a)
+    assert pol.trials == -(-pol.decisions // 3)
+    with pytest.raises(PolicyError, match="trial_futures"):
+        make_policy(f"learned:{model}?margin=1&trial=peft", env)

@@ -127,9 +127,10 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         return pol
     if spec.startswith("learned:"):
         path, kwargs = split_arguments(spec.split(":", 1)[1])
-        if read_meta(resolve_model_dir(path)).get("algo") == "departures":
-            return _departures(spec, path, kwargs, env)
         trial = {k: kwargs.pop(k) for k in list(kwargs) if k in TRIAL_ARGS}
+        if read_meta(resolve_model_dir(path)).get("algo") == "departures":
+            dep = _departures(spec, path, kwargs, env, bool(trial))
+            return _guarded(spec, dep, trial, env, seed)
         unknown = sorted(set(kwargs) - {"anchor", "margin"})
         if unknown:
             raise PolicyError(
@@ -140,12 +141,11 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         if kwargs or trial:
             pol.name = spec
         pol.check_env(env.unwrapped)
-        settings = _trial_of(spec, pol.meta.get("trial"), trial)
-        if settings is not None:
-            if pol.meta.get("residual"):
-                raise PolicyError(f"policy {spec!r}: a residual model takes no trial guard")
-            anchor = make_policy(settings.pop("anchor"), env, seed=seed)
-            return TrialGuard(env, pol, anchor, anchor.name, seed=seed, **settings)
+        if pol.meta.get("residual") and (trial or pol.meta.get("trial")):
+            raise PolicyError(f"policy {spec!r}: a residual model takes no trial guard")
+        guarded = _guarded(spec, pol, trial, env, seed)
+        if guarded is not pol:
+            return guarded
         res = pol.meta.get("residual")
         if res and pol.margin is not None:
             raise PolicyError(
@@ -205,15 +205,31 @@ def _trial_of(
     return trial_settings(raw, f"policy {spec!r}")
 
 
-def _departures(spec: str, path: str, kwargs: dict[str, str], env: Any) -> Policy:
-    """``learned:PATH`` of a departure model (:mod:`rlsched.policies.departures`)."""
+def _guarded(
+    spec: str, pol: LearnedPolicy | DeparturePolicy, trial: dict[str, Any], env: Any,
+    seed: int | None,
+) -> Policy:
+    """``pol`` under the trial guard its meta and ``trial`` arguments name, or ``pol``."""
+    settings = _trial_of(spec, pol.meta.get("trial"), trial)
+    if settings is None:
+        return pol
+    anchor = make_policy(settings.pop("anchor"), env, seed=seed)
+    return TrialGuard(env, pol, anchor, anchor.name, seed=seed, **settings)
+
+
+def _departures(
+    spec: str, path: str, kwargs: dict[str, str], env: Any, named: bool = False
+) -> DeparturePolicy:
+    """``learned:PATH`` of a departure model (:mod:`rlsched.policies.departures`); ``named``:
+    the spec has other arguments (a trial guard's), so the policy takes the spec's name."""
     unknown = sorted(set(kwargs) - {"threshold", "familiar"})
     if unknown:
         raise PolicyError(
-            f"policy {spec!r}: a departure model takes threshold and familiar, not {unknown}"
+            f"policy {spec!r}: a departure model takes threshold, familiar and "
+            f"{', '.join(TRIAL_ARGS)}, not {unknown}"
         )
     pol = DeparturePolicy(path, kwargs.get("threshold"), kwargs.get("familiar"))
-    if kwargs:
+    if kwargs or named:
         pol.name = spec
     pol.check_env(env.unwrapped)
     return pol
