@@ -252,6 +252,23 @@ def retire(old: str, new: str, by: str) -> Path:
     return retired
 
 
+def remeasure_card(card: dict, env: str, entry: str, kwargs: dict, metric: str) -> None:
+    """``card``'s validation and test verdicts measured again for ``entry`` (a ``learned:``
+    spec) as a card records them: every plain heuristic beside it, ``CARD_EPISODES`` episodes
+    of the split's validation and test data (seeds ``VAL_SEED``+ and ``TEST_SEED``+). A test
+    oracle recorded on those episodes stays."""
+    split = SPLITS[env]
+    val = compare(env, split.validation, f"plain,{entry}", episodes=CARD_EPISODES,
+                  seed=VAL_SEED, env_kwargs=kwargs)  # fmt: skip
+    test = compare(env, split.test, f"plain,{entry}", episodes=CARD_EPISODES, seed=TEST_SEED,
+                   env_kwargs=kwargs)  # fmt: skip
+    oracle = card.get("test", {}).get("oracle")
+    card["validation"] = {**verdict(val, entry, CARD_EPISODES, (metric,)), "seed": VAL_SEED}
+    card["test"] = {**verdict(test, entry, CARD_EPISODES, (metric,)), "seed": TEST_SEED}
+    if oracle is not None:
+        card["test"]["oracle"] = oracle
+
+
 def ship_gate(name: str, gate: dict, script: str) -> dict:
     """Ship a margin gate (``{"anchor": H, "margin": M}``), chosen by round script ``script``,
     with zoo entry ``name``: its model's ``meta.json`` ``gate`` (what ``learned:zoo/NAME``

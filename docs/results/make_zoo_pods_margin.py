@@ -36,13 +36,12 @@ import json
 import time
 
 import numpy as np
-from make_zoo import CARD_EPISODES, ROOT, VAL_SEED, compare_in_envs, ship_gate, verdict
+from make_zoo import ROOT, compare_in_envs, remeasure_card, ship_gate
 from make_zoo_pods_many import CLUSTERS, ENV, REF
 
 from rlsched.agents.export import write_card
-from rlsched.evaluate import compare
 from rlsched.gate import gated_spec
-from rlsched.splits import SPLITS, TEST_SEED
+from rlsched.splits import SPLITS
 from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
 
@@ -108,13 +107,7 @@ def main() -> None:
     card = ship_gate(
         NAME, {"anchor": REF, "margin": cands[kept]}, "docs/results/make_zoo_pods_margin.py"
     )
-    split = SPLITS[ENV]
-    val = compare(ENV, split.validation, f"plain,{ENTRY}", episodes=CARD_EPISODES,
-                  seed=VAL_SEED, env_kwargs=kwargs)  # fmt: skip
-    test = compare(ENV, split.test, f"plain,{ENTRY}", episodes=CARD_EPISODES, seed=TEST_SEED,
-                   env_kwargs=kwargs)  # fmt: skip
-    card["validation"] = {**verdict(val, ENTRY, CARD_EPISODES, ("violations",)), "seed": VAL_SEED}
-    card["test"] = {**verdict(test, ENTRY, CARD_EPISODES, ("violations",)), "seed": TEST_SEED}
+    remeasure_card(card, ENV, ENTRY, kwargs, "violations")
     lo, hi = vs_entry["ci95"]
     card["gate_chosen_by"] = (
         f"lowest mean violations relative to greedy_migration on {EPISODES} fresh episodes of "

@@ -48,12 +48,11 @@ import json
 import time
 
 import numpy as np
-from make_zoo import CARD_EPISODES, ROOT, VAL_SEED, compare_in_envs, verdict
+from make_zoo import ROOT, compare_in_envs, remeasure_card
 from make_zoo_pods_many import CLUSTERS, ENV, REF
 
 from rlsched.agents.export import write_card
-from rlsched.evaluate import compare
-from rlsched.splits import SPLITS, TEST_SEED
+from rlsched.splits import SPLITS
 from rlsched.stats import paired
 from rlsched.zoo import ZOO_DIR
 
@@ -172,16 +171,7 @@ def main() -> None:
         f"({v['mean_diff']:+.3f} of greedy's mean, 95% CI {v['ci95'][0]:+.3f} to "
         f"{v['ci95'][1]:+.3f}); docs/results/make_zoo_pods_trial.py",
     )
-    split = SPLITS[ENV]
-    val = compare(ENV, split.validation, f"plain,{ENTRY}", episodes=CARD_EPISODES,
-                  seed=VAL_SEED, env_kwargs=kwargs)  # fmt: skip
-    test = compare(ENV, split.test, f"plain,{ENTRY}", episodes=CARD_EPISODES, seed=TEST_SEED,
-                   env_kwargs=kwargs)  # fmt: skip
-    card["validation"] = {**verdict(val, ENTRY, CARD_EPISODES, ("violations",)), "seed": VAL_SEED}
-    oracle = card["test"].get("oracle")  # recorded on the same episodes: it stays
-    card["test"] = {**verdict(test, ENTRY, CARD_EPISODES, ("violations",)), "seed": TEST_SEED}
-    if oracle is not None:
-        card["test"]["oracle"] = oracle
+    remeasure_card(card, ENV, ENTRY, kwargs, "violations")
     write_card(NAME, card)
     print(f"the entry ships the trial guard {cands[kept]}: test {card['test']['paired']}",
           flush=True)

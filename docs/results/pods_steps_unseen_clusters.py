@@ -44,26 +44,35 @@ def play(cluster: int) -> tuple[int, dict[str, list[float]]]:
     return cluster, {r["policy"]: r["episode_values"] for r in rep["results"]}
 
 
-def main() -> None:
-    t0 = time.perf_counter()
-    with Pool(2) as pool:
-        played = dict(pool.map(play, CLUSTERS))
-    rel: dict[str, list[np.ndarray]] = {k: [] for k in (REF, *MODELS)}
-    counts = {k: {"better": 0, "worse": 0, "no significant difference": 0} for k in MODELS}
+def tally(
+    played: dict[int, dict[str, list[float]]], models: dict[str, str]
+) -> tuple[dict[str, np.ndarray], dict[str, dict[str, int]], dict[str, dict]]:
+    """Each model (label: spec) paired with greedy_migration on each cluster of ``played``
+    (cluster: spec: episode values): the episodes' violations relative to greedy's cluster
+    mean, pooled by label; the count of each verdict against greedy; each cluster's means."""
+    rel: dict[str, list[np.ndarray]] = {k: [] for k in (REF, *models)}
+    counts = {k: {"better": 0, "worse": 0, "no significant difference": 0} for k in models}
     per: dict[str, dict] = {}
-    for c in CLUSTERS:
-        v = {p: np.asarray(x, float) for p, x in played[c].items()}
+    for c, values in played.items():
+        v = {p: np.asarray(x, float) for p, x in values.items()}
         scale = float(v[REF].mean())
         row: dict = {REF: scale}
         rel[REF].append(v[REF] / scale)
-        for k, s in MODELS.items():
+        for k, s in models.items():
             p = paired(v[s], v[REF], direction="lower", reference=REF,
                        metric="violations").to_json()  # fmt: skip
             counts[k][p["verdict"]] += 1
             rel[k].append(v[s] / scale)
             row[k] = {"mean": float(v[s].mean()), "verdict": p["verdict"]}
         per[f"cluster {c}"] = row
-    pooled = {k: np.concatenate(x) for k, x in rel.items()}
+    return {k: np.concatenate(x) for k, x in rel.items()}, counts, per
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    with Pool(2) as pool:
+        played = dict(pool.map(play, CLUSTERS))
+    pooled, counts, per = tally(played, MODELS)
     names = list(MODELS)
 
     def vs(a: str, b: str) -> dict:

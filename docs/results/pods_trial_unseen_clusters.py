@@ -22,6 +22,7 @@ import time
 import numpy as np
 from make_zoo import ROOT
 from pods_step_unseen import ENV, REF, entry_kwargs
+from pods_steps_unseen_clusters import tally
 
 from rlsched.evaluate import compare
 from rlsched.stats import paired
@@ -43,24 +44,12 @@ def play(cluster: int) -> dict[str, list[float]]:
 
 def main() -> None:
     t0 = time.perf_counter()
-    rel: dict[str, list[np.ndarray]] = {k: [] for k in (REF, *MODELS)}
-    counts = {k: {"better": 0, "worse": 0, "no significant difference": 0} for k in MODELS}
-    per: dict[str, dict] = {}
+    played = {}
     for c in CLUSTERS:
-        v = {p: np.asarray(x, float) for p, x in play(c).items()}
-        scale = float(v[REF].mean())
-        row: dict = {REF: scale}
-        rel[REF].append(v[REF] / scale)
-        for k, s in MODELS.items():
-            p = paired(v[s], v[REF], direction="lower", reference=REF,
-                       metric="violations").to_json()  # fmt: skip
-            counts[k][p["verdict"]] += 1
-            rel[k].append(v[s] / scale)
-            row[k] = {"mean": float(v[s].mean()), "verdict": p["verdict"]}
-        per[f"cluster {c}"] = row
-        print(f"cluster {c}: " + ", ".join(f"{k} {v[s].mean():.1f}" for k, s in
+        played[c] = play(c)
+        print(f"cluster {c}: " + ", ".join(f"{k} {np.mean(played[c][s]):.1f}" for k, s in
                                            [(REF, REF), *MODELS.items()]), flush=True)
-    pooled = {k: np.concatenate(x) for k, x in rel.items()}
+    pooled, counts, per = tally(played, MODELS)
     names = list(MODELS)
 
     def vs(a: str, b: str) -> dict:
