@@ -155,3 +155,11 @@ def test_a_model_ships_its_trial_in_meta_and_trial_off_plays_the_network(
 def test_the_shipped_pod_entry_plays_under_its_trial_guard() -> None:
     pol = make_policy("learned:zoo/pod-rebalancing-anchored-ppo", _model_env(), seed=0)
     assert isinstance(pol, TrialGuard) and pol.base_name == "greedy_migration"
+
+
+def test_a_residual_model_takes_no_trial_guard() -> None:
+    env = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
+    spec = "learned:zoo/llm-autoscaling-hpa-threshold-residual-ppo"
+    with pytest.raises(PolicyError, match="residual model takes no trial guard"):
+        make_policy(f"{spec}?trial=hpa", env)
+    assert not isinstance(make_policy(f"{spec}?trial=off", env), TrialGuard)

@@ -141,8 +141,6 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         if kwargs or trial:
             pol.name = spec
         pol.check_env(env.unwrapped)
-        if pol.meta.get("residual") and (trial or pol.meta.get("trial")):
-            raise PolicyError(f"policy {spec!r}: a residual model takes no trial guard")
         guarded = _guarded(spec, pol, trial, env, seed)
         if guarded is not pol:
             return guarded
@@ -213,6 +211,8 @@ def _guarded(
     settings = _trial_of(spec, pol.meta.get("trial"), trial)
     if settings is None:
         return pol
+    if pol.meta.get("residual"):  # it acts through its heuristic: a guard would bypass it
+        raise PolicyError(f"policy {spec!r}: a residual model takes no trial guard")
     anchor = make_policy(settings.pop("anchor"), env, seed=seed)
     return TrialGuard(env, pol, anchor, anchor.name, seed=seed, **settings)
 
