@@ -16,7 +16,7 @@ settings below were fixed before any guarded policy played; a two-episode look a
 cluster 12 (seeds 47,000-47,001, not used again) checked that a trial runs (one per
 24-decision episode, 0.35 s) and nothing else.
 
-    python docs/results/make_zoo_pods_trial.py      # about 10 minutes here
+    python docs/results/make_zoo_pods_trial.py      # about 5 minutes here
 
 The rule, fixed here (2026-12-05, thirty-sixth session) before the runs:
 

@@ -10,7 +10,7 @@ network alone (``?trial=off``) and the entry as shipped on clusters 100-131, 10 
 fresh seeds 48,000+; each paired with greedy per cluster, and the 320 episodes' violations
 relative to greedy's cluster mean pooled and paired between the two.
 
-    python docs/results/pods_trial_unseen_clusters.py   # about 10 min on one process
+    python docs/results/pods_trial_unseen_clusters.py   # about 5 minutes on one process
 
 Writes ``docs/results/pods_trial_unseen_clusters.json``.
 """
