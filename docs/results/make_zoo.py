@@ -277,16 +277,22 @@ def ship_gate(name: str, gate: dict, script: str) -> dict:
     write_gate(ZOO_DIR / name / "model", gate["anchor"], gate["margin"])
     card = json.loads((ZOO_DIR / name / "card.json").read_text())
     card["gate"] = gate
-    cfg = ROOT / card["config"]  # say in the retraining config what training does not read
-    head, rest = cfg.read_text().split("\n", 1)
     a, m = gate["anchor"], f"{gate['margin']:g}"
-    cfg.write_text(
-        f"{head}\n# It plays gated by {a} at margin {m} (meta.json \"gate\", chosen on "
-        f"validation by {script}): "
-        f"the model leaves {a}'s choice only where its logit beats it by {m}; training does not "
-        f"read the gate.\n{rest}"
+    note_in_config(
+        card,
+        f"It plays gated by {a} at margin {m} (meta.json \"gate\", chosen on validation by "
+        f"{script}): the model leaves {a}'s choice only where its logit beats it by {m}; "
+        "training does not read the gate.",
     )
     return card
+
+
+def note_in_config(card: dict, line: str) -> None:
+    """Say in the entry's retraining config (``card["config"]``), as a comment under its first
+    line, what it plays with that training does not read (a gate, a trial guard)."""
+    cfg = ROOT / card["config"]
+    head, rest = cfg.read_text().split("\n", 1)
+    cfg.write_text(f"{head}\n# {line}\n{rest}")
 
 
 @dataclass(frozen=True)

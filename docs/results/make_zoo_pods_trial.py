@@ -48,7 +48,7 @@ import json
 import time
 
 import numpy as np
-from make_zoo import ROOT, compare_in_envs, remeasure_card
+from make_zoo import ROOT, compare_in_envs, note_in_config, remeasure_card
 from make_zoo_pods_many import CLUSTERS, ENV, REF
 
 from rlsched.agents.export import write_card
@@ -88,13 +88,11 @@ def ship(settings: dict, chosen_by: str) -> dict:
     card = json.loads((ZOO_DIR / NAME / "card.json").read_text())
     card["trial"] = settings
     card["trial_chosen_by"] = chosen_by
-    cfg = ROOT / card["config"]  # say in the retraining config what training does not read
-    head, rest = cfg.read_text().split("\n", 1)
-    cfg.write_text(
-        f"{head}\n# It plays under a trial guard over {settings['anchor']} (meta.json \"trial\", "
-        "chosen on validation by docs/results/make_zoo_pods_trial.py): the network acts only "
-        "where its rollouts over sampled futures beat the anchor's; training does not read "
-        f"the guard.\n{rest}"
+    note_in_config(
+        card,
+        f"It plays under a trial guard over {settings['anchor']} (meta.json \"trial\", chosen "
+        "on validation by docs/results/make_zoo_pods_trial.py): the network acts only where "
+        "its rollouts over sampled futures beat the anchor's; training does not read the guard.",
     )
     return card
 

@@ -19,6 +19,7 @@ Writes ``docs/results/pods_steps_unseen_clusters.json``.
 import json
 import time
 from multiprocessing import Pool
+from pathlib import Path
 
 import numpy as np
 from make_zoo import ROOT
@@ -68,37 +69,46 @@ def tally(
     return {k: np.concatenate(x) for k, x in rel.items()}, counts, per
 
 
-def main() -> None:
-    t0 = time.perf_counter()
-    with Pool(2) as pool:
-        played = dict(pool.map(play, CLUSTERS))
-    pooled, counts, per = tally(played, MODELS)
-    names = list(MODELS)
+def report(played: dict[int, dict[str, list[float]]], models: dict[str, str],
+           pairs: dict[str, tuple[str, str]], head: dict, out: Path, t0: float) -> dict:
+    """:func:`tally` of ``played`` written to ``out`` after ``head`` (the run's fields), with
+    each model pooled against greedy_migration and each of ``pairs`` (label: (model, model
+    it is paired with)); prints the verdicts."""
+    pooled, counts, per = tally(played, models)
 
     def vs(a: str, b: str) -> dict:
         return paired(pooled[a], pooled[b], direction="lower", reference=b,
                       metric="violations / greedy_migration's cluster mean").to_json()
 
-    out = {
-        "clusters": list(CLUSTERS), "episodes_per_cluster": EPISODES, "seed": SEED,
-        "models": {k: s.replace(f"{ROOT}/", "") for k, s in MODELS.items()},
-        "counts_vs_greedy": counts,
+    rec = {
+        **head, "counts_vs_greedy": counts,
         "relative_means": {k: float(x.mean()) for k, x in pooled.items()},
-        "pooled_vs_greedy": {k: vs(k, REF) for k in names},
-        "round L5 vs round L": vs(names[1], names[0]),
-        "round L6 vs round L5": vs(names[2], names[1]),
+        "pooled_vs_greedy": {k: vs(k, REF) for k in models},
+        **{label: vs(a, b) for label, (a, b) in pairs.items()},
         "per_cluster": per, "seconds": time.perf_counter() - t0,
     }  # fmt: skip
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
-    for k in names:
-        print(f"{k}: {out['relative_means'][k]:.3f} of greedy's; vs greedy per cluster "
+    out.write_text(json.dumps(rec, indent=1) + "\n")
+    for k in models:
+        print(f"{k}: {rec['relative_means'][k]:.3f} of greedy's; vs greedy per cluster "
               f"{counts[k]}")
-    for k in ("round L5 vs round L", "round L6 vs round L5"):
-        p = out[k]
-        print(f"{k}: {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] "
+    for label in pairs:
+        p = rec[label]
+        print(f"{label}: {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] "
               f"{p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}")
-    print(f"{out['seconds']:.0f} s")
+    print(f"{rec['seconds']:.0f} s")
+    return rec
 
+
+def main() -> None:
+    t0 = time.perf_counter()
+    with Pool(2) as pool:
+        played = dict(pool.map(play, CLUSTERS))
+    names = list(MODELS)
+    head = {"clusters": list(CLUSTERS), "episodes_per_cluster": EPISODES, "seed": SEED,
+            "models": {k: s.replace(f"{ROOT}/", "") for k, s in MODELS.items()}}  # fmt: skip
+    pairs = {"round L5 vs round L": (names[1], names[0]),
+             "round L6 vs round L5": (names[2], names[1])}  # fmt: skip
+    report(played, MODELS, pairs, head, OUT, t0)
 
 if __name__ == "__main__":
     main()

@@ -15,17 +15,14 @@ relative to greedy's cluster mean pooled and paired between the two.
 Writes ``docs/results/pods_trial_unseen_clusters.json``.
 """
 
-import json
-import sys
 import time
 
 import numpy as np
 from make_zoo import ROOT
 from pods_step_unseen import ENV, REF, entry_kwargs
-from pods_steps_unseen_clusters import tally
+from pods_steps_unseen_clusters import report
 
 from rlsched.evaluate import compare
-from rlsched.stats import paired
 
 CLUSTERS = tuple(range(100, 132))
 EPISODES, SEED = 10, 48_000
@@ -49,30 +46,10 @@ def main() -> None:
         played[c] = play(c)
         print(f"cluster {c}: " + ", ".join(f"{k} {np.mean(played[c][s]):.1f}" for k, s in
                                            [(REF, REF), *MODELS.items()]), flush=True)
-    pooled, counts, per = tally(played, MODELS)
     names = list(MODELS)
-
-    def vs(a: str, b: str) -> dict:
-        return paired(pooled[a], pooled[b], direction="lower", reference=b,
-                      metric="violations / greedy_migration's cluster mean").to_json()
-
-    out = {
-        "clusters": list(CLUSTERS), "episodes_per_cluster": EPISODES, "seed": SEED,
-        "models": MODELS, "counts_vs_greedy": counts,
-        "relative_means": {k: float(x.mean()) for k, x in pooled.items()},
-        "pooled_vs_greedy": {k: vs(k, REF) for k in names},
-        "guard_vs_network": vs(names[1], names[0]),
-        "per_cluster": per, "seconds": time.perf_counter() - t0,
-    }  # fmt: skip
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
-    for k in names:
-        print(f"{k}: {out['relative_means'][k]:.3f} of greedy's; vs greedy per cluster "
-              f"{counts[k]}")
-    p = out["guard_vs_network"]
-    print(f"guard vs network: {p['mean_diff']:+.3f} [{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] "
-          f"{p['wins']}/{p['ties']}/{p['losses']} {p['verdict']}")
-    print(f"{out['seconds']:.0f} s")
-
+    head = {"clusters": list(CLUSTERS), "episodes_per_cluster": EPISODES, "seed": SEED,
+            "models": MODELS}  # fmt: skip
+    report(played, MODELS, {"guard_vs_network": (names[1], names[0])}, head, OUT, t0)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

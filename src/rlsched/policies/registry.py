@@ -129,8 +129,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         path, kwargs = split_arguments(spec.split(":", 1)[1])
         trial = {k: kwargs.pop(k) for k in list(kwargs) if k in TRIAL_ARGS}
         if read_meta(resolve_model_dir(path)).get("algo") == "departures":
-            dep = _departures(spec, path, kwargs, env, bool(trial))
-            return _guarded(spec, dep, trial, env, seed)
+            return _guarded(spec, _departures(spec, path, kwargs, env), trial, env, seed)
         unknown = sorted(set(kwargs) - {"anchor", "margin"})
         if unknown:
             raise PolicyError(
@@ -138,7 +137,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
                 f"{', '.join(TRIAL_ARGS)}, not {unknown}"
             )
         pol = LearnedPolicy(path, **kwargs)
-        if kwargs or trial:
+        if kwargs:
             pol.name = spec
         pol.check_env(env.unwrapped)
         guarded = _guarded(spec, pol, trial, env, seed)
@@ -207,7 +206,10 @@ def _guarded(
     spec: str, pol: LearnedPolicy | DeparturePolicy, trial: dict[str, Any], env: Any,
     seed: int | None,
 ) -> Policy:
-    """``pol`` under the trial guard its meta and ``trial`` arguments name, or ``pol``."""
+    """``pol`` under the trial guard its meta and ``trial`` arguments name, or ``pol``; a
+    spec with ``trial`` arguments names the policy."""
+    if trial:
+        pol.name = spec
     settings = _trial_of(spec, pol.meta.get("trial"), trial)
     if settings is None:
         return pol
@@ -217,11 +219,8 @@ def _guarded(
     return TrialGuard(env, pol, anchor, anchor.name, seed=seed, **settings)
 
 
-def _departures(
-    spec: str, path: str, kwargs: dict[str, str], env: Any, named: bool = False
-) -> DeparturePolicy:
-    """``learned:PATH`` of a departure model (:mod:`rlsched.policies.departures`); ``named``:
-    the spec has other arguments (a trial guard's), so the policy takes the spec's name."""
+def _departures(spec: str, path: str, kwargs: dict[str, str], env: Any) -> DeparturePolicy:
+    """``learned:PATH`` of a departure model (:mod:`rlsched.policies.departures`)."""
     unknown = sorted(set(kwargs) - {"threshold", "familiar"})
     if unknown:
         raise PolicyError(
@@ -229,7 +228,7 @@ def _departures(
             f"{', '.join(TRIAL_ARGS)}, not {unknown}"
         )
     pol = DeparturePolicy(path, kwargs.get("threshold"), kwargs.get("familiar"))
-    if kwargs or named:
+    if kwargs:
         pol.name = spec
     pol.check_env(env.unwrapped)
     return pol

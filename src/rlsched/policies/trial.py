@@ -82,14 +82,13 @@ class TrialGuard(RolloutSearch):
         every: int = 48,
         significance: float = 1.0,
     ) -> None:
+        trial_settings(  # the checks a shipped or spec'd trial gets
+            {"anchor": anchor_name, "futures": futures, "horizon": horizon, "every": every,
+             "significance": significance}, "TrialGuard",
+        )  # fmt: skip
         super().__init__(env, anchor, anchor_name, seed, horizon, top_k=1, score="metric")
         if not type(self.env).can_resample_future():
             raise PolicyError(f"{type(self.env).__name__} cannot sample futures: no trial guard")
-        if min(futures, every, 1 if horizon is None else horizon) < 1:
-            raise PolicyError(
-                f"a trial needs futures, horizon and every of at least 1, got {futures}, "
-                f"{horizon} and {every}"
-            )
         self.policy = policy
         self.name = getattr(policy, "name", "learned")
         self.futures = int(futures)
