@@ -9,7 +9,7 @@ from rlsched.evaluate import make_env
 from rlsched.policies.departures import DeparturePolicy
 from rlsched.policies.offloading import peft_choice
 from rlsched.policies.registry import make_policy
-from tests.conftest import TINY_DEPARTURES
+from tests.conftest import TINY_DEPARTURES, small_dag_entry
 
 
 def _env(**over):
@@ -83,3 +83,50 @@ def test_learned_path_puts_a_departure_model_under_a_trial_guard(departure_run) 
     assert pol.trials == -(-pol.decisions // 3)
     with pytest.raises(PolicyError, match="trial_futures"):
         make_policy(f"learned:{model}?margin=1&trial=peft", env)
+
+
+
+def _completion(env, pol, seed: int) -> float:
+    obs, _ = env.reset(seed=seed)
+    pol.reset(seed)
+    done, info = False, {}
+    while not done:
+        obs, _, done, _, info = env.step(pol.act(obs, env.unwrapped.action_masks()))
+    return float(info["metrics"]["mean_completion"])
+
+
+def test_a_trial_over_thresholds_plays_the_best_of_them_in_a_known_workflow() -> None:
+    """One workflow per episode, known on arrival: one future is the episode itself, so the
+    guard's completion is the least of PEFT's and of the model's at each threshold (the
+    zoo's small-DAG entry, on workflows of a world no round uses)."""
+    from rlsched.zoo import card
+
+    c = card(small_dag_entry())
+    env = make_env(c["env"], "synthetic:placement?workflows=50&tasks=15&seed=90",
+                   **{**c["env_kwargs"], "scenario": c["preset"]})  # fmt: skip
+    model = f"zoo/{small_dag_entry()}"
+    cuts = (-0.004, 0.003)
+    spec = (f"learned:{model}?threshold=0.02&trial=peft&trial_futures=1&trial_horizon=end"
+            "&trial_every=1000&trial_significance=0&trial_thresholds=-0.004/0.003")
+    guard = make_policy(spec, env, seed=0)
+    assert [p.threshold for p in guard.candidates] == [0.02, *cuts]
+    assert guard.describe()["trial"]["thresholds"] == list(cuts)
+    plays = [make_policy("peft", env)] + [make_policy(f"learned:{model}?threshold={t}", env)
+                                          for t in (0.02, *cuts)]  # fmt: skip
+    chosen = set()
+    for seed in range(8):
+        alone = [_completion(env, p, seed) for p in plays]
+        assert _completion(env, guard, seed) == pytest.approx(min(alone))
+        assert guard.trials == 1
+        chosen.add(guard.last_choice)
+        if guard.last_choice is not None:  # the followed candidate beat PEFT strictly
+            assert alone[1 + guard.last_choice] < alone[0]
+    assert len(chosen) > 1  # the trials did not all pick the same
+
+
+def test_trial_thresholds_need_numbers_and_a_departure_model(departure_run) -> None:
+    env = _env()
+    model = departure_run / "model"
+    for bad in ("-0.01/x", "inf"):
+        with pytest.raises(PolicyError, match="thresholds"):
+            make_policy(f"learned:{model}?trial=peft&trial_thresholds={bad}", env)

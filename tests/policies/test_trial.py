@@ -99,6 +99,12 @@ def test_settings_are_checked_and_named() -> None:
         trial_settings({"anchor": "greedy_migration", "significance": -1}, "here")
     with pytest.raises(PolicyError, match=r"not \['budget'\]"):
         trial_settings({"anchor": "greedy_migration", "budget": 3}, "here")
+    # other thresholds: a list (meta.json), one number, or numbers joined by / (a spec)
+    for raw, want in (([-0.004, 0.003], (-0.004, 0.003)), (0.5, (0.5,)), ("-1/2", (-1.0, 2.0))):
+        assert trial_settings({"anchor": "peft", "thresholds": raw}, "here")["thresholds"] == want
+    for raw in ("1/nan", [True], "low"):
+        with pytest.raises(PolicyError, match="thresholds"):
+            trial_settings({"anchor": "peft", "thresholds": raw}, "here")
 
 
 def _model(tmp_path: Path, trial: dict[str, Any] | None) -> Path:
@@ -136,6 +142,8 @@ def test_learned_path_takes_a_trial_from_its_spec(tmp_path: Path) -> None:
         make_policy(f"learned:{model}?trial=greedy_migration&trial_futures=0", env)
     with pytest.raises(PolicyError, match="unknown policy"):
         make_policy(f"learned:{model}?trial=nonesuch", env)
+    with pytest.raises(PolicyError, match="departure model only"):
+        make_policy(f"learned:{model}?trial=greedy_migration&trial_thresholds=0.1", env)
 
 
 def test_a_model_ships_its_trial_in_meta_and_trial_off_plays_the_network(

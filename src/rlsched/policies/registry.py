@@ -3,6 +3,7 @@ id, :data:`ENV_POLICIES`), ``clairvoyant`` and ``learned:PATH`` for a trained mo
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -176,7 +177,10 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
 
 
 #: ``learned:PATH`` arguments of the trial guard (:mod:`rlsched.policies.trial`)
-TRIAL_ARGS = ("trial", "trial_futures", "trial_horizon", "trial_every", "trial_significance")
+TRIAL_ARGS = (
+    "trial", "trial_futures", "trial_horizon", "trial_every", "trial_significance",
+    "trial_thresholds",
+)
 
 
 def _trial_of(
@@ -215,8 +219,17 @@ def _guarded(
         return pol
     if pol.meta.get("residual"):  # it acts through its heuristic: a guard would bypass it
         raise PolicyError(f"policy {spec!r}: a residual model takes no trial guard")
+    thresholds = settings.pop("thresholds")
+    if thresholds and not isinstance(pol, DeparturePolicy):
+        raise PolicyError(f"policy {spec!r}: trial thresholds apply to a departure model only")
+    variants: list[Policy] = []
+    for t in thresholds:  # the same networks, departing at another threshold
+        other = copy.copy(pol)
+        assert isinstance(other, DeparturePolicy)
+        other.threshold, other.name = float(t), f"{pol.name} at threshold {t:g}"
+        variants.append(other)
     anchor = make_policy(settings.pop("anchor"), env, seed=seed)
-    return TrialGuard(env, pol, anchor, anchor.name, seed=seed, **settings)
+    return TrialGuard(env, pol, anchor, anchor.name, seed=seed, variants=variants, **settings)
 
 
 def _departures(spec: str, path: str, kwargs: dict[str, str], env: Any) -> DeparturePolicy:

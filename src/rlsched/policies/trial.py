@@ -10,18 +10,27 @@ learned policy and the anchor heuristic from the current state for ``horizon`` d
 (None or ``"end"``: to the episode's end) and scores each by the env's main metric. Until the
 next trial it follows the learned policy when the learned policy's mean gain over the anchor
 exceeds ``significance`` standard errors of the paired gains, and the anchor otherwise.
+Where nothing is left to sample (one workflow per episode in WorkflowOffloading, known on
+arrival, with no later arrivals) every future is the episode itself: one future makes the
+trial exact. A departure model may also be tried at other ``thresholds`` (its own first):
+each is a learned candidate of the trial, and the guard follows the one with the highest
+clear mean gain over the anchor (ties to the earlier).
+
 Between trials a decision costs what the chosen policy costs (the network's forward pass, or
-the heuristic's); a trial costs ``2 x futures x horizon`` env steps, once per ``every``
-decisions (:attr:`TrialGuard.trial_seconds` records it; docs/results.md gives the figures).
+the heuristic's); a trial costs ``(1 + candidates) x futures x horizon`` env steps, once per
+``every`` decisions (:attr:`TrialGuard.trial_seconds` records it; docs/results.md gives the
+figures).
 
 A zoo entry ships its guard in ``meta.json`` (``"trial": {"anchor": ..., "futures": ...,
-"horizon": ..., "every": ..., "significance": ...}``), which ``learned:PATH`` applies
-wherever the model plays; ``learned:PATH?trial=off`` plays the network alone.
+"horizon": ..., "every": ..., "significance": ..., "thresholds": [...]}``), which
+``learned:PATH`` applies wherever the model plays; ``learned:PATH?trial=off`` plays the
+network alone.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -37,6 +46,7 @@ TRIAL_DEFAULTS: dict[str, Any] = {
     "horizon": 48,
     "every": 48,
     "significance": 1.0,
+    "thresholds": (),
 }
 
 
@@ -60,7 +70,24 @@ def trial_settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
         raise PolicyError(f"{where}: trial significance must be a number of at least 0, "
                           f"not {sig!r}")  # fmt: skip
     out["significance"] = float(sig)
+    out["thresholds"] = _thresholds(out["thresholds"], where)
     return out
+
+
+def _thresholds(raw: Any, where: str) -> tuple[float, ...]:
+    """A trial's other thresholds: a list of numbers (``meta.json``), one number, or numbers
+    joined by ``/`` (a spec: ``trial_thresholds=-0.004/0.003``)."""
+    items = raw.split("/") if isinstance(raw, str) else raw
+    items = [items] if isinstance(items, int | float) else items
+    try:
+        out = tuple(float(v) for v in items if not isinstance(v, bool))
+    except (TypeError, ValueError):
+        out = ()
+    else:
+        if len(out) == len(items) and all(np.isfinite(out)):
+            return out
+    raise PolicyError(f"{where}: trial thresholds must be finite numbers (a list, or joined by "
+                      f"'/'), not {raw!r}")  # fmt: skip
 
 
 class TrialGuard(RolloutSearch):
@@ -81,6 +108,7 @@ class TrialGuard(RolloutSearch):
         horizon: int | None = 48,
         every: int = 48,
         significance: float = 1.0,
+        variants: Sequence[Policy] = (),
     ) -> None:
         trial_settings(  # the checks a shipped or spec'd trial gets
             {"anchor": anchor_name, "futures": futures, "horizon": horizon, "every": every,
@@ -90,6 +118,9 @@ class TrialGuard(RolloutSearch):
         if not type(self.env).can_resample_future():
             raise PolicyError(f"{type(self.env).__name__} cannot sample futures: no trial guard")
         self.policy = policy
+        #: the learned candidates of a trial: ``policy`` first, then ``variants`` (the same
+        #: model at other thresholds)
+        self.candidates: list[Policy] = [policy, *variants]
         self.name = getattr(policy, "name", "learned")
         self.futures = int(futures)
         self.every = int(every)
@@ -106,12 +137,16 @@ class TrialGuard(RolloutSearch):
             "every": self.every,
             "significance": self.significance,
         }
+        if len(self.candidates) > 1:
+            out["trial"]["thresholds"] = [getattr(p, "threshold", None)
+                                          for p in self.candidates[1:]]  # fmt: skip
         return out
 
     def reset(self, seed: int | None = None) -> None:
         if seed is not None:
             self._seed = seed
-        self.policy.reset(seed)
+        for pol in self.candidates:
+            pol.reset(seed)
         self.base.reset(seed)
         self._rng = np.random.default_rng(None if self._seed is None else self._seed + 7_919)
         self.decisions = 0
@@ -119,40 +154,50 @@ class TrialGuard(RolloutSearch):
         self.trusted = 0
         self.trial_seconds = 0.0
         self.rollouts = 0
-        self._follow = False
+        self._follow: Policy | None = None  # the candidate followed until the next trial
+        #: the followed candidate's gains, future by future, at the last trial (the first
+        #: candidate's where none was followed)
         self.last_gain: np.ndarray | None = None
+        #: at the last trial, the index in :attr:`candidates` followed (None: the anchor)
+        self.last_choice: int | None = None
 
     def _prepare(self) -> None:
         if self._future is not None:
             self.env.resample_future(np.random.default_rng(self._future))
 
     def trial(self, observation: Observation, mask: np.ndarray) -> bool:
-        """Play both policies from here over the sampled futures; whether the learned one's
-        paired gain is clear (:attr:`last_gain` keeps the gains, future by future)."""
+        """Play the anchor and each learned candidate from here over the sampled futures;
+        whether one of them has a clear paired gain (:attr:`last_choice` names the one with the
+        highest mean gain among those, :attr:`last_gain` keeps its gains)."""
         t0 = time.perf_counter()
         snap = self.env.snapshot()
-        gains = []
-        for s in self._rng.integers(2**63, size=self.futures):
+        seeds = self._rng.integers(2**63, size=self.futures)
+        gains = np.empty((len(self.candidates), len(seeds)))
+        for j, s in enumerate(seeds):
             self._future = int(s)
-            mine = self._rollout(snap, self.policy, observation, mask, None).score[0]
             theirs = self._rollout(snap, self.base, observation, mask, None).score[0]
-            gains.append(mine - theirs)  # scores are higher-is-better
+            for i, pol in enumerate(self.candidates):
+                mine = self._rollout(snap, pol, observation, mask, None).score[0]
+                gains[i, j] = mine - theirs  # scores are higher-is-better
         self._future = None
         self.env.restore(snap)
         self.trials += 1
-        self.last_gain = np.asarray(gains, dtype=np.float64)
+        clear = [i for i in range(len(gains)) if _clear_gain(gains[i], self.significance)]
+        self.last_choice = max(clear, key=lambda i: (gains[i].mean(), -i)) if clear else None
+        self.last_gain = gains[self.last_choice if clear else 0].astype(np.float64)
         self.trial_seconds += time.perf_counter() - t0
-        return bool(_clear_gain(self.last_gain, self.significance))
+        return self.last_choice is not None
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
         if self.decisions % self.every == 0:
-            self._follow = self.trial(observation, mask)
+            self.trial(observation, mask)
+            i = self.last_choice
+            self._follow = None if i is None else self.candidates[i]
         self.decisions += 1
-        if self._follow:
-            if not self.base.stateless:  # its shadow follows the real episode
-                self.base.act(observation, mask)
+        chosen = self._follow if self._follow is not None else self.base
+        for pol in (self.base, *self.candidates):  # stateful shadows follow the real episode
+            if pol is not chosen and not pol.stateless:
+                pol.act(observation, mask)
+        if self._follow is not None:
             self.trusted += 1
-            return self.policy.act(observation, mask)
-        if not self.policy.stateless:
-            self.policy.act(observation, mask)
-        return self.base.act(observation, mask)
+        return chosen.act(observation, mask)
