@@ -157,6 +157,7 @@ def _trial_times(guard: TrialGuard, env: Any, trials: int) -> dict[str, Any]:
 
     _play(env, trials * guard.every, visit)
     return {"trial": {**_summary(ts), "trials": len(ts), "network_won": won,
+                      "candidates": len(guard.candidates),
                       "every": guard.every, "futures": guard.futures,
                       "horizon": guard.horizon or "end"}}  # fmt: skip
 
@@ -175,6 +176,11 @@ def one(
     # the entry's own test data (a whole-workflow model reads workflows of its size only)
     env = make_env(env_id, c.get("test", {}).get("dataset") or SPLITS[env_id].test, **kwargs)
     outer = make_policy(f"learned:{model or 'zoo/' + name}", env, seed=0)
+    trial: dict[str, Any] = {}
+    if isinstance(outer, TrialGuard):  # between trials it acts as the network or its anchor
+        trial = _trial_times(outer, env, TRIALS)
+        trial["anchor_act"] = _time(outer.base.act, _states(env, min(n, 200)))
+        outer = outer.policy
     if isinstance(outer, DeparturePolicy):  # its base heuristic and the network, in numpy
         states = _states(env, n)
         nodes = getattr(env.unwrapped, "num_nodes", None)
@@ -191,12 +197,7 @@ def one(
                 # the network's cost at every decision, whatever the shipped threshold or guard
                 "act_scoring_every_decision": _time(
                     DeparturePolicy(outer.dir, threshold=-np.inf, familiar="off").act, states),
-                **_guard_times(outer, states)}  # fmt: skip
-    trial: dict[str, Any] = {}
-    if isinstance(outer, TrialGuard):  # between trials it acts as the network or its anchor
-        trial = _trial_times(outer, env, TRIALS)
-        trial["anchor_act"] = _time(outer.base.act, _states(env, min(n, 200)))
-        outer = outer.policy
+                **_guard_times(outer, states), **trial}  # fmt: skip
     # a residual entry acts as its heuristic plus the network: both are timed (outer.act)
     pol = outer.learned if isinstance(outer, ResidualPolicy) else outer
     assert isinstance(pol, LearnedPolicy)
