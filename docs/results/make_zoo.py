@@ -287,6 +287,20 @@ def ship_gate(name: str, gate: dict, script: str) -> dict:
     return card
 
 
+def trial_spec(entry: str, settings: dict) -> str:
+    """``entry`` (a ``learned:`` spec without arguments) under the trial guard ``settings``
+    (a ``meta.json`` ``trial``): ``?trial=ANCHOR&trial_KEY=V``, other thresholds joined by
+    ``/`` (none: left out)."""
+    args = [f"trial={settings['anchor']}"]
+    for k, v in settings.items():
+        if k == "thresholds":
+            if v:
+                args.append("trial_thresholds=" + "/".join(f"{t:g}" for t in v))
+        elif k != "anchor":
+            args.append(f"trial_{k}={v}")
+    return f"{entry}?{'&'.join(args)}"
+
+
 def note_in_config(card: dict, line: str) -> None:
     """Say in the entry's retraining config (``card["config"]``), as a comment under its first
     line, what it plays with that training does not read (a gate, a trial guard)."""

@@ -48,7 +48,7 @@ import time
 from multiprocessing import Pool
 
 import numpy as np
-from make_zoo import ROOT, note_in_config, remeasure_card
+from make_zoo import ROOT, note_in_config, remeasure_card, trial_spec
 
 from rlsched.agents.export import write_card
 from rlsched.evaluate import compare
@@ -74,13 +74,6 @@ TEST_SEED, TEST_EPISODES = 83_000, 30
 ORACLE_PRESET = "code-1x"
 CHUNK = 10
 OUT = ROOT / "docs/results/llm_trial_choice.json"
-
-
-def spec_of(settings: dict) -> str:
-    """``learned:`` the entry under the trial guard ``settings``."""
-    args = [f"trial={settings['anchor']}"]
-    args += [f"trial_{k}={v}" for k, v in settings.items() if k != "anchor"]
-    return f"{ENTRY}?{'&'.join(args)}"
 
 
 def _chunk(job: tuple[str, str, int, int, tuple[str, ...]]) -> tuple[tuple[str, int], dict]:
@@ -125,7 +118,7 @@ def vs(a: list[float], b: list[float], ref: str, metric: str, direction: str) ->
 def main(workers: int) -> None:
     t0 = time.perf_counter()
     assert "trial" not in json.loads((MODEL / "meta.json").read_text()), "already guarded"
-    cands = {spec_of(s): label for label, s in SETTINGS.items()}
+    cands = {trial_spec(ENTRY, s): label for label, s in SETTINGS.items()}
     names = {ANCHOR: ANCHOR, "hpa": "hpa", ENTRY: "the entry"} | cands
     players = tuple(names)
     val = played(SPLITS[ENV].validation, VAL_PRESETS, VAL_SEED, VAL_EPISODES,

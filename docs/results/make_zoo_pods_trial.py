@@ -48,7 +48,7 @@ import json
 import time
 
 import numpy as np
-from make_zoo import ROOT, compare_in_envs, note_in_config, remeasure_card
+from make_zoo import ROOT, compare_in_envs, note_in_config, remeasure_card, trial_spec
 from make_zoo_pods_many import CLUSTERS, ENV, REF
 
 from rlsched.agents.export import write_card
@@ -69,13 +69,6 @@ SETTINGS = {
                           "significance": 1.0},
 }  # fmt: skip
 METRIC = "violations / greedy_migration's cluster mean"
-
-
-def spec_of(settings: dict) -> str:
-    """``learned:`` the entry under the trial guard ``settings``."""
-    args = [f"trial={settings['anchor']}"]
-    args += [f"trial_{k}={v}" for k, v in settings.items() if k != "anchor"]
-    return f"{ENTRY}?{'&'.join(args)}"
 
 
 def ship(settings: dict, chosen_by: str) -> dict:
@@ -102,7 +95,7 @@ def main() -> None:
     card = json.loads((ZOO_DIR / NAME / "card.json").read_text())
     assert "trial" not in json.loads((MODEL / "meta.json").read_text()), "already guarded"
     kwargs = {**SPLITS[ENV].env_kwargs, "scenario": card["preset"], **card["env_kwargs"]}
-    cands = {spec_of(s): label for label, s in SETTINGS.items()}
+    cands = {trial_spec(ENTRY, s): label for label, s in SETTINGS.items()}
     names = {REF: REF, ENTRY: "the entry"} | cands
     rel: dict[str, list[np.ndarray]] = {s: [] for s in names}
     per_cluster: dict[str, dict] = {}

@@ -52,7 +52,7 @@ import time
 from multiprocessing import Pool
 
 import numpy as np
-from make_zoo import ROOT, note_in_config, verdict
+from make_zoo import ROOT, note_in_config, trial_spec, verdict
 from make_zoo_wf_small import ENV, EPISODES, KWARGS, PRESET, TEST, TEST_SEED, VAL_SEED, VALIDATION
 from make_zoo_wf_small import judge as judge_small
 from wf_small_dag_gain_all_tests import EXTRA
@@ -86,12 +86,7 @@ def settings(thresholds: list[float]) -> dict:
 
 def guard_spec(thresholds: list[float]) -> str:
     """``learned:`` the entry under the guard of :func:`settings`."""
-    s = settings(thresholds)
-    args = [f"trial={s['anchor']}"] + [f"trial_{k}={v}" for k, v in s.items()
-                                       if k not in ("anchor", "thresholds")]  # fmt: skip
-    if thresholds:
-        args.append("trial_thresholds=" + "/".join(f"{t:g}" for t in thresholds))
-    return f"learned:{MODEL}?{'&'.join(args)}"
+    return trial_spec(f"learned:{MODEL}", settings(thresholds))
 
 
 def at(t: float) -> str:
