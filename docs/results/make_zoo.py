@@ -254,17 +254,20 @@ def retire(old: str, new: str, by: str) -> Path:
 
 def remeasure_card(card: dict, env: str, entry: str, kwargs: dict, metric: str) -> None:
     """``card``'s validation and test verdicts measured again for ``entry`` (a ``learned:``
-    spec) as a card records them: every plain heuristic beside it, ``CARD_EPISODES`` episodes
-    of the split's validation and test data (seeds ``VAL_SEED``+ and ``TEST_SEED``+). A test
-    oracle recorded on those episodes stays."""
+    spec) as a card records them: every plain heuristic beside it, the card's own episode
+    counts (``CARD_EPISODES`` where it has none) of the split's validation and test data
+    (seeds ``VAL_SEED``+ and ``TEST_SEED``+). A test oracle recorded on those episodes
+    stays."""
     split = SPLITS[env]
-    val = compare(env, split.validation, f"plain,{entry}", episodes=CARD_EPISODES,
-                  seed=VAL_SEED, env_kwargs=kwargs)  # fmt: skip
-    test = compare(env, split.test, f"plain,{entry}", episodes=CARD_EPISODES, seed=TEST_SEED,
+    n_val = int(card.get("validation", {}).get("episodes", CARD_EPISODES))
+    n_test = int(card.get("test", {}).get("episodes", CARD_EPISODES))
+    val = compare(env, split.validation, f"plain,{entry}", episodes=n_val, seed=VAL_SEED,
+                  env_kwargs=kwargs)  # fmt: skip
+    test = compare(env, split.test, f"plain,{entry}", episodes=n_test, seed=TEST_SEED,
                    env_kwargs=kwargs)  # fmt: skip
     oracle = card.get("test", {}).get("oracle")
-    card["validation"] = {**verdict(val, entry, CARD_EPISODES, (metric,)), "seed": VAL_SEED}
-    card["test"] = {**verdict(test, entry, CARD_EPISODES, (metric,)), "seed": TEST_SEED}
+    card["validation"] = {**verdict(val, entry, n_val, (metric,)), "seed": VAL_SEED}
+    card["test"] = {**verdict(test, entry, n_test, (metric,)), "seed": TEST_SEED}
     if oracle is not None:
         card["test"]["oracle"] = oracle
 
