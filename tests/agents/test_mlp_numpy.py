@@ -14,7 +14,7 @@ from rlsched.policies.registry import make_policy
 
 def test_the_llm_scaler_acts_as_predict_with_its_normalisation() -> None:
     env = make_env("rlsched/LLMAutoscaling-v0", "azure-llm:code", episode_duration=60.0)
-    pol = make_policy("learned:zoo/llm-autoscaling-slo-ppo", env, seed=0)
+    pol = make_policy("learned:zoo/llm-autoscaling-slo-ppo?trial=off", env, seed=0)
     assert isinstance(pol, LearnedPolicy) and pol._mlp is not None
     other = make_policy("threshold", env, seed=0)  # visit the states another policy reaches
     obs, _ = env.reset(seed=3)

@@ -160,9 +160,24 @@ def test_a_model_ships_its_trial_in_meta_and_trial_off_plays_the_network(
         make_policy(f"learned:{model}?trial=off&trial_every=1", env)
 
 
-def test_the_shipped_pod_entry_plays_under_its_trial_guard() -> None:
+def test_the_shipped_entries_play_under_their_trial_guards() -> None:
+    from rlsched.policies.departures import DeparturePolicy
+    from tests.conftest import small_dag_entry
+
     pol = make_policy("learned:zoo/pod-rebalancing-anchored-ppo", _model_env(), seed=0)
     assert isinstance(pol, TrialGuard) and pol.base_name == "greedy_migration"
+    llm = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
+    pol = make_policy("learned:zoo/llm-autoscaling-slo-ppo", llm, seed=0)
+    assert isinstance(pol, TrialGuard) and pol.base_name == "threshold" and pol.every == 15
+    # the small-DAG entry: PEFT and the networks at their own threshold and two more
+    name = small_dag_entry()
+    kwargs = json.loads((ZOO_DIR / name / "card.json").read_text())["env_kwargs"]
+    wf = make_env("rlsched/WorkflowOffloading-v0",
+                  "synthetic:placement?workflows=5&tasks=15&seed=90", **kwargs)  # fmt: skip
+    pol = make_policy(f"learned:zoo/{name}", wf, seed=0)
+    assert isinstance(pol, TrialGuard) and pol.base_name == "peft" and pol.futures == 1
+    assert all(isinstance(p, DeparturePolicy) for p in pol.candidates)
+    assert [p.threshold for p in pol.candidates][1:] == [-0.008, -0.003]
 
 
 def test_a_residual_model_takes_no_trial_guard() -> None:
