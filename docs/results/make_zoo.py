@@ -304,6 +304,22 @@ def trial_spec(entry: str, settings: dict) -> str:
     return f"{entry}?{'&'.join(args)}"
 
 
+def ship_trial(name: str, settings: dict, chosen_by: str, line: str) -> dict:
+    """Ship a trial guard (``settings``, a ``meta.json`` ``trial``) with zoo entry ``name``:
+    its model's ``meta.json`` ``trial`` (what ``learned:zoo/NAME`` plays), its card's
+    ``trial`` and ``trial_chosen_by``, and ``line`` in its retraining config; returns the
+    card, for the caller to measure again and write."""
+    model = ZOO_DIR / name / "model"
+    meta = json.loads((model / "meta.json").read_text())
+    meta["trial"] = settings
+    (model / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    card = json.loads((ZOO_DIR / name / "card.json").read_text())
+    card["trial"] = settings
+    card["trial_chosen_by"] = chosen_by
+    note_in_config(card, line)
+    return card
+
+
 def note_in_config(card: dict, line: str) -> None:
     """Say in the entry's retraining config (``card["config"]``), as a comment under its first
     line, what it plays with that training does not read (a gate, a trial guard)."""

@@ -63,7 +63,7 @@ import time
 from multiprocessing import Pool
 
 import numpy as np
-from make_zoo import ROOT, note_in_config, remeasure_card, trial_spec
+from make_zoo import ROOT, remeasure_card, ship_trial, trial_spec
 
 from rlsched.agents.export import write_card
 from rlsched.evaluate import compare
@@ -218,24 +218,17 @@ def main(workers: int) -> None:
 def ship(settings: dict, out: dict, v: dict) -> None:
     """The guard in the entry's ``meta.json``, its card measured again and a line in its
     retraining config."""
-    meta_path = MODEL / "meta.json"
-    meta = json.loads(meta_path.read_text())
-    meta["trial"] = settings
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    card = json.loads((ZOO_DIR / NAME / "card.json").read_text())
-    card["trial"] = settings
-    card["trial_chosen_by"] = (
+    card = ship_trial(
+        NAME, settings,
         f"round {ROUND} (docs/results/make_zoo_llm_trial.py): the higher mean SLO attainment on "
         f"{VAL_EPISODES} fresh episodes of each of {', '.join(VAL_PRESETS)} (seeds "
         f"{VAL_SEED:,}+) among trials {', '.join(SETTINGS)}, not significantly worse than "
         f"threshold at any; against the entry without its guard there: {v['verdict']} "
-        f"({v['mean_diff']:+.4f}, 95% CI {v['ci95'][0]:+.4f} to {v['ci95'][1]:+.4f})")
-    note_in_config(
-        card,
+        f"({v['mean_diff']:+.4f}, 95% CI {v['ci95'][0]:+.4f} to {v['ci95'][1]:+.4f})",
         f"It plays under a trial guard over {settings['anchor']} (meta.json \"trial\", chosen "
         "on validation by docs/results/make_zoo_llm_trial.py): the network acts only where its "
         "rollouts over sampled futures beat the anchor's; training does not read the guard.",
-    )
+    )  # fmt: skip
     kwargs = {**SPLITS[ENV].env_kwargs, "scenario": card["preset"], **card["env_kwargs"]}
     remeasure_card(card, ENV, ENTRY, kwargs, "slo_attainment")
     write_card(NAME, card)

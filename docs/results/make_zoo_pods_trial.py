@@ -48,7 +48,7 @@ import json
 import time
 
 import numpy as np
-from make_zoo import ROOT, compare_in_envs, note_in_config, remeasure_card, trial_spec
+from make_zoo import ROOT, compare_in_envs, remeasure_card, ship_trial, trial_spec
 from make_zoo_pods_many import CLUSTERS, ENV, REF
 
 from rlsched.agents.export import write_card
@@ -74,20 +74,12 @@ METRIC = "violations / greedy_migration's cluster mean"
 def ship(settings: dict, chosen_by: str) -> dict:
     """The guard in the entry's ``meta.json``, its card and a line in its retraining config;
     returns the card, for the caller to complete and write."""
-    meta_path = MODEL / "meta.json"
-    meta = json.loads(meta_path.read_text())
-    meta["trial"] = settings
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    card = json.loads((ZOO_DIR / NAME / "card.json").read_text())
-    card["trial"] = settings
-    card["trial_chosen_by"] = chosen_by
-    note_in_config(
-        card,
+    return ship_trial(
+        NAME, settings, chosen_by,
         f"It plays under a trial guard over {settings['anchor']} (meta.json \"trial\", chosen "
         "on validation by docs/results/make_zoo_pods_trial.py): the network acts only where "
         "its rollouts over sampled futures beat the anchor's; training does not read the guard.",
-    )
-    return card
+    )  # fmt: skip
 
 
 def main() -> None:

@@ -52,7 +52,7 @@ import time
 from multiprocessing import Pool
 
 import numpy as np
-from make_zoo import ROOT, note_in_config, trial_spec, verdict
+from make_zoo import ROOT, ship_trial, trial_spec, verdict
 from make_zoo_wf_small import ENV, EPISODES, KWARGS, PRESET, TEST, TEST_SEED, VAL_SEED, VALIDATION
 from make_zoo_wf_small import judge as judge_small
 from wf_small_dag_gain_all_tests import EXTRA
@@ -219,11 +219,19 @@ def main(workers: int) -> None:
 def ship(out: dict) -> None:
     """The guard into the entry's ``meta.json``; its card measured again with it (the card's
     40 validation and test episodes) and a line in its retraining config."""
-    meta_path = MODEL / "meta.json"
-    meta = json.loads(meta_path.read_text())
-    meta["trial"] = out["guard"]
-    meta_path.write_text(json.dumps(meta, indent=2) + "\n")
-    card = json.loads((ZOO_DIR / NAME / "card.json").read_text())
+    v = out["validation"]["guard_minus_entry"]
+    ts = "/".join(f"{t:g}" for t in out["guard"]["thresholds"]) or "none"
+    card = ship_trial(
+        NAME, out["guard"],
+        "round W29 (docs/results/make_zoo_wf_small_dag_trial.py): other thresholds by forward "
+        f"selection on {DEV} (seeds {FRESH_SEED:,}+); on {FRESH_EPISODES} validation episodes "
+        f"of {VAL} its gap less the networks' alone {v['mean']:+.4f} (95% CI {v['ci95'][0]:+.4f} "
+        f"to {v['ci95'][1]:+.4f}, resampling workflows)",
+        "It plays under a trial guard over PEFT (meta.json \"trial\", round W29, "
+        "docs/results/make_zoo_wf_small_dag_trial.py): at each workflow's arrival it plays "
+        f"PEFT's schedule and the networks' at their threshold and at {ts} in the simulator, "
+        "and follows the fastest; training does not read the guard.",
+    )  # fmt: skip
     spec = f"learned:{MODEL}"
     pols = f"plain,optimal,{spec}"
     extra = {k: v for k, v in card["env_kwargs"].items() if k not in KWARGS}
@@ -234,21 +242,6 @@ def ship(out: dict) -> None:
                           "seed": VAL_SEED}  # fmt: skip
     card["test"] = {**verdict(test, spec, EPISODES, ("mean_completion", "optimality_gap")),
                     "seed": TEST_SEED, "oracle": oracle}  # fmt: skip
-    card["trial"] = out["guard"]
-    v = out["validation"]["guard_minus_entry"]
-    card["trial_chosen_by"] = (
-        "round W29 (docs/results/make_zoo_wf_small_dag_trial.py): other thresholds by forward "
-        f"selection on {DEV} (seeds {FRESH_SEED:,}+); on {FRESH_EPISODES} validation episodes "
-        f"of {VAL} its gap less the networks' alone {v['mean']:+.4f} (95% CI {v['ci95'][0]:+.4f} "
-        f"to {v['ci95'][1]:+.4f}, resampling workflows)")  # fmt: skip
-    ts = "/".join(f"{t:g}" for t in out["guard"]["thresholds"]) or "none"
-    note_in_config(
-        card,
-        "It plays under a trial guard over PEFT (meta.json \"trial\", round W29, "
-        "docs/results/make_zoo_wf_small_dag_trial.py): at each workflow's arrival it plays "
-        f"PEFT's schedule and the networks' at their threshold and at {ts} in the simulator, "
-        "and follows the fastest; training does not read the guard.",
-    )
     write_card(NAME, card)
 
 
