@@ -111,8 +111,8 @@ def test_a_trial_over_thresholds_plays_the_best_of_them_in_a_known_workflow() ->
     guard = make_policy(spec, env, seed=0)
     assert [p.threshold for p in guard.candidates] == [0.02, *cuts]
     assert guard.describe()["trial"]["thresholds"] == list(cuts)
-    plays = [make_policy("peft", env)] + [make_policy(f"learned:{model}?threshold={t}", env)
-                                          for t in (0.02, *cuts)]  # fmt: skip
+    specs = [f"learned:{model}?threshold={t}&trial=off" for t in (0.02, *cuts)]
+    plays = [make_policy("peft", env)] + [make_policy(spec, env) for spec in specs]
     chosen = set()
     for seed in range(8):
         alone = [_completion(env, p, seed) for p in plays]
