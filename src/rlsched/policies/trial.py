@@ -11,10 +11,11 @@ learned policy and the anchor heuristic from the current state for ``horizon`` d
 next trial it follows the learned policy when the learned policy's mean gain over the anchor
 exceeds ``significance`` standard errors of the paired gains, and the anchor otherwise.
 Where nothing is left to sample (one workflow per episode in WorkflowOffloading, known on
-arrival, with no later arrivals) every future is the episode itself: one future makes the
-trial exact. A departure model may also be tried at other ``thresholds`` (its own first):
-each is a learned candidate of the trial, and the guard follows the one with the highest
-clear mean gain over the anchor (ties to the earlier).
+arrival, with no later arrivals and the rank task order, which draws nothing) every future is
+the episode itself: one future makes the trial exact. A departure model may also be tried
+at other ``thresholds`` (its own first): each is a learned candidate of the trial, and the
+guard follows the one with the highest clear mean gain over the anchor (ties to the
+earlier).
 
 Between trials a decision costs what the chosen policy costs (the network's forward pass, or
 the heuristic's); a trial costs ``(1 + candidates) x futures x horizon`` env steps, once per
