@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from rlsched.errors import PolicyError
-from rlsched.evaluate import make_env
+from rlsched.evaluate import evaluate, make_env
 from rlsched.policies.departures import DeparturePolicy
 from rlsched.policies.offloading import peft_choice
 from rlsched.policies.registry import make_policy
@@ -87,12 +87,8 @@ def test_learned_path_puts_a_departure_model_under_a_trial_guard(departure_run) 
 
 
 def _completion(env, pol, seed: int) -> float:
-    obs, _ = env.reset(seed=seed)
-    pol.reset(seed)
-    done, info = False, {}
-    while not done:
-        obs, _, done, _, info = env.step(pol.act(obs, env.unwrapped.action_masks()))
-    return float(info["metrics"]["mean_completion"])
+    (episode,) = evaluate(pol, env, 1, seed)
+    return float(episode.metrics["mean_completion"])
 
 
 def test_a_trial_over_thresholds_plays_the_best_of_them_in_a_known_workflow() -> None:

@@ -19,6 +19,7 @@ was trained on, and keeps the base's server on others. ``?familiar=off`` plays i
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,13 @@ class DeparturePolicy(SavedModelPolicy):
         self.departures = 0
         #: decisions the guard kept on the base (an unfamiliar workflow)
         self.guarded = 0
+
+    def at_threshold(self, threshold: float) -> DeparturePolicy:
+        """The same networks (shared, not loaded again) departing at ``threshold``: a
+        candidate a trial guard plays beside this one (:mod:`rlsched.policies.trial`)."""
+        other = copy.copy(self)
+        other.threshold, other.name = float(threshold), f"{self.name} at threshold {threshold:g}"
+        return other
 
     def check_env(self, env: Any) -> None:
         """Refuse an env without the keys the network reads, or with another server count or

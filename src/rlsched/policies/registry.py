@@ -3,7 +3,6 @@ id, :data:`ENV_POLICIES`), ``clairvoyant`` and ``learned:PATH`` for a trained mo
 
 from __future__ import annotations
 
-import copy
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -222,12 +221,7 @@ def _guarded(
     thresholds = settings.pop("thresholds")
     if thresholds and not isinstance(pol, DeparturePolicy):
         raise PolicyError(f"policy {spec!r}: trial thresholds apply to a departure model only")
-    variants: list[Policy] = []
-    for t in thresholds:  # the same networks, departing at another threshold
-        other = copy.copy(pol)
-        assert isinstance(other, DeparturePolicy)
-        other.threshold, other.name = float(t), f"{pol.name} at threshold {t:g}"
-        variants.append(other)
+    variants = [pol.at_threshold(t) for t in thresholds] if isinstance(pol, DeparturePolicy) else []
     anchor = make_policy(settings.pop("anchor"), env, seed=seed)
     return TrialGuard(env, pol, anchor, anchor.name, seed=seed, variants=variants, **settings)
 

@@ -155,11 +155,11 @@ class TrialGuard(RolloutSearch):
         self.trusted = 0
         self.trial_seconds = 0.0
         self.rollouts = 0
-        self._follow: Policy | None = None  # the candidate followed until the next trial
         #: the followed candidate's gains, future by future, at the last trial (the first
         #: candidate's where none was followed)
         self.last_gain: np.ndarray | None = None
-        #: at the last trial, the index in :attr:`candidates` followed (None: the anchor)
+        #: at the last trial, the index in :attr:`candidates` followed until the next trial
+        #: (None: the anchor)
         self.last_choice: int | None = None
 
     def _prepare(self) -> None:
@@ -185,20 +185,18 @@ class TrialGuard(RolloutSearch):
         self.trials += 1
         clear = [i for i in range(len(gains)) if _clear_gain(gains[i], self.significance)]
         self.last_choice = max(clear, key=lambda i: (gains[i].mean(), -i)) if clear else None
-        self.last_gain = gains[self.last_choice if clear else 0].astype(np.float64)
+        self.last_gain = gains[self.last_choice if clear else 0]
         self.trial_seconds += time.perf_counter() - t0
         return self.last_choice is not None
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
         if self.decisions % self.every == 0:
             self.trial(observation, mask)
-            i = self.last_choice
-            self._follow = None if i is None else self.candidates[i]
         self.decisions += 1
-        chosen = self._follow if self._follow is not None else self.base
+        i = self.last_choice
+        chosen = self.base if i is None else self.candidates[i]
         for pol in (self.base, *self.candidates):  # stateful shadows follow the real episode
             if pol is not chosen and not pol.stateless:
                 pol.act(observation, mask)
-        if self._follow is not None:
-            self.trusted += 1
+        self.trusted += int(i is not None)
         return chosen.act(observation, mask)
