@@ -49,17 +49,15 @@ retraining config.
 import argparse
 import json
 import time
-from multiprocessing import Pool
 
 import numpy as np
 from make_zoo import ROOT, ship_trial, trial_spec, verdict
-from make_zoo_wf_small import ENV, EPISODES, KWARGS, PRESET, TEST, TEST_SEED, VAL_SEED, VALIDATION
+from make_zoo_wf_small import EPISODES, KWARGS, TEST, TEST_SEED, VAL_SEED, VALIDATION
 from make_zoo_wf_small import judge as judge_small
-from wf_small_dag_gain_all_tests import EXTRA
-from wf_small_dag_instances import RESAMPLES, by_workflow_ci, problems
+from wf_small_dag_confirm import played
+from wf_small_dag_instances import by_workflow_ci, resampled_means
 
 from rlsched.agents.export import write_card
-from rlsched.evaluate import make_env
 from rlsched.zoo import ZOO_DIR
 
 NAME = "workflow-small-dag-ensemble-iteration"
@@ -74,7 +72,6 @@ FRESH_SEED, FRESH_EPISODES = 20_000, 1000
 TESTS = {f"workflows={k * 10000}": f"synthetic:placement?workflows={k * 10000}&tasks=15&seed=4"
          for k in range(10, 1, -1)}  # the new draw first, then round W28's eight  # fmt: skip
 TEST_FIRST, TEST_EPISODES = 1000, 3000
-CHUNK = 250
 OUT = ROOT / "docs/results/wf_small_dag_trial_choice.json"
 
 
@@ -92,26 +89,6 @@ def guard_spec(thresholds: list[float]) -> str:
 def at(t: float) -> str:
     """The networks alone at threshold ``t``."""
     return f"learned:{MODEL}?threshold={t:g}&trial=off"
-
-
-def _chunk(job: tuple[str, int, int, tuple[str, ...]]) -> tuple[int, dict]:
-    data, first, n, policies = job
-    _, gaps = judge_small(data, first, ",".join(policies), EXTRA, episodes=n)
-    env = make_env(ENV, data, **{**KWARGS, **EXTRA, "scenario": PRESET})
-    picks = [w for _, w, _ in problems(env, {first: n})]
-    return first, {"gaps": {p: gaps[p] for p in policies}, "workflow": picks}
-
-
-def played(data: str, first: int, n: int, policies: tuple[str, ...],
-           workers: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
-    """Each episode's workflow and each policy's gap to the optimum (seeds ``first`` to
-    ``first + n - 1`` of ``data``), in chunks on ``workers`` processes."""
-    jobs = [(data, f, min(CHUNK, first + n - f), policies) for f in range(first, first + n, CHUNK)]
-    with Pool(workers) as pool:
-        chunks = dict(pool.imap_unordered(_chunk, jobs))
-    order = sorted(chunks)
-    workflow = np.concatenate([chunks[c]["workflow"] for c in order])
-    return workflow, {p: np.concatenate([chunks[c]["gaps"][p] for c in order]) for p in policies}
 
 
 def forward(gaps: dict[float, np.ndarray], peft: np.ndarray) -> tuple[list[float], list[dict]]:
@@ -151,14 +128,8 @@ def pooled_ci(draws: list[tuple[np.ndarray, np.ndarray]], seed: int = 0) -> list
     """95% interval of the mean of the draws' means, each draw's workflows resampled within
     it."""
     rng = np.random.default_rng(seed)
-    means = np.zeros(RESAMPLES)
-    for values, workflow in draws:
-        ids = np.unique(workflow)
-        sums = np.array([values[workflow == w].sum() for w in ids])
-        counts = np.array([(workflow == w).sum() for w in ids])
-        pick = rng.integers(0, len(ids), size=(RESAMPLES, len(ids)))
-        means += sums[pick].sum(1) / counts[pick].sum(1)
-    means /= len(draws)
+    means = sum(resampled_means(values, workflow, rng) for values, workflow in draws)
+    means = np.asarray(means) / len(draws)
     return [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]
 
 
@@ -172,7 +143,7 @@ def main(workers: int) -> None:
     out: dict = {"rule": "docs/results/make_zoo_wf_small_dag_trial.py, round W29", "entry": NAME}
     # 2. the other thresholds, on the development world
     specs = {t: at(t) for t in (OWN, *GRID)}
-    workflow, g = played(DEV, FRESH_SEED, FRESH_EPISODES, ("peft", *specs.values()), workers)
+    workflow, g = played(("peft", *specs.values()), workers, DEV, FRESH_SEED, FRESH_EPISODES)
     chosen, steps = forward({t: g[s] for t, s in specs.items()}, g["peft"])
     out["development"] = {
         "dataset": DEV, "seed": FRESH_SEED, "episodes": FRESH_EPISODES,
@@ -184,7 +155,7 @@ def main(workers: int) -> None:
     # 3. validation, the guard played as it would ship
     guard = guard_spec(chosen)
     names = {"guard": guard, "entry": ENTRY, "peft": "peft"}
-    workflow, g = played(VAL, FRESH_SEED, FRESH_EPISODES, tuple(names.values()), workers)
+    workflow, g = played(tuple(names.values()), workers, VAL, FRESH_SEED, FRESH_EPISODES)
     val = row(g, workflow, names)
     ships = val["guard_minus_entry"]["ci95"][1] < 0
     out["validation"] = {"dataset": VAL, "seed": FRESH_SEED, "episodes": FRESH_EPISODES, **val}
@@ -194,7 +165,7 @@ def main(workers: int) -> None:
     out["tests"] = {}
     draws: dict[str, list] = {who: [] for who in names}
     for label, data in TESTS.items():
-        workflow, g = played(data, TEST_FIRST, TEST_EPISODES, tuple(names.values()), workers)
+        workflow, g = played(tuple(names.values()), workers, data, TEST_FIRST, TEST_EPISODES)
         out["tests"][label] = {"dataset": data, **row(g, workflow, names)}
         for who, spec in names.items():
             draws[who].append((g[spec], workflow))

@@ -48,20 +48,21 @@ NAMES = {"peft": "PEFT", "heft": "HEFT", SEARCH: "search K=4", ENTRY: "entry"}
 OUT = ROOT / "docs/results/wf_small_dag_confirm.json"
 
 
-def play(job: tuple[int, tuple[str, ...], str]) -> tuple[int, dict]:
-    """One chunk of episodes of ``data``: each policy's gaps, and each episode's workflow."""
-    first, policies, data = job
-    _, gaps = judge(data, first, ",".join(policies), EXTRA, episodes=CHUNK)
+def play(job: tuple[int, int, tuple[str, ...], str]) -> tuple[int, dict]:
+    """One chunk of ``n`` episodes of ``data`` from seed ``first``: each policy's gaps, and
+    each episode's workflow."""
+    first, n, policies, data = job
+    _, gaps = judge(data, first, ",".join(policies), EXTRA, episodes=n)
     env = make_env(ENV, data, **{**KWARGS, **EXTRA, "scenario": PRESET})
-    picks = [w for _, w, _ in problems(env, {first: CHUNK})]
+    picks = [w for _, w, _ in problems(env, {first: n})]
     return first, {"gaps": {p: gaps[p] for p in policies}, "workflow": picks}
 
 
-def played(policies: tuple[str, ...], workers: int,
-           data: str = DATA) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
-    """Every episode's workflow, and each policy's gap per episode (seeds ``FIRST`` to
-    ``FIRST + EPISODES - 1`` of ``data``), in chunks on ``workers`` processes."""
-    jobs = [(first, policies, data) for first in range(FIRST, FIRST + EPISODES, CHUNK)]
+def played(policies: tuple[str, ...], workers: int, data: str = DATA, first: int = FIRST,
+           n: int = EPISODES) -> tuple[np.ndarray, dict[str, np.ndarray]]:  # fmt: skip
+    """Every episode's workflow, and each policy's gap per episode (seeds ``first`` to
+    ``first + n - 1`` of ``data``), in chunks on ``workers`` processes."""
+    jobs = [(f, min(CHUNK, first + n - f), policies, data) for f in range(first, first + n, CHUNK)]
     with Pool(workers) as pool:
         chunks = dict(pool.imap_unordered(play, jobs))
     order = sorted(chunks)

@@ -61,14 +61,20 @@ def gap_of(env, spec: str, seed: int) -> float:
     return float(env.unwrapped.optimality_gap())
 
 
-def by_workflow_ci(values: np.ndarray, workflow: np.ndarray, seed: int = 0) -> list[float]:
-    """95% interval of the mean of ``values`` (one per draw) resampling whole workflows."""
-    rng = np.random.default_rng(seed)
+def resampled_means(values: np.ndarray, workflow: np.ndarray,
+                    rng: np.random.Generator) -> np.ndarray:  # fmt: skip
+    """``RESAMPLES`` means of ``values`` (one per draw), each over whole workflows resampled
+    with ``rng``."""
     ids = np.unique(workflow)
     sums = np.array([values[workflow == w].sum() for w in ids])
     counts = np.array([(workflow == w).sum() for w in ids])
     pick = rng.integers(0, len(ids), size=(RESAMPLES, len(ids)))
-    means = sums[pick].sum(1) / counts[pick].sum(1)
+    return sums[pick].sum(1) / counts[pick].sum(1)
+
+
+def by_workflow_ci(values: np.ndarray, workflow: np.ndarray, seed: int = 0) -> list[float]:
+    """95% interval of the mean of ``values`` (one per draw) resampling whole workflows."""
+    means = resampled_means(values, workflow, np.random.default_rng(seed))
     return [float(np.quantile(means, 0.025)), float(np.quantile(means, 0.975))]
 
 
