@@ -180,9 +180,45 @@ def test_the_shipped_entries_play_under_their_trial_guards() -> None:
     assert [p.threshold for p in pol.candidates][1:] == [-0.008, -0.003]
 
 
-def test_a_residual_model_takes_no_trial_guard() -> None:
+def test_a_kept_metric_vetoes_a_candidate_that_gives_it_up() -> None:
+    # greedy beats no_migration on violations, but moves pods where no_migration moves none:
+    # keeping migrations, it loses that metric in every future and is never followed
+    env = _env()
+    kwargs: dict[str, Any] = {"futures": 4, "horizon": None, "every": 4}
+    free = _guard(env, GreedyMigrationPolicy(), NoMigrationPolicy(), **kwargs)
+    _play(env, free, seed=3)
+    assert free.trusted > 0
+    vetoed = _guard(env, GreedyMigrationPolicy(), NoMigrationPolicy(), keep="migrations",
+                    **kwargs)  # fmt: skip
+    acts, _ = _play(env, vetoed, seed=3)
+    assert vetoed.trials == 2 and vetoed.trusted == 0 and not any(acts)
+    # scored by migrations, fewer is the gain: no_migration is followed over greedy
+    by_moves = _guard(env, NoMigrationPolicy(), GreedyMigrationPolicy(), metric="migrations",
+                      **kwargs)  # fmt: skip
+    acts, _ = _play(env, by_moves, seed=3)
+    assert by_moves.trusted == by_moves.decisions and not any(acts)
+    assert by_moves.describe()["trial"]["metric"] == "migrations"
+    for bad, match in (({"keep": "nonesuch"}, "reports"), ({"metric": "requests"}, "descriptive")):
+        with pytest.raises(PolicyError, match=match):
+            _guard(env, GreedyMigrationPolicy(), NoMigrationPolicy(), **bad)
+    with pytest.raises(PolicyError, match="keep"):
+        trial_settings({"anchor": "hpa", "keep": 3}, "here")
+
+
+def test_a_residual_model_plays_under_a_trial_guard_with_its_heuristic() -> None:
+    from rlsched.policies.residual import ResidualPolicy
+
     env = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
     spec = "learned:zoo/llm-autoscaling-hpa-threshold-residual-ppo"
-    with pytest.raises(PolicyError, match="residual model takes no trial guard"):
-        make_policy(f"{spec}?trial=hpa", env)
-    assert not isinstance(make_policy(f"{spec}?trial=off", env), TrialGuard)
+    pol = make_policy(f"{spec}?trial=hpa&trial_metric=cost&trial_keep=slo_attainment"
+                      "&trial_futures=2&trial_every=10&trial_horizon=end", env, seed=0)  # fmt: skip
+    assert isinstance(pol, TrialGuard) and isinstance(pol.policy, ResidualPolicy)
+    assert (pol.base_name, pol.metric, pol.keep) == ("hpa", "cost", "slo_attainment")
+    obs, _ = env.reset(seed=4)
+    pol.reset(4)
+    done = False
+    while not done:
+        obs, _, term, trunc, _ = env.step(pol.act(obs, env.unwrapped.action_masks()))
+        done = term or trunc
+    assert pol.trials == 3 and pol.decisions == 30
+    assert isinstance(make_policy(f"{spec}?trial=off", env), ResidualPolicy)

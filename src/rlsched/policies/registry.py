@@ -129,7 +129,8 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         path, kwargs = split_arguments(spec.split(":", 1)[1])
         trial = {k: kwargs.pop(k) for k in list(kwargs) if k in TRIAL_ARGS}
         if read_meta(resolve_model_dir(path)).get("algo") == "departures":
-            return _guarded(spec, _departures(spec, path, kwargs, env), trial, env, seed)
+            dep = _departures(spec, path, kwargs, env)
+            return _guarded(spec, dep, dep.meta, trial, env, seed)
         unknown = sorted(set(kwargs) - {"anchor", "margin"})
         if unknown:
             raise PolicyError(
@@ -137,25 +138,25 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
                 f"{', '.join(TRIAL_ARGS)}, not {unknown}"
             )
         pol = LearnedPolicy(path, **kwargs)
-        if kwargs:
+        if kwargs or trial:
             pol.name = spec
         pol.check_env(env.unwrapped)
-        guarded = _guarded(spec, pol, trial, env, seed)
-        if guarded is not pol:
-            return guarded
         res = pol.meta.get("residual")
         if res and pol.margin is not None:
             raise PolicyError(
                 f"policy {spec!r}: a residual model's action is not gated by a margin"
             )
-        if res:  # trained as a correction to a heuristic: it acts over that heuristic here too
-            heuristic = make_policy(str(res["policy"]), env, seed=seed)
-            bounds = tuple(res.get("range") or FULL_RANGE)
-            return ResidualPolicy(
-                pol, heuristic, float(res["scale"]), env.unwrapped, bounds,
-                res.get("hold", 1), res.get("gate"),
-            )  # fmt: skip
-        return pol
+        if not res:
+            return _guarded(spec, pol, pol.meta, trial, env, seed)
+        # trained as a correction to a heuristic: it acts over that heuristic here too (and a
+        # trial guard tries the two together)
+        heuristic = make_policy(str(res["policy"]), env, seed=seed)
+        bounds = tuple(res.get("range") or FULL_RANGE)
+        residual = ResidualPolicy(
+            pol, heuristic, float(res["scale"]), env.unwrapped, bounds,
+            res.get("hold", 1), res.get("gate"),
+        )  # fmt: skip
+        return _guarded(spec, residual, pol.meta, trial, env, seed)
     if "?" in spec:
         return _with_arguments(spec, env, seed)
     factories = env_policy_factories(env)
@@ -178,7 +179,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
 #: ``learned:PATH`` arguments of the trial guard (:mod:`rlsched.policies.trial`)
 TRIAL_ARGS = (
     "trial", "trial_futures", "trial_horizon", "trial_every", "trial_significance",
-    "trial_thresholds",
+    "trial_thresholds", "trial_metric", "trial_keep",
 )
 
 
@@ -206,18 +207,17 @@ def _trial_of(
 
 
 def _guarded(
-    spec: str, pol: LearnedPolicy | DeparturePolicy, trial: dict[str, Any], env: Any,
+    spec: str, pol: Policy, meta: dict[str, Any], trial: dict[str, Any], env: Any,
     seed: int | None,
 ) -> Policy:
-    """``pol`` under the trial guard its meta and ``trial`` arguments name, or ``pol``; a
-    spec with ``trial`` arguments names the policy."""
+    """``pol`` (a learned model as it plays: a residual one over its heuristic) under the
+    trial guard its ``meta`` and ``trial`` arguments name, or ``pol``; a spec with ``trial``
+    arguments names the policy."""
     if trial:
         pol.name = spec
-    settings = _trial_of(spec, pol.meta.get("trial"), trial)
+    settings = _trial_of(spec, meta.get("trial"), trial)
     if settings is None:
         return pol
-    if pol.meta.get("residual"):  # it acts through its heuristic: a guard would bypass it
-        raise PolicyError(f"policy {spec!r}: a residual model takes no trial guard")
     thresholds = settings.pop("thresholds")
     if thresholds and not isinstance(pol, DeparturePolicy):
         raise PolicyError(f"policy {spec!r}: trial thresholds apply to a departure model only")

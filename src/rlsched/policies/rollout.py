@@ -43,6 +43,8 @@ class Trajectory:
     rewards: list[float]
     score: tuple[float, float]
     done: bool = False
+    #: the env's metrics where the rollout ended (scored by a metric; None by return)
+    metrics: dict[str, float] | None = None
 
 
 class RolloutSearch(Policy):
@@ -190,7 +192,7 @@ class RolloutSearch(Policy):
         value = episode_value(self.metric, total, metrics)
         if value != value:  # NaN (nothing measured yet): rank by reward alone
             value = -np.inf if self._sign > 0 else np.inf
-        return Trajectory(actions, rewards, (self._sign * value, total), done)
+        return Trajectory(actions, rewards, (self._sign * value, total), done, metrics)
 
 
 class RolloutPolicy(RolloutSearch):

@@ -17,13 +17,19 @@ at other ``thresholds`` (its own first): each is a learned candidate of the tria
 guard follows the one with the highest clear mean gain over the anchor (ties to the
 earlier).
 
+A trial scores by the env's main metric unless ``metric`` names another, and ``keep`` may
+name a metric the followed candidate must not give up: it is followed only where, in every
+sampled future, it is no worse than the anchor on ``keep`` (LLMAutoscaling's cost goal:
+``metric: cost``, ``keep: slo_attainment``: cheaper than HPA at no loss of attainment).
+
 Between trials a decision costs what the chosen policy costs (the network's forward pass, or
 the heuristic's); a trial costs ``(1 + candidates) x futures x horizon`` env steps, once per
 ``every`` decisions (:attr:`TrialGuard.trial_seconds` records it; docs/results.md gives the
 figures).
 
 A zoo entry ships its guard in ``meta.json`` (``"trial": {"anchor": ..., "futures": ...,
-"horizon": ..., "every": ..., "significance": ..., "thresholds": [...]}``), which
+"horizon": ..., "every": ..., "significance": ..., "thresholds": [...], "metric": ...,
+"keep": ...}``), which
 ``learned:PATH`` applies wherever the model plays; ``learned:PATH?trial=off`` plays the
 network alone.
 """
@@ -36,9 +42,10 @@ from typing import Any
 
 import numpy as np
 
+from rlsched.envs.base import episode_value
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Action, Observation, Policy
-from rlsched.policies.rollout import RolloutSearch, _clear_gain
+from rlsched.policies.rollout import RolloutSearch, Trajectory, _clear_gain
 
 #: The guard's settings a model's ``meta.json`` ``trial`` may hold, with their defaults.
 TRIAL_DEFAULTS: dict[str, Any] = {
@@ -48,6 +55,8 @@ TRIAL_DEFAULTS: dict[str, Any] = {
     "every": 48,
     "significance": 1.0,
     "thresholds": (),
+    "metric": None,
+    "keep": None,
 }
 
 
@@ -72,6 +81,10 @@ def trial_settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
                           f"not {sig!r}")  # fmt: skip
     out["significance"] = float(sig)
     out["thresholds"] = _thresholds(out["thresholds"], where)
+    for key in ("metric", "keep"):
+        if out[key] is not None and (not isinstance(out[key], str) or not out[key]):
+            raise PolicyError(f"{where}: trial {key} must name one of the env's metrics, "
+                              f"not {out[key]!r}")  # fmt: skip
     return out
 
 
@@ -110,14 +123,22 @@ class TrialGuard(RolloutSearch):
         every: int = 48,
         significance: float = 1.0,
         variants: Sequence[Policy] = (),
+        metric: str | None = None,
+        keep: str | None = None,
     ) -> None:
         trial_settings(  # the checks a shipped or spec'd trial gets
             {"anchor": anchor_name, "futures": futures, "horizon": horizon, "every": every,
-             "significance": significance}, "TrialGuard",
+             "significance": significance, "metric": metric, "keep": keep}, "TrialGuard",
         )  # fmt: skip
         super().__init__(env, anchor, anchor_name, seed, horizon, top_k=1, score="metric")
         if not type(self.env).can_resample_future():
             raise PolicyError(f"{type(self.env).__name__} cannot sample futures: no trial guard")
+        if metric is not None:
+            self.metric = metric
+            self._sign = self._direction_sign(metric, "metric")
+        #: the metric a followed candidate may lose in no sampled future (None: any)
+        self.keep = keep
+        self._keep_sign = 1.0 if keep is None else self._direction_sign(keep, "keep")
         self.policy = policy
         #: the learned candidates of a trial: ``policy`` first, then ``variants`` (the same
         #: model at other thresholds)
@@ -129,6 +150,19 @@ class TrialGuard(RolloutSearch):
         self._future: int | None = None
         self.reset(seed)
 
+    def _direction_sign(self, name: str, key: str) -> float:
+        """+1 where a higher ``name`` is better, -1 where a lower one is; a
+        :class:`PolicyError` for a metric the env does not report or does not rank."""
+        env = self.env
+        if name != "reward" and name not in env.METRICS:
+            raise PolicyError(f"trial {key} {name!r}: {type(env).__name__} reports "
+                              f"{sorted(env.METRICS)}")  # fmt: skip
+        direction = env.metric_spec(name).direction
+        if direction is None:
+            raise PolicyError(f"trial {key} {name!r} is descriptive: neither higher nor lower "
+                              "is better")  # fmt: skip
+        return 1.0 if direction == "higher" else -1.0
+
     def describe(self) -> dict[str, Any]:
         out = dict(self.policy.describe())
         out["trial"] = {
@@ -137,6 +171,8 @@ class TrialGuard(RolloutSearch):
             "horizon": self.horizon,
             "every": self.every,
             "significance": self.significance,
+            "metric": self.metric,
+            "keep": self.keep,
         }
         if len(self.candidates) > 1:
             out["trial"]["thresholds"] = [getattr(p, "threshold", None)
@@ -174,20 +210,35 @@ class TrialGuard(RolloutSearch):
         snap = self.env.snapshot()
         seeds = self._rng.integers(2**63, size=self.futures)
         gains = np.empty((len(self.candidates), len(seeds)))
+        kept = np.zeros_like(gains)  # the gains in ``keep``, higher-is-better
         for j, s in enumerate(seeds):
             self._future = int(s)
-            theirs = self._rollout(snap, self.base, observation, mask, None).score[0]
+            theirs = self._rollout(snap, self.base, observation, mask, None)
             for i, pol in enumerate(self.candidates):
-                mine = self._rollout(snap, pol, observation, mask, None).score[0]
-                gains[i, j] = mine - theirs  # scores are higher-is-better
+                mine = self._rollout(snap, pol, observation, mask, None)
+                gains[i, j] = mine.score[0] - theirs.score[0]  # scores are higher-is-better
+                if self.keep is not None:
+                    kept[i, j] = self._keep_sign * (
+                        self._value(mine, self.keep) - self._value(theirs, self.keep)
+                    )
         self._future = None
         self.env.restore(snap)
         self.trials += 1
-        clear = [i for i in range(len(gains)) if _clear_gain(gains[i], self.significance)]
+        clear = [
+            i for i in range(len(gains))
+            if _clear_gain(gains[i], self.significance) and bool(np.all(kept[i] >= 0))
+        ]  # fmt: skip
         self.last_choice = max(clear, key=lambda i: (gains[i].mean(), -i)) if clear else None
         self.last_gain = gains[self.last_choice if clear else 0]
         self.trial_seconds += time.perf_counter() - t0
         return self.last_choice is not None
+
+    @staticmethod
+    def _value(rollout: Trajectory, name: str) -> float:
+        """``name``'s value where ``rollout`` ended (NaN, nothing measured yet: no loss)."""
+        assert rollout.metrics is not None
+        v = episode_value(name, rollout.score[1], rollout.metrics)
+        return 0.0 if v != v else v
 
     def act(self, observation: Observation, mask: np.ndarray) -> Action:
         if self.decisions % self.every == 0:
