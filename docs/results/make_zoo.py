@@ -256,8 +256,8 @@ def remeasure_card(card: dict, env: str, entry: str, kwargs: dict, metric: str) 
     """``card``'s validation and test verdicts measured again for ``entry`` (a ``learned:``
     spec) as a card records them: every plain heuristic beside it, the card's own episode
     counts (``CARD_EPISODES`` where it has none) of the split's validation and test data
-    (seeds ``VAL_SEED``+ and ``TEST_SEED``+). A test oracle recorded on those episodes
-    stays."""
+    (seeds ``VAL_SEED``+ and ``TEST_SEED``+), with the metrics it records. A test oracle
+    recorded on those episodes stays."""
     split = SPLITS[env]
     n_val = int(card.get("validation", {}).get("episodes", CARD_EPISODES))
     n_test = int(card.get("test", {}).get("episodes", CARD_EPISODES))
@@ -266,8 +266,10 @@ def remeasure_card(card: dict, env: str, entry: str, kwargs: dict, metric: str) 
     test = compare(env, split.test, f"plain,{entry}", episodes=n_test, seed=TEST_SEED,
                    env_kwargs=kwargs)  # fmt: skip
     oracle = card.get("test", {}).get("oracle")
-    card["validation"] = {**verdict(val, entry, n_val, (metric,)), "seed": VAL_SEED}
-    card["test"] = {**verdict(test, entry, n_test, (metric,)), "seed": TEST_SEED}
+    # the metrics the card records (the cost-goal LLM entry's cost too), its main one first
+    keys = (metric, *(k for k in card.get("test", {}).get("metrics") or {} if k != metric))
+    card["validation"] = {**verdict(val, entry, n_val, keys), "seed": VAL_SEED}
+    card["test"] = {**verdict(test, entry, n_test, keys), "seed": TEST_SEED}
     if oracle is not None:
         card["test"]["oracle"] = oracle
 

@@ -17,6 +17,7 @@ from rlsched.evaluate import make_env
 from rlsched.policies.learned import LearnedPolicy
 from rlsched.policies.pods import GreedyMigrationPolicy, NoMigrationPolicy
 from rlsched.policies.registry import make_policy
+from rlsched.policies.residual import ResidualPolicy
 from rlsched.policies.trial import TrialGuard, trial_settings
 from rlsched.zoo import ZOO_DIR
 
@@ -169,6 +170,10 @@ def test_the_shipped_entries_play_under_their_trial_guards() -> None:
     llm = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
     pol = make_policy("learned:zoo/llm-autoscaling-slo-ppo", llm, seed=0)
     assert isinstance(pol, TrialGuard) and pol.base_name == "threshold" and pol.every == 15
+    # the cost-goal entry: its network over its heuristic, cheaper than HPA at no loss of SLO
+    pol = make_policy("learned:zoo/llm-autoscaling-hpa-threshold-residual-ppo", llm, seed=0)
+    assert isinstance(pol, TrialGuard) and isinstance(pol.policy, ResidualPolicy)
+    assert (pol.base_name, pol.metric, pol.keep) == ("hpa", "cost", "slo_attainment")
     # the small-DAG entry: PEFT and the networks at their own threshold and two more
     name = small_dag_entry()
     kwargs = json.loads((ZOO_DIR / name / "card.json").read_text())["env_kwargs"]
@@ -206,8 +211,6 @@ def test_a_kept_metric_vetoes_a_candidate_that_gives_it_up() -> None:
 
 
 def test_a_residual_model_plays_under_a_trial_guard_with_its_heuristic() -> None:
-    from rlsched.policies.residual import ResidualPolicy
-
     env = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
     spec = "learned:zoo/llm-autoscaling-hpa-threshold-residual-ppo"
     pol = make_policy(f"{spec}?trial=hpa&trial_metric=cost&trial_keep=slo_attainment"
