@@ -46,6 +46,16 @@ The rule, fixed here (2026-12-06, thirty-eighth session) before the runs:
 
 Writes ``docs/results/llm_cost_trial_choice.json`` and, on a shipment, the entry's guard, its
 card (measured again on its own episodes) and a line in its retraining config.
+
+Round H1 ran as fixed: the guard met the goal at 3 of 3 validation presets, the entry without
+it at 2 (conv-1x, by $0.07 per episode), so the guard shipped. On the test the guarded entry
+met it at 5 of 6 (it missed code-1x: -0.003 of attainment [-0.012, -0.000]), the entry
+without it at 6 of 6 on the same episodes.
+
+**A second test** (``--second-test``, fixed after the first had been seen, before its own
+runs; a record, which changes nothing shipped): the same six presets, players and verdicts
+on 30 more fresh episodes each (seeds 88,000-88,029), the guarded entry as shipped and the
+entry with ``?trial=off``. Writes ``docs/results/llm_cost_trial_test2.json``.
 """
 
 import argparse
@@ -147,6 +157,34 @@ def main(workers: int) -> None:
     print(f"wrote {OUT} in {out['seconds']:.0f} s", flush=True)
 
 
+def second_test(workers: int) -> None:
+    """The record of step 4 again on fresh seeds, with the guard as shipped."""
+    t0 = time.perf_counter()
+    assert json.loads((MODEL / "meta.json").read_text())["trial"] == SETTINGS
+    shipped, alone = f"learned:zoo/{NAME}", f"learned:zoo/{NAME}?trial=off"
+    NAMES.update({alone: "the entry", shipped: "the guarded entry"})
+    split, seed = SPLITS[ENV], 88_000
+    players = ("hpa", "threshold", alone, shipped)
+    res = played(split.test, CODE_PRESETS, seed, TEST_EPISODES,
+                 {p: players for p in CODE_PRESETS}, workers)  # fmt: skip
+    res |= played("azure-llm:conv", VAL_PRESETS, seed, TEST_EPISODES,
+                  {p: players for p in VAL_PRESETS}, workers)  # fmt: skip
+    rows = table(res, players)
+    for preset, row in rows.items():
+        g, e = res[preset][shipped], res[preset][alone]
+        row["guard_vs_entry"] = {
+            "slo_attainment": vs(g["slo_attainment"], e["slo_attainment"], "the entry",
+                                 "slo_attainment", "higher"),
+            "cost": vs(g["cost"], e["cost"], "the entry", "cost", "lower")}  # fmt: skip
+    met = {NAMES[s]: [p for p in rows if rows[p][NAMES[s]]["vs_hpa"]["met"]]
+           for s in players if s != "hpa"}  # fmt: skip
+    print("second test, presets met: " + json.dumps({k: len(v) for k, v in met.items()}))
+    out = {"rule": "docs/results/make_zoo_llm_cost_trial.py --second-test", "seed": seed,
+           "episodes_per_preset": TEST_EPISODES, "presets": rows, "met": met,
+           "seconds": time.perf_counter() - t0}  # fmt: skip
+    (ROOT / "docs/results/llm_cost_trial_test2.json").write_text(json.dumps(out, indent=1) + "\n")
+
+
 def ship(met: dict) -> None:
     """The guard in the entry's ``meta.json``, its card measured again and a line in its
     retraining config."""
@@ -170,4 +208,6 @@ def ship(met: dict) -> None:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", type=int, default=2)
-    main(ap.parse_args().workers)
+    ap.add_argument("--second-test", action="store_true", help="the record on seeds 88,000+")
+    args = ap.parse_args()
+    (second_test if args.second_test else main)(args.workers)
