@@ -218,8 +218,7 @@ def main(workers: int) -> None:
 def ship(settings: dict, out: dict, v: dict) -> None:
     """The guard in the entry's ``meta.json``, its card measured again and a line in its
     retraining config."""
-    card = ship_trial(
-        NAME, settings,
+    chosen_by, line = (
         f"round {ROUND} (docs/results/make_zoo_llm_trial.py): the higher mean SLO attainment on "
         f"{VAL_EPISODES} fresh episodes of each of {', '.join(VAL_PRESETS)} (seeds "
         f"{VAL_SEED:,}+) among trials {', '.join(SETTINGS)}, not significantly worse than "
@@ -229,10 +228,18 @@ def ship(settings: dict, out: dict, v: dict) -> None:
         "on validation by docs/results/make_zoo_llm_trial.py): the network acts only where its "
         "rollouts over sampled futures beat the anchor's; training does not read the guard.",
     )  # fmt: skip
-    kwargs = {**SPLITS[ENV].env_kwargs, "scenario": card["preset"], **card["env_kwargs"]}
-    remeasure_card(card, ENV, ENTRY, kwargs, "slo_attainment")
-    write_card(NAME, card)
+    card = ship_guard(NAME, ENTRY, settings, chosen_by, line)
     print(f"the entry ships the trial guard: test {card['test']['paired']}", flush=True)
+
+
+def ship_guard(name: str, entry: str, settings: dict, chosen_by: str, line: str) -> dict:
+    """:func:`make_zoo.ship_trial` for LLM entry ``name`` (played as ``entry``), its card
+    measured again on its own episodes (SLO attainment) and written; returns the card."""
+    card = ship_trial(name, settings, chosen_by, line)
+    kwargs = {**SPLITS[ENV].env_kwargs, "scenario": card["preset"], **card["env_kwargs"]}
+    remeasure_card(card, ENV, entry, kwargs, "slo_attainment")
+    write_card(name, card)
+    return card
 
 
 if __name__ == "__main__":
