@@ -99,8 +99,10 @@ VAL_SEED, TEST_SEED, OUT = 80_000, 83_000, ROOT / "docs/results/llm_trial_choice
 MARGIN, ROUND = 0.0, "G1"
 
 
-def _chunk(job: tuple[str, str, int, int, tuple[str, ...]]) -> tuple[tuple[str, int], dict]:
-    data, preset, first, n, policies = job
+def _chunk(
+    job: tuple[str, str, int, int, tuple[str, ...], dict]
+) -> tuple[tuple[str, int], dict]:
+    data, preset, first, n, policies, extra = job
     got: dict[str, dict[str, list[float]]] = {}
 
     def hook(name: str, k: int, env) -> None:
@@ -110,17 +112,19 @@ def _chunk(job: tuple[str, str, int, int, tuple[str, ...]]) -> tuple[tuple[str, 
         row["cost"].append(float(m["cost"]))
 
     rep = compare(ENV, data, list(policies), episodes=n, seed=first, on_episode_end=hook,
-                  env_kwargs={**SPLITS[ENV].env_kwargs, "scenario": preset})  # fmt: skip
+                  env_kwargs={**SPLITS[ENV].env_kwargs, "scenario": preset, **extra})  # fmt: skip
     for r in rep["results"]:  # the hook saw what the rows report
         assert np.allclose(got[r["policy"]]["slo_attainment"], r["episode_values"]), r["policy"]
     return (preset, first), got
 
 
 def played(data: str, presets: tuple[str, ...], first: int, n: int,
-           policies: dict[str, tuple[str, ...]], workers: int) -> dict:  # fmt: skip
+           policies: dict[str, tuple[str, ...]], workers: int,
+           extra: dict | None = None) -> dict:  # fmt: skip
     """``{preset: {policy: {"slo_attainment": [...], "cost": [...]}}}`` over episodes
-    ``first..first + n - 1``; ``policies[preset]`` names each preset's players."""
-    jobs = [(data, p, f, min(CHUNK, first + n - f), policies[p])
+    ``first..first + n - 1``; ``policies[preset]`` names each preset's players; ``extra``:
+    env arguments beside the preset's."""
+    jobs = [(data, p, f, min(CHUNK, first + n - f), policies[p], extra or {})
             for p in presets for f in range(first, first + n, CHUNK)]  # fmt: skip
     with Pool(workers) as pool:
         chunks = dict(pool.imap_unordered(_chunk, jobs))

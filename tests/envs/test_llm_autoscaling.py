@@ -178,6 +178,32 @@ def test_bursty_arrivals_replay_under_their_seed_and_keep_the_request_count():
         _env(burst=0.5, burst_window=0)
 
 
+def test_sampled_futures_in_blocks_replay_the_recent_arrivals_as_they_came():
+    env = _env(episode_duration=120.0, future_sampler="blocks", burst=1.0)
+    u = env.unwrapped
+    env.reset(seed=3)
+    for _ in range(45):  # 90 s in: the last 300 s of the trace hold the recent arrivals
+        env.step(np.zeros(2, np.float32))
+    a, now = u._reqs.arrival, float(u.sim.now)
+    t = u.window_start + now
+    t0 = max(t - u.FUTURE_HISTORY_S, float(a[0]))
+    rng = np.random.default_rng(0)
+    arrival, pick = u._blocks(rng, t0, t, 30.0 + 2.5)  # one whole block and part of a second
+    assert len(pick) > 0 and np.all(np.diff(arrival) >= 0)
+    assert np.all((arrival >= 0) & (arrival < 32.5)) and np.all(a[pick] < t)
+    first = arrival < 30.0  # the first block: the trace's gaps between its requests, as they were
+    np.testing.assert_allclose(np.diff(arrival[first]), np.diff(a[pick[first]]))
+    assert np.all(np.diff(pick[first]) == 1)  # consecutive requests of the trace
+    # through the env: the future after the clock, the present kept
+    before = u.sim.requests.arrival[: u.sim._next].copy()
+    u.resample_future(np.random.default_rng(1))
+    future = u.sim.requests.arrival[u.sim._next :]
+    assert len(future) > 0 and future[0] >= now and future[-1] < 120.0
+    np.testing.assert_array_equal(u.sim.requests.arrival[: u.sim._next], before)
+    with pytest.raises(ValueError, match="future_sampler"):
+        _env(future_sampler="weekly")
+
+
 def test_a_burst_range_draws_sigma_per_episode_and_a_fixed_one_draws_nothing():
     kw = {"episode_duration": 120.0}
     ranged = _env(burst=[0.0, 1.0], **kw).unwrapped

@@ -225,3 +225,27 @@ def test_a_residual_model_plays_under_a_trial_guard_with_its_heuristic() -> None
         done = term or trunc
     assert pol.trials == 3 and pol.decisions == 30
     assert isinstance(make_policy(f"{spec}?trial=off", env), ResidualPolicy)
+
+
+def test_a_trial_may_draw_its_futures_another_way_and_leaves_the_envs_own() -> None:
+    env = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
+    spec = "learned:zoo/llm-autoscaling-slo-ppo?trial=hpa&trial_futures=2&trial_every=10"
+    drawn: list[str] = []
+    u = env.unwrapped
+    own = u.resample_future
+
+    def seen(rng: np.random.Generator) -> None:
+        drawn.append(u.future_sampler)
+        own(rng)
+
+    u.resample_future = seen
+    pol = make_policy(f"{spec}&trial_sampler=blocks", env, seed=0)
+    assert isinstance(pol, TrialGuard) and pol.describe()["trial"]["sampler"] == "blocks"
+    obs, _ = env.reset(seed=2)
+    pol.reset(2)
+    pol.act(obs, u.action_masks())
+    assert drawn == ["blocks"] * 4 and u.future_sampler == "poisson"  # 2 futures x 2 players
+    with pytest.raises(PolicyError, match="samples futures by poisson, blocks"):
+        make_policy(f"{spec}&trial_sampler=weekly", env, seed=0)
+    with pytest.raises(PolicyError, match="one way"):
+        _guard(_env(), GreedyMigrationPolicy(), NoMigrationPolicy(), sampler="blocks")

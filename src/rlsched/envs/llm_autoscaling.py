@@ -226,10 +226,12 @@ class LLMAutoscalingEnv(RlschedEnv):
     each finished episode's ``info["slo_dual"]`` gives its bucket and constraint violation),
     ``cost_reference`` (``"sized"``),
     ``history`` (30 s: the collector's longer
-    window), ``drain_at_end`` (True), ``compat`` (None | ``"splitwise-sim"``: the simulator
-    reproduces splitwise-sim's performance-model readings and TBT, see
-    :mod:`rlsched.core.llm.simulator`), ``scenario`` (None: the default preset; a preset name of
-    :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over the preset's),
+    window), ``future_sampler`` (``"poisson"``; ``"blocks"``: how sampled futures draw the
+    requests to come, :attr:`FUTURE_SAMPLERS`), ``drain_at_end`` (True), ``compat`` (None |
+    ``"splitwise-sim"``: the simulator reproduces splitwise-sim's performance-model readings
+    and TBT, see :mod:`rlsched.core.llm.simulator`), ``scenario`` (None: the default preset;
+    a preset name of :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over
+    the preset's),
     ``render_mode`` (None | ``"ansi"``).
 
     ## Version History
@@ -248,6 +250,12 @@ class LLMAutoscalingEnv(RlschedEnv):
     }
     #: Seconds of history the sampled futures are drawn from
     FUTURE_HISTORY_S: ClassVar[float] = 300.0
+    #: How :meth:`resample_future` draws the requests to come (``future_sampler``):
+    #: ``"poisson"``, a Poisson process at the recent rate; ``"blocks"``, blocks of the recent
+    #: arrivals as they came (their bursts kept)
+    FUTURE_SAMPLERS: ClassVar[tuple[str, ...]] = ("poisson", "blocks")
+    #: Seconds of recent history in one block of ``future_sampler="blocks"``
+    FUTURE_BLOCK_S: ClassVar[float] = 30.0
     oracle_horizon: ClassVar[int | None] = 10
     METRICS: ClassVar[dict[str, Metric]] = {
         "slo_attainment": Metric(
@@ -310,6 +318,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         slo_dual: SLODual | Mapping[str, Any] | None = None,
         cost_reference: float | str = "sized",
         history: float = 30.0,
+        future_sampler: str = "poisson",
         drain_at_end: bool = True,
         compat: str | None = None,
         scenario: str | None = None,
@@ -340,6 +349,11 @@ class LLMAutoscalingEnv(RlschedEnv):
             self._base = load_requests(dataset)
             self._dataset_name = str(dataset)
         self.poisson = bool(poisson)
+        if future_sampler not in self.FUTURE_SAMPLERS:
+            raise ValueError(
+                f"future_sampler must be one of {self.FUTURE_SAMPLERS}, got {future_sampler!r}"
+            )
+        self.future_sampler = future_sampler
         self.burst_range = _scale_range("burst", burst, zero=True)
         if not burst_window > 0:
             raise ValueError(f"burst_window must be > 0, got {burst_window!r}")
@@ -442,10 +456,12 @@ class LLMAutoscalingEnv(RlschedEnv):
         return out
 
     def _resample_workload(self, rng: np.random.Generator) -> None:
-        """Resampled history: requests still to come this episode become a Poisson process
-        at the rate of the last ``FUTURE_HISTORY_S`` seconds of the trace (before the episode
-        too), each with the sizes of a request drawn from those seconds; with no request in
-        them, none comes."""
+        """Resampled history: requests still to come this episode drawn from the last
+        ``FUTURE_HISTORY_S`` seconds of the trace (before the episode too); with no request
+        in them, none comes. ``future_sampler="poisson"``: a Poisson process at their rate,
+        each request with the sizes of one drawn from them; ``"blocks"``: the time to come
+        filled with blocks of ``FUTURE_BLOCK_S`` seconds of them, each from a random start, as
+        they came (arrival offsets and sizes), so that bursts stay bursts."""
         sim = self.sim
         now = float(sim.now)
         end = self.steps_total * self.decision_interval
@@ -454,15 +470,39 @@ class LLMAutoscalingEnv(RlschedEnv):
         t0 = max(t - self.FUTURE_HISTORY_S, float(a[0]) if len(a) else t)
         i0 = int(np.searchsorted(a, t0, side="left"))
         i1 = int(np.searchsorted(a, t, side="right"))
-        n = int(rng.poisson((i1 - i0) / (t - t0) * (end - now))) if i1 > i0 and t > t0 else 0
-        pick = rng.integers(i0, i1, size=n) if n else np.zeros(0, dtype=np.int64)
+        if self.future_sampler == "blocks" and i1 > i0 and t > t0:
+            arrival, pick = self._blocks(rng, t0, t, end - now)
+            arrival = arrival + now
+        else:
+            n = int(rng.poisson((i1 - i0) / (t - t0) * (end - now))) if i1 > i0 and t > t0 else 0
+            pick = rng.integers(i0, i1, size=n) if n else np.zeros(0, dtype=np.int64)
+            arrival = np.sort(rng.uniform(now, end, size=n))
         tail = LLMRequests(
-            np.sort(rng.uniform(now, end, size=n)),
+            arrival,
             self._reqs.prompt_tokens[pick],
             self._reqs.output_tokens[pick],
-            -1 - np.arange(n),  # not the trace's requests
+            -1 - np.arange(len(pick)),  # not the trace's requests
         )
         sim.replace_future(tail)
+
+    def _blocks(
+        self, rng: np.random.Generator, t0: float, t: float, length: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``length`` seconds of blocks of the trace's arrivals in ``[t0, t)``: arrival times
+        from 0 (sorted) and the trace index of each request."""
+        a = self._reqs.arrival
+        block = min(self.FUTURE_BLOCK_S, t - t0)
+        count = int(np.ceil(length / block)) if length > 0 else 0
+        starts = rng.uniform(t0, t - block, size=count) if t - block > t0 else np.full(count, t0)
+        lo = np.searchsorted(a, starts, side="left")
+        hi = np.searchsorted(a, starts + block, side="left")
+        sizes = hi - lo
+        # each request of each block: its trace index and its time from the block's start
+        first = np.repeat(lo - np.cumsum(sizes) + sizes, sizes)
+        pick = first + np.arange(int(sizes.sum()))
+        arrival = a[pick] - np.repeat(starts, sizes) + np.repeat(np.arange(count) * block, sizes)
+        keep = arrival < length
+        return arrival[keep], pick[keep]
 
     def delta_to_action(self, deltas: Sequence[int]) -> np.ndarray:
         """Instance deltas per pool -> an action (``clip(delta / action_scale_step, -1, 1)``)."""

@@ -179,7 +179,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
 #: ``learned:PATH`` arguments of the trial guard (:mod:`rlsched.policies.trial`)
 TRIAL_ARGS = (
     "trial", "trial_futures", "trial_horizon", "trial_every", "trial_significance",
-    "trial_thresholds", "trial_metric", "trial_keep",
+    "trial_thresholds", "trial_metric", "trial_keep", "trial_sampler",
 )
 
 

@@ -21,6 +21,9 @@ A trial scores by the env's main metric unless ``metric`` names another, and ``k
 name a metric the followed candidate must not give up: it is followed only where, in every
 sampled future, it is no worse than the anchor on ``keep`` (LLMAutoscaling's cost goal:
 ``metric: cost``, ``keep: slo_attainment``: cheaper than HPA at no loss of attainment).
+``sampler`` names how the futures are drawn where the env offers more than one way
+(``FUTURE_SAMPLERS``; LLMAutoscaling's ``"blocks"`` keep the trace's bursts); None: the env's
+own ``future_sampler``.
 
 Between trials a decision costs what the chosen policy costs (the network's forward pass, or
 the heuristic's); a trial costs ``(1 + candidates) x futures x horizon`` env steps, once per
@@ -29,7 +32,7 @@ figures).
 
 A zoo entry ships its guard in ``meta.json`` (``"trial": {"anchor": ..., "futures": ...,
 "horizon": ..., "every": ..., "significance": ..., "thresholds": [...], "metric": ...,
-"keep": ...}``), which
+"keep": ..., "sampler": ...}``), which
 ``learned:PATH`` applies wherever the model plays; ``learned:PATH?trial=off`` plays the
 network alone.
 """
@@ -57,6 +60,7 @@ TRIAL_DEFAULTS: dict[str, Any] = {
     "thresholds": (),
     "metric": None,
     "keep": None,
+    "sampler": None,
 }
 
 
@@ -81,9 +85,9 @@ def trial_settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
                           f"not {sig!r}")  # fmt: skip
     out["significance"] = float(sig)
     out["thresholds"] = _thresholds(out["thresholds"], where)
-    for key in ("metric", "keep"):
+    for key, what in (("metric", "metrics"), ("keep", "metrics"), ("sampler", "samplers")):
         if out[key] is not None and (not isinstance(out[key], str) or not out[key]):
-            raise PolicyError(f"{where}: trial {key} must name one of the env's metrics, "
+            raise PolicyError(f"{where}: trial {key} must name one of the env's {what}, "
                               f"not {out[key]!r}")  # fmt: skip
     return out
 
@@ -125,10 +129,12 @@ class TrialGuard(RolloutSearch):
         variants: Sequence[Policy] = (),
         metric: str | None = None,
         keep: str | None = None,
+        sampler: str | None = None,
     ) -> None:
         trial_settings(  # the checks a shipped or spec'd trial gets
             {"anchor": anchor_name, "futures": futures, "horizon": horizon, "every": every,
-             "significance": significance, "metric": metric, "keep": keep}, "TrialGuard",
+             "significance": significance, "metric": metric, "keep": keep,
+             "sampler": sampler}, "TrialGuard",
         )  # fmt: skip
         super().__init__(env, anchor, anchor_name, seed, horizon, top_k=1, score="metric")
         if not type(self.env).can_resample_future():
@@ -139,6 +145,12 @@ class TrialGuard(RolloutSearch):
         #: the metric a followed candidate may lose in no sampled future (None: any)
         self.keep = keep
         self._keep_sign = 1.0 if keep is None else self._direction_sign(keep, "keep")
+        samplers = getattr(type(self.env), "FUTURE_SAMPLERS", ())
+        if sampler is not None and sampler not in samplers:
+            raise PolicyError(f"trial sampler {sampler!r}: {type(self.env).__name__} samples "
+                              f"futures {'by ' + ', '.join(samplers) if samplers else 'one way'}")
+        #: how the futures are drawn (None: as the env draws them)
+        self.sampler = sampler
         self.policy = policy
         #: the learned candidates of a trial: ``policy`` first, then ``variants`` (the same
         #: model at other thresholds)
@@ -173,6 +185,7 @@ class TrialGuard(RolloutSearch):
             "significance": self.significance,
             "metric": self.metric,
             "keep": self.keep,
+            "sampler": self.sampler,
         }
         if len(self.candidates) > 1:
             out["trial"]["thresholds"] = [getattr(p, "threshold", None)
@@ -199,8 +212,16 @@ class TrialGuard(RolloutSearch):
         self.last_choice: int | None = None
 
     def _prepare(self) -> None:
-        if self._future is not None:
+        if self._future is None:
+            return
+        own = getattr(self.env, "future_sampler", None)
+        if self.sampler is not None:  # this trial's way of drawing them, then the env's again
+            self.env.future_sampler = self.sampler
+        try:
             self.env.resample_future(np.random.default_rng(self._future))
+        finally:
+            if self.sampler is not None:
+                self.env.future_sampler = own
 
     def trial(self, observation: Observation, mask: np.ndarray) -> bool:
         """Play the anchor and each learned candidate from here over the sampled futures;
