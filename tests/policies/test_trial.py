@@ -174,6 +174,7 @@ def test_the_shipped_entries_play_under_their_trial_guards() -> None:
     pol = make_policy("learned:zoo/llm-autoscaling-hpa-threshold-residual-ppo", llm, seed=0)
     assert isinstance(pol, TrialGuard) and isinstance(pol.policy, ResidualPolicy)
     assert (pol.base_name, pol.metric, pol.keep) == ("hpa", "cost", "slo_attainment")
+    assert pol.sampler == "blocks"  # round H2: futures that keep the trace's bursts
     # the small-DAG entry: PEFT and the networks at their own threshold and two more
     name = small_dag_entry()
     kwargs = json.loads((ZOO_DIR / name / "card.json").read_text())["env_kwargs"]
