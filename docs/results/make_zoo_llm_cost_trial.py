@@ -147,26 +147,37 @@ def table(res: dict, players: tuple[str, ...]) -> dict:
     return out
 
 
-def test_record(alone: str, guard: str, seed: int, workers: int) -> tuple[dict, dict]:
-    """Step 4 on seeds ``seed``+: HPA, threshold, the entry without its guard (``alone``) and
-    with it (``guard``) at the six presets; per preset the table and the guard against the
-    entry, and the presets where each player meets the goal."""
+def six_presets(
+    players: tuple[str, ...], seed: int, workers: int, pair: tuple[str, str, str, str] | None = None
+) -> tuple[dict, dict]:
+    """``players`` at the six presets of the tests, seeds ``seed``+: per preset the table
+    (:func:`table`) and, for ``pair`` (``(key, a, b, label)``), ``a`` against ``b`` (named
+    ``label``) on both metrics under ``key``; and the presets where each player meets the
+    goal."""
     split = SPLITS[ENV]
-    players = ("hpa", "threshold", alone, guard)
     res = played(split.test, CODE_PRESETS, seed, TEST_EPISODES,
                  {p: players for p in CODE_PRESETS}, workers)  # fmt: skip
     res |= played("azure-llm:conv", VAL_PRESETS, seed, TEST_EPISODES,
                   {p: players for p in VAL_PRESETS}, workers)  # fmt: skip
     rows = table(res, players)
-    for preset, row in rows.items():
-        g, e = res[preset][guard], res[preset][alone]
-        row["guard_vs_entry"] = {
-            "slo_attainment": vs(g["slo_attainment"], e["slo_attainment"], "the entry",
-                                 "slo_attainment", "higher"),
-            "cost": vs(g["cost"], e["cost"], "the entry", "cost", "lower")}  # fmt: skip
+    if pair is not None:
+        key, a, b, label = pair
+        for preset, row in rows.items():
+            x, y = res[preset][a], res[preset][b]
+            row[key] = {
+                "slo_attainment": vs(x["slo_attainment"], y["slo_attainment"], label,
+                                     "slo_attainment", "higher"),
+                "cost": vs(x["cost"], y["cost"], label, "cost", "lower")}  # fmt: skip
     met = {NAMES[s]: [p for p in rows if rows[p][NAMES[s]]["vs_hpa"]["met"]]
            for s in players if s != "hpa"}  # fmt: skip
     return rows, met
+
+
+def test_record(alone: str, guard: str, seed: int, workers: int) -> tuple[dict, dict]:
+    """Step 4 on seeds ``seed``+: HPA, threshold, the entry without its guard (``alone``) and
+    with it (``guard``), the guard against the entry (:func:`six_presets`)."""
+    return six_presets(("hpa", "threshold", alone, guard), seed, workers,
+                       ("guard_vs_entry", guard, alone, "the entry"))  # fmt: skip
 
 
 def main(workers: int) -> None:
@@ -248,20 +259,8 @@ def round_h2(workers: int) -> None:
                        "mean_attainment": att},
         "kept": NAMES[kept], "ships": kept == blocks,
     }  # fmt: skip
-    tplayers = ("hpa", "threshold", alone, shipped, blocks)
-    res = played(split.test, CODE_PRESETS, H2_TEST_SEED, TEST_EPISODES,
-                 {p: tplayers for p in CODE_PRESETS}, workers)  # fmt: skip
-    res |= played("azure-llm:conv", VAL_PRESETS, H2_TEST_SEED, TEST_EPISODES,
-                  {p: tplayers for p in VAL_PRESETS}, workers)  # fmt: skip
-    rows = table(res, tplayers)
-    for preset, row in rows.items():
-        b, q = res[preset][blocks], res[preset][shipped]
-        row["blocks_vs_poisson"] = {
-            "slo_attainment": vs(b["slo_attainment"], q["slo_attainment"], "P",
-                                 "slo_attainment", "higher"),
-            "cost": vs(b["cost"], q["cost"], "P", "cost", "lower")}  # fmt: skip
-    tmet = {NAMES[s]: [p for p in rows if rows[p][NAMES[s]]["vs_hpa"]["met"]]
-            for s in tplayers if s != "hpa"}  # fmt: skip
+    rows, tmet = six_presets(("hpa", "threshold", alone, shipped, blocks), H2_TEST_SEED,
+                             workers, ("blocks_vs_poisson", blocks, shipped, "P"))  # fmt: skip
     print("test presets met: " + json.dumps({k: len(v) for k, v in tmet.items()}), flush=True)
     out["test"] = {"seed": H2_TEST_SEED, "episodes_per_preset": TEST_EPISODES,
                    "presets": rows, "met": tmet}  # fmt: skip
@@ -294,14 +293,7 @@ def h2_second_test(workers: int) -> None:
     assert json.loads((MODEL / "meta.json").read_text())["trial"] == H2_SETTINGS, "H2's guard"
     shipped, seed = f"learned:zoo/{NAME}", 90_000
     NAMES[shipped] = "the entry as shipped (B)"
-    players = ("hpa", "threshold", shipped)
-    res = played(SPLITS[ENV].test, CODE_PRESETS, seed, TEST_EPISODES,
-                 {p: players for p in CODE_PRESETS}, workers)  # fmt: skip
-    res |= played("azure-llm:conv", VAL_PRESETS, seed, TEST_EPISODES,
-                  {p: players for p in VAL_PRESETS}, workers)  # fmt: skip
-    rows = table(res, players)
-    met = {NAMES[s]: [p for p in rows if rows[p][NAMES[s]]["vs_hpa"]["met"]]
-           for s in players if s != "hpa"}  # fmt: skip
+    rows, met = six_presets(("hpa", "threshold", shipped), seed, workers)
     print("presets met: " + json.dumps({k: len(v) for k, v in met.items()}), flush=True)
     out = {"rule": "docs/results/make_zoo_llm_cost_trial.py --round H2 --second-test",
            "seed": seed, "episodes_per_preset": TEST_EPISODES, "presets": rows, "met": met,
