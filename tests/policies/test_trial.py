@@ -235,9 +235,9 @@ def test_a_trial_may_draw_its_futures_another_way_and_leaves_the_envs_own() -> N
     u = env.unwrapped
     own = u.resample_future
 
-    def seen(rng: np.random.Generator) -> None:
-        drawn.append(u.future_sampler)
-        own(rng)
+    def seen(rng: np.random.Generator, sampler: str | None = None) -> None:
+        drawn.append(sampler or u.future_sampler)
+        own(rng, sampler)
 
     u.resample_future = seen
     pol = make_policy(f"{spec}&trial_sampler=blocks", env, seed=0)

@@ -223,6 +223,8 @@ class RlschedEnv(SnapshotMixin, gym.Env):
     main_metric: str = _Derived(_main_metric)  # type: ignore[assignment]
     main_metric_direction: Direction = _Derived(_main_metric_direction)  # type: ignore[assignment]
     leaderboard_metrics: tuple[str, ...] = _Derived(_leaderboard_metrics)  # type: ignore[assignment]
+    #: Ways :meth:`resample_future` can draw the future besides the env's own (none: one way)
+    FUTURE_SAMPLERS: ClassVar[tuple[str, ...]] = ()
     #: Old constructor argument -> its new name, accepted with a DeprecationWarning until
     #: :data:`RENAMES_REMOVED_IN`.
     renamed_arguments: ClassVar[dict[str, str]] = {}
@@ -290,14 +292,22 @@ class RlschedEnv(SnapshotMixin, gym.Env):
         episode; the env has already counted it, so ``metrics()`` includes it."""
         return {"invalid_action": True, "time": time, "metrics": self.metrics()}
 
-    def resample_future(self, rng: np.random.Generator) -> None:
+    def resample_future(self, rng: np.random.Generator, sampler: str | None = None) -> None:
         """Replace what the env has not revealed yet (arrivals to come, the env's own random
         draws) with a sample drawn with ``rng`` from the workload's generator or resampled
         history, keeping the present (cluster state, the decision at hand) as it is: the
-        sampled futures of :class:`rlsched.policies.rollout.RolloutPolicy`. The env's random
+        sampled futures of :class:`rlsched.policies.rollout.RolloutPolicy`. ``sampler``: one
+        of :attr:`FUTURE_SAMPLERS` for this draw (None: the env's own way). The env's random
         generator is redrawn here; :meth:`_resample_workload` does the rest."""
+        if sampler is not None and sampler not in self.FUTURE_SAMPLERS:
+            ways = ", ".join(self.FUTURE_SAMPLERS) or "one way only"
+            raise ValueError(f"{type(self).__name__} samples its future by {ways}, "
+                             f"not by {sampler!r}")  # fmt: skip
         self.np_random = np.random.default_rng(int(rng.integers(2**63)))
-        self._resample_workload(rng)
+        if sampler is None:
+            self._resample_workload(rng)
+        else:  # only an env that lists samplers takes one
+            self._resample_workload(rng, sampler)  # type: ignore[call-arg]
 
     def _resample_workload(self, rng: np.random.Generator) -> None:
         """The env's part of :meth:`resample_future` (see :meth:`can_resample_future`)."""

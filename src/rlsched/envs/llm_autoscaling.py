@@ -455,13 +455,14 @@ class LLMAutoscalingEnv(RlschedEnv):
                 out.append(self.delta_to_action(d))
         return out
 
-    def _resample_workload(self, rng: np.random.Generator) -> None:
+    def _resample_workload(self, rng: np.random.Generator, sampler: str | None = None) -> None:
         """Resampled history: requests still to come this episode drawn from the last
         ``FUTURE_HISTORY_S`` seconds of the trace (before the episode too); with no request
         in them, none comes. ``future_sampler="poisson"``: a Poisson process at their rate,
         each request with the sizes of one drawn from them; ``"blocks"``: the time to come
         filled with blocks of ``FUTURE_BLOCK_S`` seconds of them, each from a random start, as
-        they came (arrival offsets and sizes), so that bursts stay bursts."""
+        they came (arrival offsets and sizes), so that bursts stay bursts. ``sampler`` (None:
+        ``future_sampler``) draws this future another way."""
         sim = self.sim
         now = float(sim.now)
         end = self.steps_total * self.decision_interval
@@ -470,7 +471,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         t0 = max(t - self.FUTURE_HISTORY_S, float(a[0]) if len(a) else t)
         i0 = int(np.searchsorted(a, t0, side="left"))
         i1 = int(np.searchsorted(a, t, side="right"))
-        if self.future_sampler == "blocks" and i1 > i0 and t > t0:
+        if (sampler or self.future_sampler) == "blocks" and i1 > i0 and t > t0:
             arrival, pick = self._blocks(rng, t0, t, end - now)
             arrival = arrival + now
         else:

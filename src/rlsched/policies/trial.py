@@ -23,7 +23,7 @@ sampled future, it is no worse than the anchor on ``keep`` (LLMAutoscaling's cos
 ``metric: cost``, ``keep: slo_attainment``: cheaper than HPA at no loss of attainment).
 ``sampler`` names how the futures are drawn where the env offers more than one way
 (``FUTURE_SAMPLERS``; LLMAutoscaling's ``"blocks"`` keep the trace's bursts); None: the env's
-own ``future_sampler``.
+own way.
 
 Between trials a decision costs what the chosen policy costs (the network's forward pass, or
 the heuristic's); a trial costs ``(1 + candidates) x futures x horizon`` env steps, once per
@@ -145,7 +145,7 @@ class TrialGuard(RolloutSearch):
         #: the metric a followed candidate may lose in no sampled future (None: any)
         self.keep = keep
         self._keep_sign = 1.0 if keep is None else self._direction_sign(keep, "keep")
-        samplers = getattr(type(self.env), "FUTURE_SAMPLERS", ())
+        samplers = type(self.env).FUTURE_SAMPLERS
         if sampler is not None and sampler not in samplers:
             raise PolicyError(f"trial sampler {sampler!r}: {type(self.env).__name__} samples "
                               f"futures {'by ' + ', '.join(samplers) if samplers else 'one way'}")
@@ -212,16 +212,8 @@ class TrialGuard(RolloutSearch):
         self.last_choice: int | None = None
 
     def _prepare(self) -> None:
-        if self._future is None:
-            return
-        own = getattr(self.env, "future_sampler", None)
-        if self.sampler is not None:  # this trial's way of drawing them, then the env's again
-            self.env.future_sampler = self.sampler
-        try:
-            self.env.resample_future(np.random.default_rng(self._future))
-        finally:
-            if self.sampler is not None:
-                self.env.future_sampler = own
+        if self._future is not None:
+            self.env.resample_future(np.random.default_rng(self._future), self.sampler)
 
     def trial(self, observation: Observation, mask: np.ndarray) -> bool:
         """Play the anchor and each learned candidate from here over the sampled futures;
