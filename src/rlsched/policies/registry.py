@@ -138,7 +138,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
                 f"{', '.join(TRIAL_ARGS)}, not {unknown}"
             )
         pol = LearnedPolicy(path, **kwargs)
-        if kwargs or trial:
+        if kwargs:  # trial arguments name the guarded policy (_guarded)
             pol.name = spec
         pol.check_env(env.unwrapped)
         res = pol.meta.get("residual")
