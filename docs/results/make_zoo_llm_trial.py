@@ -85,6 +85,11 @@ guard with them met the goal at 6 of 6 presets on both fresh tests. Nothing is t
 
 Before G3's runs a dry run played 2 episodes per setting of seed 10 (the earlier dry runs')
 to check the script end to end; its figures were discarded.
+
+Round G3 ran as fixed (``llm_trial_choice_g3.json``, 1,268 s): both guards were eligible; P
+had the higher mean attainment on bursty conv (0.8930 against 0.8746), so nothing changed. On
+the test P was better than threshold at each load and B worse than P at ``code-2x`` and
+``code-3x``, where B stayed close to threshold.
 """
 
 import argparse
