@@ -317,6 +317,25 @@ def test_an_slo_reference_charges_only_the_misses_beyond_hpas_on_the_same_episod
         _env(slo_reference="kubernetes")
 
 
+def test_a_snapshots_decision_log_is_untouched_by_the_episodes_end():
+    """Snapshots copy the decision log one level deep (``snapshot_shallow``): the reward the
+    episode's end settles replaces the last record, so the record a snapshot shares stays."""
+    kw = {"episode_duration": 60.0, "rate_scale": 3.0, "reward_weights": {
+        "slo": 0.0, "slo_target": 0.9, "slo_penalty": 20.0}}  # fmt: skip
+    env = _env(slo_reference="hpa", **kw)
+    u = env.unwrapped
+    env.reset(seed=3)
+    starve = np.array([-1.0, -1.0])
+    done = False
+    while not done:
+        snap, before = u.snapshot(), [dict(h) for h in u.history]
+        _, reward, term, trunc, _ = env.step(starve)
+        done = term or trunc
+    assert u.history[-1]["reward"] == reward  # the settled reward, the queue left included
+    u.restore(snap)
+    assert u.history == before and u.history[-1] is snap.state["history"][-1]
+
+
 def test_slo_dual_charges_each_bucket_its_multiplier_and_reports_the_violation():
     kw = {"episode_duration": 60.0, "rate_scale": 3.0, "slo_reference": "hpa",
           "reward_weights": {"slo": 0.0, "slo_target": 0.9, "slo_penalty": 20.0}}  # fmt: skip

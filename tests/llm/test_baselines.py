@@ -26,7 +26,6 @@ from rlsched.policies.llm import (
     ThresholdPolicy,
     ThresholdScaler,
     peak_rates,
-    percentile,
     pool_throughput,
     sizes_for_rates,
     static_peak_sizes,
@@ -291,15 +290,3 @@ def test_hpa_threshold_switch_window_averages_the_recent_demand():
     for bad in (0, 2.5):
         with pytest.raises(PolicyError, match="switch_window"):
             HPAThresholdPolicy(env, 0, switch_window=bad)
-
-
-def test_percentile_is_numpys_to_the_bit():
-    rng = np.random.default_rng(0)
-    for n in (1, 2, 3, 10, 11, 57, 400):
-        for _ in range(50):
-            x = rng.lognormal(0.0, 1.0, n) * 10 ** rng.uniform(-3, 3)
-            for q in (10.0, 50.0, 90.0, 99.0, 100.0, 0.0):
-                assert percentile(x, q) == float(np.percentile(x, q)), (n, q)
-    ties = np.round(rng.lognormal(0.0, 1.0, 200), 1)
-    assert percentile(ties, 90.0) == float(np.percentile(ties, 90.0))
-    assert math.isnan(percentile(np.array([1.0, math.nan, 2.0]), 90.0))

@@ -208,6 +208,11 @@ def test_window_stats_cost_and_timeline():
         assert set(sd) == {"ttft", "tbt", "e2e"} and len(sd["ttft"]) == w["completed"] > 0
         for m, v in sd.items():
             np.testing.assert_array_equal(v, w[f"slowdown_{m}"])
+        # the arrivals alone, as the RL state reads its longer window, are the window's own
+        a = sim.arrival_stats(t - 30.0)
+        assert a == {k: w[k] for k in a} and a["prompt_tokens"] == int(
+            reqs.prompt_tokens[(reqs.arrival > t - 30) & (reqs.arrival <= t)].sum()
+        )
     assert total == sim.results()["requests"]
     assert [s["time"] for s in sim.timeline[:3]] == [0.0, 5.0, 10.0]
     s = sim.timeline[5]

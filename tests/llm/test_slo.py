@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
-from rlsched.core.llm.slo import SLOConfig, slowdowns, unloaded_latencies
+from rlsched.core.llm.slo import SLOConfig, percentile, slowdowns, unloaded_latencies
 from rlsched.errors import ConfigError
 
 
@@ -73,3 +75,28 @@ def test_unloaded_latencies_and_slowdowns():
     s = slowdowns({"ttft": u["ttft"] * 2, "tbt": u["tbt"] * 3, "e2e": u["e2e"]}, u)
     np.testing.assert_allclose(s["ttft"], [2, 2])
     np.testing.assert_allclose(s["tbt"], [1, 3])  # one output token: slowdown 1
+
+
+def test_percentile_is_numpys_to_the_bit():
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 3, 10, 11, 57, 400):
+        for _ in range(50):
+            x = rng.lognormal(0.0, 1.0, n) * 10 ** rng.uniform(-3, 3)
+            for q in (10.0, 50.0, 90.0, 99.0, 100.0, 0.0):
+                assert percentile(x, q) == float(np.percentile(x, q)), (n, q)
+    ties = np.round(rng.lognormal(0.0, 1.0, 200), 1)
+    assert percentile(ties, 90.0) == float(np.percentile(ties, 90.0))
+    assert math.isnan(percentile(np.array([1.0, math.nan, 2.0]), 90.0))
+
+
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # numpy's own inf - inf
+def test_percentile_of_infinite_slowdowns_is_numpys():
+    """Infinite values give numpy's value too, NaN where numpy's interpolation gives NaN."""
+    rng = np.random.default_rng(1)
+    for n in (1, 2, 5, 10, 33):
+        for _ in range(40):
+            x = rng.lognormal(0.0, 1.0, n)
+            x[rng.integers(0, n, size=rng.integers(1, n + 1))] = np.inf
+            for q in (50.0, 90.0, 99.0):
+                a, b = percentile(x, q), float(np.percentile(x, q))
+                assert a == b or (math.isnan(a) and math.isnan(b)), (n, q, a, b)

@@ -242,6 +242,8 @@ class LLMAutoscalingEnv(RlschedEnv):
     oracle_base = "threshold"
     #: The trace and the episode's scaled copy of it: snapshots share them
     snapshot_static = ("_base", "_reqs")
+    #: The decision log: a record is replaced, never changed in place, once appended
+    snapshot_shallow = ("history",)
     #: 30 decisions (60 s): instances take tens of seconds to start, so a shorter rollout
     #: sees a scale-down's savings and not the SLO misses that follow (10 decisions: SLO
     #: attainment 0.84 vs threshold's 0.95 in a 2-episode screen on the code trace; 30: 0.97)
@@ -689,7 +691,7 @@ class LLMAutoscalingEnv(RlschedEnv):
                     # the queue left at the last decision is charged now that it has drained
                     reward += self.reward_calc.settle(self._missed_all())
                     info["reward_components"] = dict(self.reward_calc.components)
-                    self.history[-1]["reward"] = float(reward)
+                    self.history[-1] = {**self.history[-1], "reward": float(reward)}
             info["metrics"] = self.metrics()
             if self.slo_dual is not None and (outcome := self._dual_outcome()) is not None:
                 info["slo_dual"] = outcome

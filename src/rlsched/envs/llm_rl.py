@@ -34,6 +34,7 @@ import numpy as np
 from rlsched.core.llm.cluster import Instance, InstanceConfig
 from rlsched.core.llm.simulator import LLMSimulator
 from rlsched.core.llm.sizing import BusyTracker, cluster_cost_per_s, pool_throughputs
+from rlsched.core.llm.slo import percentile
 from rlsched.errors import ConfigError
 
 log = logging.getLogger("rlsched.envs.llm_rl")
@@ -361,7 +362,7 @@ class RLStateCollector:
         if window is None:
             window = sim.window_stats(self._last_t)
         self.last_window = dict(window)
-        long = sim.window_stats(max(0.0, now - self.history)) if now > 0 else None
+        long = sim.arrival_stats(max(0.0, now - self.history)) if now > 0 else None
         v: list[float] = []
         sm = self.scaling_manager
         for tag in self.pools:
@@ -409,7 +410,7 @@ class RLStateCollector:
             for m in ("ttft", "tbt", "e2e"):
                 sd = np.asarray(window[f"slowdown_{m}"])
                 self._slo.append(
-                    float(np.percentile(sd, 90)) / lim[m]
+                    percentile(sd, 90) / lim[m]
                     if len(sd)
                     else (100.0 if dropped else 0.0)
                 )

@@ -59,6 +59,7 @@ from rlsched.core.llm.sizing import (
     sizes_for_rates,
     static_peak_sizes,
 )
+from rlsched.core.llm.slo import percentile
 from rlsched.envs.llm_autoscaling import REFERENCE_POLICIES
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Observation, Policy
@@ -230,22 +231,6 @@ class ThresholdScaler:
             self.low_since = now
             return -c.down_step
         return 0
-
-
-def percentile(values: np.ndarray, q: float) -> float:
-    """``np.percentile(values, q)`` (linear interpolation, NaN if any value is NaN), the same
-    float, by a partial sort: a few times faster on the short windows a scaler reads at every
-    decision. ``values`` must not be empty."""
-    n = len(values)
-    if np.isnan(values).any():
-        return math.nan
-    k = q / 100 * (n - 1)  # numpy's virtual index, computed in numpy's order
-    lo = math.floor(k)
-    hi = min(lo + 1, n - 1)
-    part = np.partition(values, (lo, hi)) if n > 1 else values
-    a, b = float(part[lo]), float(part[hi])
-    t, d = k - lo, b - a
-    return b - d * (1 - t) if t >= 0.5 else a + d * t  # numpy's _lerp
 
 
 # ============================================================================ policies

@@ -111,6 +111,11 @@ from rlsched.errors import ConfigError
 
 __all__ = ["MIXED_BATCH_FACTOR", "IterationHook", "LLMSimulator"]
 
+#: the keys of :meth:`LLMSimulator.arrival_stats` that :meth:`~LLMSimulator.window_stats` shares
+_ARRIVAL_KEYS = ("arrivals", "prompt_tokens", "output_tokens", "mean_prompt_tokens",
+                 "mean_output_tokens")  # fmt: skip
+
+
 class LLMSimulator(Routing, InstanceEngine, Accounting):
     """Discrete-event simulation of one LLM serving cluster over a request trace.
 
@@ -383,11 +388,7 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         dropped = len(self._drop_idx) - bisect.bisect_right(self._drop_t, since)
         ok = self.slo.attained(sd) if idx else np.zeros(0, bool)
         denom = len(idx) + dropped
-        a0 = bisect.bisect_right(self._arr, since, 0, self._next)
-        a1 = self._next
-        arrivals = a1 - a0
-        ptok = int(self._cumP[a1] - self._cumP[a0])
-        otok = int(self._cumO[a1] - self._cumO[a0])
+        arr = self.arrival_stats(since)
         c_now = self._cumulative()
         c_then = self._cumulative_at(since)
         return {
@@ -398,14 +399,29 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
             **{f"slowdown_{m}": sd[m] for m in METRICS},
             "slo_attainment": float(ok.sum()) / denom if denom else math.nan,
             "dropped": dropped,
+            **{k: arr[k] for k in _ARRIVAL_KEYS},
+            "gpu_hours": c_now[0] - c_then[0],
+            "cost": c_now[1] - c_then[1],
+            "energy_kwh": c_now[2] - c_then[2],
+        }
+
+    def arrival_stats(self, since: float) -> dict[str, Any]:
+        """The arrival keys of :meth:`window_stats` alone (``since``, ``now``, ``arrivals``,
+        token sums and means of the requests that arrived in ``(since, now]``): what the RL
+        state reads of a long window at every decision, without its latencies and costs."""
+        a0 = bisect.bisect_right(self._arr, since, 0, self._next)
+        a1 = self._next
+        arrivals = a1 - a0
+        ptok = int(self._cumP[a1] - self._cumP[a0])
+        otok = int(self._cumO[a1] - self._cumO[a0])
+        return {
+            "since": since,
+            "now": self.now,
             "arrivals": arrivals,
             "prompt_tokens": ptok,
             "output_tokens": otok,
             "mean_prompt_tokens": ptok / arrivals if arrivals else 0.0,
             "mean_output_tokens": otok / arrivals if arrivals else 0.0,
-            "gpu_hours": c_now[0] - c_then[0],
-            "cost": c_now[1] - c_then[1],
-            "energy_kwh": c_now[2] - c_then[2],
         }
 
     def window_slowdowns(self, since: float) -> dict[str, np.ndarray]:

@@ -27,6 +27,7 @@ A request of one output token has no inter-token time: its TBT is 0 and its TBT 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,23 @@ import numpy as np
 from rlsched.errors import ConfigError
 
 METRICS = ("ttft", "tbt", "e2e")
+
+
+def percentile(values: np.ndarray, q: float) -> float:
+    """``np.percentile(values, q)`` (linear interpolation, NaN if any value is NaN), the same
+    float, by a partial sort: a few times faster on the short windows a scaler reads at every
+    decision (the RL state's P90 slowdowns, the latency-driven scalers). ``values`` must not be
+    empty."""
+    n = len(values)
+    if np.isnan(values).any():
+        return math.nan
+    k = q / 100 * (n - 1)  # numpy's virtual index, computed in numpy's order
+    lo = math.floor(k)
+    hi = min(lo + 1, n - 1)
+    part = np.partition(values, (lo, hi)) if n > 1 else values
+    a, b = float(part[lo]), float(part[hi])
+    t, d = k - lo, b - a
+    return b - d * (1 - t) if t >= 0.5 else a + d * t  # numpy's _lerp
 
 
 @dataclass(frozen=True)
