@@ -264,3 +264,41 @@ def test_a_server_states_deep_copy_shares_only_what_never_changes() -> None:
     dup.prune(2.5)
     assert st.intervals == [(0.0, 2.0, 1.0, 1.0)] and list(st.cache) == ["b"]
     assert dup.intervals == [(1.0, 3.0, 2.0, 1.0)] and list(dup.cache) == ["c"]
+
+
+def _usage_over_all_runs(intervals, t0, t1):
+    """The reference: each point's sums over every reserved run, in order."""
+    pc = pm = 0.0
+    for x in [t0] + [s for s, _, _, _ in intervals if t0 < s < t1]:
+        c = m = 0.0
+        for s, e, cpu, mem in intervals:
+            if s <= x < e:
+                c += cpu
+                m += mem
+        pc, pm = max(pc, c), max(pm, m)
+    return pc, pm
+
+
+def test_usage_and_earliest_fit_match_the_sums_over_every_run_to_the_bit() -> None:
+    """``usage`` and ``earliest_fit`` look only at the runs that overlap a span; their peaks
+    (float sums in the runs' order) and fits are those over all runs."""
+    from rlsched.core.offloading import Server, ServerState
+
+    rng = np.random.default_rng(7)
+    srv = Server("e0", cpu=4.0, mem=8.0, speed=1.0, images=frozenset())
+    for _ in range(200):
+        st = ServerState(srv)
+        for _ in range(int(rng.integers(0, 25))):
+            s = float(rng.uniform(0, 50))
+            st.intervals.append((s, s + float(rng.exponential(5)), float(rng.uniform(0.1, 1.3)),
+                                 float(rng.uniform(0.1, 2.7))))  # fmt: skip
+        for _ in range(10):
+            t0 = float(rng.uniform(-5, 60))
+            t1 = t0 + float(rng.exponential(8))
+            assert st.usage(t0, t1) == _usage_over_all_runs(st.intervals, t0, t1)
+            dur, cpu, mem = float(rng.exponential(4)), float(rng.uniform(0.1, 3)), 1.0
+            cand = sorted({t0, *(e for _, e, _, _ in st.intervals if e > t0)})
+            want = next((t for t in cand if (u := _usage_over_all_runs(
+                st.intervals, t, t + max(dur, 1e-9)))[0] + cpu <= 4.0 + 1e-9
+                and u[1] + mem <= 8.0 + 1e-9), cand[-1])  # fmt: skip
+            assert st.earliest_fit(t0, dur, cpu, mem) == want

@@ -295,6 +295,28 @@ class Schedule:
         return end - self.arrival
 
 
+def _peak(
+    intervals: list[tuple[float, float, float, float]], t0: float, t1: float
+) -> tuple[float, float]:
+    """Peak cpu and memory of ``intervals`` (``(start, end, cpu, mem)``) during ``[t0, t1)``:
+    their sums at ``t0`` and at each start inside the span."""
+    # only runs overlapping the span can be running at a point of it; kept in their order,
+    # so each point's sums add the same numbers in the same order as over all runs
+    live = [iv for iv in intervals if iv[0] < t1 and iv[1] > t0]
+    pc = pm = 0.0
+    for x in [t0] + [iv[0] for iv in live if iv[0] > t0]:
+        c = m = 0.0
+        for s, e, cpu, mem in live:
+            if s <= x < e:
+                c += cpu
+                m += mem
+        if c > pc:  # max(pc, c), without the call
+            pc = c
+        if m > pm:
+            pm = m
+    return pc, pm
+
+
 @dataclass
 class ServerState:
     """The time-varying state of one server: reserved intervals and the image cache.
@@ -323,25 +345,19 @@ class ServerState:
 
     def usage(self, t0: float, t1: float) -> tuple[float, float]:
         """Peak cpu and memory reserved during ``[t0, t1)``."""
-        points = [t0] + [s for s, e, _, _ in self.intervals if t0 < s < t1]
-        pc = pm = 0.0
-        for x in points:
-            c = m = 0.0
-            for s, e, cpu, mem in self.intervals:
-                if s <= x < e:
-                    c += cpu
-                    m += mem
-            pc, pm = max(pc, c), max(pm, m)
-        return pc, pm
+        return _peak(self.intervals, t0, t1)
 
     def earliest_fit(self, lower: float, dur: float, cpu: float, mem: float) -> float:
         """Earliest ``t >= lower`` with ``cpu`` / ``mem`` free during ``[t, t + dur)``."""
         if self.server.is_cloud:
             return lower
-        cand = sorted({lower, *(e for _, e, _, _ in self.intervals if e > lower)})
+        # runs ended by ``lower`` reserve nothing at any candidate's span
+        later = [iv for iv in self.intervals if iv[1] > lower]
+        cand = sorted({lower, *(iv[1] for iv in later)})
+        cap_c, cap_m = self.server.cpu + _EPS, self.server.mem + _EPS
         for t in cand:
-            c, m = self.usage(t, t + max(dur, _EPS))
-            if c + cpu <= self.server.cpu + _EPS and m + mem <= self.server.mem + _EPS:
+            c, m = _peak(later, t, t + max(dur, _EPS))
+            if c + cpu <= cap_c and m + mem <= cap_m:
                 return t
         return cand[-1]  # unreachable for a hostable task: after every interval all is free
 
