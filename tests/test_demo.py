@@ -62,6 +62,8 @@ def test_demo_writes_report_figures_and_a_usable_model(
     from rlsched.zoo import names
 
     assert [z["name"] for z in res["zoo"]] == names()
+    stage = re.search(r"zoo stage: (\d+) entries in (\d+)s \((\d+)s of work", log.getvalue())
+    assert stage and int(stage[1]) == len(names()) and int(stage[3]) > 0, log.getvalue()
     for z in res["zoo"]:
         assert z["line"].startswith(f"zoo: learned:zoo/{z['name']}") and z["line"] in report
         assert z["line"] in log.getvalue().replace("\n", " ") or z["name"] in log.getvalue()

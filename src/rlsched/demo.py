@@ -105,6 +105,9 @@ def run_demo(
     console.rule("[bold]rlsched demo: serverless placement of real workflows")
     zoo = zoo_stage(console, episodes, workers)
     if zoo:
+        console.print(f"zoo stage: {len(zoo)} entries in {time.perf_counter() - t0:.0f}s "
+                      f"({sum(z['seconds'] for z in zoo):.0f}s of work over {workers} "
+                      "processes)")  # fmt: skip
         fig_zoo = zoo_forest([z["point"] for z in zoo], out / "zoo.png")
         console.print(f"zoo figure: {fig_zoo}")
     for role, name in (("train", TRAIN), ("validation", VALIDATION), ("test", TEST)):
