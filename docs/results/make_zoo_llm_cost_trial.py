@@ -100,7 +100,7 @@ import time
 
 import numpy as np
 from make_zoo import ROOT, trial_spec
-from make_zoo_llm_trial import played, ship_guard, vs
+from make_zoo_llm_trial import drop_guard_line, played, ship_guard, vs
 
 from rlsched.splits import SPLITS
 from rlsched.zoo import ZOO_DIR
@@ -267,9 +267,7 @@ def round_h2(workers: int) -> None:
     out["seconds"] = time.perf_counter() - t0
     (ROOT / "docs/results/llm_cost_trial_h2.json").write_text(json.dumps(out, indent=1) + "\n")
     if kept == blocks:
-        cfg = ROOT / f"configs/zoo/{NAME}.yaml"  # H1's line gives way to H2's
-        cfg.write_text("".join(line for line in cfg.read_text().splitlines(keepends=True)
-                               if not line.startswith("# It plays under a trial guard")))
+        drop_guard_line(NAME)  # H1's line gives way to H2's
         card = ship_guard(
             NAME, ENTRY, H2_SETTINGS,
             f"round H2 (docs/results/make_zoo_llm_cost_trial.py --round H2): on {VAL_EPISODES} "

@@ -271,6 +271,14 @@ def ship(settings: dict, out: dict, v: dict) -> None:
     print(f"the entry ships the trial guard: test {card['test']['paired']}", flush=True)
 
 
+def drop_guard_line(name: str) -> None:
+    """Take the line an earlier round's guard wrote (:func:`make_zoo.note_in_config`) out of
+    entry ``name``'s retraining config, for the next round's to replace it."""
+    cfg = ROOT / f"configs/zoo/{name}.yaml"
+    cfg.write_text("".join(line for line in cfg.read_text().splitlines(keepends=True)
+                           if not line.startswith("# It plays under a trial guard")))  # fmt: skip
+
+
 def ship_guard(name: str, entry: str, settings: dict, chosen_by: str, line: str) -> dict:
     """:func:`make_zoo.ship_trial` for LLM entry ``name`` (played as ``entry``), its card
     measured again on its own episodes (SLO attainment) and written; returns the card."""
@@ -361,9 +369,7 @@ def round_g3(workers: int, val_seed: int = G3_VAL_SEED, test_seed: int = G3_TEST
     out["seconds"] = time.perf_counter() - t0
     out_path.write_text(json.dumps(out, indent=1) + "\n")
     if ships and out_path.name == "llm_trial_choice_g3.json":
-        cfg = ROOT / f"configs/zoo/{NAME}.yaml"  # G2's line gives way to G3's
-        cfg.write_text("".join(line for line in cfg.read_text().splitlines(keepends=True)
-                               if not line.startswith("# It plays under a trial guard")))
+        drop_guard_line(NAME)  # G2's line gives way to G3's
         card = ship_guard(
             NAME, ENTRY, G3_SETTINGS,
             f"round G3 (docs/results/make_zoo_llm_trial.py --round G3): on {nval} fresh bursty "
