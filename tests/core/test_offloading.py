@@ -280,25 +280,46 @@ def _usage_over_all_runs(intervals, t0, t1):
 
 
 def test_usage_and_earliest_fit_match_the_sums_over_every_run_to_the_bit() -> None:
-    """``usage`` and ``earliest_fit`` look only at the runs that overlap a span; their peaks
-    (float sums in the runs' order) and fits are those over all runs."""
+    """``usage`` and ``earliest_fit`` look only at the runs that overlap a span, and sum many
+    with numpy; their peaks (float sums in the runs' order) and fits are those over all runs."""
     from rlsched.core.offloading import Server, ServerState
 
     rng = np.random.default_rng(7)
     srv = Server("e0", cpu=4.0, mem=8.0, speed=1.0, images=frozenset())
-    for _ in range(200):
+    for k in range(300):
         st = ServerState(srv)
-        for _ in range(int(rng.integers(0, 25))):
+        # up to 25 runs (summed in a Python loop) or, every third server, up to 150 (numpy)
+        for _ in range(int(rng.integers(0, 150 if k % 3 == 0 else 25))):
             s = float(rng.uniform(0, 50))
-            st.intervals.append((s, s + float(rng.exponential(5)), float(rng.uniform(0.1, 1.3)),
+            # every other server: tenths of a core, whose sums reach the cap within a rounding
+            cpu = float(rng.choice([0.1, 0.2, 0.3])) if k % 2 else float(rng.uniform(0.1, 1.3))
+            st.intervals.append((s, s + float(rng.exponential(5)), cpu,
                                  float(rng.uniform(0.1, 2.7))))  # fmt: skip
         for _ in range(10):
             t0 = float(rng.uniform(-5, 60))
             t1 = t0 + float(rng.exponential(8))
             assert st.usage(t0, t1) == _usage_over_all_runs(st.intervals, t0, t1)
-            dur, cpu, mem = float(rng.exponential(4)), float(rng.uniform(0.1, 3)), 1.0
+            dur, mem = float(rng.exponential(4)), 1.0
+            cpu = float(rng.choice([0.1, 0.3, 1.2, 2.1])) if k % 2 else float(rng.uniform(0.1, 3))
             cand = sorted({t0, *(e for _, e, _, _ in st.intervals if e > t0)})
             want = next((t for t in cand if (u := _usage_over_all_runs(
                 st.intervals, t, t + max(dur, 1e-9)))[0] + cpu <= 4.0 + 1e-9
                 and u[1] + mem <= 8.0 + 1e-9), cand[-1])  # fmt: skip
             assert st.earliest_fit(t0, dur, cpu, mem) == want
+
+
+def test_earliest_fit_screens_with_numpy_only_where_rounding_cannot_decide() -> None:
+    """Among many runs ``earliest_fit`` screens its candidates with numpy sums; where those sums
+    are within a rounding of the cap (tenths of a core filling it), it leaves the candidate to
+    the exact sums."""
+    from rlsched.core.offloading import _clear_fits, _peak
+
+    # ten runs of 0.1 core in [0, 10), twenty of 0.2 (the whole server) in [20, 40)
+    runs = [(0.0, 10.0, 0.1, 0.5)] * 10 + [(20.0, 40.0, 0.2, 0.5)] * 20
+    cand = [0.0, 10.0, 25.0, 40.0]
+    clear = _clear_fits(runs, cand, 1.0, 3.0, 1.0, 4.0 + 1e-9, 64.0)
+    assert clear is not None and list(clear) == [0, 1, -1, 1]  # at 0: 1.0 + 3.0 at the cap
+    for t, c in zip(cand, clear, strict=True):
+        if c == 0:
+            assert abs(_peak(runs, t, t + 1.0)[0] + 3.0 - 4.0) < 1e-9
+    assert _clear_fits(runs[:5], cand, 1.0, 3.0, 1.0, 4.0, 64.0) is None  # few runs: the loop

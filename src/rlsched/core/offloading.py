@@ -295,6 +295,10 @@ class Schedule:
         return end - self.arrival
 
 
+#: point-run pairs from which :func:`_peak` sums with numpy (below: a Python loop is faster)
+_VECTOR_PAIRS = 256
+
+
 def _peak(
     intervals: list[tuple[float, float, float, float]], t0: float, t1: float
 ) -> tuple[float, float]:
@@ -303,8 +307,18 @@ def _peak(
     # only runs overlapping the span can be running at a point of it; kept in their order,
     # so each point's sums add the same numbers in the same order as over all runs
     live = [iv for iv in intervals if iv[0] < t1 and iv[1] > t0]
+    points = [t0] + [iv[0] for iv in live if iv[0] > t0]
+    if len(points) * len(live) >= _VECTOR_PAIRS:
+        # the same sums as the loop below: a running sum along each point's row adds the runs
+        # in their order (np.add.accumulate is sequential), a run not running there adds 0.0
+        a = np.array(live)
+        xs = np.array(points)[:, None]
+        on = (a[:, 0] <= xs) & (xs < a[:, 1])
+        c = np.add.accumulate(np.where(on, a[:, 2], 0.0), axis=1)[:, -1]
+        m = np.add.accumulate(np.where(on, a[:, 3], 0.0), axis=1)[:, -1]
+        return max(0.0, float(c.max())), max(0.0, float(m.max()))
     pc = pm = 0.0
-    for x in [t0] + [iv[0] for iv in live if iv[0] > t0]:
+    for x in points:
         c = m = 0.0
         for s, e, cpu, mem in live:
             if s <= x < e:
@@ -315,6 +329,46 @@ def _peak(
         if m > pm:
             pm = m
     return pc, pm
+
+
+#: reserved runs from which ``earliest_fit`` screens its candidates with numpy (:func:`_clear_fits`)
+_VECTOR_RUNS = 24
+
+
+def _clear_fits(
+    intervals: list[tuple[float, float, float, float]],
+    cand: list[float],
+    span: float,
+    cpu: float,
+    mem: float,
+    cap_c: float,
+    cap_m: float,
+) -> np.ndarray | None:
+    """Per candidate start: 1 where a task of ``cpu`` / ``mem`` for ``span`` surely fits under
+    the caps, -1 where it surely does not, 0 where the sums' rounding could decide (None: too
+    few runs to be worth it). The peaks are :func:`_peak`'s, summed in numpy's order; a margin
+    far above any rounding of those sums keeps every decision the exact sums would take."""
+    if len(intervals) < _VECTOR_RUNS:
+        return None
+    a = np.array(intervals)
+    s, e = a[:, 0], a[:, 1]
+    t = np.array(cand)
+
+    def at(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # reserved at each point x
+        on = ((s <= x[:, None]) & (x[:, None] < e)).astype(float)
+        return on @ a[:, 2], on @ a[:, 3]
+
+    ct, mt = at(t)
+    cs, ms = at(s)
+    inside = (s > t[:, None]) & (s < (t + span)[:, None])  # the starts within each span
+    pc = np.maximum(ct, np.where(inside, cs, 0.0).max(axis=1))
+    pm = np.maximum(mt, np.where(inside, ms, 0.0).max(axis=1))
+    tol_c = 1e-6 * (1.0 + float(a[:, 2].sum()) + abs(cap_c))
+    tol_m = 1e-6 * (1.0 + float(a[:, 3].sum()) + abs(cap_m))
+    over_c, over_m = pc + cpu - cap_c, pm + mem - cap_m
+    fits = (over_c <= -tol_c) & (over_m <= -tol_m)
+    fails = (over_c > tol_c) | (over_m > tol_m)
+    return fits.astype(np.int8) - fails.astype(np.int8)
 
 
 @dataclass
@@ -355,8 +409,14 @@ class ServerState:
         later = [iv for iv in self.intervals if iv[1] > lower]
         cand = sorted({lower, *(iv[1] for iv in later)})
         cap_c, cap_m = self.server.cpu + _EPS, self.server.mem + _EPS
-        for t in cand:
-            c, m = _peak(later, t, t + max(dur, _EPS))
+        span = max(dur, _EPS)
+        clear = _clear_fits(later, cand, span, cpu, mem, cap_c, cap_m)
+        for j, t in enumerate(cand):
+            if clear is not None and clear[j] != 0:  # decided beyond any rounding of the sums
+                if clear[j] > 0:
+                    return t
+                continue
+            c, m = _peak(later, t, t + span)
             if c + cpu <= cap_c and m + mem <= cap_m:
                 return t
         return cand[-1]  # unreachable for a hostable task: after every interval all is free
