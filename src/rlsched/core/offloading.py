@@ -314,9 +314,9 @@ def _peak(
         a = np.array(live)
         xs = np.array(points)[:, None]
         on = (a[:, 0] <= xs) & (xs < a[:, 1])
-        c = np.add.accumulate(np.where(on, a[:, 2], 0.0), axis=1)[:, -1]
-        m = np.add.accumulate(np.where(on, a[:, 3], 0.0), axis=1)[:, -1]
-        return max(0.0, float(c.max())), max(0.0, float(m.max()))
+        cs = np.add.accumulate(np.where(on, a[:, 2], 0.0), axis=1)[:, -1]
+        ms = np.add.accumulate(np.where(on, a[:, 3], 0.0), axis=1)[:, -1]
+        return max(0.0, float(cs.max())), max(0.0, float(ms.max()))
     pc = pm = 0.0
     for x in points:
         c = m = 0.0
@@ -331,7 +331,7 @@ def _peak(
     return pc, pm
 
 
-#: reserved runs from which ``earliest_fit`` screens its candidates with numpy (:func:`_clear_fits`)
+#: runs from which ``earliest_fit`` screens its candidates with numpy (:func:`_clear_fits`)
 _VECTOR_RUNS = 24
 
 
