@@ -299,18 +299,21 @@ class RlschedEnv(SnapshotMixin, gym.Env):
         sampled futures of :class:`rlsched.policies.rollout.RolloutPolicy`. ``sampler``: one
         of :attr:`FUTURE_SAMPLERS` for this draw (None: the env's own way). The env's random
         generator is redrawn here; :meth:`_resample_workload` does the rest."""
-        if sampler is not None and sampler not in self.FUTURE_SAMPLERS:
-            ways = ", ".join(self.FUTURE_SAMPLERS) or "one way only"
-            raise ValueError(f"{type(self).__name__} samples its future by {ways}, "
-                             f"not by {sampler!r}")  # fmt: skip
+        if sampler is not None:
+            self.check_future_sampler(sampler, "sampler")
         self.np_random = np.random.default_rng(int(rng.integers(2**63)))
-        if sampler is None:
-            self._resample_workload(rng)
-        else:  # only an env that lists samplers takes one
-            self._resample_workload(rng, sampler)  # type: ignore[call-arg]
+        self._resample_workload(rng, sampler)
 
-    def _resample_workload(self, rng: np.random.Generator) -> None:
-        """The env's part of :meth:`resample_future` (see :meth:`can_resample_future`)."""
+    @classmethod
+    def check_future_sampler(cls, sampler: str, what: str) -> None:
+        """A ValueError naming ``what`` unless ``sampler`` is one of :attr:`FUTURE_SAMPLERS`."""
+        if sampler not in cls.FUTURE_SAMPLERS:
+            ways = f"by {', '.join(cls.FUTURE_SAMPLERS)}" if cls.FUTURE_SAMPLERS else "one way"
+            raise ValueError(f"{what} {sampler!r}: {cls.__name__} samples futures {ways}")
+
+    def _resample_workload(self, rng: np.random.Generator, sampler: str | None = None) -> None:
+        """The env's part of :meth:`resample_future` (see :meth:`can_resample_future`);
+        ``sampler`` is one of :attr:`FUTURE_SAMPLERS` or None (an env with one way has none)."""
         raise NotImplementedError(f"{type(self).__name__} cannot sample its future")
 
     @classmethod

@@ -624,7 +624,7 @@ class KubeSchedulingEnv(RlschedEnv):
         self._w = [w * inv_l for w in (W_COMPLETION, W_WAIT, W_JCT, W_MATCH, W_BALANCE)]
         self._w_large = W_LARGE / self._n_large if self._n_large else 0.0
 
-    def _resample_workload(self, rng: np.random.Generator) -> None:
+    def _resample_workload(self, rng: np.random.Generator, sampler: str | None = None) -> None:
         """Pods that have not arrived: a fresh window of the trace (whole jobs in gang mode),
         its first pod (job) set at the last arrived pod's arrival so the gaps after it are the
         window's own, as new jobs; the episode keeps at most its pod count (fewer where a

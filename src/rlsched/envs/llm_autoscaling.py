@@ -351,10 +351,7 @@ class LLMAutoscalingEnv(RlschedEnv):
             self._base = load_requests(dataset)
             self._dataset_name = str(dataset)
         self.poisson = bool(poisson)
-        if future_sampler not in self.FUTURE_SAMPLERS:
-            raise ValueError(
-                f"future_sampler must be one of {self.FUTURE_SAMPLERS}, got {future_sampler!r}"
-            )
+        self.check_future_sampler(future_sampler, "future_sampler")
         self.future_sampler = future_sampler
         self.burst_range = _scale_range("burst", burst, zero=True)
         if not burst_window > 0:

@@ -363,7 +363,7 @@ class PodRebalancingEnv(RlschedEnv):
         shift = self._shift if t >= self._shift_from else 0
         return (self._start + t + shift) % self.workload.num_windows
 
-    def _resample_workload(self, rng: np.random.Generator) -> None:
+    def _resample_workload(self, rng: np.random.Generator, sampler: str | None = None) -> None:
         """Resampled history: the windows after the current one come from the same hours of
         a random other day of the trace (a random other window where it spans under two
         days); the requests within them are drawn with the env's redrawn generator."""

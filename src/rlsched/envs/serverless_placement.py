@@ -465,7 +465,7 @@ class ServerlessPlacementEnv(RlschedEnv):
         )
         self._nreq32 = _frozen(np.minimum(ep.requests, I32_MAX).astype(np.int32)[:, None])
 
-    def _resample_workload(self, rng: np.random.Generator) -> None:
+    def _resample_workload(self, rng: np.random.Generator, sampler: str | None = None) -> None:
         """Instances after the current one: a fresh draw of the episode's workload (trace
         window, workflow blocks or generator), its first instance set at the current one's
         arrival so the gaps after it are the draw's own; the episode keeps its length."""

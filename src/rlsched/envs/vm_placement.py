@@ -463,7 +463,7 @@ class VMPlacementEnv(RlschedEnv):
             "time": self._time(),
         }
 
-    def _resample_workload(self, rng: np.random.Generator) -> None:
+    def _resample_workload(self, rng: np.random.Generator, sampler: str | None = None) -> None:
         """Resampled history: the future becomes the trace after an earlier request of the
         current request's shape (cpu, memory, double; a later one where none came before),
         and the VMs placed this episode take the places of the VMs alive there, so they

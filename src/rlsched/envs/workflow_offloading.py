@@ -719,7 +719,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         instances), computed once per template; read-only."""
         return _cached(self._template_cache, k, lambda: (w.children(), w.depth(), w.upward_rank()))
 
-    def _resample_workload(self, rng: np.random.Generator) -> None:
+    def _resample_workload(self, rng: np.random.Generator, sampler: str | None = None) -> None:
         """Workflows after the current one: drawn again from the pool, with fresh Poisson
         gaps after the current one's arrival (memoryless) and fresh origins."""
         drawn = self._sampled_workload(rng)

@@ -145,10 +145,11 @@ class TrialGuard(RolloutSearch):
         #: the metric a followed candidate may lose in no sampled future (None: any)
         self.keep = keep
         self._keep_sign = 1.0 if keep is None else self._direction_sign(keep, "keep")
-        samplers = type(self.env).FUTURE_SAMPLERS
-        if sampler is not None and sampler not in samplers:
-            raise PolicyError(f"trial sampler {sampler!r}: {type(self.env).__name__} samples "
-                              f"futures {'by ' + ', '.join(samplers) if samplers else 'one way'}")
+        if sampler is not None:
+            try:
+                type(self.env).check_future_sampler(sampler, "trial sampler")
+            except ValueError as e:
+                raise PolicyError(str(e)) from None
         #: how the futures are drawn (None: as the env draws them)
         self.sampler = sampler
         self.policy = policy
