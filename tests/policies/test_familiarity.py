@@ -153,6 +153,44 @@ def test_a_guarded_model_keeps_its_base_on_an_unfamiliar_workflow(departure_run,
         DeparturePolicy(departure_run / "model", familiar="on")
 
 
+def test_a_trial_guard_may_turn_the_familiarity_guard_off(departure_run, tmp_path):
+    """A model's shipped trial with ``familiar: off`` plays the network without its
+    familiarity guard under the trial guard; a spec's ``familiar=`` wins; alone (``trial=off``)
+    the model keeps its guard; a model without departures cannot take the setting."""
+    import shutil
+
+    from rlsched.policies.trial import TrialGuard
+
+    model = tmp_path / "model"
+    shutil.copytree(departure_run / "model", model)
+    meta = json.loads((model / "meta.json").read_text())
+    seen = dataset_profiles(_env, TINY_DEPARTURES["eval_dataset"])
+    far = Familiarity(seen[:1] + 100.0, np.ones(len(FEATURES)), 1.0)  # nothing familiar
+    trial = {"anchor": "peft", "futures": 2, "every": 3, "familiar": "off"}
+    (model / "meta.json").write_text(
+        json.dumps({**meta, "familiar": far.to_meta(["far"]), "trial": trial})
+    )
+    env = _env(TINY_DEPARTURES["eval_dataset"])
+    shipped = make_policy(f"learned:{model}", env, seed=0)
+    assert isinstance(shipped, TrialGuard) and isinstance(shipped.policy, DeparturePolicy)
+    assert shipped.policy.guard is None
+    on = make_policy(f"learned:{model}?familiar=on", env, seed=0)
+    assert isinstance(on, TrialGuard) and on.policy.guard is not None
+    on = make_policy(f"learned:{model}?trial_familiar=on", env, seed=0)
+    assert isinstance(on, TrialGuard) and on.policy.guard is not None
+    alone = make_policy(f"learned:{model}?trial=off", env)
+    assert isinstance(alone, DeparturePolicy) and alone.guard is not None
+    # the guard's candidate departs where its network does; the model alone keeps PEFT
+    free = DeparturePolicy(model, familiar="off")
+    obs, _ = env.reset(seed=0)
+    mask = env.unwrapped.action_masks()
+    cand = shipped.policy
+    assert cand.act(obs, mask) == free.act(obs, mask)
+    assert alone.act(obs, mask) == peft_choice(obs, mask)
+    with pytest.raises(PolicyError, match="trial familiar must be on or off"):
+        make_policy(f"learned:{model}?trial_familiar=maybe", env)
+
+
 def test_vetting_opens_only_the_workflows_near_which_departures_paid() -> None:
     ref = np.zeros((4, len(FEATURES)))
     ref[:, 0] = [0.0, 1.0, 2.0, 10.0]

@@ -145,6 +145,8 @@ def test_learned_path_takes_a_trial_from_its_spec(tmp_path: Path) -> None:
         make_policy(f"learned:{model}?trial=nonesuch", env)
     with pytest.raises(PolicyError, match="departure model only"):
         make_policy(f"learned:{model}?trial=greedy_migration&trial_thresholds=0.1", env)
+    with pytest.raises(PolicyError, match="trial familiar applies to a departure model only"):
+        make_policy(f"learned:{model}?trial=greedy_migration&trial_familiar=off", env)
 
 
 def test_a_model_ships_its_trial_in_meta_and_trial_off_plays_the_network(

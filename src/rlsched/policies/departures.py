@@ -14,7 +14,8 @@ one network's.
 
 A model may also carry a familiarity guard (its meta's ``familiar``,
 :mod:`rlsched.policies.familiarity`): it departs only on workflows whose shape lies near one it
-was trained on, and keeps the base's server on others. ``?familiar=off`` plays it without.
+was trained on, and keeps the base's server on others. ``?familiar=off`` plays it without; so
+does a trial guard whose settings say ``familiar: off`` (its trials judge every workflow).
 """
 
 from __future__ import annotations
@@ -82,7 +83,14 @@ class DeparturePolicy(SavedModelPolicy):
         if np.isnan(self.threshold):
             raise PolicyError(f"{self.dir}: threshold {value!r} is not a number (inf allowed)")
         #: the familiarity guard, or None (module docstring)
-        self.guard: Familiarity | None = None
+        self.guard = self._guard_of(familiar)
+        #: departures taken since the policy was made (what a run reports)
+        self.departures = 0
+        #: decisions the guard kept on the base (an unfamiliar workflow)
+        self.guarded = 0
+
+    def _guard_of(self, familiar: bool | str | None) -> Familiarity | None:
+        """The familiarity guard ``familiar`` asks for (on, off, or None: the model's own)."""
         # a spec's query reads on / off as booleans
         wanted = {True: True, "on": True, False: False, "off": False, None: None}.get(familiar, "?")
         if wanted == "?":
@@ -90,12 +98,14 @@ class DeparturePolicy(SavedModelPolicy):
         record = self.meta.get("familiar")
         if wanted and not record:
             raise PolicyError(f"{self.dir}: familiar=on, but this model has no familiarity guard")
-        if record and wanted is not False:
-            self.guard = Familiarity.from_meta(record)
-        #: departures taken since the policy was made (what a run reports)
-        self.departures = 0
-        #: decisions the guard kept on the base (an unfamiliar workflow)
-        self.guarded = 0
+        return Familiarity.from_meta(record) if record and wanted is not False else None
+
+    def with_familiar(self, familiar: bool | str) -> DeparturePolicy:
+        """The same networks with the familiarity guard on or off: what a trial guard whose
+        settings name ``familiar`` plays (:mod:`rlsched.policies.trial`)."""
+        other = copy.copy(self)
+        other.guard = self._guard_of(familiar)
+        return other
 
     def at_threshold(self, threshold: float) -> DeparturePolicy:
         """The same networks (shared, not loaded again) departing at ``threshold``: a

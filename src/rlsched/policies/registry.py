@@ -130,7 +130,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         trial = {k: kwargs.pop(k) for k in list(kwargs) if k in TRIAL_ARGS}
         if read_meta(resolve_model_dir(path)).get("algo") == "departures":
             dep = _departures(spec, path, kwargs, env)
-            return _guarded(spec, dep, dep.meta, trial, env, seed)
+            return _guarded(spec, dep, dep.meta, trial, env, seed, "familiar" in kwargs)
         unknown = sorted(set(kwargs) - {"anchor", "margin"})
         if unknown:
             raise PolicyError(
@@ -179,7 +179,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
 #: ``learned:PATH`` arguments of the trial guard (:mod:`rlsched.policies.trial`)
 TRIAL_ARGS = (
     "trial", "trial_futures", "trial_horizon", "trial_every", "trial_significance",
-    "trial_thresholds", "trial_metric", "trial_keep", "trial_sampler",
+    "trial_thresholds", "trial_metric", "trial_keep", "trial_sampler", "trial_familiar",
 )
 
 
@@ -208,19 +208,24 @@ def _trial_of(
 
 def _guarded(
     spec: str, pol: Policy, meta: dict[str, Any], trial: dict[str, Any], env: Any,
-    seed: int | None,
+    seed: int | None, familiar_given: bool = False,
 ) -> Policy:
     """``pol`` (a learned model as it plays: a residual one over its heuristic) under the
     trial guard its ``meta`` and ``trial`` arguments name, or ``pol``; a spec with ``trial``
-    arguments names the policy."""
+    arguments names the policy. The trial's ``familiar`` sets a departure model's familiarity
+    guard unless the spec set it (``familiar_given``)."""
     if trial:
         pol.name = spec
     settings = _trial_of(spec, meta.get("trial"), trial)
     if settings is None:
         return pol
-    thresholds = settings.pop("thresholds")
-    if thresholds and not isinstance(pol, DeparturePolicy):
-        raise PolicyError(f"policy {spec!r}: trial thresholds apply to a departure model only")
+    thresholds, familiar = settings.pop("thresholds"), settings.pop("familiar")
+    if (thresholds or familiar) and not isinstance(pol, DeparturePolicy):
+        what = "thresholds" if thresholds else "familiar"
+        raise PolicyError(f"policy {spec!r}: trial {what} applies to a departure model only")
+    if familiar and not familiar_given:
+        assert isinstance(pol, DeparturePolicy)
+        pol = pol.with_familiar(familiar)
     variants = [pol.at_threshold(t) for t in thresholds] if isinstance(pol, DeparturePolicy) else []
     anchor = make_policy(settings.pop("anchor"), env, seed=seed)
     return TrialGuard(env, pol, anchor, anchor.name, seed=seed, variants=variants, **settings)

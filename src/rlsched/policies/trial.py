@@ -23,7 +23,10 @@ sampled future, it is no worse than the anchor on ``keep`` (LLMAutoscaling's cos
 ``metric: cost``, ``keep: slo_attainment``: cheaper than HPA at no loss of attainment).
 ``sampler`` names how the futures are drawn where the env offers more than one way
 (``FUTURE_SAMPLERS``; LLMAutoscaling's ``"blocks"`` keep the trace's bursts); None: the env's
-own way.
+own way. ``familiar`` (on / off) sets a departure model's familiarity guard while the trial
+guard judges it (:mod:`rlsched.policies.departures`; WorkflowOffloading's ``off`` lets the
+trials, not the graph's shape, decide where it departs); None: the model's own; a spec's
+``familiar=`` wins.
 
 Between trials a decision costs what the chosen policy costs (the network's forward pass, or
 the heuristic's); a trial costs ``(1 + candidates) x futures x horizon`` env steps, once per
@@ -32,7 +35,7 @@ figures).
 
 A zoo entry ships its guard in ``meta.json`` (``"trial": {"anchor": ..., "futures": ...,
 "horizon": ..., "every": ..., "significance": ..., "thresholds": [...], "metric": ...,
-"keep": ..., "sampler": ...}``), which
+"keep": ..., "sampler": ..., "familiar": ...}``), which
 ``learned:PATH`` applies wherever the model plays; ``learned:PATH?trial=off`` plays the
 network alone.
 """
@@ -61,6 +64,7 @@ TRIAL_DEFAULTS: dict[str, Any] = {
     "metric": None,
     "keep": None,
     "sampler": None,
+    "familiar": None,
 }
 
 
@@ -85,6 +89,10 @@ def trial_settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
                           f"not {sig!r}")  # fmt: skip
     out["significance"] = float(sig)
     out["thresholds"] = _thresholds(out["thresholds"], where)
+    fam = {"on": "on", True: "on", "off": "off", False: "off", None: None}.get(out["familiar"], "?")
+    if fam == "?":
+        raise PolicyError(f"{where}: trial familiar must be on or off, not {out['familiar']!r}")
+    out["familiar"] = fam
     for key, what in (("metric", "metrics"), ("keep", "metrics"), ("sampler", "samplers")):
         if out[key] is not None and (not isinstance(out[key], str) or not out[key]):
             raise PolicyError(f"{where}: trial {key} must name one of the env's {what}, "
