@@ -186,6 +186,15 @@ def test_the_shipped_entries_play_under_their_trial_guards() -> None:
     assert isinstance(pol, TrialGuard) and pol.base_name == "peft" and pol.futures == 1
     assert all(isinstance(p, DeparturePolicy) for p in pol.candidates)
     assert [p.threshold for p in pol.candidates][1:] == [-0.008, -0.003]
+    # the congested entry (round C7): the network free of its familiarity guard under trials
+    # over PEFT; alone (trial=off) it keeps the familiarity guard
+    card = json.loads((ZOO_DIR / "workflow-congested-vetted" / "card.json").read_text())
+    wf = make_env(card["env"], "wfinstances:blast-43,helloworld-10", **card["env_kwargs"])
+    pol = make_policy("learned:zoo/workflow-congested-vetted", wf, seed=0)
+    assert isinstance(pol, TrialGuard) and (pol.base_name, pol.every) == ("peft", 10)
+    assert isinstance(pol.policy, DeparturePolicy) and pol.policy.guard is None
+    alone = make_policy("learned:zoo/workflow-congested-vetted?trial=off", wf)
+    assert isinstance(alone, DeparturePolicy) and alone.guard is not None
 
 
 def test_a_kept_metric_vetoes_a_candidate_that_gives_it_up() -> None:
