@@ -140,6 +140,25 @@ def test_a_zoo_point_is_percent_of_the_best_heuristic_signed_better_to_the_right
     assert pt["learned"]["mean"] == pytest.approx(-100 * 1.06 / 11) and pt["oracle"] is None
 
 
+def test_the_zoo_stage_starts_the_rows_with_the_most_trial_rollouts_first() -> None:
+    """A row's work grows with its trial guard's rollouts per decision (the anchor and each
+    candidate over every future, every ``every`` decisions); rows without one count 0."""
+    from rlsched.demo import trial_rollouts
+    from rlsched.zoo import card, entries
+
+    got = {e["name"]: trial_rollouts(e) for e in entries()}
+    for name, value in got.items():
+        trial = card(name).get("trial")
+        if not trial:
+            assert value == 0.0
+            continue
+        rollouts = (2 + len(trial.get("thresholds") or ())) * trial["futures"] / trial["every"]
+        assert value == pytest.approx(rollouts) and value > 0
+    # the congested entry (4 futures every 10 decisions) before the LLM ones (every 15)
+    assert got["workflow-congested-vetted"] == pytest.approx(0.8)
+    assert got["workflow-congested-vetted"] > got["llm-autoscaling-slo-ppo"] > 0
+
+
 def test_a_residual_entry_is_paired_with_its_heuristic_on_its_card_metrics() -> None:
     from rlsched.demo import EpisodeMetrics, residual_line
     from rlsched.zoo import card, entries
