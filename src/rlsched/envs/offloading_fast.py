@@ -152,6 +152,33 @@ class OffloadingRollouts:
         )  # fmt: skip
         return scratch[2][:n]
 
+    def observe(self, now: float) -> tuple[np.ndarray, np.ndarray]:
+        """What the env's observation reads of each server for the current task, compiled
+        (``offloading_kernels.observe``): ``(estimates, features)``, one row per server,
+        estimates ``(start, finish, t_trans, done, ready)`` as :meth:`WorkflowOffloadingEnv.
+        estimate <rlsched.envs.workflow_offloading.WorkflowOffloadingEnv.estimate>` gives
+        them, features ``(image usable, runs not over by now, free cpu share, free memory
+        share, reserved cpu-seconds after now)``."""
+        server, finish, _m, _r, iv, niv, cimg, ctime, ncache = self.state
+        S = len(niv)
+        est, feat = np.empty((S, 5)), np.empty((S, 5))
+        self.kernels.observe(
+            self.task, self.static, self.current[1], server, finish, iv, niv, cimg, ctime,
+            ncache, float(now), np.empty(iv.shape[1] + 1), est, feat,
+        )  # fmt: skip
+        return est, feat
+
+    def child_done(self, est: np.ndarray) -> np.ndarray:
+        """The env's ``_child_done`` from :meth:`observe`'s estimates, compiled: per server,
+        the earliest the current task's child of highest upward rank could be done."""
+        server, finish, _m, _r, iv, niv, cimg, ctime, ncache = self.state
+        out = np.empty(len(niv))
+        self.kernels.child_done(
+            self.task, self.static, self.current[1], server, finish, iv, niv, cimg, ctime,
+            ncache, est, np.empty(iv.shape[1] + 1), out,
+        )  # fmt: skip
+        return out
+
     def _work(self, later_tasks: int) -> tuple[np.ndarray, ...]:
         """Buffers for one rollout's state, with room for ``later_tasks`` more tasks."""
         server, finish, missing, ready, iv, niv, cimg, _ctime, ncache = self.state

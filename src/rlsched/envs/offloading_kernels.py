@@ -4,7 +4,9 @@ numba is optional, the ``fast`` extra, and slow to import).
 Each repeats, in the same order of floating-point operations, what the env does in Python:
 :func:`_estimate` is ``WorkflowOffloadingEnv.estimate`` (``ready_time``, ``ServerState.plan``
 and ``earliest_fit``), :func:`_commit` is ``ServerState.commit``, :func:`base_order` is the base's
-``eft_order`` and :func:`rollout_returns` the search's rollouts with their summed reward.
+``eft_order``, :func:`rollout_returns` the search's rollouts with their summed reward, and
+:func:`observe` and :func:`child_done` the per-server part of the env's observation
+(``_server_features_python`` and ``_child_done``; ``_peak`` is ``ServerState.usage``).
 """
 
 from __future__ import annotations
@@ -47,7 +49,8 @@ def _trans(p, i, j, data, adj, lat, bw):
 
 @_njit
 def _estimate(t, s, st, sc, server, finish, iv, niv, cimg, ctime, ncache, buf):
-    """``(start, finish, pulled, t_trans, t_exec, done)`` of task ``t`` on server ``s``."""
+    """``(start, finish, pulled, t_trans, t_exec, done, ready)`` of task ``t`` on server
+    ``s``."""
     (par_ptr, par_idx, _cp, _ci, work, data, tcpu, tmem, img, sink, _h, holds, _r, _o,
      speed, scpu, smem, cloud, adj, lat, _cs) = st  # fmt: skip
     arrival, bw, input_data, pull_time = sc[0], sc[1], sc[2], sc[3]
@@ -91,7 +94,8 @@ def _estimate(t, s, st, sc, server, finish, iv, niv, cimg, ctime, ncache, buf):
     t_out = 0.0
     if sink[t] and s != o:  # a sink's output goes back to the origin
         t_out = data[t] * adj[s, o] / bw + lat[s, o]
-    return start, fin, pulled, t_in + t_out, ex + (pull_time if pulled else 0.0), fin + t_out
+    return (start, fin, pulled, t_in + t_out, ex + (pull_time if pulled else 0.0), fin + t_out,
+            ready)  # fmt: skip
 
 
 @_njit
@@ -175,6 +179,133 @@ def base_order(
         order[j] = s
         n += 1
     return n
+
+
+@_njit
+def _peak(s, t0, t1, iv, niv):
+    """ServerState.usage: the peak cpu and memory reserved on ``s`` during ``[t0, t1)``, the
+    sums at ``t0`` and at each start inside the span, each over the runs in their order."""
+    n = niv[s]
+    pc = 0.0
+    pm = 0.0
+    for a in range(-1, n):
+        if a >= 0:
+            x = iv[s, a, 0]
+            if not (t0 < x < t1 and iv[s, a, 1] > t0):
+                continue
+        else:
+            x = t0
+        c = 0.0
+        mm = 0.0
+        for b in range(n):
+            if iv[s, b, 0] <= x < iv[s, b, 1]:
+                c += iv[s, b, 2]
+                mm += iv[s, b, 3]
+        if c > pc:
+            pc = c
+        if mm > pm:
+            pm = mm
+    return pc, pm
+
+
+@_njit
+def observe(t, st, sc, server, finish, iv, niv, cimg, ctime, ncache, now, buf, est, feat):
+    """The per-server part of the env's observation for task ``t`` (its ``_observation``
+    loop): ``est[s]`` is the estimate there (start, finish, t_trans, done, ready),
+    ``feat[s]`` the image held or cached (1/0), the runs not over by ``now``, the free cpu
+    and memory share at ``ready`` (1 on the cloud) and the reserved cpu-seconds after
+    ``now``."""
+    scpu, smem, cloud, holds, img = st[15], st[16], st[17], st[11], st[8]
+    for s in range(len(niv)):
+        e = _estimate(t, s, st, sc, server, finish, iv, niv, cimg, ctime, ncache, buf)
+        est[s, 0], est[s, 1], est[s, 2], est[s, 3], est[s, 4] = e[0], e[1], e[3], e[5], e[6]
+        usable = holds[t, s]
+        if not usable:
+            for c in range(ncache[s]):
+                if cimg[s, c] == img[t]:
+                    usable = True
+                    break
+        feat[s, 0] = 1.0 if usable else 0.0
+        q = 0
+        busy = 0.0
+        for k in range(niv[s]):
+            b, f = iv[s, k, 0], iv[s, k, 1]
+            if f > now:
+                q += 1
+                busy += (f - (b if b >= now else now)) * iv[s, k, 2]
+        feat[s, 1] = q
+        if cloud[s]:
+            feat[s, 2], feat[s, 3], feat[s, 4] = 1.0, 1.0, 0.0
+            continue
+        c, m = _peak(s, e[6], e[6] + 1e-9, iv, niv)
+        fc = 1 - c / scpu[s]
+        fm = 1 - m / smem[s]
+        feat[s, 2] = fc if fc > 0.0 else 0.0
+        feat[s, 3] = fm if fm > 0.0 else 0.0
+        feat[s, 4] = busy
+
+
+@_njit
+def child_done(t, st, sc, server, finish, iv, niv, cimg, ctime, ncache, est, buf, out):
+    """The env's ``_child_done``: per server ``s`` the task ``t`` could go to (``est[s]``:
+    :func:`observe`'s estimate there), the earliest its child of highest upward rank could
+    be done (a sink: its output back at the origin) on any server that can host it, after
+    the inputs of its parents placed so far."""
+    (par_ptr, par_idx, ch_ptr, ch_idx, work, data, tcpu, tmem, img, sink, host, holds, rank,
+     _o, speed, scpu, smem, cloud, adj, lat, _cs) = st  # fmt: skip
+    arrival, bw, pull_time = sc[0], sc[1], sc[3]
+    o = int(sc[5])
+    S = len(niv)
+    lo, hi = ch_ptr[t], ch_ptr[t + 1]
+    if lo == hi:
+        for s in range(S):
+            out[s] = est[s, 3]
+        return
+    c = ch_idx[lo]  # the first of the highest rank
+    for k in range(lo + 1, hi):
+        if rank[ch_idx[k]] > rank[c]:
+            c = ch_idx[k]
+    for s in range(S):
+        out[s] = np.inf
+    for j in range(S):
+        if not host[c, j]:
+            continue
+        floor = arrival
+        for k in range(par_ptr[c], par_ptr[c + 1]):
+            p = par_idx[k]
+            if p == t or server[p] < 0:
+                continue
+            x = finish[p] + _trans(p, server[p], j, data, adj, lat, bw)
+            if x > floor:
+                floor = x
+        pulled = True
+        avail = 0.0
+        if holds[c, j]:
+            pulled = False
+            avail = -np.inf
+        else:
+            for q in range(ncache[j]):
+                if cimg[j, q] == img[c]:
+                    pulled = False
+                    avail = ctime[j, q]
+                    break
+        run = work[c] / speed[j] + (pull_time if pulled else 0.0)
+        back = 0.0
+        if sink[c] and j != o:
+            back = data[c] * adj[j, o] / bw + lat[j, o]
+        for s in range(S):
+            r = est[s, 1] + _trans(t, s, j, data, adj, lat, bw)
+            ready = floor if floor >= r else r
+            lower = ready
+            if not pulled and avail > ready:
+                lower = avail
+            start = lower
+            if not cloud[j]:
+                start = _earliest_fit(j, lower, run, tcpu[c], tmem[c], iv, niv, scpu, smem, buf)
+            end = start + run
+            v = end + back
+            if v < out[s]:
+                out[s] = v
 
 
 @_njit

@@ -194,6 +194,34 @@ class RolloutSearch(Policy):
             value = -np.inf if self._sign > 0 else np.inf
         return Trajectory(actions, rewards, (self._sign * value, total), done, metrics)
 
+    def _fast_scores(
+        self, fast: FastRollouts, cands: list[Any], seeds: list[int | None]
+    ) -> list[list[tuple[float, float]]]:
+        """Each candidate's scores, future by future, from the compiled rollouts: what
+        :meth:`_rollout` scores, computed the same way from their rewards and completions."""
+        self.rollouts += len(cands) * len(seeds)
+        if self.score == "return" and seeds == [None] and fast.stops_with_workflow():
+            return [[(float(q), float(q))] for q in fast.returns([int(a) for a in cands])]
+        laters = [fast.later(s) for s in seeds]
+        table = []
+        for a in cands:
+            row = []
+            for later in laters:
+                rewards, done = fast.play(int(a), later)
+                if self.score == "return":
+                    q = summed_return(rewards)
+                    row.append((q, q))
+                    continue
+                total = self._prefix + float(np.sum(rewards))
+                finished = np.array(done)
+                mean = float(finished.mean()) if len(finished) else float("nan")
+                value = episode_value(self.metric, total, {"mean_completion": mean})
+                if value != value:  # NaN (nothing measured yet): rank by reward alone
+                    value = -np.inf if self._sign > 0 else np.inf
+                row.append((self._sign * value, total))
+            table.append(row)
+        return table
+
 
 class RolloutPolicy(RolloutSearch):
     """Rollout of a base heuristic over sampled futures; see the module docstring.
@@ -302,34 +330,6 @@ class RolloutPolicy(RolloutSearch):
         reward = self.reward if self.reward is not None else getattr(self.env, "reward_name", "")
         to_segment_end = type(self)._segment is not RolloutSearch._segment
         return self.env.fast_rollouts(self.base_name, reward, self.horizon, to_segment_end)
-
-    def _fast_scores(
-        self, fast: FastRollouts, cands: list[Any], seeds: list[int | None]
-    ) -> list[list[tuple[float, float]]]:
-        """Each candidate's scores, future by future, from the compiled rollouts: what
-        :meth:`_rollout` scores, computed the same way from their rewards and completions."""
-        self.rollouts += len(cands) * len(seeds)
-        if self.score == "return" and seeds == [None] and fast.stops_with_workflow():
-            return [[(float(q), float(q))] for q in fast.returns([int(a) for a in cands])]
-        laters = [fast.later(s) for s in seeds]
-        table = []
-        for a in cands:
-            row = []
-            for later in laters:
-                rewards, done = fast.play(int(a), later)
-                if self.score == "return":
-                    q = summed_return(rewards)
-                    row.append((q, q))
-                    continue
-                total = self._prefix + float(np.sum(rewards))
-                finished = np.array(done)
-                mean = float(finished.mean()) if len(finished) else float("nan")
-                value = episode_value(self.metric, total, {"mean_completion": mean})
-                if value != value:  # NaN (nothing measured yet): rank by reward alone
-                    value = -np.inf if self._sign > 0 else np.inf
-                row.append((self._sign * value, total))
-            table.append(row)
-        return table
 
     def act(self, observation: Observation, mask: np.ndarray) -> Any:
         env = self.env

@@ -160,6 +160,9 @@ class TrialGuard(RolloutSearch):
                 raise PolicyError(str(e)) from None
         #: how the futures are drawn (None: as the env draws them)
         self.sampler = sampler
+        #: the anchor's rollouts from the env's compiled ones where it has them (the same
+        #: scores; False: always step the env)
+        self.compiled = True
         self.policy = policy
         #: the learned candidates of a trial: ``policy`` first, then ``variants`` (the same
         #: model at other thresholds)
@@ -233,12 +236,15 @@ class TrialGuard(RolloutSearch):
         seeds = self._rng.integers(2**63, size=self.futures)
         gains = np.empty((len(self.candidates), len(seeds)))
         kept = np.zeros_like(gains)  # the gains in ``keep``, higher-is-better
+        compiled = self._anchor_scores([int(s) for s in seeds])
         for j, s in enumerate(seeds):
             self._future = int(s)
-            theirs = self._rollout(snap, self.base, observation, mask, None)
+            if compiled is None:
+                theirs = self._rollout(snap, self.base, observation, mask, None)
             for i, pol in enumerate(self.candidates):
                 mine = self._rollout(snap, pol, observation, mask, None)
-                gains[i, j] = mine.score[0] - theirs.score[0]  # scores are higher-is-better
+                base = theirs.score[0] if compiled is None else compiled[j]
+                gains[i, j] = mine.score[0] - base  # scores are higher-is-better
                 if self.keep is not None:
                     kept[i, j] = self._keep_sign * (
                         self._value(mine, self.keep) - self._value(theirs, self.keep)
@@ -254,6 +260,30 @@ class TrialGuard(RolloutSearch):
         self.last_gain = gains[self.last_choice if clear else 0]
         self.trial_seconds += time.perf_counter() - t0
         return self.last_choice is not None
+
+    def _anchor_scores(self, seeds: list[int | None]) -> list[float] | None:
+        """The anchor's rollout scores over ``seeds``' futures from the env's compiled
+        rollouts where it has them (WorkflowOffloading with PEFT, HEFT or greedy_eft as the
+        anchor, scored by the mean completion or the reward), the same scores
+        :meth:`_rollout` steps to, without stepping the env; None elsewhere (a ``keep``
+        metric or a ``sampler`` are the stepped rollouts' to honour)."""
+        env = self.env
+        if (
+            not self.compiled
+            or self.keep is not None
+            or self.sampler is not None
+            or not self.base.stateless
+            or self.metric not in ("mean_completion", "reward")
+            or not callable(getattr(env, "fast_rollouts", None))
+        ):
+            return None
+        fast = env.fast_rollouts(self.base_name, getattr(env, "reward_name", ""),
+                                 self.horizon, False)  # fmt: skip
+        if fast is None:
+            return None
+        order = fast.order()  # the anchor's own action first, as it would take it
+        first = int(order[0]) if len(order) else 0  # no valid server: as PEFT acts
+        return [score for score, _total in self._fast_scores(fast, [first], seeds)[0]]
 
     @staticmethod
     def _value(rollout: Trajectory, name: str) -> float:
