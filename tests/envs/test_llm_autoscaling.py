@@ -403,3 +403,43 @@ def test_a_cost_penalty_charges_only_the_cost_spent_beyond_hpas_on_the_same_epis
         assert c["reward"] == pytest.approx(rest - 3.0 * c["cost_over"])
     with pytest.raises(ValueError, match="cost_penalty"):
         _env(episode_duration=60.0, reward_weights={"cost_penalty": 1.0})
+
+
+def test_advance_is_step_without_the_observation_and_a_trial_over_it_decides_alike():
+    """``advance`` (what a blind heuristic's rollouts call) gives ``step``'s rewards, ends and
+    metrics; a trial guard whose anchor is advanced takes the same decisions as one whose
+    anchor steps."""
+    from rlsched.policies.llm import RandomScalingPolicy, ThresholdPolicy
+    from rlsched.policies.trial import TrialGuard
+
+    stepped, advanced = _env(dataset="azure-llm:code"), _env(dataset="azure-llm:code")
+    for env in (stepped, advanced):
+        env.reset(seed=3)
+    a_pol, b_pol = ThresholdPolicy(stepped), ThresholdPolicy(advanced)
+    assert not a_pol.reads_observation
+    done, n = False, 0
+    while not done:
+        _, r, te, tr, info = stepped.step(a_pol.act(None, stepped.unwrapped.action_masks()))
+        r2, te2, tr2, info2 = advanced.unwrapped.advance(b_pol.act(None, None))
+        assert (r, te, tr) == (r2, te2, tr2)
+        done, n = te or tr, n + 1
+    assert info["metrics"] == info2["metrics"] and n > 10
+
+    played = []
+    for blind in (True, False):
+        env = _env(dataset="azure-llm:code")
+        anchor = ThresholdPolicy(env)
+        anchor.reads_observation = not blind  # stepped: the env builds every observation
+        guard = TrialGuard(env, RandomScalingPolicy(env, 0), anchor, "threshold", seed=0, futures=2,
+                           horizon=None, every=5)  # fmt: skip
+        obs, _ = env.reset(seed=4)
+        guard.reset(4)
+        acts, gains, done = [], [], False
+        while not done:
+            acts.append(np.asarray(guard.act(obs, env.unwrapped.action_masks())).tolist())
+            gains.append(None if guard.last_gain is None else guard.last_gain.tolist())
+            obs, _r, te, tr, _ = env.step(acts[-1])
+            done = te or tr
+        played.append((acts, gains, guard.trials))
+    assert played[0] == played[1] and played[0][2] > 2
+    assert any(g is not None and any(g) for g in played[0][1])  # trials that told them apart

@@ -648,6 +648,23 @@ class LLMAutoscalingEnv(RlschedEnv):
         return float(r["total_requests"]) * (1.0 - float(r["slo_attainment"]))
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        obs, reward, terminated, truncated, info = self._step(action, observe=True)
+        assert obs is not None
+        return obs, reward, terminated, truncated, info
+
+    def advance(self, action: Any) -> tuple[float, bool, bool, dict[str, Any]]:
+        """``step(action)`` without the observation, for policies that read the simulator
+        (the heuristics' rollouts in a search or a trial): the same reward, metrics and
+        simulator, the collector's vector not built (about a quarter of a step). Its running
+        state (busy times, the last SLO figures) then stays where the last observed step left
+        it, so an episode advanced this way is restored or reset before it is observed again,
+        as a search does."""
+        _, reward, terminated, truncated, info = self._step(action, observe=False)
+        return reward, terminated, truncated, info
+
+    def _step(
+        self, action: Any, observe: bool
+    ) -> tuple[np.ndarray | None, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("step() called on a finished episode; call reset()")
         sim = self.sim
@@ -668,7 +685,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         stats = sim.window_stats(since)
         reward = self.reward_calc.compute(stats, deltas)
         self._last_action = a.astype(np.float32)
-        obs = self.collector.collect(self._last_action, window=stats)
+        obs = self.collector.collect(self._last_action, window=stats) if observe else None
         sizes = self._record(sim.now, stats, reward, deltas)
         for t in self.pools:
             self._active_sum[t] += sizes[t]["active"]

@@ -242,6 +242,7 @@ class AutoscalePolicy(Policy):
     """A policy that computes instance deltas per pool from the env's simulator."""
 
     name = "autoscale"
+    reads_observation = False  # the simulator's state, not the collector's vector
 
     def __init__(self, env: Any, seed: int | None = None) -> None:
         self.env = _base(env)
@@ -503,6 +504,7 @@ class HPAThresholdPolicy(AutoscalePolicy):
     """
 
     name = "hpa_threshold"
+    reads_observation = True  # the switch reads the pools' demand in the observation
 
     def __init__(
         self, env: Any, seed: int | None = None,
