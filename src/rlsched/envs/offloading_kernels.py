@@ -99,6 +99,33 @@ def _estimate(t, s, st, sc, server, finish, iv, niv, cimg, ctime, ncache, buf):
 
 
 @_njit
+def _peak(s, t0, t1, iv, niv):
+    """ServerState.usage: the peak cpu and memory reserved on ``s`` during ``[t0, t1)``, the
+    sums at ``t0`` and at each start inside the span, each over the runs in their order."""
+    n = niv[s]
+    pc = 0.0
+    pm = 0.0
+    for a in range(-1, n):
+        if a >= 0:
+            x = iv[s, a, 0]
+            if not (t0 < x < t1):  # a run starting inside the span (so ending after t0)
+                continue
+        else:
+            x = t0
+        c = 0.0
+        mm = 0.0
+        for b in range(n):
+            if iv[s, b, 0] <= x < iv[s, b, 1]:
+                c += iv[s, b, 2]
+                mm += iv[s, b, 3]
+        if c > pc:
+            pc = c
+        if mm > pm:
+            pm = mm
+    return pc, pm
+
+
+@_njit
 def _earliest_fit(s, lower, dur, cpu, mem, iv, niv, scpu, smem, buf):
     """ServerState.earliest_fit: the first of ``lower`` and the later interval ends where the
     run fits, each peak summed over the intervals in their order."""
@@ -122,26 +149,7 @@ def _earliest_fit(s, lower, dur, cpu, mem, iv, niv, scpu, smem, buf):
         if t0 == prev:  # a set: each time once
             continue
         prev = t0
-        t1 = t0 + span
-        pc = 0.0
-        pm = 0.0
-        for a in range(-1, n):
-            if a >= 0:
-                x = iv[s, a, 0]
-                if not (t0 < x < t1):
-                    continue
-            else:
-                x = t0
-            c = 0.0
-            mm = 0.0
-            for b in range(n):
-                if iv[s, b, 0] <= x < iv[s, b, 1]:
-                    c += iv[s, b, 2]
-                    mm += iv[s, b, 3]
-            if c > pc:
-                pc = c
-            if mm > pm:
-                pm = mm
+        pc, pm = _peak(s, t0, t0 + span, iv, niv)
         if pc + cpu <= scpu[s] + _EPS and pm + mem <= smem[s] + _EPS:
             return t0
     return cand[m - 1]
@@ -179,33 +187,6 @@ def base_order(
         order[j] = s
         n += 1
     return n
-
-
-@_njit
-def _peak(s, t0, t1, iv, niv):
-    """ServerState.usage: the peak cpu and memory reserved on ``s`` during ``[t0, t1)``, the
-    sums at ``t0`` and at each start inside the span, each over the runs in their order."""
-    n = niv[s]
-    pc = 0.0
-    pm = 0.0
-    for a in range(-1, n):
-        if a >= 0:
-            x = iv[s, a, 0]
-            if not (t0 < x < t1 and iv[s, a, 1] > t0):
-                continue
-        else:
-            x = t0
-        c = 0.0
-        mm = 0.0
-        for b in range(n):
-            if iv[s, b, 0] <= x < iv[s, b, 1]:
-                c += iv[s, b, 2]
-                mm += iv[s, b, 3]
-        if c > pc:
-            pc = c
-        if mm > pm:
-            pm = mm
-    return pc, pm
 
 
 @_njit
