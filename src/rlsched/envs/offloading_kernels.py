@@ -48,6 +48,18 @@ def _trans(p, i, j, data, adj, lat, bw):
 
 
 @_njit
+def _image(t, s, holds, img, cimg, ctime, ncache):
+    """``(pulled, avail)`` of task ``t``'s image on server ``s`` (ServerState.image_ready):
+    held there (available from -inf), cached (from its pull's end) or to be pulled now."""
+    if holds[t, s]:
+        return False, -np.inf
+    for c in range(ncache[s]):
+        if cimg[s, c] == img[t]:
+            return False, ctime[s, c]
+    return True, 0.0
+
+
+@_njit
 def _estimate(t, s, st, sc, server, finish, iv, niv, cimg, ctime, ncache, buf):
     """``(start, finish, pulled, t_trans, t_exec, done, ready)`` of task ``t`` on server
     ``s``."""
@@ -71,18 +83,7 @@ def _estimate(t, s, st, sc, server, finish, iv, niv, cimg, ctime, ncache, buf):
                 ready = r
             t_in += x
     ex = work[t] / speed[s]
-    # the image: held (-inf), cached (its pull's end) or pulled now
-    pulled = True
-    avail = 0.0
-    if holds[t, s]:
-        pulled = False
-        avail = -np.inf
-    else:
-        for c in range(ncache[s]):
-            if cimg[s, c] == img[t]:
-                pulled = False
-                avail = ctime[s, c]
-                break
+    pulled, avail = _image(t, s, holds, img, cimg, ctime, ncache)
     lower = ready
     if not pulled and avail > ready:
         lower = avail
@@ -196,17 +197,11 @@ def observe(t, st, sc, server, finish, iv, niv, cimg, ctime, ncache, now, buf, e
     ``feat[s]`` the image held or cached (1/0), the runs not over by ``now``, the free cpu
     and memory share at ``ready`` (1 on the cloud) and the reserved cpu-seconds after
     ``now``."""
-    scpu, smem, cloud, holds, img = st[15], st[16], st[17], st[11], st[8]
+    scpu, smem, cloud = st[15], st[16], st[17]
     for s in range(len(niv)):
         e = _estimate(t, s, st, sc, server, finish, iv, niv, cimg, ctime, ncache, buf)
         est[s, 0], est[s, 1], est[s, 2], est[s, 3], est[s, 4] = e[0], e[1], e[3], e[5], e[6]
-        usable = holds[t, s]
-        if not usable:
-            for c in range(ncache[s]):
-                if cimg[s, c] == img[t]:
-                    usable = True
-                    break
-        feat[s, 0] = 1.0 if usable else 0.0
+        feat[s, 0] = 0.0 if e[2] else 1.0  # held or cached: not pulled
         q = 0
         busy = 0.0
         for k in range(niv[s]):
@@ -259,17 +254,7 @@ def child_done(t, st, sc, server, finish, iv, niv, cimg, ctime, ncache, est, buf
             x = finish[p] + _trans(p, server[p], j, data, adj, lat, bw)
             if x > floor:
                 floor = x
-        pulled = True
-        avail = 0.0
-        if holds[c, j]:
-            pulled = False
-            avail = -np.inf
-        else:
-            for q in range(ncache[j]):
-                if cimg[j, q] == img[c]:
-                    pulled = False
-                    avail = ctime[j, q]
-                    break
+        pulled, avail = _image(c, j, holds, img, cimg, ctime, ncache)
         run = work[c] / speed[j] + (pull_time if pulled else 0.0)
         back = 0.0
         if sink[c] and j != o:
