@@ -155,13 +155,13 @@ class OffloadingRollouts:
     def observe(self, now: float) -> tuple[np.ndarray, np.ndarray]:
         """What the env's observation reads of each server for the current task, compiled
         (``offloading_kernels.observe``): ``(estimates, features)``, one row per server,
-        estimates ``(start, finish, t_trans, done, ready)`` as :meth:`WorkflowOffloadingEnv.
+        estimates ``(start, finish, t_trans, done)`` as :meth:`WorkflowOffloadingEnv.
         estimate <rlsched.envs.workflow_offloading.WorkflowOffloadingEnv.estimate>` gives
         them, features ``(image usable, runs not over by now, free cpu share, free memory
         share, reserved cpu-seconds after now)``."""
         server, finish, _m, _r, iv, niv, cimg, ctime, ncache = self.state
         S = len(niv)
-        est, feat = np.empty((S, 5)), np.empty((S, 5))
+        est, feat = np.empty((S, 4)), np.empty((S, 5))
         self.kernels.observe(
             self.task, self.static, self.current[1], server, finish, iv, niv, cimg, ctime,
             ncache, float(now), np.empty(iv.shape[1] + 1), est, feat,
@@ -257,14 +257,13 @@ class OffloadingRollouts:
         if rng is not None:  # resample_future's draw of the env's own generator
             generator = np.random.default_rng(int(rng.integers(2**63)))
         w = env._w
-        rows = [(env._picks[k], env._wf[k].arrival, env._origin[k])
-                for k in range(w + 1, len(env._wf))]  # fmt: skip
-        if rng is not None:
-            drawn = env._sampled_workload(rng)
+        rows = []  # none where the rollouts stop with the current workflow: nothing drawn
+        if not self.stops_with_workflow():
+            rows = [(env._picks[k], env._wf[k].arrival, env._origin[k])
+                    for k in range(w + 1, len(env._wf))]  # fmt: skip
+            drawn = None if rng is None else env._sampled_workload(rng)
             if drawn is not None:
                 rows = list(zip(*drawn, strict=True))
-        if self.stops_with_workflow():
-            rows = []
         out = [_segment(env, k, float(a), o) for k, a, o in rows], generator
         if future is None:
             self._own = out

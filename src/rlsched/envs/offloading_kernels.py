@@ -193,14 +193,14 @@ def base_order(
 @_njit
 def observe(t, st, sc, server, finish, iv, niv, cimg, ctime, ncache, now, buf, est, feat):
     """The per-server part of the env's observation for task ``t`` (its ``_observation``
-    loop): ``est[s]`` is the estimate there (start, finish, t_trans, done, ready),
+    loop): ``est[s]`` is the estimate there (start, finish, t_trans, done),
     ``feat[s]`` the image held or cached (1/0), the runs not over by ``now``, the free cpu
     and memory share at ``ready`` (1 on the cloud) and the reserved cpu-seconds after
     ``now``."""
     scpu, smem, cloud = st[15], st[16], st[17]
     for s in range(len(niv)):
         e = _estimate(t, s, st, sc, server, finish, iv, niv, cimg, ctime, ncache, buf)
-        est[s, 0], est[s, 1], est[s, 2], est[s, 3], est[s, 4] = e[0], e[1], e[3], e[5], e[6]
+        est[s, 0], est[s, 1], est[s, 2], est[s, 3] = e[0], e[1], e[3], e[5]
         feat[s, 0] = 0.0 if e[2] else 1.0  # held or cached: not pulled
         q = 0
         busy = 0.0

@@ -1021,8 +1021,8 @@ class WorkflowOffloadingEnv(RlschedEnv):
         task = w.tasks[t]
         obs["node_origin"][self._origin[self._w]] = 1.0
         now = self._now
-        # the per-server features compiled where numba is there (5-10x faster here; the same
-        # arithmetic, so the same observation: tests/envs/test_offloading_fast.py)
+        # the per-server features compiled where numba is there (the same arithmetic, so the
+        # same observation: tests/envs/test_offloading_fast.py; docs/benchmarks.md)
         fast = fast_rollouts(self, "peft", "makespan", None, True)
         ests: list[Estimate] | None = None
         if self.compiled_observation and fast is not None:
@@ -1116,10 +1116,9 @@ class WorkflowOffloadingEnv(RlschedEnv):
             obs["node_child_done"][:] = np.maximum(self._child_done(ests) - now, 0.0) / u
         return np.array([e["done"] for e in ests]), ests
 
-    def _dag_observation(
-        self, obs: dict[str, np.ndarray], fast: OffloadingRollouts | None = None
-    ) -> None:
-        """The ``dag_*`` keys of the current decision (class docstring), written into ``obs``."""
+    def _dag_observation(self, obs: dict[str, np.ndarray], fast: OffloadingRollouts | None) -> None:
+        """The ``dag_*`` keys of the current decision (class docstring), written into ``obs``
+        (``fast``: the compiled rollouts of this decision, for ``dag_plan``)."""
         w, k = self._wf[self._w], self._w
         n, u = len(w.tasks), self.time_unit
         pick = self._picks[k]

@@ -52,6 +52,12 @@ class RolloutSearch(Policy):
     snapshot. Subclasses decide what happens after each restore (:meth:`_prepare`), where a
     rollout stops (:meth:`_segment`) and which candidate to take (``act``)."""
 
+    #: use the env's compiled rollouts of the base where it has them (:meth:`_fast`; the same
+    #: scores; False: always step the env)
+    compiled = True
+    #: the env's ``reward_name`` during rollouts (None: the env's own)
+    reward: str | None = None
+
     def __init__(
         self,
         env: Any,
@@ -194,6 +200,18 @@ class RolloutSearch(Policy):
             value = -np.inf if self._sign > 0 else np.inf
         return Trajectory(actions, rewards, (self._sign * value, total), done, metrics)
 
+    def _fast(self) -> FastRollouts | None:
+        """The env's compiled rollouts for this search at this decision, if it has them (a
+        metric score only where it is the mean completion the compiled rollouts give, or the
+        return)."""
+        if not self.compiled or (
+            self.score == "metric" and self.metric not in ("mean_completion", "reward")
+        ):
+            return None
+        reward = self.reward if self.reward is not None else getattr(self.env, "reward_name", "")
+        to_segment_end = type(self)._segment is not RolloutSearch._segment
+        return self.env.fast_rollouts(self.base_name, reward, self.horizon, to_segment_end)
+
     def _fast_scores(
         self, fast: FastRollouts, cands: list[Any], seeds: list[int | None]
     ) -> list[list[tuple[float, float]]]:
@@ -318,18 +336,6 @@ class RolloutPolicy(RolloutSearch):
             self.env.resample_future(np.random.default_rng(self._future))
         if self.reward is not None:
             self.env.reward_name = self.reward
-
-    def _fast(self) -> FastRollouts | None:
-        """The env's compiled rollouts for this search at this decision, if it has them (a
-        metric score only where it is the mean completion the compiled rollouts give, or the
-        return)."""
-        if not self.compiled or (
-            self.score == "metric" and self.metric not in ("mean_completion", "reward")
-        ):
-            return None
-        reward = self.reward if self.reward is not None else getattr(self.env, "reward_name", "")
-        to_segment_end = type(self)._segment is not RolloutSearch._segment
-        return self.env.fast_rollouts(self.base_name, reward, self.horizon, to_segment_end)
 
     def act(self, observation: Observation, mask: np.ndarray) -> Any:
         env = self.env

@@ -160,9 +160,6 @@ class TrialGuard(RolloutSearch):
                 raise PolicyError(str(e)) from None
         #: how the futures are drawn (None: as the env draws them)
         self.sampler = sampler
-        #: the anchor's rollouts from the env's compiled ones where it has them (the same
-        #: scores; False: always step the env)
-        self.compiled = True
         self.policy = policy
         #: the learned candidates of a trial: ``policy`` first, then ``variants`` (the same
         #: model at other thresholds)
@@ -241,9 +238,9 @@ class TrialGuard(RolloutSearch):
             self._future = int(s)
             if compiled is None:
                 theirs = self._rollout(snap, self.base, observation, mask, None)
+            base = theirs.score[0] if compiled is None else compiled[j]
             for i, pol in enumerate(self.candidates):
                 mine = self._rollout(snap, pol, observation, mask, None)
-                base = theirs.score[0] if compiled is None else compiled[j]
                 gains[i, j] = mine.score[0] - base  # scores are higher-is-better
                 if self.keep is not None:
                     kept[i, j] = self._keep_sign * (
@@ -263,22 +260,13 @@ class TrialGuard(RolloutSearch):
 
     def _anchor_scores(self, seeds: list[int | None]) -> list[float] | None:
         """The anchor's rollout scores over ``seeds``' futures from the env's compiled
-        rollouts where it has them (WorkflowOffloading with PEFT, HEFT or greedy_eft as the
-        anchor, scored by the mean completion or the reward), the same scores
+        rollouts where it has them (:meth:`~rlsched.policies.rollout.RolloutSearch._fast`:
+        WorkflowOffloading with PEFT, HEFT or greedy_eft as the anchor), the scores
         :meth:`_rollout` steps to, without stepping the env; None elsewhere (a ``keep``
         metric or a ``sampler`` are the stepped rollouts' to honour)."""
-        env = self.env
-        if (
-            not self.compiled
-            or self.keep is not None
-            or self.sampler is not None
-            or not self.base.stateless
-            or self.metric not in ("mean_completion", "reward")
-            or not callable(getattr(env, "fast_rollouts", None))
-        ):
+        if self.keep is not None or self.sampler is not None or not self.base.stateless:
             return None
-        fast = env.fast_rollouts(self.base_name, getattr(env, "reward_name", ""),
-                                 self.horizon, False)  # fmt: skip
+        fast = self._fast()
         if fast is None:
             return None
         order = fast.order()  # the anchor's own action first, as it would take it
