@@ -140,9 +140,9 @@ def test_a_zoo_point_is_percent_of_the_best_heuristic_signed_better_to_the_right
     assert pt["learned"]["mean"] == pytest.approx(-100 * 1.06 / 11) and pt["oracle"] is None
 
 
-def test_the_zoo_stage_starts_the_rows_with_the_most_trial_rollouts_first() -> None:
-    """A row's work grows with its trial guard's rollouts per decision (the anchor and each
-    candidate over every future, every ``every`` decisions); rows without one count 0."""
+def test_the_zoo_stage_starts_the_policies_with_the_most_trial_rollouts_first() -> None:
+    """A learned policy's work grows with its trial guard's rollouts per decision (the anchor
+    and each candidate over every future, every ``every`` decisions); without one: 0."""
     from rlsched.demo import trial_rollouts
     from rlsched.zoo import card, entries
 
@@ -198,3 +198,26 @@ def test_an_entry_that_needs_numba_is_skipped_with_a_line_where_numba_is_missing
     assert demo.zoo_stage(console, episodes=2) == []
     text = console.export_text()
     assert "skipped" in text and "rlsched[fast]" in text
+
+
+def test_the_zoo_stage_plays_a_policy_two_rows_share_once_and_judges_each_row_as_compare() -> None:
+    """Each row's policies are tasks; the two LLMAutoscaling entries compare on the same data,
+    preset and episodes, so their heuristics are the same tasks (played once). A row built
+    from its tasks' results is the row :func:`compare` gives playing them all in one env."""
+    from rlsched import demo
+
+    by_name = {e["name"]: e for e in demo.zoo_entries()}
+    names = ("llm-autoscaling-slo-ppo", "llm-autoscaling-hpa-threshold-residual-ppo")
+    slo, res = (demo.zoo_plan(by_name[n], 2) for n in names)
+    shared = set(slo["tasks"]) & set(res["tasks"])
+    assert {t.spec for t in shared} >= {"hpa", "threshold", "static_peak"}
+    assert slo["tasks"][-1].spec == "learned:zoo/llm-autoscaling-slo-ppo" not in shared
+    assert res["specs"][-2] == "hpa_threshold?switch_window=1"  # the residual's own heuristic
+    e = by_name["vm-recovering-5-ppo"]
+    plan = demo.zoo_plan(e, 2)
+    assert plan["episodes"] == 10  # the card's own test episodes, more than asked
+    row = demo._zoo_row(e, plan, {t: demo._zoo_task(t) for t in reversed(plan["tasks"])})
+    whole = compare(e["env"], plan["card"]["dataset"], plan["specs"], episodes=10,
+                    seed=demo.TEST_SEED, env_kwargs=plan["kwargs"])  # fmt: skip
+    assert row["report"] == whole and row["line"].startswith(f"zoo: {e['path']}")
+    assert row["seconds"] > 0

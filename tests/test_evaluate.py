@@ -90,3 +90,21 @@ def test_a_departure_models_workflow_keys_join_its_row() -> None:
                                                   {"scenario": "congested"})  # fmt: skip
     assert added["dag"] is True and added["dag_max_tasks"] == 64
     assert "dag_plan" not in added and "reward" not in added  # its default; not an observation
+
+
+def test_rows_measured_elsewhere_join_a_comparison_as_if_played_in_it() -> None:
+    """``compare(measured=...)`` takes rows :func:`policy_row` gave in another env (the demo's
+    worker processes) and pairs them exactly as the rows it plays itself."""
+    from rlsched.evaluate import compare, policy_row
+
+    kw = {"episode_length": 20}
+    args = ("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43")
+    whole = compare(*args, "first_fit,least_loaded,k8s_balanced", episodes=3, env_kwargs=kw)
+    other = make_env(*args, **kw)  # a fresh env, with other policies played in it before
+    policy_row("random", other, 2, seed=5)
+    rows = {p: policy_row(p, other, 3) for p in ("k8s_balanced", "first_fit")}
+    joined = compare(*args, "first_fit,least_loaded,k8s_balanced", episodes=3, env_kwargs=kw,
+                     measured=rows)  # fmt: skip
+    assert joined == whole and joined["reference"] is not None
+    assert next(r for r in joined["results"] if r["policy"] == "first_fit") is rows["first_fit"]
+    assert all("paired" in r for r in joined["results"] if r["policy"] != joined["reference"])

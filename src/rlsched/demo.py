@@ -20,6 +20,7 @@ import os
 import shutil
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,8 @@ import numpy as np
 from rich.console import Console
 
 from rlsched.data import load_dataset
-from rlsched.evaluate import compare
+from rlsched.evaluate import compare, make_env, policy_row
+from rlsched.policies.registry import expand_policies
 from rlsched.report.figures import comparison_bars, learning_curve, zoo_forest
 from rlsched.report.leaderboard import markdown_table, rich_table
 from rlsched.runtime import git_commit, versions
@@ -105,9 +107,6 @@ def run_demo(
     console.rule("[bold]rlsched demo: serverless placement of real workflows")
     zoo = zoo_stage(console, episodes, workers)
     if zoo:
-        console.print(f"zoo stage: {len(zoo)} entries in {time.perf_counter() - t0:.0f}s "
-                      f"({sum(z['seconds'] for z in zoo):.0f}s of work over {workers} "
-                      "processes)")  # fmt: skip
         fig_zoo = zoo_forest([z["point"] for z in zoo], out / "zoo.png")
         console.print(f"zoo figure: {fig_zoo}")
     for role, name in (("train", TRAIN), ("validation", VALIDATION), ("test", TEST)):
@@ -216,30 +215,55 @@ def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[st
     search: ``plain`` in :func:`~rlsched.policies.registry.expand_policies`), on the test data and
     preset its card names, the same seeded episodes for all (``episodes``, or the card's test
     episodes where it has more); one generated verdict line each,
-    in the zoo's order. Entries are judged ``workers`` at a time (each alone is one core's
-    work). Each clairvoyant oracle is the one recorded in the card (:func:`oracle_pairs`): it
-    takes minutes per env."""
+    in the zoo's order. The policies are played ``workers`` at a time, each alone one core's
+    work (a policy that two entries compare on the same episodes, LLMAutoscaling's
+    heuristics, is played once); the policies under trial guards start first, the most
+    trial rollouts first, so that no long one starts last. Each clairvoyant oracle is the one
+    recorded in the card (:func:`oracle_pairs`): it takes minutes per env."""
+    start = time.perf_counter()
     todo = [e for e in zoo_entries() if (e.get("test") or {}).get("dataset")]
     for e in [e for e in todo if needs_numba(e)]:
         todo.remove(e)
         console.print(f"{e['path']}: skipped, its env computes PEFT's schedule with the compiled "
                       "rollouts, which need numba: pip install 'rlsched[fast]'",
                       markup=False)  # fmt: skip
-    if workers > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(todo))) as pool:
-            # the heaviest rows first, so that no long one starts last; printed in zoo order
-            started = {e["name"]: pool.submit(_zoo_row, e, episodes)
-                       for e in sorted(todo, key=trial_rollouts, reverse=True)}  # fmt: skip
-            rows = [_print_zoo_row(console, started[e["name"]].result()) for e in todo]
+    plans = [zoo_plan(e, episodes) for e in todo]
+    tasks = list(dict.fromkeys(t for p in plans for t in p["tasks"]))  # each policy once
+    weight = {t: -1.0 for t in tasks}
+    for e, p in zip(todo, plans, strict=True):
+        weight[p["tasks"][-1]] = trial_rollouts(e)  # the entry's own policy comes last
+    tasks.sort(key=lambda t: -weight[t])  # stable: the rest in the zoo's order
+    done: dict[ZooTask, dict[str, Any]] = {}
+    rows: list[dict[str, Any]] = []
+
+    def ready() -> None:  # print each row as soon as it and every row before it are done
+        while len(rows) < len(plans) and all(t in done for t in plans[len(rows)]["tasks"]):
+            e, p = todo[len(rows)], plans[len(rows)]
+            rows.append(_print_zoo_row(console, _zoo_row(e, p, {t: done[t] for t in p["tasks"]})))
+
+    if workers > 1 and len(tasks) > 1:
+        with ProcessPoolExecutor(max_workers=min(workers, len(tasks))) as pool:
+            running = {pool.submit(_zoo_task, t): t for t in tasks}
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for f in finished:
+                    done[running.pop(f)] = f.result()
+                ready()
     else:
-        rows = [_print_zoo_row(console, _zoo_row(e, episodes)) for e in todo]
+        for t in tasks:
+            done[t] = _zoo_task(t)
+            ready()
+    if rows:
+        console.print(f"zoo stage: {len(rows)} entries in {time.perf_counter() - start:.0f}s "
+                      f"({sum(d['seconds'] for d in done.values()):.0f}s of work over "
+                      f"{min(workers, len(tasks))} processes)")  # fmt: skip
     return rows
 
 
 def trial_rollouts(e: dict[str, Any]) -> float:
     """Rollouts per decision of a zoo entry's trial guard (its card's ``trial``: the anchor and
     each candidate over every future, once every ``every`` decisions; 0 without one): the
-    rough rank of a row's work the zoo stage starts the heaviest rows by."""
+    rough rank of a policy's work the zoo stage starts the heaviest by."""
     trial = zoo_card(e["name"]).get("trial") or {}
     if not trial:
         return 0.0
@@ -254,32 +278,78 @@ def needs_numba(e: dict[str, Any]) -> bool:
     return bool((e.get("env_kwargs") or {}).get("dag_plan")) and not available()
 
 
-def _zoo_row(e: dict[str, Any], episodes: int) -> dict[str, Any]:
-    """One zoo entry judged on its card's test data and preset (a process pool's task)."""
+@dataclass(frozen=True)
+class ZooTask:
+    """One policy of a zoo row, played on its own (a process pool's task): equal tasks of two
+    rows are the same episodes, played once."""
+
+    env_id: str
+    dataset: str
+    env_kwargs: str
+    """The env's arguments as JSON with sorted keys (hashable)."""
+    spec: str
+    episodes: int
+
+
+def zoo_plan(e: dict[str, Any], episodes: int) -> dict[str, Any]:
+    """What a zoo entry's row plays: its card's test data, preset and env arguments (an
+    LLMAutoscaling entry's 300 s episodes), at least the card's own episodes (so the line
+    re-measures the card's test verdict), and one :class:`ZooTask` per policy, the entry's
+    own last. A residual entry is also paired with its heuristic, played as one of them."""
     card = {"preset": e["preset"], **(e.get("test") or {})}
-    # the card's own env arguments (LLMAutoscaling: its 300 s episodes), then its preset
     kwargs = dict(e["env_kwargs"])
     if card["preset"]:
         kwargs["scenario"] = card["preset"]
-    # at least the card's own episodes, so the line re-measures the card's test verdict
     episodes = max(episodes, int(card.get("episodes") or 0))
-    t = time.perf_counter()
-    # a residual entry is also paired with its heuristic: the comparison's own episodes, kept
     residual = zoo_card(e["name"]).get("residual")
-    played = EpisodeMetrics() if residual else None
     base = f",{residual['policy']}" if residual else ""  # among "plain" already: listed once
-    rep = compare(e["env"], card["dataset"], f"plain{base},{e['path']}", episodes=episodes,
-                  seed=TEST_SEED, env_kwargs=kwargs, on_episode_end=played)
+    env = make_env(e["env"], card["dataset"], **kwargs)
+    specs = [n for n in expand_policies(f"plain{base}", env) if n != e["path"]] + [e["path"]]
+    key = json.dumps(kwargs, sort_keys=True)
+    tasks = [ZooTask(e["env"], card["dataset"], key, n, episodes) for n in specs]
+    return {"card": card, "kwargs": kwargs, "episodes": episodes, "residual": residual,
+            "env": env.unwrapped, "specs": specs, "tasks": tasks}  # fmt: skip
+
+
+#: each worker's envs, by task arguments: a row's policies are played in one env, as compare
+_TASK_ENVS: dict[tuple[str, str, str], Any] = {}
+
+
+def _zoo_task(t: ZooTask) -> dict[str, Any]:
+    """``t``'s row (:func:`~rlsched.evaluate.policy_row`), with every episode's metrics
+    (``"episode_metrics"``: a residual entry pairs them with its heuristic's) and the seconds
+    it took."""
+    start = time.perf_counter()
+    key = (t.env_id, t.dataset, t.env_kwargs)
+    if key not in _TASK_ENVS:
+        _TASK_ENVS[key] = make_env(t.env_id, t.dataset, **json.loads(t.env_kwargs))
+    played = EpisodeMetrics()
+    row = policy_row(t.spec, _TASK_ENVS[key], t.episodes, TEST_SEED, played)
+    return {"row": row, "episode_metrics": played.by_policy[row["policy"]],
+            "seconds": time.perf_counter() - start}
+
+
+def _zoo_row(
+    e: dict[str, Any], plan: dict[str, Any], done: dict[ZooTask, dict[str, Any]]
+) -> dict[str, Any]:
+    """One zoo entry judged from its policies' rows (:func:`zoo_plan`, :func:`_zoo_task`)."""
+    card, residual = plan["card"], plan["residual"]
+    measured = {t.spec: done[t]["row"] for t in plan["tasks"]}
+    rep = compare(e["env"], card["dataset"], plan["specs"], episodes=plan["episodes"],
+                  seed=TEST_SEED, env_kwargs=plan["kwargs"], measured=measured)  # fmt: skip
     row = next(r for r in rep["results"] if r["policy"] == e["path"])
     p = _paired(row.get("paired"))
     line = headline(f"zoo: {e['path']}", p) if p is not None else f"{e['path']}: no interval"
     pairs = oracle_pairs(card.get("oracle"), rep, e["path"])  # for the line and the figure
+    played = EpisodeMetrics()
+    played.env = plan["env"]
+    for t in plan["tasks"]:
+        played.by_policy[done[t]["row"]["policy"]] = done[t]["episode_metrics"]
     out = {"name": e["name"], "path": e["path"], "env": e["env"], "preset": card["preset"],
            "dataset": card["dataset"], "line": line, "report": rep,
            "oracle": oracle_words(card.get("oracle"), pairs, e["path"]),
-           "residual": residual_line(e, str(residual["policy"]), played)
-           if residual and played else None,
-           "seconds": time.perf_counter() - t}
+           "residual": residual_line(e, str(residual["policy"]), played) if residual else None,
+           "seconds": sum(done[t]["seconds"] for t in plan["tasks"])}  # fmt: skip
     out["point"] = zoo_point(out, pairs)
     return out
 

@@ -7,7 +7,7 @@ import inspect
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -118,6 +118,7 @@ def compare(
     on_episode_end: EpisodeHook | None = None,
     reference: str | None = None,
     paired_seed: int = 0,
+    measured: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Evaluate every policy on the same seeded episodes: ``{"env", "dataset", "results",
     "reference", "main_metric", ...}``.
@@ -130,7 +131,10 @@ def compare(
     per-seed rows under ``"seeds"``. ``clairvoyant`` and ``rollout`` run last, over the measured
     reference.
     With one episode there is no interval: no ``"paired"`` (the CLI refuses it).
-    ``on_episode_end`` is passed to :func:`evaluate` (see :func:`gantt_hook`)."""
+    ``on_episode_end`` is passed to :func:`evaluate` (see :func:`gantt_hook`). ``measured``:
+    rows :func:`policy_row` gave elsewhere for some of the specs (the same env arguments,
+    dataset, episodes and seed; the demo measures a stage's rows in parallel), taken as they
+    are."""
     if episodes < 1:
         raise ConfigError(f"--episodes {episodes}: at least 1 episode is needed")
     env = make_env(env_id, dataset, **(env_kwargs or {}))
@@ -148,18 +152,12 @@ def compare(
         iterator = track(names, description="evaluating policies", transient=True)
 
     def run(spec: str, label: str | None = None) -> dict[str, Any]:
-        pol = make_policy(spec, env, seed=seed)
-        res = PolicyResult(label or (pol.name if spec.startswith("learned:") else spec))
-        res.episodes = evaluate(pol, env, episodes, seed, on_episode_end, res.policy)
-        row = res.to_json()
-        row["kind"] = getattr(pol, "category", "heuristic")
-        row["episode_values"] = [episode_value(metric, e.reward, e.metrics) for e in res.episodes]
-        if _is_oracle(spec):
-            row["describe"] = pol.describe()
-        return row
+        return policy_row(spec, env, episodes, seed, on_episode_end, label)
 
     for name in iterator:
-        if _is_oracle(name) and ":" not in name:
+        if measured is not None and name in measured:
+            row = measured[name]
+        elif _is_oracle(name) and ":" not in name:
             base = reference or _best(results, direction, kinds=("heuristic",))
             row = run(f"{name}:{base}" if base else name, name)
         elif name.startswith("learned:") and "*" in name:
@@ -193,6 +191,28 @@ def compare(
         "reference": ref,
         "results": results,
     }
+
+
+def policy_row(
+    spec: str,
+    env: gym.Env,
+    episodes: int,
+    seed: int = 0,
+    on_episode_end: EpisodeHook | None = None,
+    label: str | None = None,
+) -> dict[str, Any]:
+    """One row of :func:`compare`: ``spec`` built on ``env`` and played for ``episodes``
+    seeded episodes; its rewards, metrics and per-episode values of the env's main metric."""
+    metric, _ = main_metric_of(env)
+    pol = make_policy(spec, env, seed=seed)
+    res = PolicyResult(label or (pol.name if spec.startswith("learned:") else spec))
+    res.episodes = evaluate(pol, env, episodes, seed, on_episode_end, res.policy)
+    row = res.to_json()
+    row["kind"] = getattr(pol, "category", "heuristic")
+    row["episode_values"] = [episode_value(metric, e.reward, e.metrics) for e in res.episodes]
+    if _is_oracle(spec):
+        row["describe"] = pol.describe()
+    return row
 
 
 def _is_oracle(spec: str) -> bool:

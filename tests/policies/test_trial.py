@@ -239,6 +239,61 @@ def test_a_residual_model_plays_under_a_trial_guard_with_its_heuristic() -> None
     assert isinstance(make_policy(f"{spec}?trial=off", env), ResidualPolicy)
 
 
+def _trajectory(t: Any) -> str:
+    """A rollout's actions, rewards, score and metrics, compared as text (NaN equals NaN)."""
+    return repr(([np.asarray(a).tolist() for a in t.actions], t.rewards, t.score, t.done,
+                 t.metrics))  # fmt: skip
+
+
+@pytest.mark.parametrize("entry", ["llm-autoscaling-hpa-threshold-residual-ppo", "pods"])
+def test_paired_rollouts_are_the_two_rollouts_with_their_common_steps_taken_once(
+    entry: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A trial plays its anchor and first candidate as one while their actions have the same
+    effect (LLMAutoscaling: the same instance deltas; elsewhere the same action): the same
+    trajectories as two rollouts, and the env left where the trial found it."""
+    if entry == "pods":
+        env = _model_env()
+        guard = make_policy("learned:zoo/pod-rebalancing-anchored-ppo?trial_futures=2"
+                            "&trial_every=1", env, seed=0)  # fmt: skip
+    else:
+        env = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
+        guard = make_policy(f"learned:zoo/{entry}?trial=hpa&trial_futures=2&trial_every=1"
+                            "&trial_horizon=end", env, seed=0)  # fmt: skip
+    assert isinstance(guard, TrialGuard)
+    u = env.unwrapped
+    steps = {"shared": 0, "checked": 0}
+    same_effect = type(u).same_effect
+
+    def counted(self: Any, a: Any, b: Any) -> bool:
+        steps["checked"] += 1
+        return same_effect(self, a, b)
+
+    obs, _ = env.reset(seed=5)
+    guard.reset(5)
+    done, k = False, 0
+    while not done:
+        mask = u.action_masks()
+        snap = u.snapshot()
+        for future in (11, 12):
+            guard._future = future
+            with monkeypatch.context() as m:
+                m.setattr(type(u), "same_effect", counted)
+                paired = guard._paired_rollouts(snap, guard.base, guard.policy, obs, mask)
+            alone = [guard._rollout(snap, p, obs, mask, None) for p in (guard.base, guard.policy)]
+            assert [_trajectory(t) for t in paired] == [_trajectory(t) for t in alone]
+            steps["shared"] += next(
+                (i for i, (x, y) in enumerate(zip(*[t.actions for t in alone], strict=False))
+                 if not u.same_effect(x, y)), len(alone[0].actions))  # fmt: skip
+        guard._future = None
+        u.restore(snap)
+        obs, _, term, trunc, _ = env.step(guard.policy.act(obs, mask))
+        done, k = term or trunc, k + 1
+    assert k >= 3
+    if entry != "pods":  # the residual and HPA agree for many steps: each checked, then shared
+        assert steps["shared"] > 20 and steps["checked"] > steps["shared"]
+
+
 def test_a_trial_may_draw_its_futures_another_way_and_leaves_the_envs_own() -> None:
     env = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
     spec = "learned:zoo/llm-autoscaling-slo-ppo?trial=hpa&trial_futures=2&trial_every=10"
@@ -256,7 +311,8 @@ def test_a_trial_may_draw_its_futures_another_way_and_leaves_the_envs_own() -> N
     obs, _ = env.reset(seed=2)
     pol.reset(2)
     pol.act(obs, u.action_masks())
-    assert drawn == ["blocks"] * 4 and u.future_sampler == "poisson"  # 2 futures x 2 players
+    # one draw per future: the anchor and the candidate play it together
+    assert drawn == ["blocks"] * 2 and u.future_sampler == "poisson"
     with pytest.raises(PolicyError, match="samples futures by poisson, blocks"):
         make_policy(f"{spec}&trial_sampler=weekly", env, seed=0)
     with pytest.raises(PolicyError, match="one way"):

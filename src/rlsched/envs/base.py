@@ -160,13 +160,14 @@ class SnapshotMixin:
         state = {k: v for k, v in vars(self).items() if not isinstance(v, memoryview)}
         return EnvSnapshot(type(self), self._copy(state))
 
-    def restore(self, snapshot: EnvSnapshot) -> None:
-        """Put the env back into the state ``snapshot`` was taken in."""
+    def restore(self, snapshot: EnvSnapshot, reuse: bool = True) -> None:
+        """Put the env back into the state ``snapshot`` was taken in. ``reuse=False``: the
+        snapshot's own objects become the env's (no copy), so it must not be restored again."""
         if snapshot.env_type is not type(self):
             raise TypeError(
                 f"snapshot of {snapshot.env_type.__name__} given to {type(self).__name__}"
             )
-        vars(self).update(self._copy(snapshot.state))
+        vars(self).update(self._copy(snapshot.state) if reuse else snapshot.state)
         self._after_restore()
 
     def _after_restore(self) -> None:
@@ -250,6 +251,14 @@ class RlschedEnv(SnapshotMixin, gym.Env):
         info)`` (module docstring). This default builds the observation and drops it."""
         _, reward, terminated, truncated, info = self.step(action)
         return float(reward), bool(terminated), bool(truncated), info
+
+    def same_effect(self, a: Any, b: Any) -> bool:
+        """Whether stepping with action ``a`` or ``b`` now leaves the env in the same state
+        (the same rewards, metrics and future) but for what its observations show of the
+        action itself: a trial guard plays the two rollouts of a trial as one while their
+        actions have the same effect (:meth:`rlsched.policies.rollout.RolloutSearch.
+        _paired_rollouts`). This default: the same action."""
+        return bool(np.array_equal(np.asarray(a), np.asarray(b)))
 
     def fast_rollouts(
         self, base: str, reward: str, horizon: int | None, to_segment_end: bool

@@ -647,6 +647,11 @@ class LLMAutoscalingEnv(RlschedEnv):
         r = self.sim.results() if results is None else results
         return float(r["total_requests"]) * (1.0 - float(r["slo_attainment"]))
 
+    def same_effect(self, a: Any, b: Any) -> bool:
+        """Actions with the same instance deltas per pool change the cluster alike; only the
+        observation's last-action entries (the raw values) tell them apart."""
+        return self.executor.deltas(a) == self.executor.deltas(b)
+
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         obs, reward, terminated, truncated, info = self._step(action, observe=True)
         assert obs is not None

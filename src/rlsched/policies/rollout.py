@@ -154,8 +154,7 @@ class RolloutSearch(Policy):
         first: Any | None,
     ) -> Trajectory:
         """Take ``first`` (None: the base's own action) then the base, from ``snap``."""
-        env = self.env
-        env.restore(snap)
+        self.env.restore(snap)
         self._prepare()
         segment = self._segment()
         pol = self._copy_base(shadow)
@@ -163,30 +162,41 @@ class RolloutSearch(Policy):
         a = pol.act(observation, mask)  # also advances the copy's state, as in the real run
         if first is not None:
             a = first
-        actions, rewards = [a], []
-        # a base that reads the env, not the observation, lets the env skip building one
+        return self._play(pol, a, segment, [], [])
+
+    def _play(
+        self, pol: Policy, a: Any, segment: Any, actions: list[Any], rewards: list[float]
+    ) -> Trajectory:
+        """Take ``a``, then follow ``pol`` from the env as it is until the rollout stops;
+        ``actions`` and ``rewards`` hold the rollout's steps before this one."""
+        env = self.env
+        # a policy that reads the env, not the observation, lets the env skip building one
         blind = not pol.reads_observation
-        obs: Any = None  # a blind base gets none: it reads the env
-        if blind:
-            r, term, trunc, info = env.advance(a)
-        else:
-            obs, r, term, trunc, info = env.step(a)
-        rewards.append(float(r))
-        steps = 1
-        while (
-            not (term or trunc)
-            and (self.horizon is None or steps < self.horizon)
-            and self._segment() == segment
-        ):
-            a = pol.act(obs, env.action_masks())
+        obs: Any = None  # a blind policy gets none: it reads the env
+        while True:
             actions.append(a)
             if blind:
                 r, term, trunc, info = env.advance(a)
             else:
                 obs, r, term, trunc, info = env.step(a)
             rewards.append(float(r))
-            steps += 1
-        done = bool(term or trunc)
+            if self._stops(term or trunc, len(actions), segment):
+                return self._scored(actions, rewards, bool(term or trunc), info)
+            a = pol.act(obs, env.action_masks())
+
+    def _stops(self, done: bool, steps: int, segment: Any) -> bool:
+        """Whether a rollout ends after ``steps`` steps: the episode's end, the horizon or the
+        end of the segment it started in."""
+        return (
+            done
+            or (self.horizon is not None and steps >= self.horizon)
+            or self._segment() != segment
+        )
+
+    def _scored(
+        self, actions: list[Any], rewards: list[float], done: bool, info: dict[str, Any]
+    ) -> Trajectory:
+        """A finished rollout with its score (see :class:`Trajectory`)."""
         if self.score == "return":
             # the first reward plus the rest summed in order (the patent's Q = r + V, gamma 1)
             q = summed_return(rewards)
@@ -194,11 +204,58 @@ class RolloutSearch(Policy):
         total = self._prefix + float(np.sum(rewards))
         metrics = info.get("metrics") if done else None
         if metrics is None:
-            metrics = env.metrics()
+            metrics = self.env.metrics()
         value = episode_value(self.metric, total, metrics)
         if value != value:  # NaN (nothing measured yet): rank by reward alone
             value = -np.inf if self._sign > 0 else np.inf
-        return Trajectory(actions, rewards, (self._sign * value, total), done, metrics)
+        return Trajectory(actions, rewards, (self._sign * value, total), done, dict(metrics))
+
+    def _paired_rollouts(
+        self, snap: Any, first: Policy, second: Policy, observation: Observation, mask: np.ndarray
+    ) -> tuple[Trajectory, Trajectory]:
+        """``_rollout(snap, first, ...)`` and ``_rollout(snap, second, ...)`` (each policy from
+        ``snap`` on the same future), played as one while their actions have the same effect
+        (:meth:`~rlsched.envs.base.RlschedEnv.same_effect`; equal actions where ``first``
+        reads the observation, whose last-action entries show ``second``'s): the steps
+        before they part are taken once. Where they part, the env is copied and each goes
+        on alone. The same trajectories as two rollouts (tests check it), for one restore
+        and one copy instead of two restores and the shared steps twice."""
+        env = self.env
+        env.restore(snap)
+        self._prepare()
+        segment = self._segment()
+        pa, pb = self._copy_base(first), self._copy_base(second)
+        self.rollouts += 2
+        a, b = pa.act(observation, mask), pb.act(observation, mask)
+        sees_a, sees_b = pa.reads_observation, pb.reads_observation
+        actions_a: list[Any] = []
+        actions_b: list[Any] = []
+        rewards: list[float] = []
+        obs: Any = None
+        blind: Any = None  # what a policy that reads the env, not the observation, gets
+        while (
+            np.array_equal(np.asarray(a), np.asarray(b))
+            if sees_a
+            else env.same_effect(a, b)
+        ):
+            actions_a.append(a)
+            actions_b.append(b)
+            if sees_a or sees_b:  # b's action: its observation is the one it would see alone
+                obs, r, term, trunc, info = env.step(b)
+            else:
+                r, term, trunc, info = env.advance(b)
+            rewards.append(float(r))
+            done = bool(term or trunc)
+            if self._stops(done, len(actions_a), segment):
+                return (self._scored(actions_a, rewards, done, info),
+                        self._scored(actions_b, list(rewards), done, info))  # fmt: skip
+            m = env.action_masks()
+            a = pa.act(obs if sees_a else blind, m)
+            b = pb.act(obs if sees_b else blind, m)
+        fork = env.snapshot()
+        theirs = self._play(pb, b, segment, actions_b, list(rewards))
+        env.restore(fork, reuse=False)
+        return self._play(pa, a, segment, actions_a, rewards), theirs
 
     def _fast(self) -> FastRollouts | None:
         """The env's compiled rollouts for this search at this decision, if it has them (a

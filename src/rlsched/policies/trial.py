@@ -29,9 +29,11 @@ trials, not the graph's shape, decide where it departs); None: the model's own; 
 ``familiar=`` wins.
 
 Between trials a decision costs what the chosen policy costs (the network's forward pass, or
-the heuristic's); a trial costs ``(1 + candidates) x futures x horizon`` env steps, once per
-``every`` decisions (:attr:`TrialGuard.trial_seconds` records it; docs/results.md gives the
-figures).
+the heuristic's); a trial costs up to ``(1 + candidates) x futures x horizon`` env steps, once
+per ``every`` decisions (:attr:`TrialGuard.trial_seconds` records it; docs/results.md gives the
+figures). The anchor and the first candidate play each future as one until their actions
+differ in effect (:meth:`~rlsched.envs.base.RlschedEnv.same_effect`), so the steps where a
+residual network leaves its heuristic's decision as it is are taken once.
 
 A zoo entry ships its guard in ``meta.json`` (``"trial": {"anchor": ..., "futures": ...,
 "horizon": ..., "every": ..., "significance": ..., "thresholds": [...], "metric": ...,
@@ -236,11 +238,15 @@ class TrialGuard(RolloutSearch):
         compiled = self._anchor_scores([int(s) for s in seeds])
         for j, s in enumerate(seeds):
             self._future = int(s)
+            paired: Trajectory | None = None  # the first candidate's, played with the anchor's
             if compiled is None:
-                theirs = self._rollout(snap, self.base, observation, mask, None)
+                theirs, paired = self._paired_rollouts(
+                    snap, self.base, self.candidates[0], observation, mask
+                )
             base = theirs.score[0] if compiled is None else compiled[j]
             for i, pol in enumerate(self.candidates):
-                mine = self._rollout(snap, pol, observation, mask, None)
+                mine = paired if i == 0 and paired is not None else (
+                    self._rollout(snap, pol, observation, mask, None))  # fmt: skip
                 gains[i, j] = mine.score[0] - base  # scores are higher-is-better
                 if self.keep is not None:
                     kept[i, j] = self._keep_sign * (
