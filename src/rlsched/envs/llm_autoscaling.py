@@ -678,7 +678,7 @@ class LLMAutoscalingEnv(RlschedEnv):
             a = np.repeat(a, len(self.pools))
         a = np.where(np.isfinite(a), np.clip(a, -1.0, 1.0), 0.0)
         deltas = self.executor.deltas(a)
-        outcomes = self.executor.execute(a)
+        outcomes = self.executor.execute(a, deltas)
         since = sim.now
         if self.step_count == 0 and self.slo_dual is not None:
             lam = self.slo_dual.multiplier(self._dual_key)

@@ -137,10 +137,10 @@ class RLActionExecutor:
         return min(act, key=lambda i: (i.sched_memory, i.id))
 
     # ------------------------------------------------------------------ execution
-    def execute(self, action: Any) -> list[ScalingOutcome]:
-        """Carry out ``action``; returns one :class:`ScalingOutcome` per pool (also kept in
-        :attr:`last`)."""
-        deltas = self.deltas(action)
+    def execute(self, action: Any, deltas: Sequence[int] | None = None) -> list[ScalingOutcome]:
+        """Carry out ``action`` (``deltas``: its :meth:`deltas`, where the caller has them);
+        returns one :class:`ScalingOutcome` per pool (also kept in :attr:`last`)."""
+        deltas = self.deltas(action) if deltas is None else deltas
         out = [self._handle_scaling(d, t) for d, t in zip(deltas, self.pools, strict=True)]
         self.last = out
         return out
@@ -419,7 +419,7 @@ class RLStateCollector:
             rate / self.rate_norm,
             rate_long / self.rate_norm,
             *self._mix,
-            math.log1p(sim.snapshot()["router_queue"]),
+            math.log1p(sim.router_queue_len),
             *self._slo,
             drop_rate,
         ]

@@ -245,7 +245,7 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
                 self.create_instance(
                     tag, pool.instance, pool.parallelism, pool.server_sku, active=True
                 )
-        self._unloaded = self._unloaded_reference()
+        self._set_unloaded()
         if self.sample_interval > 0:
             self._sample()
 
@@ -290,7 +290,7 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         self._gen0 = self._gen0[:k] + [0] * m
         self._base = self._base[:k] + [0] * m
         self._npre = self._npre[:k] + [0] * m
-        self._unloaded = self._unloaded_reference()
+        self._set_unloaded()
 
     def run_until(self, t: float) -> int:
         """Process every event at time <= ``t``, then set the clock to ``t``; returns the number
@@ -314,11 +314,12 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
 
     #: Replaced as a whole, never changed in place: a deep copy of the simulator (an env
     #: snapshot, at every rollout of a search) shares them
-    _COPY_SHARED = ("requests", "perf_model", "_arr", "_P", "_O", "_cumP", "_cumO")
+    _COPY_SHARED = ("requests", "perf_model", "_arr", "_P", "_O", "_cumP", "_cumO", "_unloaded",
+                    "_unloaded_div")  # fmt: skip
     #: Per-request numbers and finished-request lists, changed in place item by item with
     #: immutable items: copied one level deep
     _COPY_SHALLOW = ("_first", "_finish", "_gen0", "_base", "_npre", "_done_idx", "_done_t",
-                     "_drop_idx", "_drop_t", "timeline")  # fmt: skip
+                     "_drop_idx", "_drop_t", "timeline", "_ck_t", "_ck_v")  # fmt: skip
 
     def __deepcopy__(self, memo: dict[int, Any]) -> LLMSimulator:
         new = object.__new__(type(self))
@@ -389,7 +390,8 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         ok = self.slo.attained(sd) if idx else np.zeros(0, bool)
         denom = len(idx) + dropped
         arr = self.arrival_stats(since)
-        c_now = self._cumulative()
+        # the clock's own checkpoint where run_until just took it (the same sums)
+        c_now = self._ck_v[-1] if self._ck_t[-1] == now else self._cumulative()
         c_then = self._cumulative_at(since)
         return {
             "since": since,
@@ -433,10 +435,25 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
     def _window_latencies(
         self, since: float
     ) -> tuple[list[int], dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """The requests completed in ``(since, now]``, their latencies and slowdowns."""
+        """The requests completed in ``(since, now]``, their latencies and slowdowns
+        (:func:`~rlsched.core.llm.slo.slowdowns`' values, from divisors computed once per
+        trace: this runs at every decision)."""
         idx = self._done_idx[bisect.bisect_right(self._done_t, since) :]
         lat = self._latencies(idx)
-        return idx, lat, slowdowns(lat, {m: self._unloaded[m][idx] for m in METRICS})
+        at = np.array(idx, dtype=np.intp)
+        sd = {}
+        for m in METRICS:
+            positive, divisor = self._unloaded_div[m]
+            sd[m] = np.where(positive[at], lat[m] / divisor[at], 1.0)
+        return idx, lat, sd
+
+    def _set_unloaded(self) -> None:
+        """Each request's unloaded latencies (:meth:`_unloaded_reference`) and, per metric,
+        where they are positive and the divisor :func:`~rlsched.core.llm.slo.slowdowns` takes
+        (1 where they are 0)."""
+        self._unloaded = self._unloaded_reference()
+        self._unloaded_div = {m: (u > 0, np.where(u > 0, u, 1.0))
+                              for m, u in self._unloaded.items()}  # fmt: skip
 
     def results(self) -> dict[str, Any]:
         """Run summary. ``requests``: completed; ``dropped``: never servable + not finished by

@@ -97,6 +97,7 @@ class SimulatorState(ClusterControl):
     scaling_manager: ScalingManager
     _cap_by_tag: dict[str, int]
     _unloaded: dict[str, np.ndarray]
+    _unloaded_div: dict[str, tuple[np.ndarray, np.ndarray]]
 
     if TYPE_CHECKING:
 
