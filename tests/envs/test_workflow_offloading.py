@@ -51,6 +51,35 @@ def test_random_play_valid_and_matches_simulate() -> None:
                     assert rows[t]["start"] >= rows[p]["finish"] - 1e-9
 
 
+def test_the_mask_is_the_current_tasks_hosts_at_every_step_and_a_copy() -> None:
+    """The hosts of a task are computed once per task (the observation, the mask and the
+    policies read them at every step): at every decision, of every workflow and after a
+    restore, they are the current task's, and changing a returned mask changes nothing."""
+    wfs = [  # a task only the cloud can host beside tasks every server can
+        Workflow("small", [Task("t", "x", 3.0), Task("u", "x", 1.0, (0,))]),
+        Workflow("big", [Task("a", "x", 2.0), Task("b", "y", 5.0, (0,), cores=64.0)]),
+    ]
+    env = WorkflowOffloadingEnv(dataset=wfs, num_workflows=8, num_nodes=3)
+    rng = np.random.default_rng(0)
+    env.reset(seed=4)
+    snap, done, steps, seen = env.snapshot(), False, 0, set()
+    while not done:
+        w, t = env._wf[env._w], env._task
+        hosts = [w.can_host(t, s) for s in range(env.num_servers)]
+        seen.add(tuple(hosts))
+        mask = env.action_masks()
+        assert mask.tolist() == hosts
+        mask[:] = ~mask
+        assert env.action_masks().tolist() == hosts
+        _, _, done, _, _ = env.step(int(rng.choice(np.flatnonzero(hosts))))
+        steps += 1
+        if steps == 5:  # back to the start: the first task's hosts again
+            env.restore(snap)
+            w, t = env._wf[env._w], env._task
+            assert env.action_masks().tolist() == [w.can_host(t, s) for s in range(env.num_servers)]
+    assert steps > 10 and len(seen) == 2  # the cloud-only task's hosts and the others'
+
+
 def test_single_workflow_equals_simulate() -> None:
     env = WorkflowOffloadingEnv(num_workflows=1, cache_size=None)
     for seed in range(4):

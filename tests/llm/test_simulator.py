@@ -256,6 +256,13 @@ def test_a_deep_copy_runs_on_alone_and_shares_only_what_never_changes() -> None:
     dup = copy.deepcopy(sim)
     assert dup.requests is sim.requests and dup.perf_model is sim.perf_model
     assert dup._finish == sim._finish and dup._finish is not sim._finish
+    # each request's instances are the copy's own (mapped through all_instances)
+    own = {id(i): k for k, i in enumerate(dup.all_instances)}
+    for mine, theirs in ((dup._pinst, sim._pinst), (dup._tinst, sim._tinst)):
+        routed = [(a, b) for a, b in zip(mine, theirs, strict=True) if b is not None]
+        assert routed and all(a is not b and id(a) in own for a, b in routed)
+        assert [own[id(a)] for a, _ in routed] == [sim.all_instances.index(b) for _, b in routed]
+        assert [a is None for a in mine] == [b is None for b in theirs]
     before = (list(sim._finish), list(sim._done_idx), len(sim.timeline), sim.now)
     dup.run()
     assert len(dup._done_idx) > len(before[1])  # the copy ran on: requests finished

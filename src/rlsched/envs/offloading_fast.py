@@ -26,6 +26,7 @@ tie to 1e-9 s.
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -108,8 +109,9 @@ class OffloadingRollouts:
         )  # fmt: skip
         ready, iv, cimg, ctime = self.state[3], self.state[4], self.state[6], self.state[7]
         ready[env._cand] = True
-        if sum(counts):  # every server's intervals in one conversion, then each its rows
-            rows = np.array([row for st in states for row in st.intervals])
+        if total := sum(counts):  # every server's intervals in one conversion, then its rows
+            flat = chain.from_iterable(chain.from_iterable(st.intervals for st in states))
+            rows = np.fromiter(flat, dtype=np.float64, count=4 * total).reshape(total, 4)
             first = 0
             for s, c in enumerate(counts):
                 iv[s, :c] = rows[first : first + c]

@@ -768,6 +768,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         self._pick_task()
 
     def _pick_task(self) -> None:
+        self._host: np.ndarray | None = None  # the current task's hosts (_host_mask)
         w = self._wf[self._w]
         cand = self._cand
         if self.task_order == "rank":
@@ -831,8 +832,12 @@ class WorkflowOffloadingEnv(RlschedEnv):
         return self._anchor_mask.copy()
 
     def _host_mask(self) -> np.ndarray:
-        w, t = self._wf[self._w], self._task
-        return np.array([w.can_host(t, s) for s in range(self.num_servers)], dtype=bool)
+        """The servers that can host the current task (a copy: computed once per task, read
+        by the observation, the mask and the policies at every step)."""
+        if self._host is None:
+            w, t = self._wf[self._w], self._task
+            self._host = np.array([w.can_host(t, s) for s in range(self.num_servers)], dtype=bool)
+        return self._host.copy()
 
     def _first_candidates(
         self, mask: np.ndarray, done: np.ndarray, transfer: np.ndarray

@@ -73,6 +73,7 @@ import bisect
 import math
 from collections import deque
 from collections.abc import Mapping
+from copy import deepcopy
 from heapq import heappop, heappush
 from pathlib import Path
 from typing import Any
@@ -321,10 +322,23 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
     _COPY_SHALLOW = ("_first", "_finish", "_gen0", "_base", "_npre", "_done_idx", "_done_t",
                      "_drop_idx", "_drop_t", "timeline", "_ck_t", "_ck_v")  # fmt: skip
 
+    #: Per-request instances (None: not routed yet): copied by mapping each instance to its
+    #: copy, made with ``all_instances``, rather than item by item (a third of a copy's time)
+    _COPY_INSTANCES = ("_pinst", "_tinst")
+
     def __deepcopy__(self, memo: dict[int, Any]) -> LLMSimulator:
         new = object.__new__(type(self))
         memo[id(self)] = new
-        vars(new).update(lean_deepcopy(vars(self), self._COPY_SHARED, self._COPY_SHALLOW, memo))
+        state = vars(self)
+        rest = {k: v for k, v in state.items() if k not in self._COPY_INSTANCES}
+        copied = lean_deepcopy(rest, self._COPY_SHARED, self._COPY_SHALLOW, memo)
+        get = memo.get
+        for name in self._COPY_INSTANCES:  # every instance ever made is in all_instances
+            copied[name] = [
+                x if x is None else (y if (y := get(id(x))) is not None else deepcopy(x, memo))
+                for x in state[name]
+            ]
+        vars(new).update(copied)
         return new
 
     def snapshot(self) -> dict[str, Any]:
