@@ -254,6 +254,7 @@ def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[st
         for t in tasks:
             done[t] = _zoo_task(t)
             ready()
+        _TASK_ENVS.clear()  # played here: the envs are not needed after the stage
     if rows:
         console.print(f"zoo stage: {len(rows)} entries in {time.perf_counter() - start:.0f}s "
                       f"({sum(d['seconds'] for d in done.values()):.0f}s of work over "
