@@ -117,7 +117,7 @@ class ClairvoyantPolicy(RolloutSearch):
             and _same(inc.actions[0], cands[0])
         ):
             # nothing to compare: the incumbent already is this action's rollout
-            env.restore(snap)
+            env.restore(snap, reuse=False)  # its last use: no copy
             return self._follow(inc, observation, mask)
         best: _Trajectory | None = None
         values: dict[int, float] = {}
@@ -128,7 +128,7 @@ class ClairvoyantPolicy(RolloutSearch):
             if best is None or t.score > best.score:
                 best = t
         self._values = values or None
-        env.restore(snap)
+        env.restore(snap, reuse=False)  # its last use: no copy
         assert best is not None
         inc = self._incumbent
         if self.horizon is None and inc is not None and inc.actions and inc.score >= best.score:

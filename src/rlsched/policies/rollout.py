@@ -447,7 +447,7 @@ class RolloutPolicy(RolloutSearch):
             self._future = None
             self._values = values or None
             if snap is not None:
-                env.restore(snap)
+                env.restore(snap, reuse=False)  # its last use: no copy
             if self.significance > 0 and self.prefer_base and not _same(action, cands[0]):
                 # keep the base's action unless the gain is clear over the sampled futures
                 assert first is not None and best_scores is not None

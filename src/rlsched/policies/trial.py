@@ -253,7 +253,7 @@ class TrialGuard(RolloutSearch):
                         self._value(mine, self.keep) - self._value(theirs, self.keep)
                     )
         self._future = None
-        self.env.restore(snap)
+        self.env.restore(snap, reuse=False)  # its last use: no copy
         self.trials += 1
         clear = [
             i for i in range(len(gains))
