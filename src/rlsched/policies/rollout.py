@@ -154,9 +154,7 @@ class RolloutSearch(Policy):
         first: Any | None,
     ) -> Trajectory:
         """Take ``first`` (None: the base's own action) then the base, from ``snap``."""
-        self.env.restore(snap)
-        self._prepare()
-        segment = self._segment()
+        segment = self._begin(snap)
         pol = self._copy_base(shadow)
         self.rollouts += 1
         a = pol.act(observation, mask)  # also advances the copy's state, as in the real run
@@ -164,25 +162,36 @@ class RolloutSearch(Policy):
             a = first
         return self._play(pol, a, segment, [], [])
 
+    def _begin(self, snap: Any) -> Any:
+        """Put the env at ``snap`` for a rollout (then :meth:`_prepare`); returns the segment
+        the rollout starts in."""
+        self.env.restore(snap)
+        self._prepare()
+        return self._segment()
+
+    def _take(self, a: Any, observe: bool) -> tuple[Any, float, bool, dict[str, Any]]:
+        """Step the env with ``a``: ``(observation, reward, episode over, info)``; without
+        ``observe`` (a policy that reads the env, not the observation) the env skips building
+        one and the observation is None."""
+        if observe:
+            obs, r, term, trunc, info = self.env.step(a)
+        else:
+            obs = None
+            r, term, trunc, info = self.env.advance(a)
+        return obs, float(r), bool(term or trunc), info
+
     def _play(
         self, pol: Policy, a: Any, segment: Any, actions: list[Any], rewards: list[float]
     ) -> Trajectory:
         """Take ``a``, then follow ``pol`` from the env as it is until the rollout stops;
         ``actions`` and ``rewards`` hold the rollout's steps before this one."""
-        env = self.env
-        # a policy that reads the env, not the observation, lets the env skip building one
-        blind = not pol.reads_observation
-        obs: Any = None  # a blind policy gets none: it reads the env
         while True:
             actions.append(a)
-            if blind:
-                r, term, trunc, info = env.advance(a)
-            else:
-                obs, r, term, trunc, info = env.step(a)
-            rewards.append(float(r))
-            if self._stops(term or trunc, len(actions), segment):
-                return self._scored(actions, rewards, bool(term or trunc), info)
-            a = pol.act(obs, env.action_masks())
+            obs, r, done, info = self._take(a, pol.reads_observation)
+            rewards.append(r)
+            if self._stops(done, len(actions), segment):
+                return self._scored(actions, rewards, done, info)
+            a = pol.act(obs, self.env.action_masks())
 
     def _stops(self, done: bool, steps: int, segment: Any) -> bool:
         """Whether a rollout ends after ``steps`` steps: the episode's end, the horizon or the
@@ -221,9 +230,7 @@ class RolloutSearch(Policy):
         on alone. The same trajectories as two rollouts (tests check it), for one restore
         and one copy instead of two restores and the shared steps twice."""
         env = self.env
-        env.restore(snap)
-        self._prepare()
-        segment = self._segment()
+        segment = self._begin(snap)
         pa, pb = self._copy_base(first), self._copy_base(second)
         self.rollouts += 2
         a, b = pa.act(observation, mask), pb.act(observation, mask)
@@ -231,27 +238,19 @@ class RolloutSearch(Policy):
         actions_a: list[Any] = []
         actions_b: list[Any] = []
         rewards: list[float] = []
-        obs: Any = None
-        blind: Any = None  # what a policy that reads the env, not the observation, gets
-        while (
-            np.array_equal(np.asarray(a), np.asarray(b))
-            if sees_a
-            else env.same_effect(a, b)
-        ):
+        unseen: Any = None  # what a policy that reads the env, not the observation, is given
+        while _same(a, b) if sees_a else env.same_effect(a, b):
             actions_a.append(a)
             actions_b.append(b)
-            if sees_a or sees_b:  # b's action: its observation is the one it would see alone
-                obs, r, term, trunc, info = env.step(b)
-            else:
-                r, term, trunc, info = env.advance(b)
-            rewards.append(float(r))
-            done = bool(term or trunc)
+            # b's action: its observation is the one it would see alone
+            obs, r, done, info = self._take(b, sees_a or sees_b)
+            rewards.append(r)
             if self._stops(done, len(actions_a), segment):
                 return (self._scored(actions_a, rewards, done, info),
                         self._scored(actions_b, list(rewards), done, info))  # fmt: skip
             m = env.action_masks()
-            a = pa.act(obs if sees_a else blind, m)
-            b = pb.act(obs if sees_b else blind, m)
+            a = pa.act(obs if sees_a else unseen, m)
+            b = pb.act(obs if sees_b else unseen, m)
         fork = env.snapshot()
         theirs = self._play(pb, b, segment, actions_b, list(rewards))
         env.restore(fork, reuse=False)

@@ -96,7 +96,7 @@ from rlsched.core.llm.engine import InstanceEngine
 from rlsched.core.llm.perf_model import COMPAT, PerfModel
 from rlsched.core.llm.routing import Routing
 from rlsched.core.llm.scaling import ScalingManager, StartState
-from rlsched.core.llm.slo import METRICS, SLOConfig, slowdowns
+from rlsched.core.llm.slo import METRICS, SLOConfig
 from rlsched.core.llm.state import (
     _ACT,
     _DRAIN,
@@ -449,17 +449,21 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
     def _window_latencies(
         self, since: float
     ) -> tuple[list[int], dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """The requests completed in ``(since, now]``, their latencies and slowdowns
-        (:func:`~rlsched.core.llm.slo.slowdowns`' values, from divisors computed once per
-        trace: this runs at every decision)."""
+        """The requests completed in ``(since, now]``, their latencies and slowdowns."""
         idx = self._done_idx[bisect.bisect_right(self._done_t, since) :]
         lat = self._latencies(idx)
+        return idx, lat, self._slowdowns(lat, idx)
+
+    def _slowdowns(self, lat: dict[str, np.ndarray], idx: list[int]) -> dict[str, np.ndarray]:
+        """:func:`~rlsched.core.llm.slo.slowdowns` of requests ``idx`` (their latencies
+        ``lat``), the same quotients from divisors computed once per trace (a window's run at
+        every decision)."""
         at = np.array(idx, dtype=np.intp)
         sd = {}
         for m in METRICS:
             positive, divisor = self._unloaded_div[m]
             sd[m] = np.where(positive[at], lat[m] / divisor[at], 1.0)
-        return idx, lat, sd
+        return sd
 
     def _set_unloaded(self) -> None:
         """Each request's unloaded latencies (:meth:`_unloaded_reference`) and, per metric,
@@ -477,7 +481,7 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         (US$), ``energy_kwh`` from time 0 to ``duration`` (the clock now); scaling actions."""
         idx = self._done_idx
         lat = self._latencies(idx)
-        sd = slowdowns(lat, {m: self._unloaded[m][idx] for m in METRICS})
+        sd = self._slowdowns(lat, idx)
         unfinished = self._n - len(idx) - len(self._drop_idx)
         dropped = len(self._drop_idx) + unfinished
         out: dict[str, Any] = {
