@@ -304,21 +304,34 @@ def test_the_compiled_observation_equals_the_python_one(kwargs: dict[str, Any]) 
     assert seen > 20
 
 
-def test_a_trial_guard_over_peft_scores_its_anchor_compiled_and_stepped_alike() -> None:
-    """The trial's anchor rollouts from the compiled kernels: the same gains, so the same
-    trials and decisions as stepping the env."""
+@pytest.mark.parametrize("commit", [None, 2])
+def test_a_trial_guard_over_peft_scores_its_anchor_compiled_and_stepped_alike(
+    commit: int | None,
+) -> None:
+    """The trial's anchor rollouts from the compiled kernels (and with ``commit``, the
+    candidate's rollouts after its block of decisions): the same gains, so the same trials
+    and decisions as stepping the env."""
     from rlsched.policies.offloading import AllLocalPolicy
     from rlsched.policies.trial import TrialGuard
 
     kw = {"dataset": "synthetic:placement?workflows=12&tasks=10&seed=5", "scenario": "congested",
           "num_workflows": 3}  # fmt: skip
-    played = []
+    played: list[Any] = []
+    steps: list[dict[str, int]] = []
     for compiled in (True, False):
         env = _env(kw["dataset"], **{k: v for k, v in kw.items() if k != "dataset"})
         u = env.unwrapped
         guard = TrialGuard(env, AllLocalPolicy(u), PeftPolicy(u), "peft", seed=0, futures=3,
-                           horizon=None, every=3)  # fmt: skip
+                           horizon=None, every=3, commit=commit)  # fmt: skip
         guard.compiled = compiled
+        stepped = {"steps": 0, "trials": 0}  # the env steps the trials take, the trials
+        take = guard._take
+
+        def counted(a: Any, observe: bool, take: Any = take, stepped: Any = stepped) -> Any:
+            stepped["steps"] += 1
+            return take(a, observe)
+
+        guard._take = counted  # type: ignore[method-assign]
         acts, gains = [], []
         for seed in (0, 1):
             obs, _ = env.reset(seed=seed)
@@ -331,8 +344,12 @@ def test_a_trial_guard_over_peft_scores_its_anchor_compiled_and_stepped_alike() 
                 gains.append(None if guard.last_gain is None else tuple(guard.last_gain))
                 obs, _r, te, tr, _ = env.step(acts[-1])
                 done = te or tr
+            stepped["trials"] += guard.trials
         played.append((acts, gains, guard.trials, guard.trusted))
+        steps.append(stepped)
     assert played[0] == played[1]
+    if commit is not None:  # compiled, the candidate steps only its block of decisions
+        assert steps[0]["steps"] <= steps[0]["trials"] * 3 * commit < steps[1]["steps"]
     # all_local won some trials (a clear gain) and lost others
     assert 0 < played[0][3] < len(played[0][0])
     assert any(g is not None and any(g) for g in played[0][1])

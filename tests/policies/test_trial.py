@@ -4,6 +4,7 @@ arguments or a model's ``meta.json``."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 from pathlib import Path
@@ -18,7 +19,7 @@ from rlsched.policies.learned import LearnedPolicy
 from rlsched.policies.pods import GreedyMigrationPolicy, NoMigrationPolicy
 from rlsched.policies.registry import make_policy
 from rlsched.policies.residual import ResidualPolicy
-from rlsched.policies.trial import TrialGuard, trial_settings
+from rlsched.policies.trial import Committed, TrialGuard, trial_settings
 from rlsched.zoo import ZOO_DIR
 
 ENV = "rlsched/PodRebalancing-v0"
@@ -106,6 +107,64 @@ def test_settings_are_checked_and_named() -> None:
     for raw in ("1/nan", [True], "low"):
         with pytest.raises(PolicyError, match="thresholds"):
             trial_settings({"anchor": "peft", "thresholds": raw}, "here")
+    # commit: a number of decisions, or off (None: the candidate to the horizon)
+    assert trial_settings({"anchor": "peft"}, "here")["commit"] is None
+    assert trial_settings({"anchor": "peft", "commit": "off"}, "here")["commit"] is None
+    assert trial_settings({"anchor": "peft", "commit": 10}, "here")["commit"] == 10
+    for raw in (0, 2.5, "soon", True):
+        with pytest.raises(PolicyError, match="commit"):
+            trial_settings({"anchor": "peft", "commit": raw}, "here")
+
+
+class _Counting(NoMigrationPolicy):
+    """no_migration that counts the decisions it is shown (a stateful policy)."""
+
+    stateless = False
+
+    def __init__(self) -> None:
+        self.shown = 0
+
+    def act(self, observation: Any, mask: np.ndarray) -> int:
+        self.shown += 1
+        return super().act(observation, mask)
+
+
+def test_a_committed_candidate_plays_its_block_then_the_anchor_which_saw_every_step() -> None:
+    env = _env()
+    greedy, anchor = GreedyMigrationPolicy(), _Counting()
+    pol = Committed(greedy, anchor, 3)
+    acts, _ = _play(env, pol, seed=3)
+    want, _ = _play(_env(), GreedyMigrationPolicy(), seed=3)
+    assert acts[:3] == want[:3] and any(want[:3])  # greedy's block: it moved pods
+    assert not any(acts[3:])  # then no_migration's
+    assert anchor.shown == len(acts) == 8  # shown greedy's decisions too, as a shadow is
+    # a rollout's copy shares a stateless part, copies a stateful one, and starts its block
+    pol.taken_so_far = 5
+    twin = copy.deepcopy(pol)
+    assert twin.then is not anchor and twin.then.shown == anchor.shown
+    assert twin.first is greedy or not greedy.stateless
+    twin.reset(3)
+    assert twin.taken_so_far == 0 and pol.taken_so_far == 5
+
+
+def test_a_committed_trial_weighs_the_block_it_decides_not_the_whole_rollout() -> None:
+    # greedy for 2 decisions then no_migration, against no_migration throughout: the trials
+    # score the block's moves, and the guard still follows greedy where that block pays
+    env = _env()
+    guard = _guard(env, GreedyMigrationPolicy(), NoMigrationPolicy(), futures=4, horizon=None,
+                   every=2, commit=2)  # fmt: skip
+    _play(env, guard, seed=3)
+    assert guard.describe()["trial"]["commit"] == 2
+    assert guard.trials == 4 and guard.trusted > 0
+    obs, _ = env.reset(seed=3)
+    snap = env.unwrapped.snapshot()
+    mask = env.unwrapped.action_masks()
+    guard._future = 1
+    block = guard._rollout(snap, Committed(GreedyMigrationPolicy(), NoMigrationPolicy(), 2),
+                           obs, mask, None)  # fmt: skip
+    whole = guard._rollout(snap, GreedyMigrationPolicy(), obs, mask, None)
+    assert block.actions[:2] == whole.actions[:2] and not any(block.actions[2:])
+    assert len(block.actions) == len(whole.actions) == 8
 
 
 def _model(tmp_path: Path, trial: dict[str, Any] | None) -> Path:

@@ -180,6 +180,7 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
 TRIAL_ARGS = (
     "trial", "trial_futures", "trial_horizon", "trial_every", "trial_significance",
     "trial_thresholds", "trial_metric", "trial_keep", "trial_sampler", "trial_familiar",
+    "trial_commit",
 )
 
 

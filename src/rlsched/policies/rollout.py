@@ -286,15 +286,20 @@ class RolloutSearch(Policy):
                     q = summed_return(rewards)
                     row.append((q, q))
                     continue
-                total = self._prefix + float(np.sum(rewards))
-                finished = np.array(done)
-                mean = float(finished.mean()) if len(finished) else float("nan")
-                value = episode_value(self.metric, total, {"mean_completion": mean})
-                if value != value:  # NaN (nothing measured yet): rank by reward alone
-                    value = -np.inf if self._sign > 0 else np.inf
-                row.append((self._sign * value, total))
+                row.append(self._completion_score(rewards, done))
             table.append(row)
         return table
+
+    def _completion_score(self, rewards: Any, done: list[float]) -> tuple[float, float]:
+        """A compiled rollout's score by its ``rewards`` and the completion times ``done`` of
+        the workflows the episode has finished by its end (:meth:`_scored`'s, from them)."""
+        total = self._prefix + float(np.sum(rewards))
+        finished = np.array(done)
+        mean = float(finished.mean()) if len(finished) else float("nan")
+        value = episode_value(self.metric, total, {"mean_completion": mean})
+        if value != value:  # NaN (nothing measured yet): rank by reward alone
+            value = -np.inf if self._sign > 0 else np.inf
+        return self._sign * value, total
 
 
 class RolloutPolicy(RolloutSearch):

@@ -28,6 +28,13 @@ guard judges it (:mod:`rlsched.policies.departures`; WorkflowOffloading's ``off`
 trials, not the graph's shape, decide where it departs); None: the model's own; a spec's
 ``familiar=`` wins.
 
+With ``commit`` (a number of decisions, usually ``every``) a candidate's rollout plays the
+candidate for its first ``commit`` decisions and the anchor after them: the trial then weighs
+what it decides, following the candidate until the next trial and the anchor's judgement
+after it, against the anchor throughout (a rollout step of policy improvement over the
+anchor, one block of decisions long), and the rest of each rollout costs what the anchor
+costs. None: the candidate plays its rollout to the horizon.
+
 Between trials a decision costs what the chosen policy costs (the network's forward pass, or
 the heuristic's); a trial costs up to ``(1 + candidates) x futures x horizon`` env steps, once
 per ``every`` decisions (:attr:`TrialGuard.trial_seconds` records it; docs/results.md gives the
@@ -37,13 +44,14 @@ residual network leaves its heuristic's decision as it is are taken once.
 
 A zoo entry ships its guard in ``meta.json`` (``"trial": {"anchor": ..., "futures": ...,
 "horizon": ..., "every": ..., "significance": ..., "thresholds": [...], "metric": ...,
-"keep": ..., "sampler": ..., "familiar": ...}``), which
+"keep": ..., "sampler": ..., "familiar": ..., "commit": ...}``), which
 ``learned:PATH`` applies wherever the model plays; ``learned:PATH?trial=off`` plays the
 network alone.
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -67,6 +75,7 @@ TRIAL_DEFAULTS: dict[str, Any] = {
     "keep": None,
     "sampler": None,
     "familiar": None,
+    "commit": None,
 }
 
 
@@ -81,7 +90,10 @@ def trial_settings(raw: dict[str, Any], where: str) -> dict[str, Any]:
         raise PolicyError(f"{where}: a trial needs the anchor heuristic's name (anchor)")
     if out["horizon"] in ("end", None):  # to the episode's end
         out["horizon"] = None
-    for key in ("futures", "every", *(("horizon",) if out["horizon"] is not None else ())):
+    if out["commit"] is None or out["commit"] is False or out["commit"] == "off":  # to the horizon
+        out["commit"] = None
+    optional = [k for k in ("horizon", "commit") if out[k] is not None]
+    for key in ("futures", "every", *optional):
         if not isinstance(out[key], int) or isinstance(out[key], bool) or out[key] < 1:
             raise PolicyError(f"{where}: trial {key} must be a whole number of at least 1, "
                               f"not {out[key]!r}")  # fmt: skip
@@ -118,6 +130,51 @@ def _thresholds(raw: Any, where: str) -> tuple[float, ...]:
                       f"'/'), not {raw!r}")  # fmt: skip
 
 
+class Committed(Policy):
+    """``first`` for the first ``decisions`` decisions, ``then`` after them: a trial
+    candidate's rollout under ``commit``. A stateful ``then`` is shown every decision
+    ``first`` takes, as a trial guard's shadows are, so it takes over in the state it would
+    have had following the rollout."""
+
+    category = "learned"
+
+    def __init__(self, first: Policy, then: Policy, decisions: int) -> None:
+        self.first, self.then, self.decisions = first, then, int(decisions)
+        self.name = getattr(first, "name", "learned")
+        self.taken_so_far = 0
+
+    @property
+    def reads_observation(self) -> bool:  # type: ignore[override]
+        """Whether the next decision reads the observation (the policy that takes it, or a
+        stateful ``then`` shown ``first``'s)."""
+        if self.taken_so_far >= self.decisions:
+            return self.then.reads_observation
+        return self.first.reads_observation or (
+            not self.then.stateless and self.then.reads_observation
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Committed:
+        """A copy for one rollout: stateless parts (a network) shared, the others copied
+        (through ``memo``: the env stays shared)."""
+        out = copy.copy(self)
+        out.first = self.first if self.first.stateless else copy.deepcopy(self.first, memo)
+        out.then = self.then if self.then.stateless else copy.deepcopy(self.then, memo)
+        return out
+
+    def reset(self, seed: int | None = None) -> None:
+        self.taken_so_far = 0
+        self.first.reset(seed)
+        self.then.reset(seed)
+
+    def act(self, observation: Observation, mask: np.ndarray) -> Action:
+        self.taken_so_far += 1
+        if self.taken_so_far > self.decisions:
+            return self.then.act(observation, mask)
+        if not self.then.stateless:
+            self.then.act(observation, mask)
+        return self.first.act(observation, mask)
+
+
 class TrialGuard(RolloutSearch):
     """The learned ``policy`` where its trials beat the ``anchor`` heuristic, the anchor
     elsewhere (module docstring). ``decisions``, ``trials``, ``trusted`` (decisions the
@@ -140,11 +197,12 @@ class TrialGuard(RolloutSearch):
         metric: str | None = None,
         keep: str | None = None,
         sampler: str | None = None,
+        commit: int | None = None,
     ) -> None:
         trial_settings(  # the checks a shipped or spec'd trial gets
             {"anchor": anchor_name, "futures": futures, "horizon": horizon, "every": every,
              "significance": significance, "metric": metric, "keep": keep,
-             "sampler": sampler}, "TrialGuard",
+             "sampler": sampler, "commit": commit}, "TrialGuard",
         )  # fmt: skip
         super().__init__(env, anchor, anchor_name, seed, horizon, top_k=1, score="metric")
         if not type(self.env).can_resample_future():
@@ -170,6 +228,9 @@ class TrialGuard(RolloutSearch):
         self.futures = int(futures)
         self.every = int(every)
         self.significance = float(significance)
+        #: decisions a candidate plays in its rollouts before the anchor takes over (None:
+        #: all of them)
+        self.commit = None if commit is None else int(commit)
         self._future: int | None = None
         self.reset(seed)
 
@@ -197,6 +258,7 @@ class TrialGuard(RolloutSearch):
             "metric": self.metric,
             "keep": self.keep,
             "sampler": self.sampler,
+            "commit": self.commit,
         }
         if len(self.candidates) > 1:
             out["trial"]["thresholds"] = [getattr(p, "threshold", None)
@@ -236,17 +298,23 @@ class TrialGuard(RolloutSearch):
         gains = np.empty((len(self.candidates), len(seeds)))
         kept = np.zeros_like(gains)  # the gains in ``keep``, higher-is-better
         compiled = self._anchor_scores([int(s) for s in seeds])
+        players = self.candidates if self.commit is None else [
+            Committed(pol, self.base, self.commit) for pol in self.candidates]  # fmt: skip
         for j, s in enumerate(seeds):
             self._future = int(s)
             paired: Trajectory | None = None  # the first candidate's, played with the anchor's
             if compiled is None:
                 theirs, paired = self._paired_rollouts(
-                    snap, self.base, self.candidates[0], observation, mask
+                    snap, self.base, players[0], observation, mask
                 )
             base = theirs.score[0] if compiled is None else compiled[j]
-            for i, pol in enumerate(self.candidates):
-                mine = paired if i == 0 and paired is not None else (
-                    self._rollout(snap, pol, observation, mask, None))  # fmt: skip
+            for i, pol in enumerate(players):
+                if i == 0 and paired is not None:
+                    mine = paired
+                elif compiled is not None and isinstance(pol, Committed):
+                    mine = self._committed_rollout(snap, pol, observation, mask)
+                else:
+                    mine = self._rollout(snap, pol, observation, mask, None)
                 gains[i, j] = mine.score[0] - base  # scores are higher-is-better
                 if self.keep is not None:
                     kept[i, j] = self._keep_sign * (
@@ -278,6 +346,37 @@ class TrialGuard(RolloutSearch):
         order = fast.order()  # the anchor's own action first, as it would take it
         first = int(order[0]) if len(order) else 0  # no valid server: as PEFT acts
         return [score for score, _total in self._fast_scores(fast, [first], seeds)[0]]
+
+    def _committed_rollout(
+        self, snap: Any, pol: Committed, observation: Observation, mask: np.ndarray
+    ) -> Trajectory:
+        """``_rollout(snap, pol, ...)`` of a committed candidate where the anchor's rollouts
+        are compiled (:meth:`_anchor_scores`): the candidate's decisions are stepped, the
+        anchor's after them played by the compiled rollouts from where the candidate left
+        the env, as the anchor's own are (the same scores as stepping them; to the episode's
+        end: with a horizon the anchor is stepped). Its actions are the stepped ones."""
+        segment = self._begin(snap)
+        p = self._copy_base(pol)
+        assert isinstance(p, Committed)
+        self.rollouts += 1
+        actions: list[Any] = []
+        rewards: list[float] = []
+        a = p.act(observation, mask)
+        while True:
+            actions.append(a)
+            obs, r, done, info = self._take(a, p.reads_observation)
+            rewards.append(r)
+            if self._stops(done, len(actions), segment):
+                return self._scored(actions, rewards, done, info)
+            switched = p.taken_so_far >= p.decisions and self.horizon is None
+            fast = self._fast() if switched else None  # with a horizon: stepped on
+            if fast is not None:
+                break
+            a = p.act(obs, self.env.action_masks())
+        order = fast.order()  # the anchor's own action first, as it would take it
+        more, finished = fast.play(int(order[0]) if len(order) else 0, fast.later(None))
+        score = self._completion_score(np.concatenate([rewards, more]), finished)
+        return Trajectory(actions, [*rewards, *more.tolist()], score, True)
 
     @staticmethod
     def _value(rollout: Trajectory, name: str) -> float:
