@@ -51,6 +51,7 @@ from multiprocessing import Pool
 from make_zoo import ROOT, paired_rows, remeasure_card, ship_trial
 from make_zoo_wf_congested_familiar import TRAINED, UNUSED
 from make_zoo_wf_congested_families import UNSEEN_TASKS
+from make_zoo_wf_congested_trial import kwargs  # the entry's env arguments
 from make_zoo_wf_congested_unseen import play
 
 from rlsched.agents.export import write_card
@@ -73,15 +74,6 @@ TOLERANCE = 0.0025
 OUT = ROOT / "docs/results/wf_congested_commit_choice.json"
 LINE = ("round C8 (docs/results/make_zoo_wf_congested_commit.py) commits the trial's network "
         "rollouts to one block of 10 decisions (meta.json trial commit)")  # fmt: skip
-
-
-def kwargs(max_tasks: int | None = None) -> dict:
-    """The entry's env arguments (``max_tasks``: a larger padding for the unused families)."""
-    meta = json.loads((ZOO_DIR / NAME / "model/meta.json").read_text())
-    kw = dict(meta["env_kwargs"])
-    if max_tasks is not None:
-        kw["dag_max_tasks"] = max_tasks
-    return kw
 
 
 def _episode(job: tuple[str, int, dict]) -> tuple[str, int, dict[str, float], dict[str, float]]:

@@ -304,22 +304,27 @@ def _trajectory(t: Any) -> str:
                  t.metrics))  # fmt: skip
 
 
-@pytest.mark.parametrize("entry", ["llm-autoscaling-hpa-threshold-residual-ppo", "pods"])
+@pytest.mark.parametrize("entry", ["llm-autoscaling-hpa-threshold-residual-ppo", "pods",
+                                   "committed"])  # fmt: skip
 def test_paired_rollouts_are_the_two_rollouts_with_their_common_steps_taken_once(
     entry: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A trial plays its anchor and first candidate as one while their actions have the same
     effect (LLMAutoscaling: the same instance deltas; elsewhere the same action): the same
-    trajectories as two rollouts, and the env left where the trial found it."""
+    trajectories as two rollouts, and the env left where the trial found it; a committed
+    candidate (the residual scaler for 3 decisions, then HPA, which reads the simulator) too,
+    its shared steps after its block taken without the observation."""
     if entry == "pods":
         env = _model_env()
         guard = make_policy("learned:zoo/pod-rebalancing-anchored-ppo?trial_futures=2"
                             "&trial_every=1", env, seed=0)  # fmt: skip
     else:
         env = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
-        guard = make_policy(f"learned:zoo/{entry}?trial=hpa&trial_futures=2&trial_every=1"
-                            "&trial_horizon=end", env, seed=0)  # fmt: skip
+        guard = make_policy("learned:zoo/llm-autoscaling-hpa-threshold-residual-ppo?trial=hpa"
+                            "&trial_futures=2&trial_every=1&trial_horizon=end", env,
+                            seed=0)  # fmt: skip
     assert isinstance(guard, TrialGuard)
+    cand = Committed(guard.policy, guard.base, 3) if entry == "committed" else guard.policy
     u = env.unwrapped
     steps = {"shared": 0, "checked": 0}
     same_effect = type(u).same_effect
@@ -327,6 +332,15 @@ def test_paired_rollouts_are_the_two_rollouts_with_their_common_steps_taken_once
     def counted(self: Any, a: Any, b: Any) -> bool:
         steps["checked"] += 1
         return same_effect(self, a, b)
+
+    observed = {"on": 0, "steps": 0, "calls": 0}  # observations the paired rollouts build
+    take = guard._take
+
+    def watched(a: Any, observe: bool) -> Any:
+        observed["steps"] += int(observe and bool(observed["on"]))
+        return take(a, observe)
+
+    guard._take = watched  # type: ignore[method-assign]
 
     obs, _ = env.reset(seed=5)
     guard.reset(5)
@@ -338,8 +352,10 @@ def test_paired_rollouts_are_the_two_rollouts_with_their_common_steps_taken_once
             guard._future = future
             with monkeypatch.context() as m:
                 m.setattr(type(u), "same_effect", counted)
-                paired = guard._paired_rollouts(snap, guard.base, guard.policy, obs, mask)
-            alone = [guard._rollout(snap, p, obs, mask, None) for p in (guard.base, guard.policy)]
+                observed["on"], observed["calls"] = 1, observed["calls"] + 1
+                paired = guard._paired_rollouts(snap, guard.base, cand, obs, mask)
+                observed["on"] = 0
+            alone = [guard._rollout(snap, p, obs, mask, None) for p in (guard.base, cand)]
             assert [_trajectory(t) for t in paired] == [_trajectory(t) for t in alone]
             steps["shared"] += next(
                 (i for i, (x, y) in enumerate(zip(*[t.actions for t in alone], strict=False))
@@ -349,6 +365,8 @@ def test_paired_rollouts_are_the_two_rollouts_with_their_common_steps_taken_once
         obs, _, term, trunc, _ = env.step(guard.policy.act(obs, mask))
         done, k = term or trunc, k + 1
     assert k >= 3
+    if entry == "committed":  # after its block the candidate is HPA: it never parts
+        assert steps["shared"] > 20 and 0 < observed["steps"] <= 2 * observed["calls"]
     if entry != "pods":  # the residual and HPA agree for many steps: each checked, then shared
         assert steps["shared"] > 20 and steps["checked"] > steps["shared"]
 

@@ -234,7 +234,7 @@ class RolloutSearch(Policy):
         pa, pb = self._copy_base(first), self._copy_base(second)
         self.rollouts += 2
         a, b = pa.act(observation, mask), pb.act(observation, mask)
-        sees_a, sees_b = pa.reads_observation, pb.reads_observation
+        sees_a = pa.reads_observation
         actions_a: list[Any] = []
         actions_b: list[Any] = []
         rewards: list[float] = []
@@ -242,6 +242,7 @@ class RolloutSearch(Policy):
         while _same(a, b) if sees_a else env.same_effect(a, b):
             actions_a.append(a)
             actions_b.append(b)
+            sees_b = pb.reads_observation  # a committed candidate stops reading it
             # b's action: its observation is the one it would see alone
             obs, r, done, info = self._take(b, sees_a or sees_b)
             rewards.append(r)
