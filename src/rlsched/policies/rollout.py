@@ -23,6 +23,7 @@ makespan reward. :class:`~rlsched.policies.oracle.ClairvoyantPolicy` shares the 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -185,12 +186,24 @@ class RolloutSearch(Policy):
     ) -> Trajectory:
         """Take ``a``, then follow ``pol`` from the env as it is until the rollout stops;
         ``actions`` and ``rewards`` hold the rollout's steps before this one."""
+        out = self._play_until(pol, a, segment, actions, rewards, None)
+        assert out is not None
+        return out
+
+    def _play_until(
+        self, pol: Policy, a: Any, segment: Any, actions: list[Any], rewards: list[float],
+        until: Callable[[], bool] | None,
+    ) -> Trajectory | None:  # fmt: skip
+        """:meth:`_play`, or None where ``until()`` is true after a step before the rollout
+        stops (the caller plays the rest; ``actions`` and ``rewards`` hold the steps)."""
         while True:
             actions.append(a)
             obs, r, done, info = self._take(a, pol.reads_observation)
             rewards.append(r)
             if self._stops(done, len(actions), segment):
                 return self._scored(actions, rewards, done, info)
+            if until is not None and until():
+                return None
             a = pol.act(obs, self.env.action_masks())
 
     def _stops(self, done: bool, steps: int, segment: Any) -> bool:

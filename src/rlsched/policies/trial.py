@@ -361,18 +361,18 @@ class TrialGuard(RolloutSearch):
         self.rollouts += 1
         actions: list[Any] = []
         rewards: list[float] = []
-        a = p.act(observation, mask)
-        while True:
-            actions.append(a)
-            obs, r, done, info = self._take(a, p.reads_observation)
-            rewards.append(r)
-            if self._stops(done, len(actions), segment):
-                return self._scored(actions, rewards, done, info)
-            switched = p.taken_so_far >= p.decisions and self.horizon is None
-            fast = self._fast() if switched else None  # with a horizon: stepped on
-            if fast is not None:
-                break
-            a = p.act(obs, self.env.action_masks())
+        found: list[Any] = []  # the compiled rollouts from where the block ended
+
+        def handover() -> bool:  # with a horizon, or none compiled from here: stepped on
+            if p.taken_so_far >= p.decisions and self.horizon is None:
+                found.extend(f for f in [self._fast()] if f is not None)
+            return bool(found)
+
+        stepped = self._play_until(p, p.act(observation, mask), segment, actions, rewards,
+                                   handover)  # fmt: skip
+        if stepped is not None:
+            return stepped
+        fast = found[0]
         order = fast.order()  # the anchor's own action first, as it would take it
         more, finished = fast.play(int(order[0]) if len(order) else 0, fast.later(None))
         score = self._completion_score(np.concatenate([rewards, more]), finished)
