@@ -417,7 +417,7 @@ class RolloutPolicy(RolloutSearch):
         fast = self._fast()
         if fast is not None:  # the base's ranking from the compiled model: no env copies
             order = fast.order()
-            base_action: Any = int(order[0]) if len(order) else 0
+            base_action: Any = _first(order)
             prefs = None
             if self.ranked:
                 prefs = np.full(len(mask), -np.inf)
@@ -491,6 +491,12 @@ def _clear_gain(gain: np.ndarray, z: float) -> bool:
         return True
     se = float(np.std(gain, ddof=1)) / np.sqrt(len(gain))
     return m > z * se if se > 0 else z != np.inf
+
+
+def _first(order: np.ndarray) -> int:
+    """The base's own action from the compiled rollouts' ``order`` of the servers (none can
+    host the task: 0, as PEFT then acts)."""
+    return int(order[0]) if len(order) else 0
 
 
 def _same(a: Any, b: Any) -> bool:

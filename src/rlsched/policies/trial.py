@@ -61,7 +61,7 @@ import numpy as np
 from rlsched.envs.base import episode_value
 from rlsched.errors import PolicyError
 from rlsched.policies.base import Action, Observation, Policy
-from rlsched.policies.rollout import RolloutSearch, Trajectory, _clear_gain
+from rlsched.policies.rollout import RolloutSearch, Trajectory, _clear_gain, _first
 
 #: The guard's settings a model's ``meta.json`` ``trial`` may hold, with their defaults.
 TRIAL_DEFAULTS: dict[str, Any] = {
@@ -343,8 +343,7 @@ class TrialGuard(RolloutSearch):
         fast = self._fast()
         if fast is None:
             return None
-        order = fast.order()  # the anchor's own action first, as it would take it
-        first = int(order[0]) if len(order) else 0  # no valid server: as PEFT acts
+        first = _first(fast.order())  # the anchor's own action, as it would take it
         return [score for score, _total in self._fast_scores(fast, [first], seeds)[0]]
 
     def _committed_rollout(
@@ -373,8 +372,7 @@ class TrialGuard(RolloutSearch):
         if stepped is not None:
             return stepped
         fast = found[0]
-        order = fast.order()  # the anchor's own action first, as it would take it
-        more, finished = fast.play(int(order[0]) if len(order) else 0, fast.later(None))
+        more, finished = fast.play(_first(fast.order()), fast.later(None))  # the anchor's
         score = self._completion_score(np.concatenate([rewards, more]), finished)
         return Trajectory(actions, [*rewards, *more.tolist()], score, True)
 
