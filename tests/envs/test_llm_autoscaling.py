@@ -443,3 +443,41 @@ def test_advance_is_step_without_the_observation_and_a_trial_over_it_decides_ali
         played.append((acts, gains, guard.trials))
     assert played[0] == played[1] and played[0][2] > 2
     assert any(g is not None and any(g) for g in played[0][1])  # trials that told them apart
+
+
+def test_an_unrewarded_advance_keeps_the_simulator_and_metrics_and_must_be_restored():
+    """``advance(a, rewarded=False)`` (a trial's rollouts scored by metrics alone): the same
+    ends and metrics as ``advance(a)``, the reward NaN and no history record; stepping with
+    rewards after it raises until a snapshot is restored. With ``slo_dual`` (whose update
+    reads the rewards' misses) it is rewarded as before."""
+    from rlsched.policies.llm import ThresholdPolicy
+
+    full, lean = _env(dataset="azure-llm:code"), _env(dataset="azure-llm:code")
+    for env in (full, lean):
+        env.reset(seed=3)
+    snap = lean.unwrapped.snapshot()
+    a_pol, b_pol = ThresholdPolicy(full), ThresholdPolicy(lean)
+    records = len(lean.unwrapped.history)
+    done, n = False, 0
+    while not done:
+        r, te, tr, info = full.unwrapped.advance(a_pol.act(None, None))
+        r2, te2, tr2, info2 = lean.unwrapped.advance(b_pol.act(None, None), rewarded=False)
+        assert math.isfinite(r) and math.isnan(r2) and (te, tr) == (te2, tr2)
+        assert info["time"] == info2["time"] and info["scaling"] == info2["scaling"]
+        done, n = te or tr, n + 1
+    assert repr(info["metrics"]) == repr(info2["metrics"]) and n > 10  # NaNs alike too
+    assert info["metrics"]["requests"] > 0
+    assert len(lean.unwrapped.history) == records  # nothing recorded
+    lean.unwrapped.restore(snap)
+    b_pol.reset()
+    lean.unwrapped.advance(b_pol.act(None, None), rewarded=False)
+    with pytest.raises(RuntimeError, match="restore a snapshot"):
+        lean.step(np.zeros(2, np.float32))
+    lean.unwrapped.restore(snap)
+    _, r, _, _, _ = lean.step(np.zeros(2, np.float32))  # rewarded again after the restore
+    assert math.isfinite(r)
+
+    dual = _env(slo_dual={"lr": 10.0, "margin": 0.01}, reward_weights={"slo_target": 0.9})
+    dual.reset(seed=5)
+    r, *_ = dual.unwrapped.advance(np.zeros(2, np.float32), rewarded=False)
+    assert math.isfinite(r)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from rlsched.core.llm.cluster import GIB, InstanceConfig, get_model
+from rlsched.core.llm.cluster import GIB, TAGS, Instance, InstanceConfig, get_model
 from rlsched.core.llm.perf_model import PerfModel
 from rlsched.core.llm.simulator import MIXED_BATCH_FACTOR, LLMSimulator
 from rlsched.core.llm.trace import LLMRequests
@@ -263,9 +263,29 @@ def test_a_deep_copy_runs_on_alone_and_shares_only_what_never_changes() -> None:
         assert routed and all(a is not b and id(a) in own for a, b in routed)
         assert [own[id(a)] for a, _ in routed] == [sim.all_instances.index(b) for _, b in routed]
         assert [a is None for a in mine] == [b is None for b in theirs]
+    # each instance is copied field by field (Instance.__deepcopy__): equal values, its own
+    # containers, its own server (the one in all_servers), the frozen config shared
+    servers = {id(s) for s in dup.all_servers}
+    for a, b in zip(dup.all_instances, sim.all_instances, strict=True):
+        assert a is not b and a.server is not b.server and id(a.server) in servers
+        assert a.server.instance is a and a.server.sku is b.server.sku and a.config is b.config
+        for name in Instance.__slots__:
+            x, y = getattr(a, name), getattr(b, name)
+            if name in ("server", "kv_wait"):
+                continue
+            assert x == y, name
+            if name in ("prefill_queue", "_pend_heap", "_dec_heap", "running", "_run_prefills"):
+                assert x is not y, name
+        assert [(r, c) for r, c, _ in a.kv_wait] == [(r, c) for r, c, _ in b.kv_wait]
+        assert all(src is None or id(src) in own for _, _, src in a.kv_wait)
+    assert any(i.running or i.prefill_queue for i in sim.all_instances)  # copied mid-run
     before = (list(sim._finish), list(sim._done_idx), len(sim.timeline), sim.now)
     dup.run()
     assert len(dup._done_idx) > len(before[1])  # the copy ran on: requests finished
     assert (list(sim._finish), list(sim._done_idx), len(sim.timeline), sim.now) == before
     sim.run()  # the original, run on, ends where its copy did
     assert sim._finish == dup._finish and sim._done_idx == dup._done_idx and sim.now == dup.now
+    for x in (sim, dup):  # the kept active lists are the scan's instances
+        for tag in TAGS:
+            scanned = x.scaling_manager.get_active_instances(tag=tag)
+            assert sorted(i.id for i in x.active(tag)) == sorted(i.id for i in scanned)

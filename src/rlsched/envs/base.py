@@ -246,9 +246,13 @@ class RlschedEnv(SnapshotMixin, gym.Env):
     #: results` sets a learned model's own values of these in the row it is judged in.
     observation_args: ClassVar[tuple[str, ...]] = ()
 
-    def advance(self, action: Any) -> tuple[float, bool, bool, dict[str, Any]]:
+    def advance(
+        self, action: Any, rewarded: bool = True
+    ) -> tuple[float, bool, bool, dict[str, Any]]:
         """``step(action)`` without the observation: ``(reward, terminated, truncated,
-        info)`` (module docstring). This default builds the observation and drops it."""
+        info)`` (module docstring). This default builds the observation and drops it.
+        ``rewarded=False`` (a caller that reads only the metrics): an env may skip computing the
+        reward, NaN then, where that saves time (LLMAutoscaling); this default computes it."""
         _, reward, terminated, truncated, info = self.step(action)
         return float(reward), bool(terminated), bool(truncated), info
 

@@ -403,6 +403,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         self.episode = 0
         self.sim: Any = None
         self._done = True
+        self._unrewarded = False
         # checked once here: a bad start state / pools / weights fail at construction
         RLRewardCalculator(self.reward_weights)
 
@@ -568,6 +569,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         self._active_sum = dict.fromkeys(self.pools, 0.0)
         self._last_action = np.zeros(len(self.pools), dtype=np.float32)
         self._done = False
+        self._unrewarded = False  # stepped with rewards (see ``advance``)
         obs = self.collector.collect(self._last_action)
         info: dict[str, Any] = {
             "time": 0.0,
@@ -657,21 +659,35 @@ class LLMAutoscalingEnv(RlschedEnv):
         assert obs is not None
         return obs, reward, terminated, truncated, info
 
-    def advance(self, action: Any) -> tuple[float, bool, bool, dict[str, Any]]:
+    def advance(
+        self, action: Any, rewarded: bool = True
+    ) -> tuple[float, bool, bool, dict[str, Any]]:
         """``step(action)`` without the observation, for policies that read the simulator
         (the heuristics' rollouts in a search or a trial): the same reward, metrics and
         simulator, the collector's vector not built (about a quarter of a step). Its running
         state (busy times, the last SLO figures) then stays where the last observed step left
         it, so an episode advanced this way is restored or reset before it is observed again,
-        as a search does."""
-        _, reward, terminated, truncated, info = self._step(action, observe=False)
+        as a search does.
+
+        ``rewarded=False`` (a trial's rollouts, scored by the episode's metrics alone): the
+        interval's latencies, reward and :attr:`history` record are skipped too, the reward is
+        NaN and the simulator and metrics are the same (without ``slo_dual``, whose update
+        reads the rewards' misses: rewarded then). The episode is then restored or reset
+        before it is stepped with rewards again (a RuntimeError otherwise)."""
+        lean = not rewarded and self.slo_dual is None
+        _, reward, terminated, truncated, info = self._step(action, observe=False, lean=lean)
         return reward, terminated, truncated, info
 
     def _step(
-        self, action: Any, observe: bool
+        self, action: Any, observe: bool, lean: bool = False
     ) -> tuple[np.ndarray | None, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("step() called on a finished episode; call reset()")
+        if self._unrewarded and not lean:
+            raise RuntimeError("advanced without rewards: restore a snapshot or reset() before "
+                               "stepping with them")  # fmt: skip
+        if lean:
+            return self._lean_step(action)
         sim = self.sim
         a = np.asarray(action, dtype=np.float64).reshape(-1)
         if a.size == 1:
@@ -715,6 +731,35 @@ class LLMAutoscalingEnv(RlschedEnv):
             if self.slo_dual is not None and (outcome := self._dual_outcome()) is not None:
                 info["slo_dual"] = outcome
         return obs, float(reward), False, truncated, info
+
+    def _lean_step(self, action: Any) -> tuple[None, float, bool, bool, dict[str, Any]]:
+        """:meth:`_step` of ``advance(action, rewarded=False)``: the same simulator, pool
+        sizes and metrics; no interval statistics, reward or history record."""
+        self._unrewarded = True
+        sim = self.sim
+        a = np.asarray(action, dtype=np.float64).reshape(-1)
+        if a.size == 1:
+            a = np.repeat(a, len(self.pools))
+        a = np.where(np.isfinite(a), np.clip(a, -1.0, 1.0), 0.0)
+        outcomes = self.executor.execute(a, self.executor.deltas(a))
+        self.step_count += 1
+        sim.run_until(self.step_count * self.decision_interval)
+        self._last_action = a.astype(np.float32)
+        for t in self.pools:  # pool_sizes(t)["active"], without a scan of the cluster
+            self._active_sum[t] += len(sim.active(t))
+        truncated = self.step_count >= self.steps_total
+        info: dict[str, Any] = {
+            "time": sim.now,
+            "scaling": {o.tag: o.requested for o in outcomes},
+            "scaling_done": {o.tag: o.done for o in outcomes},
+            "scaling_blocked": {o.tag: o.blocked for o in outcomes},
+        }
+        if truncated:
+            self._done = True
+            if self.drain_at_end:
+                sim.run()
+            info["metrics"] = self.metrics()
+        return None, math.nan, False, truncated, info
 
     def _cost_reference(self, window: LLMRequests) -> float:
         """US$/s of the reward's reference cluster (see ``cost_reference``)."""

@@ -918,10 +918,13 @@ class WorkflowOffloadingEnv(RlschedEnv):
         reward, terminated, truncated, info = self.advance(action)
         return self._observation(), reward, terminated, truncated, info
 
-    def advance(self, action: int) -> tuple[float, bool, bool, dict[str, Any]]:
+    def advance(
+        self, action: int, rewarded: bool = True
+    ) -> tuple[float, bool, bool, dict[str, Any]]:
         """:meth:`step` without building the observation: ``(reward, terminated, truncated,
         info)``. A search's rollouts step so when their base reads the env, not the
-        observation (``Policy.reads_observation``); the observation is most of a step's cost."""
+        observation (``Policy.reads_observation``); the observation is most of a step's cost.
+        The reward is always computed (``rewarded`` is ignored: it costs little here)."""
         try:
             return self._transition(action)
         finally:  # the anchored mask was the state's before: action_masks() recomputes it

@@ -465,7 +465,7 @@ class ThresholdPolicy(AutoscalePolicy):
         router = sim.router_queue_len if now > 0 else 0
         out = {}
         for t in env.pools:
-            act = sim.scaling_manager.get_active_instances(tag=t)
+            act = sim.active(t)  # only counted and summed: any order
             s = self.sizes(t)
             n = len(act)
             queue = (sum(i.queue_len for i in act) + router) / n if n else math.inf

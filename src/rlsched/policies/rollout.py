@@ -88,6 +88,9 @@ class RolloutSearch(Policy):
         self.rollouts = 0
         # each candidate's score at the last search (None: the last decision searched nothing)
         self._values: dict[int, float] | None = None
+        #: whether the rollouts need the env's rewards (False: scored by their metrics alone,
+        #: the env may skip them where it does not observe: ``advance(a, rewarded=False)``)
+        self._rewarded = True
 
     def action_values(self) -> dict[int, float] | None:
         """The main-metric score (higher is better: negated where lower is) of each candidate's
@@ -178,7 +181,10 @@ class RolloutSearch(Policy):
             obs, r, term, trunc, info = self.env.step(a)
         else:
             obs = None
-            r, term, trunc, info = self.env.advance(a)
+            if self._rewarded:
+                r, term, trunc, info = self.env.advance(a)
+            else:
+                r, term, trunc, info = self.env.advance(a, rewarded=False)
         return obs, float(r), bool(term or trunc), info
 
     def _play(

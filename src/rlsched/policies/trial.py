@@ -298,6 +298,9 @@ class TrialGuard(RolloutSearch):
         gains = np.empty((len(self.candidates), len(seeds)))
         kept = np.zeros_like(gains)  # the gains in ``keep``, higher-is-better
         compiled = self._anchor_scores([int(s) for s in seeds])
+        # stepped rollouts scored by their metrics alone: the env may skip the rewards (the
+        # compiled ones' scores sum the stepped rewards, and "reward" is one)
+        self._rewarded = compiled is not None or "reward" in (self.metric, self.keep)
         players = self.candidates if self.commit is None else [
             Committed(pol, self.base, self.commit) for pol in self.candidates]  # fmt: skip
         for j, s in enumerate(seeds):
@@ -321,6 +324,7 @@ class TrialGuard(RolloutSearch):
                         self._value(mine, self.keep) - self._value(theirs, self.keep)
                     )
         self._future = None
+        self._rewarded = True
         self.env.restore(snap, reuse=False)  # its last use: no copy
         self.trials += 1
         clear = [

@@ -47,6 +47,10 @@ from rlsched.errors import ConfigError
 
 log = logging.getLogger("rlsched.core.llm.scaling")
 
+#: The states of a pool's instances (a removed one has left ``sim.instances``), in the order
+#: :meth:`ScalingManager.pool_sizes` gives them
+_POOL_STATES = (InstanceState.ACTIVE, InstanceState.SCALING_UP, InstanceState.DRAINING)
+
 
 @dataclass(frozen=True)
 class PoolSpec:
@@ -363,11 +367,11 @@ class ScalingManager:
 
     def pool_sizes(self, tag: str) -> dict[str, int]:
         """``{active, scaling_up, draining}`` of one pool."""
-        out = {"active": 0, "scaling_up": 0, "draining": 0}
+        by_state = dict.fromkeys(_POOL_STATES, 0)  # keyed by the enum: no ``.value`` lookups
         for i in self.sim.instances:
             if i.tag == tag:
-                out[i.state.value] += 1
-        return out
+                by_state[i.state] += 1
+        return {s.value: n for s, n in by_state.items()}
 
     def least_loaded(self, tag: str) -> Instance | None:
         """The active instance of ``tag`` a scale-down should pick: fewest pending prompt tokens

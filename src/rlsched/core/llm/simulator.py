@@ -72,7 +72,7 @@ from __future__ import annotations
 import bisect
 import math
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from copy import deepcopy
 from heapq import heappop, heappush
 from pathlib import Path
@@ -660,6 +660,12 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         if active:
             self.set_state(inst, InstanceState.ACTIVE)
         return inst
+
+    def active(self, tag: str) -> Sequence[Instance]:
+        """The ``ACTIVE`` instances of pool ``tag`` in the order they became active (those of
+        ``scaling_manager.get_active_instances(tag=tag)``, kept as they change: no scan of
+        the cluster). The simulator's own list: read it, do not change it."""
+        return self._active[tag]
 
     def set_state(self, inst: Instance, state: InstanceState) -> None:
         old = inst.state
