@@ -47,9 +47,8 @@ from rlsched.errors import ConfigError
 
 log = logging.getLogger("rlsched.core.llm.scaling")
 
-#: The states of a pool's instances (a removed one has left ``sim.instances``), in the order
-#: :meth:`ScalingManager.pool_sizes` gives them
-_POOL_STATES = (InstanceState.ACTIVE, InstanceState.SCALING_UP, InstanceState.DRAINING)
+_ACTIVE, _SCALING_UP, _DRAINING = (
+    InstanceState.ACTIVE, InstanceState.SCALING_UP, InstanceState.DRAINING)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -367,11 +366,19 @@ class ScalingManager:
 
     def pool_sizes(self, tag: str) -> dict[str, int]:
         """``{active, scaling_up, draining}`` of one pool."""
-        by_state = dict.fromkeys(_POOL_STATES, 0)  # keyed by the enum: no ``.value`` lookups
+        active = up = draining = 0  # identity tests: an enum's value and hash are Python calls
         for i in self.sim.instances:
             if i.tag == tag:
-                by_state[i.state] += 1
-        return {s.value: n for s, n in by_state.items()}
+                st = i.state
+                if st is _ACTIVE:
+                    active += 1
+                elif st is _SCALING_UP:
+                    up += 1
+                elif st is _DRAINING:
+                    draining += 1
+                else:  # a removed instance has left sim.instances
+                    raise AssertionError(f"{i!r} in the cluster")
+        return {"active": active, "scaling_up": up, "draining": draining}
 
     def least_loaded(self, tag: str) -> Instance | None:
         """The active instance of ``tag`` a scale-down should pick: fewest pending prompt tokens
