@@ -13,11 +13,13 @@ import importlib
 import json
 import pickle
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
 from sb3_contrib import MaskablePPO
 from stable_baselines3 import DQN, PPO
+from stable_baselines3.common.save_util import json_to_data
 from stable_baselines3.common.vec_env import VecNormalize
 
 from rlsched.agents.masked_dqn import MaskedDQN
@@ -59,11 +61,45 @@ def _alias_legacy_modules() -> None:
             sys.modules[old] = importlib.import_module(new)
 
 
-def load_model(algo: str, path: str | Path) -> Any:
+def load_model(algo: str, path: str | Path, acting: bool = False) -> Any:
     """``algo_class(algo).load(path)`` on the CPU; models saved under the old module paths
-    (:data:`LEGACY_MODULES`) load too."""
+    (:data:`LEGACY_MODULES`) load too.
+
+    ``acting=True`` (a policy that only acts: :class:`~rlsched.policies.learned.LearnedPolicy`)
+    loads the same weights without what only training needs: the optimizer, whose saved state
+    is kept but which steps nothing (:class:`ActingOnly`; torch's first optimizer in a process
+    imports ``torch._dynamo``, about a second), and the actor-critic policies' orthogonal
+    initialisation, which the saved weights overwrite (QR decompositions of every layer: most
+    of a load for the wider networks)."""
     _alias_legacy_modules()
-    return algo_class(algo).load(path, device="cpu")
+    if not acting:
+        return algo_class(algo).load(path, device="cpu")
+    with zipfile.ZipFile(path) as zf:
+        data = json_to_data(zf.read("data").decode())
+    kwargs = {**data.get("policy_kwargs", {}), "optimizer_class": ActingOnly}
+    if algo in ("ppo", "maskable_ppo"):  # ActorCriticPolicy's flag
+        kwargs["ortho_init"] = False
+    return algo_class(algo).load(path, device="cpu", custom_objects={"policy_kwargs": kwargs})
+
+
+class ActingOnly:
+    """The optimizer of a model loaded to act (``load_model(..., acting=True)``): it holds the
+    saved optimizer state, to hand it back, and refuses to step."""
+
+    def __init__(self, params: Any, lr: float = 0.0, **kwargs: Any) -> None:
+        self.param_groups = [{"params": list(params), "lr": lr, **kwargs}]
+        self._state: dict[str, Any] = {}
+
+    def load_state_dict(self, state: dict[str, Any], strict: bool = True) -> None:
+        self._state = state
+
+    def state_dict(self) -> dict[str, Any]:
+        return self._state
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        raise PolicyError("this model was loaded to act (load_model(acting=True)), not to train")
+
+    step = zero_grad
 
 
 def load_normalizer(path: str | Path) -> VecNormalize:

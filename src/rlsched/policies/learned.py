@@ -95,7 +95,7 @@ class LearnedPolicy(SavedModelPolicy):
         self.dir = resolve_model_dir(path)
         self.meta = read_meta(self.dir)
         self.algo = self.meta["algo"]
-        self.model = load_model(self.algo, self.dir / "model.zip")
+        self.model = load_model(self.algo, self.dir / "model.zip", acting=True)
         self.normalizer: VecNormalize | None = None
         vn = self.dir / "vecnormalize.pkl"
         if vn.is_file():
