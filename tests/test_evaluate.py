@@ -108,3 +108,35 @@ def test_rows_measured_elsewhere_join_a_comparison_as_if_played_in_it() -> None:
     assert joined == whole and joined["reference"] is not None
     assert next(r for r in joined["results"] if r["policy"] == "first_fit") is rows["first_fit"]
     assert all("paired" in r for r in joined["results"] if r["policy"] != joined["reference"])
+
+
+@pytest.mark.parametrize(
+    ("env_id", "dataset", "kwargs"),
+    [
+        ("rlsched/WorkflowOffloading-v0", None, {"scenario": "congested", "num_workflows": 3}),
+        ("rlsched/LLMAutoscaling-v0", "azure-llm:code", {"episode_duration": 40.0}),
+        ("rlsched/KubeScheduling-v0", None, {"scenario": "gang"}),
+    ],
+)
+def test_policies_that_read_no_observation_are_advanced_to_the_same_episodes(
+    env_id: str, dataset: str | None, kwargs: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A heuristic that reads the env, not the observation, is stepped with ``advance`` (no
+    observation built) where the env has one: the same rewards, lengths and metrics as
+    stepped with observations, and the env's ``step`` is not called."""
+    from rlsched.policies.registry import expand_policies
+
+    env = make_env(env_id, dataset, **kwargs)
+    names = [n for n in expand_policies("plain", env)
+             if make_policy(n, env, seed=0).reads_observation is False]  # fmt: skip
+    assert len(names) >= 3  # Kube: random, round_robin, first_fit
+    for name in names:
+        seeing = make_policy(name, env, seed=0)
+        seeing.reads_observation = True  # an instance's own flag: stepped with observations
+        stepped = evaluate(seeing, env, 2, seed=11)
+        blind = make_policy(name, env, seed=0)
+        with monkeypatch.context() as m:
+            m.setattr(type(env.unwrapped), "step", lambda *a: pytest.fail("stepped"))
+            advanced = evaluate(blind, env, 2, seed=11)
+        key = [(r.reward, r.length, repr(r.metrics)) for r in stepped]
+        assert key == [(r.reward, r.length, repr(r.metrics)) for r in advanced], name

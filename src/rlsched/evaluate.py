@@ -89,6 +89,15 @@ def evaluate(
     policy, so each policy meets exactly the same workloads. ``on_episode_end`` (if given) is
     called as ``on_episode_end(policy_name or policy.name, k, env)`` after episode ``k``."""
     base: Any = env.unwrapped  # an rlsched env: action_masks() and metrics()
+    # a policy that never reads the observation (the env's state instead: most heuristics) is
+    # stepped without one where the env builds none in ``advance`` (WorkflowOffloading,
+    # LLMAutoscaling: the same episode, as a search's rollouts step it); not one whose
+    # ``reads_observation`` may change as it plays (a property)
+    blind = (
+        type(base).advance is not RlschedEnv.advance
+        and policy.reads_observation is False
+        and not isinstance(getattr(type(policy), "reads_observation", None), property)
+    )
     out: list[EpisodeResult] = []
     for k in range(episodes):
         obs, info = env.reset(seed=seed + k)
@@ -96,7 +105,11 @@ def evaluate(
         total, steps, done = 0.0, 0, False
         while not done:
             action = policy.act(obs, base.action_masks())
-            obs, reward, terminated, truncated, info = env.step(action)
+            if blind:
+                obs = None
+                reward, terminated, truncated, info = base.advance(action)
+            else:
+                obs, reward, terminated, truncated, info = env.step(action)
             total += float(reward)
             steps += 1
             done = terminated or truncated

@@ -727,6 +727,14 @@ class KubeSchedulingEnv(RlschedEnv):
         )
 
     def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        reward, terminated, truncated, info = self.advance(action)
+        return self._observation(), reward, terminated, truncated, info
+
+    def advance(
+        self, action: int, rewarded: bool = True
+    ) -> tuple[float, bool, bool, dict[str, Any]]:
+        """:meth:`step` without building the observation (a policy that reads the mask alone:
+        round_robin, first_fit, random)."""
         if self._done:
             raise RuntimeError("step() called on a finished episode; call reset()")
         a = int(action)
@@ -799,10 +807,10 @@ class KubeSchedulingEnv(RlschedEnv):
         self._total_reward += reward
         if self._done:
             info["metrics"] = self.metrics()
-        return self._observation(), reward, self._done, False, info
+        return reward, self._done, False, info
 
     # ------------------------------------------------------------------ simulation core
-    def _invalid_step(self) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+    def _invalid_step(self) -> tuple[float, bool, bool, dict[str, Any]]:
         self._invalid += 1
         if self.invalid_action_penalty is None:
             left = [j for j in range(self._L) if self._state[j] == _PENDING]
@@ -815,7 +823,7 @@ class KubeSchedulingEnv(RlschedEnv):
         self._done = True
         self._total_reward -= penalty
         info = {"invalid_action": True, "time": self._now, "metrics": self.metrics()}
-        return self._observation(), -penalty, True, False, info
+        return -penalty, True, False, info
 
     def _queue_step_done(self, var: float) -> None:
         self._var_sum += var

@@ -27,6 +27,7 @@ class RandomPolicy(Policy):
     """Uniform among valid actions."""
 
     name = "random"
+    reads_observation = False  # the mask alone
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
@@ -46,6 +47,7 @@ class RoundRobinPolicy(Policy):
     """The next valid action after the last one taken, cycling."""
 
     name = "round_robin"
+    reads_observation = False  # the mask alone
 
     def __init__(self) -> None:
         self.last = -1
@@ -65,6 +67,7 @@ class FirstFitPolicy(Policy):
     """The lowest-indexed valid action."""
 
     name = "first_fit"
+    reads_observation = False  # the mask alone
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         return int(mask.argmax())  # the method: np.argmax's dispatch costs more than the work
