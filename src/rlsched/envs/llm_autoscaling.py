@@ -689,10 +689,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         if lean:
             return self._lean_step(action)
         sim = self.sim
-        a = np.asarray(action, dtype=np.float64).reshape(-1)
-        if a.size == 1:
-            a = np.repeat(a, len(self.pools))
-        a = np.where(np.isfinite(a), np.clip(a, -1.0, 1.0), 0.0)
+        a = self._clipped(action)
         deltas = self.executor.deltas(a)
         outcomes = self.executor.execute(a, deltas)
         since = sim.now
@@ -711,13 +708,8 @@ class LLMAutoscalingEnv(RlschedEnv):
         for t in self.pools:
             self._active_sum[t] += sizes[t]["active"]
         truncated = self.step_count >= self.steps_total
-        info: dict[str, Any] = {
-            "time": sim.now,
-            "scaling": {o.tag: o.requested for o in outcomes},
-            "scaling_done": {o.tag: o.done for o in outcomes},
-            "scaling_blocked": {o.tag: o.blocked for o in outcomes},
-            "reward_components": dict(self.reward_calc.components),
-        }
+        info = self._scaling_info(outcomes)
+        info["reward_components"] = dict(self.reward_calc.components)
         if truncated:
             self._done = True
             if self.drain_at_end:
@@ -732,15 +724,28 @@ class LLMAutoscalingEnv(RlschedEnv):
                 info["slo_dual"] = outcome
         return obs, float(reward), False, truncated, info
 
+    def _clipped(self, action: Any) -> np.ndarray:
+        """The action per pool in [-1, 1] (one number: every pool's; not finite: 0)."""
+        a = np.asarray(action, dtype=np.float64).reshape(-1)
+        if a.size == 1:
+            a = np.repeat(a, len(self.pools))
+        return np.where(np.isfinite(a), np.clip(a, -1.0, 1.0), 0.0)
+
+    def _scaling_info(self, outcomes: Sequence[Any]) -> dict[str, Any]:
+        """A step's ``info``: the time and what each pool's scaling asked, did and was blocked."""
+        return {
+            "time": self.sim.now,
+            "scaling": {o.tag: o.requested for o in outcomes},
+            "scaling_done": {o.tag: o.done for o in outcomes},
+            "scaling_blocked": {o.tag: o.blocked for o in outcomes},
+        }
+
     def _lean_step(self, action: Any) -> tuple[None, float, bool, bool, dict[str, Any]]:
         """:meth:`_step` of ``advance(action, rewarded=False)``: the same simulator, pool
         sizes and metrics; no interval statistics, reward or history record."""
         self._unrewarded = True
         sim = self.sim
-        a = np.asarray(action, dtype=np.float64).reshape(-1)
-        if a.size == 1:
-            a = np.repeat(a, len(self.pools))
-        a = np.where(np.isfinite(a), np.clip(a, -1.0, 1.0), 0.0)
+        a = self._clipped(action)
         outcomes = self.executor.execute(a, self.executor.deltas(a))
         self.step_count += 1
         sim.run_until(self.step_count * self.decision_interval)
@@ -748,12 +753,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         for t in self.pools:  # pool_sizes(t)["active"], without a scan of the cluster
             self._active_sum[t] += len(sim.active(t))
         truncated = self.step_count >= self.steps_total
-        info: dict[str, Any] = {
-            "time": sim.now,
-            "scaling": {o.tag: o.requested for o in outcomes},
-            "scaling_done": {o.tag: o.done for o in outcomes},
-            "scaling_blocked": {o.tag: o.blocked for o in outcomes},
-        }
+        info = self._scaling_info(outcomes)
         if truncated:
             self._done = True
             if self.drain_at_end:
