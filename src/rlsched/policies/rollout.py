@@ -181,10 +181,7 @@ class RolloutSearch(Policy):
             obs, r, term, trunc, info = self.env.step(a)
         else:
             obs = None
-            if self._rewarded:
-                r, term, trunc, info = self.env.advance(a)
-            else:
-                r, term, trunc, info = self.env.advance(a, rewarded=False)
+            r, term, trunc, info = self.env.advance(a, rewarded=self._rewarded)
         return obs, float(r), bool(term or trunc), info
 
     def _play(
