@@ -75,6 +75,18 @@ def test_round_robin_cycles_over_valid_nodes() -> None:
     assert [rr.act({}, mask) for _ in range(4)] == [0, 2, 3, 0]
 
 
+def test_round_robin_takes_the_next_valid_action_after_the_last_cyclically() -> None:
+    rng = np.random.default_rng(0)
+    rr = RoundRobinPolicy()
+    for _ in range(500):
+        mask = rng.random(int(rng.integers(1, 9))) < 0.3  # some with no valid action
+        last = rr.last
+        n = len(mask)
+        ring = [(last + 1 + i) % n for i in range(n)]
+        want = next((a for a in ring if mask[a]), (last + 1) % n)
+        assert rr.act({}, mask) == want
+
+
 def test_ties_are_broken_by_a_seeded_rng() -> None:
     tie = NodeView(capacity=np.ones((6, 2)), requested=np.zeros((6, 2)), demand=np.zeros(2))
     picks = {K8sLeastAllocated(lambda _o: tie, seed=s).act({}, np.ones(6, bool)) for s in range(30)}

@@ -294,7 +294,7 @@ class KubeSchedulingEnv(RlschedEnv):
         "_table", "_jobs_by_arrival", "_gang_pods", "_job_l", "_gang_of",
         # per-pod columns, replaced as a whole (per episode or resampled future), never
         # changed in place
-        "_cpu_l", "_mem_l", "_dur_l", "_arr_l", "_prio_l", "_large_l",
+        "_cpu_l", "_mem_l", "_dur_l", "_arr_l", "_prio_l", "_large_l", "_cm",
     )  # fmt: skip
     #: Per-pod numbers changed in place item by item: copied one level deep
     snapshot_shallow = (
@@ -606,6 +606,8 @@ class KubeSchedulingEnv(RlschedEnv):
         self._dur_l = dur.tolist()
         self._arr_l = arrival.tolist()
         self._prio_l = prio.tolist()
+        # (cpu, mem) per pod, for the priority rows' update in one numpy call
+        self._cm = np.stack([cpu, mem], axis=1).astype(np.int64)
         self._job_l = np.array(job_local, dtype=np.int64)
         self._job_l.flags.writeable = False
         self._gang_of = self._job_l.tolist()
@@ -874,8 +876,7 @@ class KubeSchedulingEnv(RlschedEnv):
         self._free_c[node] -= c
         self._free_m[node] -= m
         if p + 1 < NUM_PRIORITIES:
-            self._low[p + 1 :, 0, node] += c
-            self._low[p + 1 :, 1, node] += m
+            self._low[p + 1 :, :, node] += self._cm[j]
         self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
         self._node_pods[node][j] = None
         self._node_of[j] = node
@@ -894,8 +895,7 @@ class KubeSchedulingEnv(RlschedEnv):
         self._free_c[node] += c
         self._free_m[node] += m
         if p + 1 < NUM_PRIORITIES:
-            self._low[p + 1 :, 0, node] -= c
-            self._low[p + 1 :, 1, node] -= m
+            self._low[p + 1 :, :, node] -= self._cm[j]
         self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
         del self._node_pods[node][j]
         self._running -= 1

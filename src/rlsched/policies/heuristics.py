@@ -57,10 +57,14 @@ class RoundRobinPolicy(Policy):
 
     def act(self, observation: Observation, mask: np.ndarray) -> int:
         n = len(mask)
-        order = (np.arange(n) + self.last + 1) % n
-        hits = order[mask[order]]
-        self.last = int(hits[0]) if len(hits) else (self.last + 1) % n
-        return self.last
+        s = (self.last + 1) % n
+        k = s + int(mask[s:].argmax())  # the first valid at or after s, else the first before
+        if not mask[k]:
+            k = int(mask[:s].argmax()) if s else s
+            if not mask[k]:
+                k = s  # none valid: one step on
+        self.last = k
+        return k
 
 
 class FirstFitPolicy(Policy):
