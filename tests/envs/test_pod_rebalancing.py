@@ -422,3 +422,34 @@ def test_history_features_are_each_moves_day_excess_before_and_after() -> None:
 def test_history_features_need_action_features() -> None:
     with pytest.raises(ValueError, match="history_features=True needs action_features"):
         _env(history_features=True)
+
+
+def test_history_rows_follow_every_move_and_restore() -> None:
+    """The history columns are kept per placement (computed when a pod moves): after moves and
+    restores they are what the placement gives, computed afresh."""
+    from rlsched.envs.pod_rebalancing import ACTION_FEATURES
+    from rlsched.policies.pods import GreedyMigrationPolicy
+
+    env = PodRebalancingEnv(
+        max_pods_per_node=30, action_features=True, candidates=8, history_features=True
+    )
+    greedy = GreedyMigrationPolicy()
+    obs, _ = env.reset(seed=5)
+    snap = env.snapshot()
+    F, K = len(ACTION_FEATURES), env.max_pods_per_node
+
+    def fresh(e: PodRebalancingEnv) -> np.ndarray:
+        slots = np.flatnonzero(e._pod_at >= 0)
+        return e._history_rows(e._pod_at[slots], slots // K)
+
+    first, moves = obs, 0
+    for _ in range(12):
+        a = greedy.act(obs, env.action_masks())
+        moves += a != 0
+        obs, *_ = env.step(a)
+        np.testing.assert_array_equal(env._history, fresh(env))
+    assert moves >= 1
+    env.restore(snap)
+    np.testing.assert_array_equal(env._history, fresh(env))
+    np.testing.assert_array_equal(env._observation()["node_action"][:, F:],
+                                  first["node_action"][:, F:])  # fmt: skip

@@ -484,6 +484,10 @@ class PodRebalancingEnv(RlschedEnv):
         np.add.at(node_day, self._node_of, self._day_cpu.T)  # recomputed: no drift
         self._day_load = node_day.T / self.node_cpu
         self._day_excess = np.maximum(self._day_load - 1.0, 0.0).mean(0)
+        # the action rows' history columns read nothing else that changes: computed here, once
+        # per placement, not at every observation (most decisions move nothing)
+        slots = np.flatnonzero(self._pod_at >= 0)
+        self._history = self._history_rows(self._pod_at[slots], slots // self.max_pods_per_node)
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         if self._done:
@@ -645,7 +649,7 @@ class PodRebalancingEnv(RlschedEnv):
         f[:, :, 18] = (cpu_cap / self._unit[0])[None, :]
         f[:, :, 19] = (self._count / K)[None, :]
         if self.history_features:
-            f[:, :, len(ACTION_FEATURES) :] = self._history_rows(pods, src)
+            f[:, :, len(ACTION_FEATURES) :] = self._history  # of these pods: _set_day_load
         rows[1:].reshape(N * K, N, -1)[slots] = f
         return rows
 
