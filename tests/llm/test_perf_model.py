@@ -79,6 +79,18 @@ def test_vectorised_and_cached_agree():
     assert ttime(100) == pytest.approx(m.token_time(100, "llama2-70b", "h100-80gb", 8))
 
 
+def test_one_memo_per_configuration_shared_by_every_instance():
+    """Every instance of one configuration reads one memo: what one interpolated, the next
+    reads (a new instance used to start its own, empty)."""
+    m = PerfModel.load()
+    ptime, ttime = m.cached("llama2-70b", "h100-80gb", 8)
+    assert m.cached("llama2-70b", "h100-80gb", 8) == (ptime, ttime)
+    assert m.cached("llama2-70b", "a100-80gb", 8)[0] is not ptime
+    before = ptime.cache_info().hits
+    assert ptime(4321) == m.cached("llama2-70b", "h100-80gb", 8)[0](4321)
+    assert ptime.cache_info().hits == before + 1
+
+
 def test_unknown_configuration_and_bad_files(tmp_path):
     m = PerfModel.load()
     with pytest.raises(ConfigError, match="no performance data"):

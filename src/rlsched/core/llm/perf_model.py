@@ -104,6 +104,7 @@ class PerfModel:
         self._token = token
         self.source = source
         self.compat = compat
+        self._memos: dict[Key, tuple[Callable[[int], float], Callable[[int], float]]] = {}
 
     # ------------------------------------------------------------------ loading
     @staticmethod
@@ -157,10 +158,15 @@ class PerfModel:
 
     def cached(self, model: str, hardware: str, tp: int) -> tuple[Callable, Callable]:
         """Memoised scalar ``(prompt_time, token_time)`` for one configuration (the simulator's
-        hot path): each distinct batch is interpolated once."""
-        return _memo(self.prompt_curve(model, hardware, tp)), _memo(
-            self.token_curve(model, hardware, tp)
-        )
+        hot path): each distinct batch is interpolated once, for every instance of that
+        configuration (one pair per configuration and model file, not per instance: a new
+        instance would otherwise interpolate afresh what the others already have)."""
+        key = (model, hardware, int(tp))
+        memos = self._memos
+        if key not in memos:
+            memos[key] = (_memo(self.prompt_curve(model, hardware, tp)),
+                          _memo(self.token_curve(model, hardware, tp)))  # fmt: skip
+        return memos[key]
 
 
 def _memo(curve: Curve) -> Callable[[int], float]:
