@@ -428,3 +428,36 @@ def test_gang_preset_is_the_default_and_windows_hold_whole_jobs() -> None:
     arr = np.asarray(env._arr_l)
     for g in range(int(jobs.max()) + 1):
         assert np.ptp(arr[jobs == g]) == 0
+
+
+@pytest.mark.parametrize("gang", [True, False])
+def test_compiled_step_plays_the_numpy_steps_episodes(monkeypatch, gang: bool) -> None:
+    """With numba the mask and a pod's placement are compiled (rlsched.envs.kube_kernels):
+    masks, rewards, node state and metrics at every step are those of the numpy step."""
+    import rlsched.envs.kube_scheduling as ks
+
+    pytest.importorskip("numba")
+    kernels = ks._kernels()
+    assert kernels is not None
+    nodes = [(2000, 9 * GIB)] * 3  # small nodes: full often, so preemptions are offered
+
+    def play(compiled: bool) -> list:
+        monkeypatch.setattr(ks, "_KERNELS", kernels if compiled else False)
+        env = KubeSchedulingEnv(nodes=nodes, episode_length=80, gang=gang)
+        env.reset(seed=11)
+        rng = np.random.default_rng(3)
+        out, done = [], False
+        while not done:
+            mask = env.action_masks()
+            a = int(rng.choice(np.flatnonzero(mask)))  # preemptions, delays and rejections too
+            obs, r, term, trunc, info = env.step(a)
+            out.append((mask.tolist(), a, r, obs.tolist(), env._low.tolist(), env._ucpu.tolist()))
+            done = term or trunc
+        out.append(info["metrics"])
+        return out
+
+    compiled, plain = play(True), play(False)
+    assert len(compiled) > 100
+    assert compiled == plain
+    if gang:  # preemptions offered (and taken) in these episodes
+        assert any(any(step[0][3:6]) for step in compiled[:-1])

@@ -33,6 +33,22 @@ NUM_PRIORITIES = len(PRIORITY_CLASSES)
 # sizeable part of a step at a few nodes
 _add_reduce = np.add.reduce
 _or_reduce = np.logical_or.reduce
+#: :mod:`rlsched.envs.kube_kernels` once loaded, False without numba (the step in numpy)
+_KERNELS: Any = None
+
+
+def _kernels() -> Any:
+    """The compiled parts of the step (:mod:`rlsched.envs.kube_kernels`), or None without
+    numba; loaded once per process."""
+    global _KERNELS
+    if _KERNELS is None:
+        try:
+            from rlsched.envs import kube_kernels
+        except ImportError:  # pragma: no cover - exercised where numba is absent
+            _KERNELS = False
+        else:
+            _KERNELS = kube_kernels
+    return _KERNELS or None
 #: Weights of the plugin's episode score terms.
 W_COMPLETION, W_WAIT, W_JCT, W_BALANCE, W_MATCH, W_LARGE = 10.0, 5.0, 5.0, 3.0, 2.0, 8.0
 #: Time scale (seconds) of the plugin's exp(-avg / 100) wait and JCT terms.
@@ -406,6 +422,7 @@ class KubeSchedulingEnv(RlschedEnv):
         self.set_dataset(dataset)
         self._done = True
         self._L = 0
+        _kernels()  # the step's compiled parts, where numba is there (module docstring)
 
     # ------------------------------------------------------------------ setup
     @staticmethod
@@ -874,14 +891,18 @@ class KubeSchedulingEnv(RlschedEnv):
 
     def _bind(self, node: int, j: int, now: float, start: bool = True) -> None:
         c, m, p = self._cpu_l[j], self._mem_l[j], self._prio_l[j]
-        u = self._used
-        u[node, 0] += c
-        u[node, 1] += m
-        self._free_c[node] -= c
-        self._free_m[node] -= m
-        if p + 1 < NUM_PRIORITIES:
-            self._low[p + 1 :, :, node] += self._cm[j]
-        self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
+        if _KERNELS:
+            _KERNELS.place(self._used, self._free_c, self._free_m, self._low, self._ucpu,
+                           self._inv_alloc, node, c, m, p, 1)  # fmt: skip
+        else:
+            u = self._used
+            u[node, 0] += c
+            u[node, 1] += m
+            self._free_c[node] -= c
+            self._free_m[node] -= m
+            if p + 1 < NUM_PRIORITIES:
+                self._low[p + 1 :, :, node] += self._cm[j]
+            self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
         self._node_pods[node][j] = None
         self._node_of[j] = node
         self._state[j] = _RUNNING
@@ -893,14 +914,18 @@ class KubeSchedulingEnv(RlschedEnv):
     def _unbind(self, j: int) -> None:
         node = self._node_of[j]
         c, m, p = self._cpu_l[j], self._mem_l[j], self._prio_l[j]
-        u = self._used
-        u[node, 0] -= c
-        u[node, 1] -= m
-        self._free_c[node] += c
-        self._free_m[node] += m
-        if p + 1 < NUM_PRIORITIES:
-            self._low[p + 1 :, :, node] -= self._cm[j]
-        self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
+        if _KERNELS:
+            _KERNELS.place(self._used, self._free_c, self._free_m, self._low, self._ucpu,
+                           self._inv_alloc, node, c, m, p, -1)  # fmt: skip
+        else:
+            u = self._used
+            u[node, 0] -= c
+            u[node, 1] -= m
+            self._free_c[node] += c
+            self._free_m[node] += m
+            if p + 1 < NUM_PRIORITIES:
+                self._low[p + 1 :, :, node] -= self._cm[j]
+            self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
         del self._node_pods[node][j]
         self._running -= 1
 
@@ -1009,14 +1034,18 @@ class KubeSchedulingEnv(RlschedEnv):
         N = self.num_nodes
         c, m, p = self._cpu_l[j], self._mem_l[j], self._prio_l[j]
         free_c, free_m = self._free_c, self._free_m
-        fits = (free_c >= c) & (free_m >= m)
         mask = self._mask
-        mask[:N] = fits
-        if p > 0:
-            low = self._low[p]
-            mask[N : 2 * N] = ~fits & (free_c + low[0] >= c) & (free_m + low[1] >= m)
+        if _KERNELS:
+            placeable = _KERNELS.fill_mask(free_c, free_m, self._low, p, c, m, mask, N)
         else:
-            mask[N : 2 * N] = False
+            fits = (free_c >= c) & (free_m >= m)
+            mask[:N] = fits
+            if p > 0:
+                low = self._low[p]
+                mask[N : 2 * N] = ~fits & (free_c + low[0] >= c) & (free_m + low[1] >= m)
+            else:
+                mask[N : 2 * N] = False
+            placeable = bool(_or_reduce(mask[: 2 * N]))
         if self.gang:
             q, g = self._queue, self._gang_of[j]
             mask[2 * N] = self._gdelays[g] < self.max_delays and (
@@ -1031,7 +1060,7 @@ class KubeSchedulingEnv(RlschedEnv):
             )
         # a gang is rejected only when it can neither be placed nor wait (Volcano never drops
         # a job; rejecting would otherwise shorten the other jobs' waits for free)
-        mask[2 * N + 1] = not self.gang or not _or_reduce(mask[: 2 * N + 1])  # .any()
+        mask[2 * N + 1] = not self.gang or not (placeable or mask[2 * N])
 
     def _observation(self) -> np.ndarray:
         N = self.num_nodes
