@@ -447,9 +447,9 @@ def test_history_rows_follow_every_move_and_restore() -> None:
         a = greedy.act(obs, env.action_masks())
         moves += a != 0
         obs, *_ = env.step(a)
-        np.testing.assert_array_equal(env._history, fresh(env))
+        np.testing.assert_array_equal(env._history_cols, fresh(env))
     assert moves >= 1
     env.restore(snap)
-    np.testing.assert_array_equal(env._history, fresh(env))
+    np.testing.assert_array_equal(env._history_cols, fresh(env))
     np.testing.assert_array_equal(env._observation()["node_action"][:, F:],
                                   first["node_action"][:, F:])  # fmt: skip

@@ -33,22 +33,6 @@ NUM_PRIORITIES = len(PRIORITY_CLASSES)
 # sizeable part of a step at a few nodes
 _add_reduce = np.add.reduce
 _or_reduce = np.logical_or.reduce
-#: :mod:`rlsched.envs.kube_kernels` once loaded, False without numba (the step in numpy)
-_KERNELS: Any = None
-
-
-def _kernels() -> Any:
-    """The compiled parts of the step (:mod:`rlsched.envs.kube_kernels`), or None without
-    numba; loaded once per process."""
-    global _KERNELS
-    if _KERNELS is None:
-        try:
-            from rlsched.envs import kube_kernels
-        except ImportError:  # pragma: no cover - exercised where numba is absent
-            _KERNELS = False
-        else:
-            _KERNELS = kube_kernels
-    return _KERNELS or None
 #: Weights of the plugin's episode score terms.
 W_COMPLETION, W_WAIT, W_JCT, W_BALANCE, W_MATCH, W_LARGE = 10.0, 5.0, 5.0, 3.0, 2.0, 8.0
 #: Time scale (seconds) of the plugin's exp(-avg / 100) wait and JCT terms.
@@ -163,6 +147,24 @@ def load_pods(name: str, shares: Sequence[float], seed: int) -> tuple[str, PodTa
             raise ValueError(f"dataset {ds.name!r} has no workflows")
         _POD_CACHE[key] = pods_from_workflows(ds.workflows, shares, seed)
     return ds.name, _POD_CACHE[key]
+
+
+#: :mod:`rlsched.envs.kube_kernels` once loaded, False without numba (the step in numpy)
+_KERNELS: Any = None
+
+
+def _kernels() -> Any:
+    """The compiled parts of the step (:mod:`rlsched.envs.kube_kernels`), or None without
+    numba; loaded once per process."""
+    global _KERNELS
+    if _KERNELS is None:
+        try:
+            from rlsched.envs import kube_kernels
+        except ImportError:  # pragma: no cover - exercised where numba is absent
+            _KERNELS = False
+        else:
+            _KERNELS = kube_kernels
+    return _KERNELS or None
 
 
 class KubeSchedulingEnv(RlschedEnv):

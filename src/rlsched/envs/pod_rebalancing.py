@@ -476,7 +476,8 @@ class PodRebalancingEnv(RlschedEnv):
 
     def _set_day_load(self) -> None:
         """Each node's cpu demand over its allocatable in every window of the typical day
-        (``(D, N)``) and its day excess: they change only when a pod moves."""
+        (``(D, N)``), its day excess and the action rows' history columns: they change only
+        when a pod moves."""
         if not self.history_features:
             return
         N = self.num_nodes
@@ -487,7 +488,8 @@ class PodRebalancingEnv(RlschedEnv):
         # the action rows' history columns read nothing else that changes: computed here, once
         # per placement, not at every observation (most decisions move nothing)
         slots = np.flatnonzero(self._pod_at >= 0)
-        self._history = self._history_rows(self._pod_at[slots], slots // self.max_pods_per_node)
+        K = self.max_pods_per_node
+        self._history_cols = self._history_rows(self._pod_at[slots], slots // K)
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         if self._done:
@@ -649,7 +651,7 @@ class PodRebalancingEnv(RlschedEnv):
         f[:, :, 18] = (cpu_cap / self._unit[0])[None, :]
         f[:, :, 19] = (self._count / K)[None, :]
         if self.history_features:
-            f[:, :, len(ACTION_FEATURES) :] = self._history  # of these pods: _set_day_load
+            f[:, :, len(ACTION_FEATURES) :] = self._history_cols  # of these pods: _set_day_load
         rows[1:].reshape(N * K, N, -1)[slots] = f
         return rows
 
