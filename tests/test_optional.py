@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from rlsched.errors import MissingDependencyError, RlschedError
-from rlsched.optional import EXTRAS, available, install_hint, require
+from rlsched.optional import EXTRAS, available, imported, install_hint, require
 
 
 def _missing(monkeypatch: pytest.MonkeyPatch, *modules: str) -> None:
@@ -22,6 +22,13 @@ def test_require_returns_the_module_when_installed() -> None:
 
     assert require("json", extra="serve") is json
     assert available("json")
+    assert imported("json") is json
+
+
+def test_imported_is_none_where_the_module_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    _missing(monkeypatch, "numba")  # the compiled kernels' optional path
+    assert imported("numba") is None
+    assert not available("numba")
 
 
 def test_a_missing_module_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -91,8 +91,8 @@ def evaluate(
     base: Any = env.unwrapped  # an rlsched env: action_masks() and metrics()
     # a policy that never reads the observation (the env's state instead: most heuristics) is
     # stepped without one where the env builds none in ``advance`` (WorkflowOffloading,
-    # LLMAutoscaling: the same episode, as a search's rollouts step it); not one whose
-    # ``reads_observation`` may change as it plays (a property)
+    # LLMAutoscaling, KubeScheduling: the same episode, as a search's rollouts step it); not
+    # one whose ``reads_observation`` may change as it plays (a property)
     blind = (
         type(base).advance is not RlschedEnv.advance
         and policy.reads_observation is False

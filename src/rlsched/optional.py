@@ -64,13 +64,18 @@ def require(module: str, extra: str, what: str | None = None) -> ModuleType:
         ) from e
 
 
+def imported(module: str) -> ModuleType | None:
+    """``module``, or None where it (or one of its own imports) is missing: an optional fast
+    path with a plain one beside it (the numba kernels)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
 def available(module: str) -> bool:
     """Whether ``module`` imports (for optional features that are skipped, not refused)."""
-    try:
-        importlib.import_module(module)
-    except ImportError:
-        return False
-    return True
+    return imported(module) is not None
 
 
 def require_extra(extra: str, what: str | None = None) -> None:

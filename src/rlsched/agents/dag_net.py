@@ -34,6 +34,7 @@ import numpy as np
 import torch
 
 from rlsched.agents.node_numpy import symlog
+from rlsched.optional import imported
 
 #: per-server observation keys the network reads (one value per server each), then node_free
 NODE_KEYS = (
@@ -253,9 +254,8 @@ class DagScorer:
 
     def _kernel_weights(self) -> tuple[Any, tuple[np.ndarray, ...]] | None:
         """:func:`rlsched.agents.dag_kernels.score_one` and the weights it takes, or None."""
-        try:
-            from rlsched.agents import dag_kernels
-        except ImportError:  # pragma: no cover - exercised where numba is absent
+        dag_kernels = imported("rlsched.agents.dag_kernels")
+        if dag_kernels is None:  # numba is missing
             return None
         w, h = self.w, self.hidden
 

@@ -16,6 +16,7 @@ from rlsched.core.timeline import Timeline
 from rlsched.core.workload import Workflow, derive_task_fields
 from rlsched.data import load_dataset
 from rlsched.envs.base import Metric, RlschedEnv
+from rlsched.optional import imported
 from rlsched.scenarios import GANG_NODE_KINDS as _GANG_NODE_KINDS
 from rlsched.scenarios import check_scenario, with_presets
 
@@ -158,12 +159,7 @@ def _kernels() -> Any:
     numba; loaded once per process."""
     global _KERNELS
     if _KERNELS is None:
-        try:
-            from rlsched.envs import kube_kernels
-        except ImportError:  # pragma: no cover - exercised where numba is absent
-            _KERNELS = False
-        else:
-            _KERNELS = kube_kernels
+        _KERNELS = imported("rlsched.envs.kube_kernels") or False
     return _KERNELS or None
 
 
@@ -316,7 +312,7 @@ class KubeSchedulingEnv(RlschedEnv):
         "_table", "_jobs_by_arrival", "_gang_pods", "_job_l", "_gang_of",
         # per-pod columns, replaced as a whole (per episode or resampled future), never
         # changed in place
-        "_cpu_l", "_mem_l", "_dur_l", "_arr_l", "_prio_l", "_large_l", "_cm",
+        "_cpu_l", "_mem_l", "_dur_l", "_arr_l", "_prio_l", "_large_l",
     )  # fmt: skip
     #: Per-pod numbers changed in place item by item: copied one level deep
     snapshot_shallow = (
@@ -629,8 +625,6 @@ class KubeSchedulingEnv(RlschedEnv):
         self._dur_l = dur.tolist()
         self._arr_l = arrival.tolist()
         self._prio_l = prio.tolist()
-        # (cpu, mem) per pod, for the priority rows' update in one numpy call
-        self._cm = np.stack([cpu, mem], axis=1).astype(np.int64)
         self._job_l = np.array(job_local, dtype=np.int64)
         self._job_l.flags.writeable = False
         self._gang_of = self._job_l.tolist()
@@ -903,7 +897,8 @@ class KubeSchedulingEnv(RlschedEnv):
             self._free_c[node] -= c
             self._free_m[node] -= m
             if p + 1 < NUM_PRIORITIES:
-                self._low[p + 1 :, :, node] += self._cm[j]
+                self._low[p + 1 :, 0, node] += c
+                self._low[p + 1 :, 1, node] += m
             self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
         self._node_pods[node][j] = None
         self._node_of[j] = node
@@ -926,7 +921,8 @@ class KubeSchedulingEnv(RlschedEnv):
             self._free_c[node] += c
             self._free_m[node] += m
             if p + 1 < NUM_PRIORITIES:
-                self._low[p + 1 :, :, node] -= self._cm[j]
+                self._low[p + 1 :, 0, node] -= c
+                self._low[p + 1 :, 1, node] -= m
             self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
         del self._node_pods[node][j]
         self._running -= 1

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from rlsched.envs.base import summed_return
+from rlsched.optional import imported
 
 #: the bases the kernels play: the key they order servers by
 BASES = {"heft": 0, "greedy_eft": 0, "peft": 1}
@@ -41,11 +42,7 @@ REWARDS = {"makespan": 0, "patent": 1}
 
 def _kernels() -> Any:
     """:mod:`rlsched.envs.offloading_kernels`, or None without numba."""
-    try:
-        from rlsched.envs import offloading_kernels
-    except ImportError:  # pragma: no cover - exercised where numba is absent
-        return None
-    return offloading_kernels
+    return imported("rlsched.envs.offloading_kernels")
 
 
 def available() -> bool:
