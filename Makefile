@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 	# the CPU build of torch first: a bare torch requirement would pull a multi-GB CUDA build
 	$(PIP) install --quiet torch==2.13.0
 	$(PIP) install --quiet -e '.[dev]'
+	# numba's kernels compiled once into its disk cache (one episode of each zoo policy), not
+	# in the first demo's zoo stage, where each process would compile what it meets first
+	$(VENV)/bin/rlsched zoo compile
 	touch $(STAMP)
 
 setup: $(STAMP)

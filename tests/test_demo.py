@@ -221,3 +221,33 @@ def test_the_zoo_stage_plays_a_policy_two_rows_share_once_and_judges_each_row_as
                     seed=demo.TEST_SEED, env_kwargs=plan["kwargs"])  # fmt: skip
     assert row["report"] == whole and row["line"].startswith(f"zoo: {e['path']}")
     assert row["seconds"] > 0
+
+
+def test_compile_kernels_plays_each_policy_of_each_zoo_row_once_for_one_episode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Set-up's ``rlsched zoo compile``: every task the zoo stage plays, with its episodes cut
+    to one, each once (the LLM heuristics two rows share included); nothing else."""
+    from dataclasses import replace
+
+    from typer.testing import CliRunner
+
+    from rlsched import demo
+    from rlsched.cli import app
+
+    played: list[demo.ZooTask] = []
+    monkeypatch.setattr(demo, "_zoo_task", lambda t: played.append(t) or {})
+    todo = [e for e in demo.zoo_entries() if (e.get("test") or {}).get("dataset")]
+    stage = {replace(t, episodes=1) for e in todo for t in demo.zoo_plan(e, 10)["tasks"]}
+    res = CliRunner().invoke(app, ["zoo", "compile"])
+    assert res.exit_code == 0, res.output
+    assert len(played) == len(set(played)) and set(played) == stage
+    assert {t.episodes for t in played} == {1}
+    assert "zoo kernels compiled (or loaded from the cache) in" in res.output
+    assert sum(t.spec == "threshold" for t in played) == 1  # both LLM rows play it
+
+    played.clear()  # without numba: nothing to compile, nothing played
+    monkeypatch.setattr(demo, "imported", lambda module: None)
+    console = Console(record=True, width=200)
+    assert demo.compile_kernels(console) is None and played == []
+    assert "rlsched[fast]" in console.export_text()

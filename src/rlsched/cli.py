@@ -865,6 +865,18 @@ def _preset_cell(entry: dict[str, Any]) -> str:
     return name + (f" ({', '.join(changed)})" if changed else "")
 
 
+@zoo_app.command("compile")
+def zoo_compile() -> None:
+    """Compile the numba kernels the zoo's policies use into numba's on-disk cache (one
+    episode of each policy of each zoo row); make's set-up runs it once, so that the demo's
+    zoo stage loads them instead of compiling them."""
+    from rlsched.demo import compile_kernels
+
+    seconds = compile_kernels(console)
+    if seconds is not None:
+        console.print(f"zoo kernels compiled (or loaded from the cache) in {seconds:.0f}s")
+
+
 @zoo_app.command("transfer")
 def zoo_transfer(
     name: Annotated[str, typer.Argument(help="Zoo entry (rlsched zoo list).")],
