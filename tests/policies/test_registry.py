@@ -7,7 +7,7 @@ import pytest
 
 import rlsched  # noqa: F401
 from rlsched.envs import ENV_IDS
-from rlsched.evaluate import make_env
+from rlsched.evaluate import compare, make_env
 from rlsched.policies import applicable_heuristics, make_policy
 
 #: small, fast instances of every env
@@ -74,7 +74,10 @@ def test_an_env_policy_takes_arguments_in_its_spec() -> None:
             "hpa_threshold?window=4",
             r"takes \['switch_instances', 'switch_window'\], not \['window'\]",
         ),
-        ("hpa?switch_window=4", r"hpa takes \['config', 'targets'\], not \['switch_window'\]"),
+        ("hpa?switch_window=4", r"hpa takes \['targets', 'target', .*\], not \['switch_window'\]"),
+        ("threshold?up_step=1.5", "up_step must be a whole number"),
+        ("threshold?queue_up=true", "queue_up must be a finite number"),
+        ("threshold?queue_up=.inf", "queue_up must be a finite number"),
         ("hpa_threshold?switch_window", "key=value"),
         ("hpa_threshold?switch_window=[1, 2]", "must be a number"),
         ("hpa_thresold?switch_window=4", "did you mean 'hpa_threshold'"),
@@ -85,3 +88,28 @@ def test_an_env_policy_takes_arguments_in_its_spec() -> None:
     vm = make_env("rlsched/ServerlessPlacement-v0", None)
     with pytest.raises(PolicyError, match="only an env's own policies take arguments"):
         make_policy("k8s_balanced?weight=2", vm, seed=0)
+
+
+def test_a_scaler_takes_its_config_fields_as_settings_in_its_spec() -> None:
+    """``threshold?up_step=1``: the fields of the policy's config dataclass, over the default
+    it builds from the env (its ``min_instances`` kept); the default's own value plays the
+    same episodes as the plain spec, another value other ones."""
+    env = make_env("rlsched/LLMAutoscaling-v0", None, episode_duration=60.0)
+    pol = make_policy("threshold?up_step=1&down_stable=30", env, seed=0)
+    assert pol.name == "threshold?up_step=1&down_stable=30"
+    assert pol.settings == {"up_step": 1, "down_stable": 30.0}
+    env.reset(seed=3)
+    pol.reset(3)
+    pol.start_episode()
+    cfg = next(iter(pol.scalers.values())).config
+    sm = env.unwrapped.sim.scaling_manager
+    assert (cfg.up_step, cfg.down_stable, cfg.up_cooldown) == (1, 30.0, 20.0)
+    assert cfg.min_instances == max(1, sm.min_instances_per_pool)
+    hpa = make_policy("hpa?target=0.5&scale_down_stabilization=60", env, seed=0)
+    assert set(hpa.targets_util.values()) == {0.5}
+    assert hpa.settings == {"target": 0.5, "scale_down_stabilization": 60.0}
+    rep = compare("rlsched/LLMAutoscaling-v0", None, "threshold,threshold?up_step=2,"
+                  "threshold?up_step=1&up_cooldown=5", episodes=3, seed=0,
+                  env_kwargs={"scenario": "conv-3x", "episode_duration": 60.0})  # fmt: skip
+    values = [r["episode_values"] for r in rep["results"]]
+    assert values[0] == values[1] and values[2] != values[0]

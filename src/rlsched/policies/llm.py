@@ -43,6 +43,7 @@ import math
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any, ClassVar
 
 import numpy as np
@@ -238,6 +239,27 @@ def _base(env: Any) -> Any:
     return getattr(env, "unwrapped", env)
 
 
+def checked_settings(
+    config_type: type, settings: Mapping[str, Any] | None, who: str
+) -> dict[str, Any]:
+    """``settings`` (field -> value) of the dataclass ``config_type``, each a number of its
+    field's type (an ``int`` field takes a whole number; a ``float`` one any number, as a
+    float): what a spec such as ``threshold?up_step=1`` changes of the policy's config."""
+    fields = {f.name: f.type for f in dataclass_fields(config_type)}
+    out: dict[str, Any] = {}
+    for key, value in (settings or {}).items():
+        kind = fields.get(key)
+        if kind is None:
+            raise PolicyError(f"{who}: no setting {key!r}; settings: {', '.join(fields)}")
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if kind in ("int", int) and not (number and float(value).is_integer()):
+            raise PolicyError(f"{who}: {key} must be a whole number, got {value!r}")
+        if not number or not math.isfinite(value):
+            raise PolicyError(f"{who}: {key} must be a finite number, got {value!r}")
+        out[key] = int(value) if kind in ("int", int) else float(value)
+    return out
+
+
 class AutoscalePolicy(Policy):
     """A policy that computes instance deltas per pool from the env's simulator."""
 
@@ -360,6 +382,9 @@ class HPAPolicy(AutoscalePolicy):
     #: sizing rule's targets (:data:`DEFAULT_TARGET_UTILIZATION`); on conv windows at 1-4x,
     #: lower targets cost more without raising attainment.
     TARGETS: ClassVar[dict[str, float]] = dict(DEFAULT_TARGET_UTILIZATION)
+    #: what a spec's settings change (``hpa?scale_down_stabilization=120``; ``target``: every
+    #: pool's)
+    config_type: ClassVar[type] = HPAConfig
 
     def __init__(
         self,
@@ -367,10 +392,15 @@ class HPAPolicy(AutoscalePolicy):
         seed: int | None = None,
         config: HPAConfig | None = None,
         targets: Mapping[str, float] | None = None,
+        settings: Mapping[str, Any] | None = None,
     ):
         super().__init__(env, seed)
         self.config = config
         self.targets_util = {**self.TARGETS, **(targets or {})}
+        self.settings = checked_settings(HPAConfig, settings, "hpa")
+        """Fields of the config changed from ``config`` (or the default) at each episode."""
+        if "target" in self.settings:  # one target for every pool, over the sizing rule's
+            self.targets_util = dict.fromkeys(self.targets_util, self.settings["target"])
 
     def start_episode(self) -> None:
         env = self.env
@@ -378,6 +408,7 @@ class HPAPolicy(AutoscalePolicy):
         cfg = self.config or HPAConfig(
             min_replicas=sm.min_instances_per_pool, max_replicas=sm.max_total_instances
         )
+        cfg = replace(cfg, **self.settings)
         self.controllers = {
             t: HPAController(replace(cfg, target=self.targets_util.get(t, cfg.target)))
             for t in env.pools
@@ -439,6 +470,8 @@ class ThresholdPolicy(AutoscalePolicy):
     requests completed in the last ``window`` s (10)."""
 
     name = "threshold"
+    #: what a spec's settings change (``threshold?up_step=1&down_stable=30``)
+    config_type: ClassVar[type] = ThresholdConfig
 
     def __init__(
         self,
@@ -446,14 +479,18 @@ class ThresholdPolicy(AutoscalePolicy):
         seed: int | None = None,
         config: ThresholdConfig | None = None,
         window: float = 10.0,
+        settings: Mapping[str, Any] | None = None,
     ):
         super().__init__(env, seed)
         self.config = config
         self.window = window
+        self.settings = checked_settings(ThresholdConfig, settings, "threshold")
+        """Fields of the config changed from ``config`` (or the default) at each episode."""
 
     def start_episode(self) -> None:
         sm = self.env.sim.scaling_manager
         cfg = self.config or ThresholdConfig(min_instances=max(1, sm.min_instances_per_pool))
+        cfg = replace(cfg, **self.settings)
         self.scalers = {t: ThresholdScaler(cfg) for t in self.env.pools}
 
     def deltas(self) -> dict[str, int]:

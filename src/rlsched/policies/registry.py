@@ -3,6 +3,7 @@ id, :data:`ENV_POLICIES`), ``clairvoyant`` and ``learned:PATH`` for a trained mo
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
@@ -77,12 +78,20 @@ def _with_arguments(spec: str, env: Any, seed: int | None) -> Policy:
             f"({', '.join(known) or 'none here'}){did_you_mean(name, known)}"
         )
     factory = factories[name]
-    params = [p for p in inspect.signature(factory).parameters if p not in ("self", "env", "seed")]
+    hidden = ("self", "env", "seed", "config", "settings")  # objects, not words or numbers
+    params = [p for p in inspect.signature(factory).parameters if p not in hidden]
+    # a policy with a config dataclass (``config_type``) takes its fields as settings
+    config_type = getattr(factory, "config_type", None)
+    fields = [f.name for f in dataclasses.fields(config_type)] if config_type else []
+    settings = {k: kwargs.pop(k) for k in list(kwargs) if k in fields and k not in params}
     unknown = sorted(set(kwargs) - set(params))
     if unknown:
+        takes = params + fields
         raise PolicyError(
-            f"policy {spec!r}: {name} takes {params or 'no arguments'}, not {unknown}"
+            f"policy {spec!r}: {name} takes {takes or 'no arguments'}, not {unknown}"
         )
+    if settings:
+        kwargs["settings"] = settings
     pol = factory(env.unwrapped, seed, **kwargs)
     pol.name = spec
     return pol
