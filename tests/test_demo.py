@@ -237,8 +237,8 @@ def test_compile_kernels_plays_each_policy_of_each_zoo_row_once_for_one_episode(
 
     played: list[demo.ZooTask] = []
     monkeypatch.setattr(demo, "_zoo_task", lambda t: played.append(t) or {})
-    todo = [e for e in demo.zoo_entries() if (e.get("test") or {}).get("dataset")]
-    stage = {replace(t, episodes=1) for e in todo for t in demo.zoo_plan(e, 10)["tasks"]}
+    stage = {replace(t, episodes=1) for e in demo.staged_entries()
+             for t in demo.zoo_plan(e, 10)["tasks"]}  # fmt: skip
     res = CliRunner().invoke(app, ["zoo", "compile"])
     assert res.exit_code == 0, res.output
     assert len(played) == len(set(played)) and set(played) == stage

@@ -78,8 +78,8 @@ def candidates() -> list[str]:
     """The 64 settings as specs, the default first (its spec: plain ``threshold``)."""
     out = []
     for values in itertools.product(*GRID.values()):
-        changed = [f"{k}={v}" for (k, d), v in zip(
-            ((k, vals[0]) for k, vals in GRID.items()), values, strict=True) if v != d]
+        changed = [f"{k}={v}" for (k, vals), v in zip(GRID.items(), values, strict=True)
+                   if v != vals[0]]  # fmt: skip
         out.append("threshold" + ("?" + "&".join(changed) if changed else ""))
     assert len(out) == 64 and out[0] == "threshold"
     return out
@@ -158,12 +158,17 @@ def main(workers: int) -> None:
 def heuristics(workers: int) -> None:
     """A record added after the run (its JSON kept the 64 settings' means, not the other
     heuristics'): every heuristic's mean attainment and cost at the six validation presets,
-    replayed on the same seeds (the same episodes, so the same numbers the verdicts read)."""
+    and its paired verdicts against HPA on both, replayed on the same seeds (the same episodes,
+    so the same numbers the verdicts read)."""
     res = six(SPLITS[ENV].validation, VAL_SEED, VAL_EPISODES, BASELINES, workers)
     out = json.loads(OUT.read_text())
     out["validation"]["heuristics"] = {
         p: {h: {"slo_attainment": float(np.mean(r[h]["slo_attainment"])),
-                "cost": float(np.mean(r[h]["cost"]))} for h in BASELINES}
+                "cost": float(np.mean(r[h]["cost"])),
+                "vs_hpa": {"slo_attainment": vs(r[h]["slo_attainment"], r["hpa"]["slo_attainment"],
+                                                "hpa", "slo_attainment", "higher"),
+                           "cost": vs(r[h]["cost"], r["hpa"]["cost"], "hpa", "cost", "lower")}}
+            for h in BASELINES}
         for p, r in res.items()
     }  # fmt: skip
     for p, r in out["validation"]["heuristics"].items():

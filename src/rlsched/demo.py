@@ -212,6 +212,11 @@ def run_demo(
             "zoo": zoo}
 
 
+def staged_entries() -> list[dict[str, Any]]:
+    """The zoo entries the stage plays: those whose card names its test data."""
+    return [e for e in zoo_entries() if (e.get("test") or {}).get("dataset")]
+
+
 def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[str, Any]]:
     """Stage 0: each shipped policy against every heuristic of its env (those that do not
     search: ``plain`` in :func:`~rlsched.policies.registry.expand_policies`), on the test data and
@@ -223,7 +228,7 @@ def zoo_stage(console: Console, episodes: int, workers: int = 1) -> list[dict[st
     trial rollouts first, so that no long one starts last. Each clairvoyant oracle is the one
     recorded in the card (:func:`oracle_pairs`): it takes minutes per env."""
     start = time.perf_counter()
-    todo = [e for e in zoo_entries() if (e.get("test") or {}).get("dataset")]
+    todo = staged_entries()
     for e in [e for e in todo if needs_numba(e)]:
         todo.remove(e)
         console.print(f"{e['path']}: skipped, its env computes PEFT's schedule with the compiled "
@@ -275,9 +280,8 @@ def compile_kernels(console: Console) -> float | None:
                       markup=False)  # fmt: skip
         return None
     start = time.perf_counter()
-    todo = [e for e in zoo_entries() if (e.get("test") or {}).get("dataset")]
     played: set[ZooTask] = set()
-    for e in todo:
+    for e in staged_entries():
         begun = time.perf_counter()
         tasks = [replace(t, episodes=1) for t in zoo_plan(e, 1)["tasks"]]
         fresh = [t for t in tasks if t not in played]  # a policy two rows share: once

@@ -885,21 +885,26 @@ class KubeSchedulingEnv(RlschedEnv):
             self._parked.extend(pods)
         return back
 
-    def _bind(self, node: int, j: int, now: float, start: bool = True) -> None:
+    def _place(self, node: int, j: int, sign: int) -> None:
+        """Pod ``j``'s requests added to (``sign`` 1) or taken off (-1) ``node``: its used and
+        free room, the lower-priority sums and its cpu use (compiled where numba is there)."""
         c, m, p = self._cpu_l[j], self._mem_l[j], self._prio_l[j]
         if _KERNELS:
             _KERNELS.place(self._used, self._free_c, self._free_m, self._low, self._ucpu,
-                           self._inv_alloc, node, c, m, p, 1)  # fmt: skip
-        else:
-            u = self._used
-            u[node, 0] += c
-            u[node, 1] += m
-            self._free_c[node] -= c
-            self._free_m[node] -= m
-            if p + 1 < NUM_PRIORITIES:
-                self._low[p + 1 :, 0, node] += c
-                self._low[p + 1 :, 1, node] += m
-            self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
+                           self._inv_alloc, node, c, m, p, sign)  # fmt: skip
+            return
+        u = self._used
+        u[node, 0] += sign * c
+        u[node, 1] += sign * m
+        self._free_c[node] -= sign * c
+        self._free_m[node] -= sign * m
+        if p + 1 < NUM_PRIORITIES:
+            self._low[p + 1 :, 0, node] += sign * c
+            self._low[p + 1 :, 1, node] += sign * m
+        self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
+
+    def _bind(self, node: int, j: int, now: float, start: bool = True) -> None:
+        self._place(node, j, 1)
         self._node_pods[node][j] = None
         self._node_of[j] = node
         self._state[j] = _RUNNING
@@ -910,20 +915,7 @@ class KubeSchedulingEnv(RlschedEnv):
 
     def _unbind(self, j: int) -> None:
         node = self._node_of[j]
-        c, m, p = self._cpu_l[j], self._mem_l[j], self._prio_l[j]
-        if _KERNELS:
-            _KERNELS.place(self._used, self._free_c, self._free_m, self._low, self._ucpu,
-                           self._inv_alloc, node, c, m, p, -1)  # fmt: skip
-        else:
-            u = self._used
-            u[node, 0] -= c
-            u[node, 1] -= m
-            self._free_c[node] += c
-            self._free_m[node] += m
-            if p + 1 < NUM_PRIORITIES:
-                self._low[p + 1 :, 0, node] -= c
-                self._low[p + 1 :, 1, node] -= m
-            self._ucpu[node] = int(u[node, 0]) * self._inv_cpu[node]
+        self._place(node, j, -1)
         del self._node_pods[node][j]
         self._running -= 1
 

@@ -397,7 +397,7 @@ class HPAPolicy(AutoscalePolicy):
         super().__init__(env, seed)
         self.config = config
         self.targets_util = {**self.TARGETS, **(targets or {})}
-        self.settings = checked_settings(HPAConfig, settings, "hpa")
+        self.settings = checked_settings(self.config_type, settings, self.name)
         """Fields of the config changed from ``config`` (or the default) at each episode."""
         if "target" in self.settings:  # one target for every pool, over the sizing rule's
             self.targets_util = dict.fromkeys(self.targets_util, self.settings["target"])
@@ -484,7 +484,7 @@ class ThresholdPolicy(AutoscalePolicy):
         super().__init__(env, seed)
         self.config = config
         self.window = window
-        self.settings = checked_settings(ThresholdConfig, settings, "threshold")
+        self.settings = checked_settings(self.config_type, settings, self.name)
         """Fields of the config changed from ``config`` (or the default) at each episode."""
 
     def start_episode(self) -> None:
