@@ -74,7 +74,11 @@ def test_an_env_policy_takes_arguments_in_its_spec() -> None:
             "hpa_threshold?window=4",
             r"takes \['switch_instances', 'switch_window'\], not \['window'\]",
         ),
-        ("hpa?switch_window=4", r"hpa takes \['targets', 'target', .*\], not \['switch_window'\]"),
+        (
+            "hpa?switch_window=4",
+            r"hpa takes \['targets', 'prompt_target', 'token_target', 'target', .*\], "
+            r"not \['switch_window'\]",
+        ),
         ("threshold?up_step=1.5", "up_step must be a whole number"),
         ("threshold?queue_up=true", "queue_up must be a finite number"),
         ("threshold?queue_up=.inf", "queue_up must be a finite number"),
@@ -110,6 +114,34 @@ def test_a_scaler_takes_its_config_fields_as_settings_in_its_spec() -> None:
     assert hpa.settings == {"target": 0.5, "scale_down_stabilization": 60.0}
     rep = compare("rlsched/LLMAutoscaling-v0", None, "threshold,threshold?up_step=2,"
                   "threshold?up_step=1&up_cooldown=5", episodes=3, seed=0,
+                  env_kwargs={"scenario": "conv-3x", "episode_duration": 60.0})  # fmt: skip
+    values = [r["episode_values"] for r in rep["results"]]
+    assert values[0] == values[1] and values[2] != values[0]
+
+
+def test_hpa_takes_one_pools_target_in_its_spec() -> None:
+    """``hpa?prompt_target=0.5``: that pool's target, the other pool's kept (over ``target``
+    where both are given); each controller scales to its pool's target; not a number above 0:
+    an error naming it."""
+    from rlsched.errors import PolicyError
+
+    env = make_env("rlsched/LLMAutoscaling-v0", None, episode_duration=60.0)
+    hpa = make_policy("hpa", env, seed=0)
+    pol = make_policy("hpa?prompt_target=0.5&sync_period=5", env, seed=0)
+    assert pol.targets_util == {**hpa.targets_util, "prompt": 0.5}
+    assert pol.settings == {"sync_period": 5.0}
+    both = make_policy("hpa?target=0.6&token_target=0.8", env, seed=0)
+    assert both.targets_util == {"prompt": 0.6, "token": 0.8}
+    env.reset(seed=3)
+    pol.reset(3)
+    pol.start_episode()
+    assert {t: c.config.target for t, c in pol.controllers.items()} == pol.targets_util
+    assert pol.sync_period == 5.0
+    for bad in ("0", "-0.4", ".inf", "inf", "true"):
+        with pytest.raises(PolicyError, match="prompt_target must be a number above 0"):
+            make_policy(f"hpa?prompt_target={bad}", env, seed=0)
+    rep = compare("rlsched/LLMAutoscaling-v0", None, "hpa,hpa?prompt_target=0.4,"
+                  "hpa?prompt_target=0.2", episodes=3, seed=0,
                   env_kwargs={"scenario": "conv-3x", "episode_duration": 60.0})  # fmt: skip
     values = [r["episode_values"] for r in rep["results"]]
     assert values[0] == values[1] and values[2] != values[0]

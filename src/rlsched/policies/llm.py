@@ -374,6 +374,10 @@ class HPAPolicy(AutoscalePolicy):
     "replicas") toward the last desired count, at most ``action_scale_step`` per decision. At
     the start of an episode each controller's history holds the pool's current size, as if the
     HPA had been holding it: no scale-down in the first ``scale_down_stabilization`` s.
+
+    A spec sets the config's fields (``hpa?sync_period=5&scale_down_stabilization=180``),
+    every pool's target (``hpa?target=0.6``) or one pool's (``hpa?prompt_target=0.5``,
+    ``token_target``).
     """
 
     name = "hpa"
@@ -393,6 +397,8 @@ class HPAPolicy(AutoscalePolicy):
         config: HPAConfig | None = None,
         targets: Mapping[str, float] | None = None,
         settings: Mapping[str, Any] | None = None,
+        prompt_target: float | None = None,
+        token_target: float | None = None,
     ):
         super().__init__(env, seed)
         self.config = config
@@ -401,6 +407,15 @@ class HPAPolicy(AutoscalePolicy):
         """Fields of the config changed from ``config`` (or the default) at each episode."""
         if "target" in self.settings:  # one target for every pool, over the sizing rule's
             self.targets_util = dict.fromkeys(self.targets_util, self.settings["target"])
+        # one pool's target (``hpa?prompt_target=0.5``), over ``target`` and the sizing rule's
+        for pool, value in (("prompt", prompt_target), ("token", token_target)):
+            if value is None:
+                continue
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or not math.isfinite(value) or value <= 0:
+                raise PolicyError(f"{self.name}: {pool}_target must be a number above 0, "
+                                  f"got {value!r}")  # fmt: skip
+            self.targets_util[pool] = float(value)
 
     def start_episode(self) -> None:
         env = self.env
