@@ -52,6 +52,15 @@ The rule, fixed here before any of its runs:
 figures discarded and nothing shipped, to check the script end to end.
 
 Writes ``docs/results/llm_cost_anchor_h5.json``.
+
+Before the run a dry run (``--dry``) checked the script end to end; its figures were
+discarded. **Round H5 ran as fixed (2026-12-06, 23:44-23:48 UTC, 249 s): the round stopped at
+step 1.** One of the 36 settings was eligible, HPA's defaults. Sixteen met the goal against
+default HPA at five of the six presets, and each of them missed at ``conv-1x``, where HPA
+reaches 0.989: the faster settings there either lose a little attainment (``sync_period=5&
+prompt_target=0.5``: -0.0021 [-0.0058, -0.0004]) or cost a little more (``sync_period=3&
+prompt_target=0.55``: +$0.74 [+0.08, +1.37] per episode). Nothing was shipped, and steps 2
+and 3 did not run.
 """
 
 from __future__ import annotations
