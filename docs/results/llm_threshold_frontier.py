@@ -74,13 +74,20 @@ BURSTY = {"burst": 1.0}
 OUT = ROOT / "docs/results/llm_threshold_frontier.json"
 
 
+def grid_specs(name: str, grid: dict[str, tuple]) -> list[str]:
+    """Every combination of ``grid``'s values as a spec of policy ``name``, naming only the
+    values that differ from each key's first (the first combination: plain ``name``)."""
+    out = []
+    for values in itertools.product(*grid.values()):
+        changed = [f"{k}={v}" for (k, vals), v in zip(grid.items(), values, strict=True)
+                   if v != vals[0]]  # fmt: skip
+        out.append(name + ("?" + "&".join(changed) if changed else ""))
+    return out
+
+
 def candidates() -> list[str]:
     """The 64 settings as specs, the default first (its spec: plain ``threshold``)."""
-    out = []
-    for values in itertools.product(*GRID.values()):
-        changed = [f"{k}={v}" for (k, vals), v in zip(GRID.items(), values, strict=True)
-                   if v != vals[0]]  # fmt: skip
-        out.append("threshold" + ("?" + "&".join(changed) if changed else ""))
+    out = grid_specs("threshold", GRID)
     assert len(out) == 64 and out[0] == "threshold"
     return out
 

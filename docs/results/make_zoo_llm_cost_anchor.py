@@ -66,12 +66,12 @@ and 3 did not run.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import shutil
 import time
 
 import numpy as np
+from llm_threshold_frontier import grid_specs
 from make_zoo import ROOT
 from make_zoo_llm_trial import drop_guard_line, played, ship_guard, vs
 
@@ -102,11 +102,7 @@ CANDIDATE = ROOT / "runs/llm_cost_anchor_h5/model"
 
 def candidates() -> list[str]:
     """The 36 settings as specs, HPA's defaults first (its spec: plain ``hpa``)."""
-    out = []
-    for values in itertools.product(*GRID.values()):
-        changed = [f"{k}={v}" for (k, vals), v in zip(GRID.items(), values, strict=True)
-                   if v != vals[0]]  # fmt: skip
-        out.append("hpa" + ("?" + "&".join(changed) if changed else ""))
+    out = grid_specs("hpa", GRID)
     assert len(out) == 36 and out[0] == "hpa"
     return out
 
