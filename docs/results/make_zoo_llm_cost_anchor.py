@@ -73,6 +73,7 @@ import time
 import numpy as np
 from llm_threshold_frontier import grid_specs
 from make_zoo import ROOT
+from make_zoo_llm_cost_trial import goal as hpa_goal
 from make_zoo_llm_trial import drop_guard_line, played, ship_guard, vs
 
 from rlsched.policies.llm import BASELINES
@@ -115,14 +116,13 @@ def six(data: str, seed: int, n: int, players: tuple[str, ...], workers: int) ->
 
 
 def goal(p: dict, who: str) -> dict:
-    """``who`` against HPA at one preset: paired verdicts on attainment and cost and whether it
-    meets the goal (attainment not significantly below, cost not significantly above)."""
-    a = vs(p[who]["slo_attainment"], p["hpa"]["slo_attainment"], "hpa", "slo_attainment",
-           "higher")  # fmt: skip
-    c = vs(p[who]["cost"], p["hpa"]["cost"], "hpa", "cost", "lower")
+    """``who`` at one preset: its means, its paired verdicts against HPA on attainment and cost
+    and whether it meets the goal (round H1's :func:`make_zoo_llm_cost_trial.goal`)."""
+    g = hpa_goal(p, who)
     return {"slo_attainment": float(np.mean(p[who]["slo_attainment"])),
-            "cost": float(np.mean(p[who]["cost"])), "vs_hpa": {"slo_attainment": a, "cost": c},
-            "met": a["verdict"] != "worse" and c["verdict"] != "worse"}  # fmt: skip
+            "cost": float(np.mean(p[who]["cost"])),
+            "vs_hpa": {"slo_attainment": g["slo_attainment"], "cost": g["cost"]},
+            "met": g["met"]}  # fmt: skip
 
 
 def pooled(res: dict, who: str, metric: str) -> float:

@@ -239,6 +239,12 @@ def _base(env: Any) -> Any:
     return getattr(env, "unwrapped", env)
 
 
+def _finite_number(value: Any) -> bool:
+    """A finite int or float (a spec's ``true`` reads as a bool: not a number here)."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return number and math.isfinite(value)
+
+
 def checked_settings(
     config_type: type, settings: Mapping[str, Any] | None, who: str
 ) -> dict[str, Any]:
@@ -251,10 +257,10 @@ def checked_settings(
         kind = fields.get(key)
         if kind is None:
             raise PolicyError(f"{who}: no setting {key!r}; settings: {', '.join(fields)}")
-        number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if kind in ("int", int) and not (number and float(value).is_integer()):
+        finite = _finite_number(value)
+        if kind in ("int", int) and not (finite and float(value).is_integer()):
             raise PolicyError(f"{who}: {key} must be a whole number, got {value!r}")
-        if not number or not math.isfinite(value):
+        if not finite:
             raise PolicyError(f"{who}: {key} must be a finite number, got {value!r}")
         out[key] = int(value) if kind in ("int", int) else float(value)
     return out
@@ -411,8 +417,7 @@ class HPAPolicy(AutoscalePolicy):
         for pool, value in (("prompt", prompt_target), ("token", token_target)):
             if value is None:
                 continue
-            number = isinstance(value, (int, float)) and not isinstance(value, bool)
-            if not number or not math.isfinite(value) or value <= 0:
+            if not _finite_number(value) or value <= 0:
                 raise PolicyError(f"{self.name}: {pool}_target must be a number above 0, "
                                   f"got {value!r}")  # fmt: skip
             self.targets_util[pool] = float(value)
