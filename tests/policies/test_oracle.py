@@ -132,3 +132,36 @@ def test_the_oracle_values_each_candidate_by_its_rollout_over_the_base() -> None
             o, _, done, trunc, info = env.step(greedy.act(o, base.action_masks()))
         assert q == -info["metrics"]["violations"], (a, q, info["metrics"])
     assert len(set(values.values())) > 1  # the moves are not all worth the same here
+
+
+def test_an_oracle_scored_by_return_values_each_candidate_by_its_rollouts_rewards() -> None:
+    """``score="return"``: each candidate's value is the summed reward of its rollout (the
+    candidate, then the base for the rest of the horizon), not the main metric; the
+    Lagrangian oracle of docs/results/llm_code1x_budget_oracle.py scores this way."""
+    kw = {"max_pods_per_node": 30, "action_features": True, "migration_cost": 0.003,
+          "candidates": 8}  # fmt: skip
+    env = make_env("rlsched/PodRebalancing-v0", "synthetic:pods", **kw)
+    base = env.unwrapped
+    obs, _ = env.reset(seed=4)
+    greedy = make_policy("greedy_migration", env, seed=4)
+    pol = ClairvoyantPolicy(base, greedy, "greedy_migration", 4, horizon=3, score="return")
+    assert pol.describe()["score"] == "return"
+    pol.reset(4)
+    snap = base.snapshot()
+    mask = base.action_masks()
+    chosen = pol.act(obs, mask)
+    values = pol.action_values()
+    assert values is not None and set(values) == set(np.flatnonzero(mask).tolist())
+    for a, q in values.items():
+        base.restore(snap)
+        shadow = make_policy("greedy_migration", env, seed=4)
+        shadow.reset(4)
+        shadow.act(obs, mask)
+        o, r, done, trunc, _ = env.step(a)
+        rewards = [r]
+        while len(rewards) < 3 and not (done or trunc):
+            o, r, done, trunc, _ = env.step(shadow.act(o, base.action_masks()))
+            rewards.append(r)
+        assert q == pytest.approx(sum(rewards), abs=1e-9), (a, q, rewards)
+    assert values[int(chosen)] == max(values.values())
+    assert len(set(values.values())) > 1

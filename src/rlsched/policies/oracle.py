@@ -36,7 +36,7 @@ better than the best heuristic any policy could be.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -62,8 +62,9 @@ class ClairvoyantPolicy(RolloutSearch):
         horizon: int | None = None,
         top_k: int = DEFAULT_TOP_K,
         decisions: int | None = None,
+        score: Literal["metric", "return"] = "metric",
     ) -> None:
-        super().__init__(env, base, base_name, seed, horizon, top_k)
+        super().__init__(env, base, base_name, seed, horizon, top_k, score)
         if decisions is not None and (horizon is not None or decisions < 1):
             raise ValueError("decisions needs horizon=None (fortified) and at least 1")
         self.max_decisions = decisions
@@ -77,6 +78,7 @@ class ClairvoyantPolicy(RolloutSearch):
             "horizon": self.horizon,
             "top_k": self.top_k,
             "decisions": self.max_decisions,
+            "score": self.score,
         }
 
     def reset(self, seed: int | None = None) -> None:
