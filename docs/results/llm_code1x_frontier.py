@@ -8,7 +8,10 @@ attainment) hold together holds no policy.
     python docs/results/llm_code1x_frontier.py   # -> docs/figures/llm_code1x_frontier.png
 
 The points are means over the same 30 episodes; the verdicts quoted in docs/results.md are
-paired intervals on those episodes.
+paired intervals on those episodes. Where ``llm_code1x_budget_oracle.json`` is there (the
+cost-aware clairvoyant search at five prices of cost, ``llm_code1x_budget_oracle.py``), its
+points are drawn as a line of hollow diamonds: what knowing the episode's arrivals buys at a
+budget.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ RUNS = {  # file -> label of its learned row
     "confirm_llm-autoscaling-hpa-threshold-residual-ppo.json": "cost-goal entry",
 }
 OUT = HERE.parent / "figures" / "llm_code1x_frontier.png"
+BUDGET = HERE / "llm_code1x_budget_oracle.json"
 
 
 def points() -> tuple[dict[str, tuple[float, float, str]], str]:
@@ -75,6 +79,18 @@ def main() -> None:
         side = -1 if labels[0] in left else 1
         ax.annotate(" = ".join(labels), (cost, att), textcoords="offset points", fontsize=8,
                     xytext=(7 * side, -3), ha="left" if side > 0 else "right")  # fmt: skip
+    if BUDGET.exists():  # the cost-aware oracle: its HPA and random are these episodes' too
+        run = json.loads(BUDGET.read_text())
+        for h in ("hpa", "random"):
+            assert abs(run["heuristics"][h]["slo_attainment"] - pts[h][1]) < 1e-12, h
+        line = sorted((p["cost"], p["slo_attainment"], p["c"]) for p in run["points"])
+        ax.plot([p[0] for p in line], [p[1] for p in line], color="#d62728", lw=0.8, ls=":",
+                marker="D", mfc="white", ms=6, zorder=3,
+                label="clairvoyant at a price of cost c (not deployable)")  # fmt: skip
+        for cost, att, c in line:
+            ax.annotate(f"c={c:g}", (cost, att), textcoords="offset points", fontsize=7,
+                        xytext=(-7, -2), ha="right", color="#d62728")  # fmt: skip
+        ax.legend(loc="lower right", fontsize=8, frameon=False)
     ax.set_xscale("log")
     ax.set_xlim(5.0, 250.0)
     ax.set_ylim(0.35, 1.0)
