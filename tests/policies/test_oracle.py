@@ -3,6 +3,8 @@ building or running it leaves the env exactly where the caller's episode is."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -106,14 +108,21 @@ def test_vm_placement_at_100_servers_bounds_the_oracles_search() -> None:
     assert large.describe()["decisions"] == 100
 
 
-def test_the_oracle_values_each_candidate_by_its_rollout_over_the_base() -> None:
-    """``action_values``: each candidate's score is the main metric (negated where lower is
-    better) of taking it, then letting the base play to the end on the same future."""
+def _pods_at_seed_4() -> tuple[Any, Any]:
+    """A PodRebalancing env of 8 candidate moves, reset at seed 4, and its first observation:
+    where the candidates' values differ."""
     kw = {"max_pods_per_node": 30, "action_features": True, "migration_cost": 0.003,
           "candidates": 8}  # fmt: skip
     env = make_env("rlsched/PodRebalancing-v0", "synthetic:pods", **kw)
-    base = env.unwrapped
     obs, _ = env.reset(seed=4)
+    return env, obs
+
+
+def test_the_oracle_values_each_candidate_by_its_rollout_over_the_base() -> None:
+    """``action_values``: each candidate's score is the main metric (negated where lower is
+    better) of taking it, then letting the base play to the end on the same future."""
+    env, obs = _pods_at_seed_4()
+    base = env.unwrapped
     pol = make_policy("clairvoyant:greedy_migration", env, seed=4)
     pol.reset(4)
     snap = base.snapshot()
@@ -138,11 +147,8 @@ def test_an_oracle_scored_by_return_values_each_candidate_by_its_rollouts_reward
     """``score="return"``: each candidate's value is the summed reward of its rollout (the
     candidate, then the base for the rest of the horizon), not the main metric; the
     Lagrangian oracle of docs/results/llm_code1x_budget_oracle.py scores this way."""
-    kw = {"max_pods_per_node": 30, "action_features": True, "migration_cost": 0.003,
-          "candidates": 8}  # fmt: skip
-    env = make_env("rlsched/PodRebalancing-v0", "synthetic:pods", **kw)
+    env, obs = _pods_at_seed_4()
     base = env.unwrapped
-    obs, _ = env.reset(seed=4)
     greedy = make_policy("greedy_migration", env, seed=4)
     pol = ClairvoyantPolicy(base, greedy, "greedy_migration", 4, horizon=3, score="return")
     assert pol.describe()["score"] == "return"
