@@ -52,7 +52,10 @@ PARTIAL = HERE / "llm_code1x_budget_oracle.jsonl"
 DATASET, PRESET, DURATION = "azure-llm:code", "code-1x", 300.0
 SEED, EPISODES = 2000, 30
 COSTS = (0.5, 1.0, 2.0, 4.0, 8.0)
-BASE, HORIZON, PENALTY = "hpa", 30, 20.0
+BASE, HORIZON, PENALTY, STEPS = "hpa", 30, 20.0, (1, 5)
+#: the oracle: over HPA, 30 decisions ahead, scored by its rollouts' summed reward (in the
+#: env's ``oracle_steps`` candidates: hold, +-1 or +-5 instances in one pool, and HPA's own)
+ORACLE = f"clairvoyant:{BASE}?horizon={HORIZON}&score=return"
 KEPT = ("slo_attainment", "cost", "mean_instances", "scale_up_actions", "scale_down_actions")
 
 
@@ -67,29 +70,17 @@ def play(policy: str, c: float | None, seed: int) -> dict[str, Any]:
     heuristic; the kept metrics and the seconds it took."""
     from rlsched.envs.make import make_env
     from rlsched.evaluate import evaluate
-    from rlsched.policies.oracle import ClairvoyantPolicy
     from rlsched.policies.registry import make_policy
     from rlsched.runtime import set_torch_threads
 
     set_torch_threads()
     start = time.perf_counter()
     kw: dict[str, Any] = {"scenario": PRESET, "episode_duration": DURATION}
-    if c is not None:
-        kw["reward_weights"] = weights(c)
+    if c is not None:  # the oracle's env: its reward is the Lagrangian, its candidates finer
+        kw |= {"reward_weights": weights(c), "oracle_steps": STEPS}
     env = make_env("rlsched/LLMAutoscaling-v0", DATASET, **kw)
-    u = env.unwrapped
-    if policy == "oracle":
-        cands = [u.delta_to_action([0] * len(u.pools))]
-        for k in range(len(u.pools)):
-            for step in (-5, -1, 1, 5):
-                d = [0] * len(u.pools)
-                d[k] = step
-                cands.append(u.delta_to_action(d))
-        u.oracle_candidates = lambda: cands  # this env's candidates: finer than the env's
-        pol: Any = ClairvoyantPolicy(u, make_policy(BASE, env, seed=seed), BASE, seed,
-                                     HORIZON, len(cands) + 1, score="return")  # fmt: skip
-    else:
-        pol = make_policy(policy, env, seed=seed)
+    spec = ORACLE if policy == "oracle" else policy
+    pol = make_policy(spec, env, seed=seed)
     (ep,) = evaluate(pol, env, 1, seed)
     return {"policy": policy, "c": c, "seed": seed,
             **{m: float(ep.metrics[m]) for m in KEPT},
@@ -166,6 +157,7 @@ def main() -> None:
     rows += [done[(h, None, s)] for h in ("hpa", "random") for s in seeds]
     out = {"dataset": DATASET, "preset": PRESET, "episode_duration": DURATION,
            "seeds": [seeds[0], seeds[-1]], "base": BASE, "horizon": HORIZON,
+           "oracle": ORACLE, "oracle_steps": list(STEPS),
            "penalty": PENALTY, **summary(rows, seeds), "episodes": rows,
            "seconds": time.perf_counter() - start}  # fmt: skip
     if args.seeds == EPISODES and costs == list(COSTS):

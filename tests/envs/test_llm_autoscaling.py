@@ -15,7 +15,7 @@ import rlsched  # noqa: F401
 from rlsched.core.llm.trace import LLMRequests
 from rlsched.envs import ENV_IDS
 from rlsched.envs.llm_autoscaling import LLMAutoscalingEnv
-from rlsched.envs.llm_rl import FEATURES
+from rlsched.envs.llm_rl import FEATURES, round_half_away
 from rlsched.policies.llm import BASELINES
 
 ENV_ID = "rlsched/LLMAutoscaling-v0"
@@ -481,3 +481,21 @@ def test_an_unrewarded_advance_keeps_the_simulator_and_metrics_and_must_be_resto
     dual.reset(seed=5)
     r, *_ = dual.unwrapped.advance(np.zeros(2, np.float32), rewarded=False)
     assert math.isfinite(r)
+
+
+def test_oracle_steps_set_the_searchs_candidates_and_bad_ones_are_refused():
+    """By default the oracle's candidates are hold or one full scale step in one pool;
+    ``oracle_steps=[1, 5]`` adds single instances, largest drain first in each pool."""
+    def delta(u, a):  # the instances an action asks for, per pool
+        return [round_half_away(float(x) * u.action_scale_step) for x in a]
+
+    u = _env().unwrapped
+    deltas = [delta(u, a) for a in u.oracle_candidates()]
+    assert deltas == [[0, 0], [-5, 0], [5, 0], [0, -5], [0, 5]]
+    fine = _env(oracle_steps=[5, 1]).unwrapped
+    deltas = [delta(fine, a) for a in fine.oracle_candidates()]
+    assert deltas == [[0, 0], [-5, 0], [-1, 0], [1, 0], [5, 0], [0, -5], [0, -1], [0, 1],
+                      [0, 5]]  # fmt: skip
+    for bad in ([], [0], [6], [1.5], [True]):
+        with pytest.raises(ValueError, match="oracle_steps must be whole numbers"):
+            _env(oracle_steps=bad)

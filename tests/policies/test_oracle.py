@@ -171,3 +171,26 @@ def test_an_oracle_scored_by_return_values_each_candidate_by_its_rollouts_reward
         assert q == pytest.approx(sum(rewards), abs=1e-9), (a, q, rewards)
     assert values[int(chosen)] == max(values.values())
     assert len(set(values.values())) > 1
+
+
+def test_the_oracles_spec_sets_its_horizon_candidates_and_score() -> None:
+    """``clairvoyant:BASE?horizon=H&top_k=K&score=return``: the search's own arguments the
+    oracle has; the base keeps its own, and those only sampled futures need are refused."""
+    from rlsched.errors import PolicyError
+
+    env = make_env("rlsched/LLMAutoscaling-v0", episode_duration=60.0)
+    plain = make_policy("clairvoyant:hpa", env, seed=0)
+    assert plain.describe()["horizon"] == env.unwrapped.oracle_horizon
+    assert plain.describe()["score"] == "metric" and plain.name == "clairvoyant"
+    spec = "clairvoyant:hpa?sync_period=5&horizon=30&top_k=12&score=return"
+    pol = make_policy(spec, env, seed=0)
+    assert isinstance(pol, ClairvoyantPolicy) and pol.name == spec
+    d = pol.describe()
+    assert (d["base"], d["horizon"], d["top_k"], d["score"]) == ("hpa?sync_period=5", 30, 12,
+                                                                  "return")  # fmt: skip
+    assert make_policy("clairvoyant:hpa?horizon=end", env).describe()["horizon"] is None
+    for bad, match in (("clairvoyant:hpa?futures=2", "the oracle takes horizon, top_k, score"),
+                       ("clairvoyant:hpa?score=best", "score is 'metric' or 'return'"),
+                       ("clairvoyant:hpa?horizon=0", "horizon must be at least 1")):  # fmt: skip
+        with pytest.raises(PolicyError, match=match):
+            make_policy(bad, env)

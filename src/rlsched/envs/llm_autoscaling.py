@@ -227,7 +227,9 @@ class LLMAutoscalingEnv(RlschedEnv):
     ``cost_reference`` (``"sized"``),
     ``history`` (30 s: the collector's longer
     window), ``future_sampler`` (``"poisson"``; ``"blocks"``: how sampled futures draw the
-    requests to come, :attr:`FUTURE_SAMPLERS`), ``drain_at_end`` (True), ``compat`` (None |
+    requests to come, :attr:`FUTURE_SAMPLERS`), ``oracle_steps`` (None: one full scale step;
+    e.g. ``[1, 5]``: the instance steps of the oracle's and the search's candidates,
+    :meth:`oracle_candidates`), ``drain_at_end`` (True), ``compat`` (None |
     ``"splitwise-sim"``: the simulator reproduces splitwise-sim's performance-model readings
     and TBT, see :mod:`rlsched.core.llm.simulator`), ``scenario`` (None: the default preset;
     a preset name of :mod:`rlsched.scenarios`, docs/scenarios.md; explicit arguments win over
@@ -321,6 +323,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         cost_reference: float | str = "sized",
         history: float = 30.0,
         future_sampler: str = "poisson",
+        oracle_steps: Sequence[int] | None = None,
         drain_at_end: bool = True,
         compat: str | None = None,
         scenario: str | None = None,
@@ -366,6 +369,17 @@ class LLMAutoscalingEnv(RlschedEnv):
             self.start_state.pool(tag)
         self.slo = _coerce_slo(slo)
         self.action_scale_step = int(action_scale_step)
+        steps = (self.action_scale_step,) if oracle_steps is None else tuple(oracle_steps)
+        if not steps or any(
+            isinstance(k, bool) or not isinstance(k, (int, np.integer))
+            or not 1 <= k <= self.action_scale_step for k in steps
+        ):  # fmt: skip
+            raise ValueError(
+                f"oracle_steps must be whole numbers of instances from 1 to action_scale_step "
+                f"({self.action_scale_step}), not {oracle_steps!r}"
+            )
+        #: The instance steps the oracle's and the search's candidates take in one pool
+        self.oracle_steps = tuple(sorted({int(k) for k in steps}))
         self.sim_kwargs: SimSettings = {
             "min_instances_per_pool": int(min_instances_per_pool),
             "max_total_instances": int(max_total_instances),
@@ -445,11 +459,14 @@ class LLMAutoscalingEnv(RlschedEnv):
         return np.ones(len(self.pools), dtype=bool)
 
     def oracle_candidates(self) -> list[np.ndarray]:
-        """The clairvoyant oracle's candidate actions: hold, or one full scale step up or
-        down in a single pool (1 + 2 x pools actions; the oracle adds the base's own)."""
+        """The clairvoyant oracle's (and the rollout search's) candidate actions: hold, or
+        one of ``oracle_steps`` instances up or down in a single pool, largest drain first
+        (1 + 2 x steps x pools actions; by default one full scale step; the search adds the
+        base's own)."""
         out = [self.delta_to_action([0] * len(self.pools))]
+        signed = [-k for k in reversed(self.oracle_steps)] + list(self.oracle_steps)
         for k in range(len(self.pools)):
-            for step in (-self.action_scale_step, self.action_scale_step):
+            for step in signed:
                 d = [0] * len(self.pools)
                 d[k] = step
                 out.append(self.delta_to_action(d))

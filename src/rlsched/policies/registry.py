@@ -102,7 +102,8 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
     policy with arguments, ``learned:PATH`` (``?anchor=H&margin=M``: the margin gate of
     :class:`~rlsched.policies.learned.LearnedPolicy`; ``?trial=H`` or ``?trial=off``: the
     trial guard of :mod:`rlsched.policies.trial`), ``clairvoyant`` /
-    ``clairvoyant:BASE``: the oracle over the env's default or the named base heuristic, or
+    ``clairvoyant:BASE``: the oracle over the env's default or the named base heuristic (its
+    spec may set :data:`ORACLE_OPTIONS`: ``clairvoyant:hpa?horizon=30&score=return``), or
     ``rollout`` / ``rollout:BASE``: the search over sampled futures, whose budget its spec may
     set: ``rollout:peft?top_k=2&horizon=end&futures=0``, :data:`ROLLOUT_OPTIONS`)."""
     if spec == "clairvoyant" or spec.startswith("clairvoyant:"):
@@ -116,7 +117,15 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
             raise PolicyError(
                 f"clairvoyant needs a heuristic or learned:PATH as its base, not {base!r}"
             )
-        return make_clairvoyant(env, base, seed=seed)
+        base, options = rollout_options(spec, base)
+        other = sorted(set(options) - set(ORACLE_OPTIONS))
+        if other:
+            raise PolicyError(f"policy {spec!r}: the oracle takes {', '.join(ORACLE_OPTIONS)} "
+                              f"of the search's arguments, not {', '.join(other)}")  # fmt: skip
+        oracle = make_clairvoyant(env, base, seed=seed, **options)
+        if options:
+            oracle.name = spec
+        return oracle
     if spec == "rollout" or spec.startswith(("rollout:", "rollout?")):
         base_env = env.unwrapped
         if spec.startswith("rollout:"):
@@ -339,16 +348,23 @@ def make_clairvoyant(
     seed: int | None = None,
     horizon: int | Literal["env"] | None = "env",
     top_k: int | None = None,
+    score: Literal["metric", "return"] = "metric",
 ) -> ClairvoyantPolicy:
     """The oracle over base heuristic ``base_name``; ``horizon="env"`` takes the env's
     ``oracle_horizon`` (None: to the episode's end), ``top_k`` the env's ``oracle_top_k``; it
-    searches at the env's ``oracle_decisions`` decisions per episode (None: at every one)."""
+    searches at the env's ``oracle_decisions`` decisions per episode (None: at every one).
+    ``score``: by the main metric, or by the rollouts' summed reward (``"return"``)."""
     base_env: RlschedEnv = env.unwrapped
     base = make_policy(base_name, env, seed=seed)
     h: int | None = base_env.oracle_horizon if horizon == "env" else horizon
     k = top_k if top_k is not None else (base_env.oracle_top_k or DEFAULT_TOP_K)
     d = base_env.oracle_decisions if h is None else None
-    return ClairvoyantPolicy(base_env, base, base_name, seed, h, k, decisions=d)
+    return ClairvoyantPolicy(base_env, base, base_name, seed, h, k, decisions=d, score=score)
+
+
+#: The search's arguments the oracle takes in its spec (``clairvoyant:hpa?horizon=30&score=
+#: return``); the rest of :data:`ROLLOUT_OPTIONS` are about sampled futures it does not draw
+ORACLE_OPTIONS = ("horizon", "top_k", "score")
 
 
 #: The search's own arguments in ``rollout:BASE?key=value``: its decision budget (candidates,
