@@ -118,6 +118,23 @@ def _pods_at_seed_4() -> tuple[Any, Any]:
     return env, obs
 
 
+def _greedy_after(
+    env: Any, obs: Any, mask: np.ndarray, a: int, steps: int | None = None
+) -> tuple[list[float], dict[str, Any]]:
+    """Move ``a``, then greedy_migration (seeded 4, its own first step taken on ``obs`` as in
+    the oracle's rollout) for ``steps`` steps in all or to the episode's end: the rewards and
+    the last step's info, played by hand."""
+    greedy = make_policy("greedy_migration", env, seed=4)
+    greedy.reset(4)
+    greedy.act(obs, mask)
+    o, r, done, trunc, info = env.step(a)
+    rewards = [r]
+    while not (done or trunc) and (steps is None or len(rewards) < steps):
+        o, r, done, trunc, info = env.step(greedy.act(o, env.unwrapped.action_masks()))
+        rewards.append(r)
+    return rewards, info
+
+
 def test_the_oracle_values_each_candidate_by_its_rollout_over_the_base() -> None:
     """``action_values``: each candidate's score is the main metric (negated where lower is
     better) of taking it, then letting the base play to the end on the same future."""
@@ -133,12 +150,7 @@ def test_the_oracle_values_each_candidate_by_its_rollout_over_the_base() -> None
     assert values is not None and set(values) == set(np.flatnonzero(mask).tolist())
     for a, q in values.items():
         base.restore(snap)
-        greedy = make_policy("greedy_migration", env, seed=4)
-        greedy.reset(4)
-        greedy.act(obs, mask)  # the base's own first step, as in the oracle's rollout
-        o, _, done, trunc, info = env.step(a)
-        while not (done or trunc):
-            o, _, done, trunc, info = env.step(greedy.act(o, base.action_masks()))
+        _, info = _greedy_after(env, obs, mask, a)
         assert q == -info["metrics"]["violations"], (a, q, info["metrics"])
     assert len(set(values.values())) > 1  # the moves are not all worth the same here
 
@@ -160,14 +172,7 @@ def test_an_oracle_scored_by_return_values_each_candidate_by_its_rollouts_reward
     assert values is not None and set(values) == set(np.flatnonzero(mask).tolist())
     for a, q in values.items():
         base.restore(snap)
-        shadow = make_policy("greedy_migration", env, seed=4)
-        shadow.reset(4)
-        shadow.act(obs, mask)
-        o, r, done, trunc, _ = env.step(a)
-        rewards = [r]
-        while len(rewards) < 3 and not (done or trunc):
-            o, r, done, trunc, _ = env.step(shadow.act(o, base.action_masks()))
-            rewards.append(r)
+        rewards, _ = _greedy_after(env, obs, mask, a, steps=3)
         assert q == pytest.approx(sum(rewards), abs=1e-9), (a, q, rewards)
     assert values[int(chosen)] == max(values.values())
     assert len(set(values.values())) > 1
@@ -191,6 +196,8 @@ def test_the_oracles_spec_sets_its_horizon_candidates_and_score() -> None:
     assert make_policy("clairvoyant:hpa?horizon=end", env).describe()["horizon"] is None
     for bad, match in (("clairvoyant:hpa?futures=2", "the oracle takes horizon, top_k, score"),
                        ("clairvoyant:hpa?score=best", "score is 'metric' or 'return'"),
-                       ("clairvoyant:hpa?horizon=0", "horizon must be at least 1")):  # fmt: skip
+                       ("clairvoyant:hpa?horizon=0", "horizon must be at least 1"),
+                       ("clairvoyant:hpa?horizon=end&score=return",
+                        "score='return' needs a finite horizon")):  # fmt: skip
         with pytest.raises(PolicyError, match=match):
             make_policy(bad, env)

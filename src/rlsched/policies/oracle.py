@@ -15,10 +15,11 @@ remembers the best complete trajectory seen so far and keeps following it unless
 rollout beats it. The first such trajectory is the base heuristic's own episode (same seed, same
 tie-breaking), so the oracle never ends below the base heuristic on the main metric, exactly.
 With a finite horizon there is no such guarantee; the oracle then scores a rollout by the main
-metric of the episode so far (``env.metrics()``) at the horizon. ``score="return"`` scores it
-by its summed reward instead: an env whose reward prices several goals (LLMAutoscaling's
-Lagrangian of attainment and cost, ``docs/results/llm_code1x_budget_oracle.py``) then gets an
-oracle for that trade-off rather than for the main metric alone.
+metric of the episode so far (``env.metrics()``) at the horizon. ``score="return"`` (a
+finite horizon only) scores it by its summed reward instead: an env whose reward prices
+several goals (LLMAutoscaling's Lagrangian of attainment and cost,
+``docs/results/llm_code1x_budget_oracle.py``) then gets an oracle for that trade-off rather
+than for the main metric alone.
 
 Candidates: every valid action when there are at most ``top_k``; otherwise the base's own
 action, the lowest valid action and a seeded sample of the others (``top_k`` in all). Box action
@@ -70,6 +71,11 @@ class ClairvoyantPolicy(RolloutSearch):
         super().__init__(env, base, base_name, seed, horizon, top_k, score)
         if decisions is not None and (horizon is not None or decisions < 1):
             raise ValueError("decisions needs horizon=None (fortified) and at least 1")
+        if score == "return" and horizon is None:
+            # the fortified oracle keeps one trajectory's score across decisions: the main
+            # metric of the whole episode does not change along it, a return from here does
+            raise ValueError("score='return' needs a finite horizon: the fortified oracle "
+                             "(horizon=None) compares whole episodes by their main metric")
         self.max_decisions = decisions
         self.reset(seed)
 

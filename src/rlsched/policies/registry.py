@@ -122,7 +122,10 @@ def make_policy(spec: str, env: Any, seed: int | None = None) -> Policy:
         if other:
             raise PolicyError(f"policy {spec!r}: the oracle takes {', '.join(ORACLE_OPTIONS)} "
                               f"of the search's arguments, not {', '.join(other)}")  # fmt: skip
-        oracle = make_clairvoyant(env, base, seed=seed, **options)
+        try:
+            oracle = make_clairvoyant(env, base, seed=seed, **options)
+        except ValueError as e:  # settings that do not go together: named with the spec
+            raise PolicyError(f"policy {spec!r}: {e}") from e
         if options:
             oracle.name = spec
         return oracle
