@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,35 @@ def play(policy: str, c: float | None, seed: int) -> dict[str, Any]:
             "seconds": time.perf_counter() - start}  # fmt: skip
 
 
+def run_episodes(
+    play: Callable[..., dict[str, Any]],
+    todo: list[tuple[Any, ...]],
+    keys: tuple[str, ...],
+    partial: Path,
+    workers: int,
+) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """Every episode of ``todo`` (``play``'s arguments, which its row's ``keys`` give back)
+    played ``workers`` at a time, each row appended to ``partial`` as it finishes; the rows
+    ``partial`` already holds are kept, not played again (a stopped run resumes)."""
+    done: dict[tuple[Any, ...], dict[str, Any]] = {}
+    if partial.exists():
+        for line in partial.read_text().splitlines():
+            r = json.loads(line)
+            done[tuple(r[k] for k in keys)] = r
+    todo = [t for t in todo if t not in done]
+    with ProcessPoolExecutor(max_workers=workers) as pool, partial.open("a") as log:
+        futures = [pool.submit(play, *t) for t in todo]
+        for i, f in enumerate(as_completed(futures), 1):
+            r = f.result()
+            done[tuple(r[k] for k in keys)] = r
+            log.write(json.dumps(r) + "\n")
+            log.flush()
+            print(f"[{i}/{len(todo)}] " + " ".join(str(r[k]) for k in keys) + ": attainment "
+                  f"{r['slo_attainment']:.4f}, ${r['cost']:.2f} ({r['seconds']:.0f}s)",
+                  flush=True)  # fmt: skip
+    return done
+
+
 def summary(rows: list[dict[str, Any]], seeds: list[int]) -> dict[str, Any]:
     """Means per point and the paired verdicts (attainment vs random, cost vs HPA)."""
     from rlsched.stats import paired
@@ -132,27 +162,14 @@ def main() -> None:
     ap.add_argument("--costs", default=",".join(str(c) for c in COSTS))
     ap.add_argument("--seeds", type=int, default=EPISODES, help="the first N test episodes")
     args = ap.parse_args()
+    if args.seeds < 2:
+        ap.error("--seeds: a paired interval needs at least 2 episodes")
     costs = [float(c) for c in args.costs.split(",")]
     seeds = list(range(SEED, SEED + args.seeds))
-    done: dict[tuple[str, float | None, int], dict[str, Any]] = {}
-    if PARTIAL.exists():
-        for line in PARTIAL.read_text().splitlines():
-            r = json.loads(line)
-            done[(r["policy"], r["c"], r["seed"])] = r
-    todo = [("oracle", c, s) for c in costs for s in seeds]
+    todo: list[tuple[Any, ...]] = [("oracle", c, s) for c in costs for s in seeds]
     todo += [(h, None, s) for h in ("hpa", "random") for s in seeds]
-    todo = [t for t in todo if t not in done]
     start = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.workers) as pool, PARTIAL.open("a") as log:
-        futures = [pool.submit(play, *t) for t in todo]
-        for i, f in enumerate(as_completed(futures), 1):
-            r = f.result()
-            done[(r["policy"], r["c"], r["seed"])] = r
-            log.write(json.dumps(r) + "\n")
-            log.flush()
-            print(f"[{i}/{len(todo)}] {r['policy']} c={r['c']} seed {r['seed']}: attainment "
-                  f"{r['slo_attainment']:.4f}, ${r['cost']:.2f} ({r['seconds']:.0f}s)",
-                  flush=True)  # fmt: skip
+    done = run_episodes(play, todo, ("policy", "c", "seed"), PARTIAL, args.workers)
     rows = [done[("oracle", c, s)] for c in costs for s in seeds]
     rows += [done[(h, None, s)] for h in ("hpa", "random") for s in seeds]
     out = {"dataset": DATASET, "preset": PRESET, "episode_duration": DURATION,

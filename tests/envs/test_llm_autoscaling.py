@@ -186,7 +186,7 @@ def test_sampled_futures_in_blocks_replay_the_recent_arrivals_as_they_came():
         env.step(np.zeros(2, np.float32))
     a, now = u._reqs.arrival, float(u.sim.now)
     t = u.window_start + now
-    t0 = max(t - u.FUTURE_HISTORY_S, float(a[0]))
+    t0 = max(t - u.future_history, float(a[0]))
     rng = np.random.default_rng(0)
     arrival, pick = u._blocks(rng, t0, t, 30.0 + 2.5)  # one whole block and part of a second
     assert len(pick) > 0 and np.all(np.diff(arrival) >= 0)
@@ -202,6 +202,35 @@ def test_sampled_futures_in_blocks_replay_the_recent_arrivals_as_they_came():
     np.testing.assert_array_equal(u.sim.requests.arrival[: u.sim._next], before)
     with pytest.raises(ValueError, match="future_sampler"):
         _env(future_sampler="weekly")
+
+
+def test_one_block_as_long_as_the_history_repeats_the_last_seconds_in_every_future():
+    env = _env(episode_duration=120.0, future_sampler="blocks", burst=1.0,
+               future_history=20.0, future_block=20.0)  # fmt: skip
+    u = env.unwrapped
+    assert (u.future_history, u.future_block) == (20.0, 20.0)
+    env.reset(seed=3)
+    for _ in range(30):  # 60 s in
+        env.step(np.zeros(2, np.float32))
+    a, now = u._reqs.arrival, float(u.sim.now)
+    t = u.window_start + now
+    recent = a[(a >= t - 20.0) & (a < t)] - (t - 20.0)  # the last 20 s, from their start
+    assert len(recent) > 0
+    futures = []
+    for seed in (0, 1):
+        snap = u.snapshot()
+        u.resample_future(np.random.default_rng(seed))
+        futures.append(u.sim.requests.arrival[u.sim._next :].copy())
+        u.restore(snap)
+    np.testing.assert_array_equal(futures[0], futures[1])  # nothing left to chance
+    first = futures[0][futures[0] < now + 20.0] - now
+    np.testing.assert_allclose(first, recent)
+    second = futures[0][(futures[0] >= now + 20.0) & (futures[0] < now + 40.0)] - now - 20.0
+    np.testing.assert_allclose(second, recent)
+    for bad in ({"future_history": 0}, {"future_block": -1.0}, {"future_history": float("inf")},
+                {"future_block": True}):  # fmt: skip
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            _env(**bad)
 
 
 def test_a_burst_range_draws_sigma_per_episode_and_a_fixed_one_draws_nothing():

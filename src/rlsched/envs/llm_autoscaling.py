@@ -227,7 +227,10 @@ class LLMAutoscalingEnv(RlschedEnv):
     ``cost_reference`` (``"sized"``),
     ``history`` (30 s: the collector's longer
     window), ``future_sampler`` (``"poisson"``; ``"blocks"``: how sampled futures draw the
-    requests to come, :attr:`FUTURE_SAMPLERS`), ``oracle_steps`` (None: one full scale step;
+    requests to come, :attr:`FUTURE_SAMPLERS`), ``future_history`` (300 s: the recent
+    arrivals sampled futures are drawn from), ``future_block`` (30 s: the length of one of
+    ``"blocks"``' blocks; equal to ``future_history``, every future repeats the last
+    ``future_history`` seconds as they came), ``oracle_steps`` (None: one full scale step;
     e.g. ``[1, 5]``: the instance steps of the oracle's and the search's candidates,
     :meth:`oracle_candidates`), ``drain_at_end`` (True), ``compat`` (None |
     ``"splitwise-sim"``: the simulator reproduces splitwise-sim's performance-model readings
@@ -252,13 +255,14 @@ class LLMAutoscalingEnv(RlschedEnv):
     rollout_options: ClassVar[dict[str, Any]] = {
         "horizon": 30, "score": "return", "reward": "slo_constrained"
     }
-    #: Seconds of history the sampled futures are drawn from
+    #: Seconds of history the sampled futures are drawn from (``future_history``'s default)
     FUTURE_HISTORY_S: ClassVar[float] = 300.0
     #: How :meth:`resample_future` draws the requests to come (``future_sampler``):
     #: ``"poisson"``, a Poisson process at the recent rate; ``"blocks"``, blocks of the recent
     #: arrivals as they came (their bursts kept)
     FUTURE_SAMPLERS: ClassVar[tuple[str, ...]] = ("poisson", "blocks")
     #: Seconds of recent history in one block of ``future_sampler="blocks"``
+    #: (``future_block``'s default)
     FUTURE_BLOCK_S: ClassVar[float] = 30.0
     oracle_horizon: ClassVar[int | None] = 10
     METRICS: ClassVar[dict[str, Metric]] = {
@@ -323,6 +327,8 @@ class LLMAutoscalingEnv(RlschedEnv):
         cost_reference: float | str = "sized",
         history: float = 30.0,
         future_sampler: str = "poisson",
+        future_history: float = FUTURE_HISTORY_S,
+        future_block: float = FUTURE_BLOCK_S,
         oracle_steps: Sequence[int] | None = None,
         drain_at_end: bool = True,
         compat: str | None = None,
@@ -356,6 +362,13 @@ class LLMAutoscalingEnv(RlschedEnv):
         self.poisson = bool(poisson)
         self.check_future_sampler(future_sampler, "future_sampler")
         self.future_sampler = future_sampler
+        for name, v in (("future_history", future_history), ("future_block", future_block)):
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 < v < np.inf:
+                raise ValueError(f"{name} must be a number of seconds > 0, not {v!r}")
+        #: Seconds of recent arrivals sampled futures are drawn from
+        self.future_history = float(future_history)
+        #: Seconds in one block of ``future_sampler="blocks"``
+        self.future_block = float(future_block)
         self.burst_range = _scale_range("burst", burst, zero=True)
         if not burst_window > 0:
             raise ValueError(f"burst_window must be > 0, got {burst_window!r}")
@@ -474,10 +487,10 @@ class LLMAutoscalingEnv(RlschedEnv):
 
     def _resample_workload(self, rng: np.random.Generator, sampler: str | None = None) -> None:
         """Resampled history: requests still to come this episode drawn from the last
-        ``FUTURE_HISTORY_S`` seconds of the trace (before the episode too); with no request
+        ``future_history`` seconds of the trace (before the episode too); with no request
         in them, none comes. ``future_sampler="poisson"``: a Poisson process at their rate,
         each request with the sizes of one drawn from them; ``"blocks"``: the time to come
-        filled with blocks of ``FUTURE_BLOCK_S`` seconds of them, each from a random start, as
+        filled with blocks of ``future_block`` seconds of them, each from a random start, as
         they came (arrival offsets and sizes), so that bursts stay bursts. ``sampler`` (None:
         ``future_sampler``) draws this future another way."""
         sim = self.sim
@@ -485,7 +498,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         end = self.steps_total * self.decision_interval
         a = self._reqs.arrival
         t = self.window_start + now
-        t0 = max(t - self.FUTURE_HISTORY_S, float(a[0]) if len(a) else t)
+        t0 = max(t - self.future_history, float(a[0]) if len(a) else t)
         i0 = int(np.searchsorted(a, t0, side="left"))
         i1 = int(np.searchsorted(a, t, side="right"))
         if (sampler or self.future_sampler) == "blocks" and i1 > i0 and t > t0:
@@ -509,7 +522,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         """``length`` seconds of blocks of the trace's arrivals in ``[t0, t)``: arrival times
         from 0 (sorted) and the trace index of each request."""
         a = self._reqs.arrival
-        block = min(self.FUTURE_BLOCK_S, t - t0)
+        block = min(self.future_block, t - t0)
         count = int(np.ceil(length / block)) if length > 0 else 0
         starts = rng.uniform(t0, t - block, size=count) if t - block > t0 else np.full(count, t0)
         lo = np.searchsorted(a, starts, side="left")

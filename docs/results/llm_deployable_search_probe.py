@@ -1,0 +1,103 @@
+"""Exploratory: the cost-aware search of `llm_code1x_budget_oracle.py` made deployable.
+
+The clairvoyant search there reaches the box at a price c = 0.5 by knowing the arrivals 60 s
+ahead. This probe asks what the same search does with sampled futures instead of the true
+one, on validation only (conv made bursty, ``burst: 1.0``, at 1x, 2x and 3x; 300 s episodes,
+seeds 82,461-82,464: 4 per preset). It reports means and per-episode values; it draws no
+verdict and chooses nothing. The policies, all at the price c = 0.5 where they search:
+
+- the heuristics HPA, threshold, static_peak and random;
+- ``clairvoyant``: the budget oracle's search (the true future);
+- ``search-blocks``: ``rollout:hpa?horizon=30&futures=4&score=return&top_k=10``, its 4 futures
+  filled with 30-s blocks of the last 300 s of arrivals as they came (``future_sampler:
+  blocks``; the forty-eighth session's exploration, run before this script existed);
+- ``search-persistence``: the same search over one future that repeats the last 30 s of
+  arrivals as they came (``future_history`` = ``future_block`` = 30 s: a persistence forecast,
+  the same in every draw, so one future is all of them).
+
+Every search takes the budget oracle's candidates (hold, +-1 or +-5 instances in one pool, and
+HPA's own action; ``oracle_steps``), horizon (30 decisions) and Lagrangian reward
+(``weights``). Finished episodes are kept in ``llm_deployable_search_probe.jsonl`` so a stopped
+run resumes (``seconds``: this run's; ``episode_seconds``: every episode's, summed).
+
+    python docs/results/llm_deployable_search_probe.py [--workers 2]
+    # -> docs/results/llm_deployable_search_probe.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from llm_code1x_budget_oracle import BASE, HORIZON, KEPT, ORACLE, STEPS, run_episodes, weights
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "llm_deployable_search_probe.json"
+PARTIAL = HERE / "llm_deployable_search_probe.jsonl"
+DATASET, DURATION, BURST = "azure-llm:conv", 300.0, 1.0
+PRESETS = ("conv-1x", "conv-2x", "conv-3x")
+SEED, EPISODES, PRICE = 82_461, 4, 0.5
+SEARCH = f"rollout:{BASE}?horizon={HORIZON}&score=return&top_k=10"
+#: each searching policy: its spec, and its env's future sampling (sampler, history, block)
+SEARCHES: dict[str, tuple[str, tuple[str, float, float]]] = {
+    "clairvoyant": (ORACLE, ("poisson", 300.0, 30.0)),
+    "search-blocks": (f"{SEARCH}&futures=4", ("blocks", 300.0, 30.0)),
+    "search-persistence": (f"{SEARCH}&futures=1", ("blocks", 30.0, 30.0)),
+}
+HEURISTICS = ("hpa", "threshold", "static_peak", "random")
+
+
+def play(policy: str, preset: str, seed: int) -> dict[str, Any]:
+    """One validation episode (``seed``) of ``policy`` at ``preset``, made bursty."""
+    from rlsched.envs.make import make_env
+    from rlsched.evaluate import evaluate
+    from rlsched.policies.registry import make_policy
+    from rlsched.runtime import set_torch_threads
+
+    set_torch_threads()
+    start = time.perf_counter()
+    kw: dict[str, Any] = {"scenario": preset, "episode_duration": DURATION, "burst": BURST}
+    spec = policy
+    if policy in SEARCHES:
+        spec, (sampler, history, block) = SEARCHES[policy]
+        kw |= {"reward_weights": weights(PRICE), "oracle_steps": STEPS,
+               "future_sampler": sampler, "future_history": history,
+               "future_block": block}  # fmt: skip
+    env = make_env("rlsched/LLMAutoscaling-v0", DATASET, **kw)
+    (ep,) = evaluate(make_policy(spec, env, seed=seed), env, 1, seed)
+    return {"policy": policy, "preset": preset, "seed": seed,
+            **{m: float(ep.metrics[m]) for m in KEPT},
+            "seconds": time.perf_counter() - start}  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    seeds = list(range(SEED, SEED + EPISODES))
+    policies = [*HEURISTICS, *SEARCHES]
+    # the longest (the searches) first
+    todo = [(p, q, s) for p in reversed(policies) for q in PRESETS for s in seeds]
+    start = time.perf_counter()
+    done = run_episodes(play, todo, ("policy", "preset", "seed"), PARTIAL, args.workers)
+    rows = [done[(p, q, s)] for p in policies for q in PRESETS for s in seeds]
+    means = {q: {p: {m: float(np.mean([r[m] for r in rows if (r["policy"], r["preset"]) == (p, q)]))
+                     for m in KEPT} for p in policies} for q in PRESETS}  # fmt: skip
+    out = {"dataset": DATASET, "burst": BURST, "episode_duration": DURATION, "price": PRICE,
+           "seeds": [seeds[0], seeds[-1]], "searches": {k: {"spec": v[0], "sampler": v[1][0],
+           "future_history": v[1][1], "future_block": v[1][2]} for k, v in SEARCHES.items()},
+           "means": means, "episodes": rows, "seconds": time.perf_counter() - start,
+           "episode_seconds": sum(r["seconds"] for r in rows)}  # fmt: skip
+    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"wrote {OUT}")
+    for q in PRESETS:
+        print(q + ": " + "; ".join(f"{p} {v['slo_attainment']:.3f} at ${v['cost']:.2f}"
+                                   for p, v in means[q].items()))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
