@@ -13,7 +13,11 @@ verdict and chooses nothing. The policies, all at the price c = 0.5 where they s
   blocks``; the forty-eighth session's exploration, run before this script existed);
 - ``search-persistence``: the same search over one future that repeats the last 30 s of
   arrivals as they came (``future_history`` = ``future_block`` = 30 s: a persistence forecast,
-  the same in every draw, so one future is all of them).
+  the same in every draw, so one future is all of them);
+- ``search-peak``: the same search over one stress future that repeats the busiest 30 s (by
+  prompt tokens) of the last 300 s as they came (:class:`PeakFutures`, defined here for the
+  probe alone: a scaler that plans for the recent peak, as static_peak plans for the
+  episode's).
 
 Every search takes the budget oracle's candidates (hold, +-1 or +-5 instances in one pool, and
 HPA's own action; ``oracle_steps``), horizon (30 decisions) and Lagrangian reward
@@ -35,6 +39,8 @@ from typing import Any
 import numpy as np
 from llm_code1x_budget_oracle import BASE, HORIZON, KEPT, ORACLE, STEPS, run_episodes, weights
 
+from rlsched.envs.llm_autoscaling import LLMAutoscalingEnv
+
 HERE = Path(__file__).resolve().parent
 OUT = HERE / "llm_deployable_search_probe.json"
 PARTIAL = HERE / "llm_deployable_search_probe.jsonl"
@@ -47,7 +53,31 @@ SEARCHES: dict[str, tuple[str, tuple[str, float, float]]] = {
     "clairvoyant": (ORACLE, ("poisson", 300.0, 30.0)),
     "search-blocks": (f"{SEARCH}&futures=4", ("blocks", 300.0, 30.0)),
     "search-persistence": (f"{SEARCH}&futures=1", ("blocks", 30.0, 30.0)),
+    "search-peak": (f"{SEARCH}&futures=1", ("blocks", 300.0, 30.0)),
 }
+
+
+class PeakFutures(LLMAutoscalingEnv):
+    """LLMAutoscaling whose ``"blocks"`` futures repeat one block: the ``future_block``
+    seconds of the last ``future_history`` with the most prompt tokens (no draw)."""
+
+    def _blocks(
+        self, rng: np.random.Generator, t0: float, t: float, length: float
+    ) -> tuple[np.ndarray, np.ndarray]:
+        a = self._reqs.arrival
+        tokens = np.concatenate([[0.0], np.cumsum(self._reqs.prompt_tokens, dtype=np.float64)])
+        block = min(self.future_block, t - t0)
+        starts = a[int(np.searchsorted(a, t0)) : int(np.searchsorted(a, t - block, "right"))]
+        starts = starts if len(starts) else np.array([t0])  # each block starts at an arrival
+        lo, hi = np.searchsorted(a, starts), np.searchsorted(a, starts + block)
+        k = int(np.argmax(tokens[hi] - tokens[lo]))
+        count = int(np.ceil(length / block)) if length > 0 else 0
+        one = np.arange(lo[k], hi[k])
+        arrival = (a[one] - starts[k] + np.arange(count)[:, None] * block).reshape(-1)
+        keep = arrival < length
+        return arrival[keep], np.tile(one, count)[keep]
+
+
 HEURISTICS = ("hpa", "threshold", "static_peak", "random")
 
 
@@ -68,6 +98,8 @@ def play(policy: str, preset: str, seed: int) -> dict[str, Any]:
                "future_sampler": sampler, "future_history": history,
                "future_block": block}  # fmt: skip
     env = make_env("rlsched/LLMAutoscaling-v0", DATASET, **kw)
+    if policy == "search-peak":  # built as the registered env (its presets), then its futures
+        env.unwrapped.__class__ = PeakFutures
     (ep,) = evaluate(make_policy(spec, env, seed=seed), env, 1, seed)
     return {"policy": policy, "preset": preset, "seed": seed,
             **{m: float(ep.metrics[m]) for m in KEPT},
