@@ -12,7 +12,7 @@ verdict and chooses nothing. The policies, all at the price c = 0.5 where they s
   filled with 30-s blocks of the last 300 s of arrivals as they came (``future_sampler:
   blocks``; the forty-eighth session's exploration, run before this script existed);
 - ``search-persistence``: the same search over one future that repeats the last 30 s of
-  arrivals as they came (``future_history`` = ``future_block`` = 30 s: a persistence forecast,
+  arrivals as they came (``future_history`` 30 s, as long as a block: a persistence forecast,
   the same in every draw, so one future is all of them);
 - ``search-peak``: the same search over one stress future that repeats the busiest 30 s (by
   prompt tokens) of the last 300 s as they came (:class:`PeakFutures`, defined here for the
@@ -22,7 +22,7 @@ verdict and chooses nothing. The policies, all at the price c = 0.5 where they s
 Every search takes the budget oracle's candidates (hold, +-1 or +-5 instances in one pool, and
 HPA's own action; ``oracle_steps``), horizon (30 decisions) and Lagrangian reward
 (``weights``). Finished episodes are kept in ``llm_deployable_search_probe.jsonl`` so a stopped
-run resumes (``seconds``: this run's; ``episode_seconds``: every episode's, summed).
+run resumes (``episode_seconds``: every episode's seconds, summed).
 
     python docs/results/llm_deployable_search_probe.py [--workers 2]
     # -> docs/results/llm_deployable_search_probe.json
@@ -48,12 +48,14 @@ DATASET, DURATION, BURST = "azure-llm:conv", 300.0, 1.0
 PRESETS = ("conv-1x", "conv-2x", "conv-3x")
 SEED, EPISODES, PRICE = 82_461, 4, 0.5
 SEARCH = f"rollout:{BASE}?horizon={HORIZON}&score=return&top_k=10"
-#: each searching policy: its spec, and its env's future sampling (sampler, history, block)
-SEARCHES: dict[str, tuple[str, tuple[str, float, float]]] = {
-    "clairvoyant": (ORACLE, ("poisson", 300.0, 30.0)),
-    "search-blocks": (f"{SEARCH}&futures=4", ("blocks", 300.0, 30.0)),
-    "search-persistence": (f"{SEARCH}&futures=1", ("blocks", 30.0, 30.0)),
-    "search-peak": (f"{SEARCH}&futures=1", ("blocks", 300.0, 30.0)),
+BLOCKS = {"future_sampler": "blocks"}
+#: each searching policy: its spec, and how its env draws sampled futures (beyond the env's
+#: defaults: 300 s of history, blocks of 30 s)
+SEARCHES: dict[str, tuple[str, dict[str, Any]]] = {
+    "clairvoyant": (ORACLE, {}),
+    "search-blocks": (f"{SEARCH}&futures=4", BLOCKS),
+    "search-persistence": (f"{SEARCH}&futures=1", {**BLOCKS, "future_history": 30.0}),
+    "search-peak": (f"{SEARCH}&futures=1", BLOCKS),
 }
 
 
@@ -93,10 +95,8 @@ def play(policy: str, preset: str, seed: int) -> dict[str, Any]:
     kw: dict[str, Any] = {"scenario": preset, "episode_duration": DURATION, "burst": BURST}
     spec = policy
     if policy in SEARCHES:
-        spec, (sampler, history, block) = SEARCHES[policy]
-        kw |= {"reward_weights": weights(PRICE), "oracle_steps": STEPS,
-               "future_sampler": sampler, "future_history": history,
-               "future_block": block}  # fmt: skip
+        spec, futures = SEARCHES[policy]
+        kw |= {"reward_weights": weights(PRICE), "oracle_steps": STEPS, **futures}
     env = make_env("rlsched/LLMAutoscaling-v0", DATASET, **kw)
     if policy == "search-peak":  # built as the registered env (its presets), then its futures
         env.unwrapped.__class__ = PeakFutures
@@ -114,15 +114,14 @@ def main() -> None:
     policies = [*HEURISTICS, *SEARCHES]
     # the longest (the searches) first
     todo = [(p, q, s) for p in reversed(policies) for q in PRESETS for s in seeds]
-    start = time.perf_counter()
     done = run_episodes(play, todo, ("policy", "preset", "seed"), PARTIAL, args.workers)
     rows = [done[(p, q, s)] for p in policies for q in PRESETS for s in seeds]
     means = {q: {p: {m: float(np.mean([r[m] for r in rows if (r["policy"], r["preset"]) == (p, q)]))
                      for m in KEPT} for p in policies} for q in PRESETS}  # fmt: skip
     out = {"dataset": DATASET, "burst": BURST, "episode_duration": DURATION, "price": PRICE,
-           "seeds": [seeds[0], seeds[-1]], "searches": {k: {"spec": v[0], "sampler": v[1][0],
-           "future_history": v[1][1], "future_block": v[1][2]} for k, v in SEARCHES.items()},
-           "means": means, "episodes": rows, "seconds": time.perf_counter() - start,
+           "seeds": [seeds[0], seeds[-1]],
+           "searches": {k: {"spec": spec, **futures} for k, (spec, futures) in SEARCHES.items()},
+           "means": means, "episodes": rows,
            "episode_seconds": sum(r["seconds"] for r in rows)}  # fmt: skip
     OUT.write_text(json.dumps(out, indent=1) + "\n")
     print(f"wrote {OUT}")
