@@ -265,7 +265,9 @@ class LoadLog:
     updates: int = 0
     update_latency: list[float] = field(default_factory=list)
     update_ok_at: list[float] = field(default_factory=list)  # time.time() of each ack
-    # (time, replica index, what): calls that failed (each was retried on another replica)
+    # (time.time() when the failure was seen, replica index, what): calls that failed (each
+    # was retried on another replica). The end, not the start: a call sent just before a kill
+    # fails at the kill, however long it had been waiting for its answer
     predict_failures: list[tuple[float, int, str]] = field(default_factory=list)
     update_failures: list[tuple[float, int, str]] = field(default_factory=list)
     update_status: dict[int, int] = field(default_factory=dict)
@@ -347,7 +349,6 @@ def run_load(
                             time.sleep(0.05)
                         continue
                     t0 = time.perf_counter()
-                    now = time.time()
                     try:
                         r = http[k].post(path, json=body, headers=headers)
                         code, what = r.status_code, f"HTTP {r.status_code}"
@@ -368,7 +369,7 @@ def run_load(
                                 log.predict_latency.append(dt)
                             break
                         (log.update_failures if is_update else log.predict_failures).append(
-                            (now, k, what)
+                            (time.time(), k, what)
                         )
                     if code == 0:
                         mark_down(k)
