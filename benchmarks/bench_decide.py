@@ -8,7 +8,9 @@ without torch) on observations of its env, at the node counts given where the en
 observations; for a departure entry ``DeparturePolicy.act``, and the same with its
 network scoring every decision whatever its threshold or familiarity guard, the guard's
 check (per decision, and a workflow's first, which computes its profile), and, for one that
-reads PEFT's schedule (``dag_plan``), the env's cost of computing it per decision; for a
+reads PEFT's schedule (``dag_plan``), the env's cost of computing it per decision (a fresh
+copy of the env's state and PEFT's rollout from it, and what the keys cost the env's own
+observation over the entry's play, where the schedule is kept while decisions follow it); for a
 trial-guarded entry (:mod:`rlsched.policies.trial`) the network's act, the anchor's, and
 the trials where the guard runs them (``TRIALS`` of them).
 Observations come from one episode of the best heuristic's play on the entry's test data
@@ -92,6 +94,41 @@ def _plan_times(env: Any, n: int) -> dict[str, float]:
 
     _play(env, n + 20, plan)
     return _summary(ts[20:])  # the first calls load the compiled kernels
+
+
+def _observed_plan_times(env: Any, pol: DeparturePolicy, n: int) -> dict[str, Any]:
+    """What the ``dag_plan`` keys cost the env's own observation (``_plan_observation``:
+    the state's copy into arrays is the observation's at every decision, ``dag_plan`` or
+    not), timed at ``n`` decisions of ``pol``'s own play, the network at every decision
+    (no trial guard, whose anchor would follow PEFT more often): PEFT's schedule is played
+    where a decision departed from it and kept where the decisions followed it (``_plan``);
+    the share kept is counted."""
+    u = env.unwrapped
+    ts: list[float] = []
+    kept = 0
+    own = u._plan_observation
+
+    def timed(*args: Any) -> None:
+        nonlocal kept
+        before = u._kept_plan
+        t0 = time.perf_counter()
+        own(*args)
+        ts.append(time.perf_counter() - t0)
+        kept += u._kept_plan is before and before is not None
+
+    u._plan_observation = timed
+    try:
+        seed = TEST_SEED
+        while len(ts) < n + 20:
+            obs, _ = env.reset(seed=seed)
+            done = False
+            while not done and len(ts) < n + 20:
+                obs, _, term, trunc, _ = env.step(pol.act(obs, u.action_masks()))
+                done = term or trunc
+            seed += 1
+    finally:
+        del u._plan_observation
+    return {**_summary(ts[20:]), "kept_share": round(kept / len(ts), 3)}
 
 
 def _summary(ts: list[float]) -> dict[str, float]:
@@ -185,7 +222,9 @@ def one(
         states = _states(env, n)
         nodes = getattr(env.unwrapped, "num_nodes", None)
         # a model that reads PEFT's schedule needs the env to compute it for each decision
-        plan = {"env_plan": _plan_times(env, n)} if outer.plan else {}
+        plan = ({"env_plan": _plan_times(env, n),
+                 "env_plan_in_observation": _observed_plan_times(env, outer, n)}
+                if outer.plan else {})  # fmt: skip
         networks = len(outer.scorers)
         return {**plan, "entry": name, "env": env_id, "num_nodes": nodes,
                 "actions": len(states[0][1]), "decisions": len(states),
@@ -293,6 +332,11 @@ def main() -> None:
             print(
                 f"{name} at {r['num_nodes']} nodes ({r['actions']} actions), {r['path']}: "
                 f"median {r['act']['median_ms']:.3f} ms, p99 {r['act']['p99_ms']:.3f} ms"
+                + (f"; PEFT's schedule fresh {r['env_plan']['median_ms']:.3f} ms, in the "
+                   f"observation {r['env_plan_in_observation']['median_ms']:.3f} ms (p99 "
+                   f"{r['env_plan_in_observation']['p99_ms']:.3f} ms, kept at "
+                   f"{r['env_plan_in_observation']['kept_share']:.0%} of decisions)"
+                   if "env_plan_in_observation" in r else "")
                 + (f"; SB3 predict median {sb3:.3f} ms" if sb3 is not None else "")
                 + (f"; scoring every decision median {scoring:.3f} ms" if scoring else "")
                 + (f"; familiarity check median {r['guard_check']['median_ms']:.3f} ms, a "

@@ -251,6 +251,45 @@ def test_the_plan_observed_is_pefts_schedule_and_changes_nothing(order: str) -> 
     assert checked > 40
 
 
+@pytest.mark.parametrize("order", ["rank", "patent"])
+def test_a_kept_plan_is_the_plan_played_again(order: str) -> None:
+    """The env keeps PEFT's schedule while the decisions follow it (``_plan``): at every
+    decision of episodes of three workflows that follow PEFT, depart from it at random and go
+    back to earlier decisions (snapshots), the observed plan is the one a fresh rollout
+    plays, to the bit; and it was kept at some decisions and played at others."""
+    kw = dict(SMALL, dataset="synthetic:placement?workflows=30&tasks=12&seed=9",
+              task_order=order, dag=True, dag_plan=True, num_workflows=3)  # fmt: skip
+    env = _env(**kw)
+    u = env.unwrapped
+    rng = np.random.default_rng(5)
+    played = kept = 0
+    for seed in range(3):
+        obs, _ = env.reset(seed=seed)
+        done, snaps = False, []
+        while not done:
+            server, finish = u.fast_rollouts("peft", "makespan", None, True).plan()
+            n = len(server)
+            assert np.array_equal(obs["dag_plan"][:n, 0], server)
+            assert np.array_equal(obs["dag_plan"][:n, 1],
+                                  ((finish - u._now) / u.time_unit).astype(np.float32))  # fmt: skip
+            snaps.append(u.snapshot())
+            mask = u.action_masks()
+            if rng.random() < 0.2:
+                a = int(rng.choice(np.flatnonzero(mask)))
+            else:
+                a = PeftPolicy(u, 0).act(obs, mask)
+            before = u._kept_plan
+            obs, _r, te, tr, _ = env.step(a)
+            done = te or tr
+            if not done and u._w == snaps[-1].state["_w"]:  # the same workflow: kept or not
+                kept += u._kept_plan is before
+                played += u._kept_plan is not before
+            if not done and rng.random() < 0.1:  # back to an earlier decision
+                u.restore(snaps[int(rng.integers(len(snaps)))])
+                obs = u._observation()
+    assert kept > 20 and played > 20, (kept, played)
+
+
 def test_the_plan_needs_the_whole_workflow_and_every_server() -> None:
     with pytest.raises(ValueError, match="needs dag=True"):
         _env(**SMALL, dag_plan=True)

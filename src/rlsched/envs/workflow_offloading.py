@@ -763,6 +763,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
         self._decided = 0
         self._projected = w.arrival
         self._prev_server: int | None = None
+        self._kept_plan: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # dag_plan's
         for st in self._states:
             st.prune(self._now)
         self._pick_task()
@@ -1171,7 +1172,7 @@ class WorkflowOffloadingEnv(RlschedEnv):
                 "dag_plan=True: the compiled rollouts do not apply to this env "
                 "(offloading_fast.fast_rollouts)"
             )
-        server, finish = fast.plan()
+        server, finish = self._plan(fast)
         rel = (finish - self._now) / u
         plan, per_server = obs["dag_plan"], obs["dag_plan_servers"]  # fresh zeros
         plan[:n, 0] = server
@@ -1182,6 +1183,22 @@ class WorkflowOffloadingEnv(RlschedEnv):
         np.maximum.at(ahead, server[undecided], rel[undecided])
         per_server[:, 0] = ahead
         per_server[:, 1] = np.bincount(server[undecided], minlength=len(per_server))
+
+    def _plan(self, fast: OffloadingRollouts) -> tuple[np.ndarray, np.ndarray]:
+        """PEFT's schedule of the rest of the current workflow (``fast.plan()``), kept for the
+        next decisions: while every task decided since was decided as it says, it is PEFT's
+        schedule from there too (the compiled rollout commits as :meth:`step` does, and within
+        a workflow nothing else changes the state), so it is not played again. Kept with the
+        state (snapshots copy it) and dropped at each workflow."""
+        at = self._server  # -1: undecided; the plan gives every task a server
+        if self._kept_plan is not None:
+            server, finish, was = self._kept_plan
+            # each task is where the plan puts it, or undecided now and when it was played
+            if ((at == server) | ((at < 0) & ~was)).all():
+                return server, finish
+        server, finish = fast.plan()
+        self._kept_plan = (server, finish, at >= 0)
+        return server, finish
 
     def _child_done(self, ests: list[Estimate]) -> np.ndarray:
         """Absolute ``node_child_done`` times, one per server the current task could go to
