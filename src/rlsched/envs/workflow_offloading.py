@@ -229,10 +229,11 @@ class WorkflowOffloadingEnv(RlschedEnv):
     - ``dag_plan (T, 2)`` and ``dag_plan_servers (N, 2)`` (only with ``dag_plan=True``): PEFT's
       schedule of the rest of the current workflow from this decision, the current task
       included (the compiled rollouts, :meth:`OffloadingRollouts.plan
-      <rlsched.envs.offloading_fast.OffloadingRollouts.plan>`; needs numba). Per task: its
-      server in that schedule (a decided task's own; -1 past the workflow's tasks) and its
-      finish relative to now in ``time_unit``; per server: the latest such finish of the
-      undecided tasks the schedule gives it (0: none) and how many it gives it. What a
+      <rlsched.envs.offloading_fast.OffloadingRollouts.plan>`; needs numba; kept while the
+      decisions follow it, :meth:`_plan`). Per task: its server in that schedule (a decided
+      task's own; -1 past the workflow's tasks) and its finish relative to now in
+      ``time_unit``; per server: the latest such finish of the undecided tasks the schedule
+      gives it (0: none) and how many it gives it. What a
       departure from PEFT's choice would change: where the rest of the workflow goes and
       when it ends.
     - ``task (8,)``: work, cpu, mem, data in (sum over predecessors; a source: ``input_data``),
