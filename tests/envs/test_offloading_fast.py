@@ -278,10 +278,10 @@ def test_a_kept_plan_is_the_plan_played_again(order: str) -> None:
                 a = int(rng.choice(np.flatnonzero(mask)))
             else:
                 a = PeftPolicy(u, 0).act(obs, mask)
-            before = u._kept_plan
+            before, w = u._kept_plan, u._w
             obs, _r, te, tr, _ = env.step(a)
             done = te or tr
-            if not done and u._w == snaps[-1].state["_w"]:  # the same workflow: kept or not
+            if not done and u._w == w:  # the same workflow: kept or played again
                 kept += u._kept_plan is before
                 played += u._kept_plan is not before
             if not done and rng.random() < 0.1:  # back to an earlier decision
