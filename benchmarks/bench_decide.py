@@ -55,11 +55,12 @@ from rlsched.splits import SPLITS, TEST_SEED
 from rlsched.zoo import card, names
 
 
-def _play(env: Any, n: int, visit: Any) -> None:
-    """The env's base heuristic's play, episode after episode from the test seeds, calling
-    ``visit(obs, mask)`` at each of ``n`` decisions before it is taken."""
+def _play(env: Any, n: int, visit: Any, pol: Any = None) -> None:
+    """``pol``'s play (default: the env's base heuristic), episode after episode from the test
+    seeds, calling ``visit(obs, mask)`` at each of ``n`` decisions before it is taken."""
     u = env.unwrapped
-    pol = make_policy(u.oracle_base, env, seed=0)
+    if pol is None:
+        pol = make_policy(u.oracle_base, env, seed=0)
     seed, k = TEST_SEED, 0
     while k < n:
         obs, _ = env.reset(seed=seed)
@@ -118,14 +119,7 @@ def _observed_plan_times(env: Any, pol: DeparturePolicy, n: int) -> dict[str, An
 
     u._plan_observation = timed
     try:
-        seed = TEST_SEED
-        while len(ts) < n + 20:
-            obs, _ = env.reset(seed=seed)
-            done = False
-            while not done and len(ts) < n + 20:
-                obs, _, term, trunc, _ = env.step(pol.act(obs, u.action_masks()))
-                done = term or trunc
-            seed += 1
+        _play(env, n + 20, lambda obs, mask: None, pol)
     finally:
         del u._plan_observation
     return {**_summary(ts[20:]), "kept_share": round(kept / len(ts), 3)}
