@@ -140,3 +140,39 @@ def test_policies_that_read_no_observation_are_advanced_to_the_same_episodes(
             advanced = evaluate(blind, env, 2, seed=11)
         key = [(r.reward, r.length, repr(r.metrics)) for r in stepped]
         assert key == [(r.reward, r.length, repr(r.metrics)) for r in advanced], name
+
+
+def _model_meta(tmp_path: Path, name: str, **meta: object) -> str:
+    """A model folder with only a meta.json (enough for the checks that read it)."""
+    from rlsched.agents.models import MODEL_FORMAT
+
+    d = tmp_path / name
+    d.mkdir()
+    (d / "meta.json").write_text(json.dumps({"format": MODEL_FORMAT, **meta}))
+    return f"learned:{d}"
+
+
+def test_a_model_is_not_judged_on_data_it_was_trained_on(tmp_path: Path) -> None:
+    from rlsched.errors import ConfigError
+    from rlsched.evaluate import check_not_trained_on
+
+    late = "azure-llm:code?start=1800"
+    timed = _model_meta(tmp_path, "timed", dataset="azure-llm:conv",
+                        train_datasets=["azure-llm:code?end=1800"], split="code-time")  # fmt: skip
+    conv = _model_meta(tmp_path, "conv", dataset="azure-llm:conv")
+    code = _model_meta(tmp_path, "code", dataset="azure-llm:code?rate_scale=2")
+    check_not_trained_on([timed, conv, "hpa"], late, "code-time")  # its own split's test set
+    check_not_trained_on([conv, "learned:/nonexistent/model"], "azure-llm:code")
+    # trained under the time split, judged on the default split's test set (the whole trace)
+    with pytest.raises(ConfigError, match="trained under the split 'code-time'"):
+        check_not_trained_on([timed], "azure-llm:code")
+    # a model of the default split trained on the code trace: not judged on a time split's test
+    with pytest.raises(ConfigError, match="shares azure-llm:code:seconds 1800-inf"):
+        check_not_trained_on([conv, code], late, "code-time")
+    both = _model_meta(tmp_path, "both", dataset="azure-llm:conv",
+                       train_datasets=["azure-llm:code?end=1900"])  # fmt: skip
+    with pytest.raises(ConfigError, match="trained on 'azure-llm:code\\?end=1900'"):
+        check_not_trained_on([f"{both}?anchor=hpa"], late, "code-time")
+    # a glob: every seed's meta is read
+    with pytest.raises(ConfigError, match="code-time"):
+        check_not_trained_on([f"learned:{tmp_path}/t*"], "azure-llm:code")

@@ -120,3 +120,22 @@ def test_the_shipped_pods_entry_is_judged_in_its_row(tmp_path: Path, tiny_pods: 
     assert lr["policy"] == "learned:zoo/pod-rebalancing-anchored-ppo"
     assert lr["paired"]["verdict"] in ("better", "worse", "no significant difference")
     assert row["env_kwargs"]["history_features"] is True
+
+
+def test_a_model_of_another_split_is_refused_before_any_episode(tmp_path: Path) -> None:
+    """A scaler trained on the code trace's first half (split ``code-time``) has seen part of
+    the default split's test set, the whole code trace: results refuses it."""
+    from rlsched.agents.models import MODEL_FORMAT
+    from rlsched.errors import ConfigError
+
+    d = tmp_path / "model"
+    d.mkdir()
+    (d / "meta.json").write_text(json.dumps({
+        "format": MODEL_FORMAT, "dataset": "azure-llm:conv", "split": "code-time",
+        "train_datasets": ["azure-llm:code?end=1800"]}))  # fmt: skip
+    with pytest.raises(ConfigError, match="trained under the split 'code-time'"):
+        res_mod.run_results(
+            tmp_path / "out", "quick", learned={"rlsched/LLMAutoscaling-v0": [f"learned:{d}"]},
+            envs=["LLMAutoscaling"], console=Console(),
+        )
+    assert not (tmp_path / "out" / "results.json").exists()

@@ -3,7 +3,7 @@
 import pytest
 
 from rlsched.errors import ConfigError
-from rlsched.splits import SPLITS, check_validation, overlap
+from rlsched.splits import SPLITS, VARIANTS, check_validation, overlap, split_of
 from rlsched.train.config import TrainConfig
 
 
@@ -30,6 +30,12 @@ def test_every_env_has_disjoint_validation_and_test_sets() -> None:
         ("alibaba:cloudsimpy-jobs", "alibaba:cloudsimpy-jobs?part=test", True),
         ("alibaba:cloudsimpy-jobs?part=validation", "alibaba:cloudsimpy-jobs?part=test", False),
         ("azure-llm:code", "azure-llm:code?rate_scale=2", True),
+        # a time split: two windows of one trace share only where they meet
+        ("azure-llm:code?end=1800", "azure-llm:code?start=1800", False),
+        ("azure-llm:code?end=1800&rate_scale=2", "azure-llm:code?start=1800", False),
+        ("azure-llm:code?end=1800", "azure-llm:code", True),
+        ("azure-llm:code?start=1000&end=2000", "azure-llm:code?start=1800", True),
+        ("azure-llm:conv?end=1800", "azure-llm:code?start=0", False),
     ],
 )
 def test_overlap(a: str, b: str, shared: bool) -> None:
@@ -56,3 +62,23 @@ def test_alibaba_parts_are_a_time_ordered_partition() -> None:
     assert sum(map(len, names)) == len(load_dataset("alibaba:cloudsimpy-jobs").workflows)
     assert not (names[0] & names[1] or names[1] & names[2] or names[0] & names[2])
     assert max(w.submit_time for w in parts[0]) <= min(w.submit_time for w in parts[2])
+
+
+def test_the_named_splits_are_disjoint_and_a_config_is_checked_against_its_own() -> None:
+    for (env_id, name), split in VARIANTS.items():
+        assert split_of(env_id, name) is split and split.env_id == env_id
+        assert not overlap(split.train, split.test) and not overlap(split.validation, split.test)
+    llm = dict(env_id="rlsched/LLMAutoscaling-v0", dataset="azure-llm:conv", eval_dataset=None,
+               algo="ppo", policy_net="mlp")  # fmt: skip
+    first_half = ["azure-llm:code?end=1800"]
+    # under the default split the whole code trace is the test set: its first half is refused
+    with pytest.raises(ConfigError, match=r"shares azure-llm:code:seconds 0-1800 with the .*test"):
+        TrainConfig(**llm, train_datasets=first_half).validate()
+    TrainConfig(**llm, train_datasets=first_half, split="code-time").validate()
+    # under the time split, a window reaching into the second half is refused
+    with pytest.raises(ConfigError, match="seconds 1800-1900"):
+        TrainConfig(**llm, train_datasets=["azure-llm:code?end=1900"], split="code-time").validate()
+    with pytest.raises(ConfigError, match=r"validation set .*seconds 1800-inf"):
+        TrainConfig(**{**llm, "eval_dataset": "azure-llm:code"}, split="code-time").validate()
+    with pytest.raises(ConfigError, match=r"no split named 'nope' \(known: default, code-time\)"):
+        TrainConfig(**llm, split="nope").validate()

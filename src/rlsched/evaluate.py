@@ -22,6 +22,7 @@ from rlsched.envs.make import make_env
 from rlsched.errors import ConfigError, PolicyError
 from rlsched.policies.base import Policy
 from rlsched.policies.registry import expand_policies, make_policy
+from rlsched.splits import overlap, shared_text
 from rlsched.stats import MIN_EPISODES, iqm, paired, paired_seeds
 
 
@@ -272,6 +273,46 @@ def _paired_row(
     return p.to_json()
 
 
+def _learned_metas(specs: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+    """``(spec, meta.json)`` of every model folder the ``learned:`` specs name (a glob: each
+    match). A spec whose model is missing is skipped (playing it names the problem)."""
+    out = []
+    for spec in specs:
+        if not spec.startswith("learned:"):
+            continue
+        pattern = spec.split(":", 1)[1].partition("?")[0]
+        for p in sorted(glob.glob(pattern)) if "*" in pattern else [pattern]:
+            try:
+                out.append((spec, read_meta(p)))
+            except (PolicyError, OSError, ValueError):
+                continue
+    return out
+
+
+def check_not_trained_on(specs: Sequence[str], test: str, split_name: str = "default") -> None:
+    """Refuse to judge a ``learned:`` model on a test set it was trained on: one trained under
+    a named split (:data:`rlsched.splits.VARIANTS`, its meta's ``split``) judged on another
+    split's test set, or one whose training datasets share data with ``test`` (those beside
+    the first, ``train_datasets``; the first too when the model's split is not ``split_name``,
+    as for a default-split model judged on a named split's test set)."""
+    for spec, meta in _learned_metas(specs):
+        trained_split = meta.get("split") or "default"
+        if trained_split not in ("default", split_name):
+            raise ConfigError(
+                f"{spec} was trained under the split {trained_split!r}: judge it on that "
+                f"split's test set (rlsched.splits), not on the {split_name!r} split's {test!r}"
+            )
+        datasets = list(meta.get("train_datasets") or ())
+        if trained_split != split_name and meta.get("dataset"):
+            datasets.insert(0, meta["dataset"])
+        for d in datasets:
+            if shared := overlap(d, test):
+                raise ConfigError(
+                    f"{spec} was trained on {d!r}, which shares {shared_text(shared)} with the "
+                    f"test set {test!r}"
+                )
+
+
 def learned_observation_args(
     env_id: str, specs: Sequence[str], env_kwargs: dict[str, Any]
 ) -> dict[str, Any]:
@@ -285,24 +326,17 @@ def learned_observation_args(
     params = inspect.signature(cls.__init__).parameters
     default = {k: params[k].default if k in params else None for k in cls.observation_args}
     need: dict[str, tuple[Any, str]] = {}
-    for spec in specs:
-        if not spec.startswith("learned:") or not cls.observation_args:
-            continue
-        pattern = spec.split(":", 1)[1].partition("?")[0]
-        for p in sorted(glob.glob(pattern)) if "*" in pattern else [pattern]:
-            try:
-                trained = read_meta(p).get("env_kwargs") or {}
-            except (PolicyError, OSError, ValueError):
-                continue
-            for k in cls.observation_args:
-                v = trained.get(k, default[k])
-                if k in need and need[k][0] != v:
-                    raise ConfigError(
-                        f"{need[k][1]} was trained with {k}={need[k][0]!r} and {spec} with "
-                        f"{k}={v!r}: they need different observations, so judge them in "
-                        "separate runs"
-                    )
-                need[k] = (v, spec)
+    for spec, meta in _learned_metas(specs if cls.observation_args else ()):
+        trained = meta.get("env_kwargs") or {}
+        for k in cls.observation_args:
+            v = trained.get(k, default[k])
+            if k in need and need[k][0] != v:
+                raise ConfigError(
+                    f"{need[k][1]} was trained with {k}={need[k][0]!r} and {spec} with "
+                    f"{k}={v!r}: they need different observations, so judge them in "
+                    "separate runs"
+                )
+            need[k] = (v, spec)
     return {k: v for k, (v, _) in need.items() if env_kwargs.get(k, default[k]) != v}
 
 

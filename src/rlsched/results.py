@@ -34,7 +34,7 @@ from rlsched.agreement import reward_agreement
 from rlsched.data.registry import parse_name
 from rlsched.envs.make import make_env
 from rlsched.errors import ConfigError
-from rlsched.evaluate import compare, learned_observation_args
+from rlsched.evaluate import check_not_trained_on, compare, learned_observation_args
 from rlsched.policies.registry import applicable_heuristics
 from rlsched.report.leaderboard import main_mean, markdown_table, metric_label
 from rlsched.runtime import git_commit, versions
@@ -212,6 +212,7 @@ def run_results(
                 mine = []
             else:
                 mine = [*learned.get(env_id, []), *(learned.get(key, []) if preset else [])]
+                check_not_trained_on(mine, str(test))
                 added = learned_observation_args(env_id, mine, kwargs)
                 if added:  # features a learned model reads; the heuristics' episodes are unchanged
                     console.print(f"  {key}: env arguments of the learned models added: {added}")

@@ -11,7 +11,12 @@ What "shares" means, per dataset family (:func:`units`):
 - ``wfinstances:A,B``: the named workflow executions (``all``: every shipped one);
 - ``wfcommons:RECIPE?seed=S`` and every ``synthetic:KIND?seed=S``: the generator and its seed;
 - ``alibaba:cloudsimpy-jobs?part=P``: the trace and its time-ordered part (no part: all);
+- ``azure-llm:TRACE?start=S&end=E``: the trace's requests recorded in ``[S, E)`` seconds
+  (no window: all of them), so the two halves of a time split share nothing;
 - any other name (``azure-llm:conv``, ``file:PATH``, ...): the trace itself.
+
+An env may have other named splits beside its default (:data:`VARIANTS`); a training config
+picks one with ``split``, and its datasets are checked against that split's test set.
 
 Test episodes start at seed :data:`TEST_SEED`; training envs are seeded from the config's
 ``seed`` and validation episodes from 10,000 (``rlsched.train``), so episode seeds never meet.
@@ -100,10 +105,49 @@ SPLITS: dict[str, EnvSplit] = {
 }
 
 
-def split_of(env_id: str) -> EnvSplit:
+#: The seconds where the code trace's time split cuts it (an hour, 8,819 requests: 5,740 before,
+#: 3,079 after).
+CODE_SPLIT_S = 1800
+
+#: Other splits, by ``(env id, name)``: experiments whose test set is not the env's default.
+#: A model trained under one must be judged on that split's test set, not the default's.
+VARIANTS: dict[tuple[str, str], EnvSplit] = {
+    ("rlsched/LLMAutoscaling-v0", "code-time"): EnvSplit(
+        "rlsched/LLMAutoscaling-v0",
+        "azure-llm:conv",
+        "azure-llm:conv",
+        f"azure-llm:code?start={CODE_SPLIT_S}",
+        env_kwargs={"episode_duration": 300.0},
+        episodes={"quick": 2, "full": 30},
+        note=f"a time split of the code trace: its first {CODE_SPLIT_S} s "
+        f"(azure-llm:code?end={CODE_SPLIT_S}) may be trained on beside conv, the rest is the test",
+    ),
+}
+
+
+def split_of(env_id: str, name: str = "default") -> EnvSplit:
+    """``env_id``'s default split, or the named one of :data:`VARIANTS`."""
+    if name != "default":
+        if (env_id, name) not in VARIANTS:
+            known = sorted(n for e, n in VARIANTS if e == env_id)
+            raise ConfigError(
+                f"{env_id}: no split named {name!r} (known: {', '.join(['default', *known])})"
+            )
+        return VARIANTS[env_id, name]
     if env_id not in SPLITS:
         raise ConfigError(f"{env_id}: no train / validation / test split is defined")
     return SPLITS[env_id]
+
+
+def _window(name: str) -> tuple[float, float] | None:
+    """The recorded seconds an ``azure-llm`` name keeps (None: not a windowed trace name)."""
+    scheme, _, params = parse_name(name)
+    if scheme != "azure-llm":
+        return None
+    try:
+        return float(params.get("start") or 0.0), float(params.get("end") or "inf")
+    except ValueError:  # the loader names the bad value; here the whole trace, to be safe
+        return 0.0, float("inf")
 
 
 def units(name: str) -> set[tuple[str, ...]]:
@@ -122,7 +166,12 @@ def units(name: str) -> set[tuple[str, ...]]:
 
 
 def overlap(a: str, b: str) -> set[tuple[str, ...]]:
-    return units(a) & units(b)
+    shared = units(a) & units(b)
+    wa, wb = _window(a), _window(b)
+    if shared and wa is not None and wb is not None:  # one trace: shared where the windows meet
+        lo, hi = max(wa[0], wb[0]), min(wa[1], wb[1])
+        return {(*u, f"seconds {lo:g}-{hi:g}") for u in shared} if lo < hi else set()
+    return shared
 
 
 def shared_text(shared: set[tuple[str, ...]]) -> str:
@@ -130,9 +179,12 @@ def shared_text(shared: set[tuple[str, ...]]) -> str:
     return ", ".join(sorted(":".join(u) for u in shared))
 
 
-def check_validation(env_id: str, validation: str | None, source: str = "config") -> None:
-    """Refuse a validation set that shares data with ``env_id``'s test set."""
-    split = SPLITS.get(env_id)
+def check_validation(
+    env_id: str, validation: str | None, source: str = "config", split_name: str = "default"
+) -> None:
+    """Refuse a validation set that shares data with ``env_id``'s test set (of the split
+    ``split_name``)."""
+    split = SPLITS.get(env_id) if split_name == "default" else split_of(env_id, split_name)
     if split is None or not validation or not isinstance(validation, str):
         return  # no split for this env, or a dataset given as an object
     shared = overlap(validation, split.test)

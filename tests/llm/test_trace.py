@@ -175,3 +175,26 @@ def test_duration_keeps_the_first_seconds():
     full = load_requests("conv", rate_scale=2.0)
     assert len(r) == int(np.sum(full.arrival < 100.0))
     assert len(load_dataset("azure-llm:conv?rate_scale=2&duration=100").trace) == len(r)
+
+
+def test_a_time_window_keeps_the_recorded_seconds_before_any_transform():
+    full = load_requests("code")
+    early = load_dataset("azure-llm:code?end=1800").trace
+    late = load_dataset("azure-llm:code?start=1800").trace
+    assert len(early) + len(late) == len(full)  # a partition
+    assert len(early) == int(np.sum(full.arrival < 1800.0))
+    np.testing.assert_array_equal(late.prompt_tokens, full.prompt_tokens[full.arrival >= 1800.0])
+    assert early.arrival[0] == late.arrival[0] == 0.0  # each starts at 0
+    # the window is taken from the recorded trace, then the rate scaled: 2x halves its span
+    fast = load_dataset("azure-llm:code?start=1800&rate_scale=2").trace
+    assert len(fast) == len(late)
+    np.testing.assert_allclose(fast.arrival, late.arrival / 2)
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [("start=-1", "start"), ("start=100&end=50", "end"), ("start=5000", "start"), ("end=x", "end")],
+)
+def test_a_bad_time_window_names_its_parameter(params, field):
+    with pytest.raises(DatasetError, match=f"field '{field}'"):
+        load_dataset(f"azure-llm:code?{params}")

@@ -15,9 +15,12 @@ tokens count the first token (which the prefill produces). Malformed input raise
 :class:`~rlsched.errors.DatasetError` naming file, line and field.
 
 Parameters (``azure-llm:conv?rate_scale=2&poisson=1&seed=3&duration=600``), applied in this
-order: ``poisson=1`` re-draws arrivals as a Poisson process of the trace's mean rate (seeded by
-``seed``; sizes keep their order), ``rate_scale`` divides arrival times (2 = twice the rate),
-``duration`` keeps the requests arriving in the first ``duration`` seconds of the result.
+order: ``start`` and ``end`` keep the requests recorded in ``[start, end)`` seconds from the
+trace's first arrival (a time split: ``azure-llm:code?end=1800`` and ``?start=1800`` share no
+request; :mod:`rlsched.splits` knows it), ``poisson=1`` re-draws arrivals as a Poisson
+process of the trace's mean rate (seeded by ``seed``; sizes keep their order), ``rate_scale``
+divides arrival times (2 = twice the rate), ``duration`` keeps the requests arriving in the
+first ``duration`` seconds of the result.
 """
 
 from __future__ import annotations
@@ -193,6 +196,23 @@ def read_llm_trace(path: str | Path) -> tuple[LLMRequests, str]:
     return LLMRequests(arrival, prompt, output, rid), fmt
 
 
+def time_window(
+    reqs: LLMRequests, start: float, end: float | None, source: str
+) -> LLMRequests:
+    """The requests arriving in ``[start, end)`` seconds after the trace's first arrival (a
+    time split: train on the early part of a trace, test on the late part)."""
+    a = reqs.arrival - reqs.arrival[0] if len(reqs) else reqs.arrival
+    keep = (a >= start) & (a < (np.inf if end is None else end))
+    if keep.sum() < 2:
+        raise DatasetError(
+            f"the window [{start:g}, {end if end is not None else 'end'}) s holds "
+            f"{int(keep.sum())} requests of {len(reqs):,} (the trace spans {reqs.span:,.0f} s)",
+            source=source,
+            field="start",
+        )
+    return reqs.take(keep)
+
+
 def _path_of(path: str) -> Path:
     return shipped("llm", SHIPPED[path]) if path in SHIPPED else Path(path).expanduser()
 
@@ -205,16 +225,29 @@ def load_azure_llm(path: str, params: dict[str, str]) -> Dataset:
         raise DatasetError("parameter poisson must be 0 or 1", source=source, field="poisson")
     seed = int_param(params, "seed", source, minimum=0, default=0)
     duration = float_param(params, "duration", source, default=None)
-    assert rate is not None and seed is not None
+    start = float_param(params, "start", source, positive=False, default=0.0)
+    end = float_param(params, "end", source, default=None)
+    assert rate is not None and seed is not None and start is not None
+    if start < 0:
+        raise DatasetError(f"parameter start={start:g} must be >= 0", source=source, field="start")
+    if end is not None and not end > start:
+        raise DatasetError(
+            f"parameter end={end:g} must be above start={start:g}", source=source, field="end"
+        )
     file = _path_of(path)
     reqs, fmt = read_llm_trace(file)
     base = reqs.summary()
+    windowed = start > 0 or end is not None
+    if windowed:  # a time window of the trace as recorded, before anything else
+        reqs = time_window(reqs, start, end, source)
     reqs = transform(reqs, rate_scale=rate, poisson=bool(poisson), seed=seed, duration=duration)
     what = {"azure": "Azure LLM inference trace", "splitwise": "Splitwise-format trace"}[fmt]
     desc = (
         f"{what}: {len(reqs):,} LLM requests over {reqs.span:,.0f} s "
         f"(file: {base['requests']:,} over {base.get('span_s', 0.0):,.0f} s)"
     )
+    if windowed:
+        desc += f"; recorded seconds [{start:g}, {'end' if end is None else f'{end:g}'})"
     if rate != 1.0 or poisson or duration is not None:
         desc += f"; rate x{rate:g}" + (f", Poisson arrivals seed {seed}" if poisson else "")
         desc += f", first {duration:g} s" if duration is not None else ""
@@ -246,16 +279,21 @@ register(
     "LLM inference requests (arrival, prompt tokens, output tokens) for the LLM serving "
     "simulator (rlsched.core.llm): the shipped Azure LLM inference traces 2023, azure-llm:conv "
     "(19,366 requests) and azure-llm:code (8,819), or a user's file in the Azure or Splitwise "
-    "format (sniffed by header); ?rate_scale=2&poisson=1&seed=0&duration=600 scale the rate, "
-    "re-draw Poisson arrivals, keep the first seconds",
+    "format (sniffed by header); ?start=0&end=1800 keep a window of the recorded trace (seconds "
+    "from its first arrival: a time split), ?rate_scale=2&poisson=1&seed=0&duration=600 then "
+    "scale the rate, re-draw Poisson arrivals, keep the first seconds",
     [
         "azure-llm:conv",
         "azure-llm:code?rate_scale=2",
         "azure-llm:/data/my_trace.csv",
         "azure-llm:./splitwise_trace.csv?rate_scale=2&poisson=1&seed=0",
+        "azure-llm:code?end=1800",
     ],
     LICENSE,
-    params={"rate_scale": "1", "poisson": "0", "seed": "0", "duration": None},
+    params={
+        "rate_scale": "1", "poisson": "0", "seed": "0", "duration": None, "start": "0",
+        "end": None,
+    },
     canonical_path=_canonical,
 )
 

@@ -17,7 +17,7 @@ from rlsched.agents.models import ALGOS
 from rlsched.envs.args import type_name
 from rlsched.errors import ConfigError
 from rlsched.policies.residual import gate_error, hold_error, range_error
-from rlsched.splits import SPLITS, check_validation, overlap, shared_text
+from rlsched.splits import SPLITS, check_validation, overlap, shared_text, split_of
 from rlsched.suggest import did_you_mean
 from rlsched.vector import BATCHED_ENV_IDS
 
@@ -42,6 +42,12 @@ class TrainConfig:
     """Validation workload for periodic evaluation (the best model on it is kept); None = the
     training workload with other seeds. It must share no workflow, trace or generator seed
     with the env's test set (:mod:`rlsched.splits`), or the config is refused."""
+    split: str = "default"
+    """The env's train / validation / test split the datasets are checked against:
+    ``default`` (:data:`rlsched.splits.SPLITS`) or a named one of
+    :data:`rlsched.splits.VARIANTS` (``code-time``: LLMAutoscaling-v0 with the code trace split
+    in time, so its first half may be trained on). A model trained under a named split is
+    judged on that split's test set."""
     env_kwargs: dict[str, Any] = field(default_factory=dict)
     """Extra env constructor arguments (e.g. ``num_nodes``, ``reward``, ``beta``)."""
     algo: str = "maskable_ppo"
@@ -506,7 +512,9 @@ class TrainConfig:
                 "need residual_policy"
             )
 
-        check_validation(self.env_id, self.eval_dataset or self.dataset, source)
+        if self.split != "default":
+            split_of(self.env_id, self.split)  # a known name, or a ConfigError naming them
+        check_validation(self.env_id, self.eval_dataset or self.dataset, source, self.split)
         if self.train_datasets and self.vec_env == "batched":
             raise ConfigError(f"{source}: train_datasets needs vec_env dummy or subproc")
         for extra in self.train_datasets:
@@ -522,6 +530,8 @@ class TrainConfig:
 
     def _shared_with_test(self, dataset: str) -> set[tuple[str, ...]]:
         """What ``dataset`` shares with this env's test set (:mod:`rlsched.splits`)."""
+        if self.split != "default":
+            return overlap(dataset, split_of(self.env_id, self.split).test)
         split = SPLITS.get(self.env_id)
         return overlap(dataset, split.test) if split else set()
 

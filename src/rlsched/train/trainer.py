@@ -118,6 +118,8 @@ def _save_model_dir(model: Any, normalizer: Any, cfg: TrainConfig, dest: Path, n
         "env_id": cfg.env_id,
         "env_kwargs": cfg.env_kwargs,
         "dataset": cfg.dataset,
+        **({"train_datasets": list(cfg.train_datasets)} if cfg.train_datasets else {}),
+        **({"split": cfg.split} if cfg.split != "default" else {}),
         "normalized_obs": normalizer is not None,
         "residual": None
         if cfg.residual_policy is None
