@@ -340,6 +340,36 @@ def test_train_datasets_give_each_sub_env_its_workload(tmp_path: Path) -> None:
     assert (tmp_path / "run" / "monitor" / "1.monitor.csv").is_file()
 
 
+def test_a_model_trained_under_a_named_split_says_so_and_is_judged_on_its_test_only(
+    tmp_path: Path,
+) -> None:
+    """`split: code-time` lets the code trace's first half train beside conv; the model's
+    meta.json records the split and the datasets, and the verdict check reads them."""
+    from rlsched.evaluate import check_not_trained_on
+    from rlsched.splits import split_of
+    from rlsched.train.envs import mixed_vec_env
+
+    cfg = TrainConfig(
+        env_id="rlsched/LLMAutoscaling-v0", dataset="azure-llm:conv", eval_dataset=None,
+        train_datasets=["azure-llm:code?end=1800"], split="code-time", algo="ppo",
+        policy_net="mlp", total_steps=64, n_envs=2, n_steps=32, batch_size=32, n_epochs=1,
+        eval_freq=0, checkpoint_freq=0, tensorboard=False, seed=0,
+        env_kwargs={"episode_duration": 40.0},
+    )  # fmt: skip
+    venv = mixed_vec_env(cfg, tmp_path / "monitor")
+    first_half = venv.envs[1].unwrapped
+    assert first_half.dataset_name == "azure-llm:code?end=1800"
+    assert first_half._base.span < 1800 < first_half._base.span + 60  # the half, not the trace
+    venv.close()
+    train(cfg, tmp_path / "run", progress=False)
+    meta = json.loads((tmp_path / "run" / "model" / "meta.json").read_text())
+    assert meta["split"] == "code-time" and meta["train_datasets"] == ["azure-llm:code?end=1800"]
+    model = f"learned:{tmp_path / 'run' / 'model'}"
+    check_not_trained_on([model], split_of(cfg.env_id, "code-time").test, "code-time")
+    with pytest.raises(ConfigError, match="trained under the split 'code-time'"):
+        check_not_trained_on([model], "azure-llm:code")
+
+
 def _dual_cfg(**kw: Any) -> TrainConfig:
     import rlsched.policies.llm  # noqa: F401  (registers HPA as a reference)
 
