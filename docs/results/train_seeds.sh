@@ -7,6 +7,7 @@
 #   docs/results/train_seeds.sh configs/llm_autoscaling_mix.yaml runs/llm_mix
 #   docs/results/train_seeds.sh configs/llm_autoscaling_code_time.yaml runs/llm_code_time 0 1 2 3 4
 #   docs/results/train_seeds.sh configs/llm_autoscaling_code_time_conv_only.yaml runs/llm_code_time_conv 0 1 2 3 4
+#   docs/results/train_seeds.sh configs/llm_autoscaling_code_time_poisson.yaml runs/llm_code_time_poisson 0 1 2 3 4
 #   for c in vm_placement_recovering5 kube_scheduling_gang workflow_offloading_congested; do
 #     docs/results/train_seeds.sh configs/$c.yaml runs/zoo/$c; done    (then make_zoo_more.py)
 set -u
