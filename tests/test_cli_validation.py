@@ -140,3 +140,11 @@ def test_datasets_list_shows_whole_examples() -> None:
 def test_simulate_rejects_an_unknown_compat_mode() -> None:
     line = one_error_line(rlsched("simulate", "--compat", "splitwise"))
     assert "--compat 'splitwise'" in line and "splitwise-sim" in line
+
+
+def test_results_with_an_unknown_split_is_one_line(tmp_path: Path) -> None:
+    line = one_error_line(rlsched("results", "--split", "nope", "--out", str(tmp_path)))
+    assert "--split 'nope': no env has it" in line, line
+    line = one_error_line(rlsched("results", "--split", "code-time", "--env", "VMPlacement",
+                                  "--out", str(tmp_path)))  # fmt: skip
+    assert "no split named 'code-time' (known: default)" in line, line

@@ -139,3 +139,39 @@ def test_a_model_of_another_split_is_refused_before_any_episode(tmp_path: Path) 
             envs=["LLMAutoscaling"], console=Console(),
         )
     assert not (tmp_path / "out" / "results.json").exists()
+
+
+def test_a_named_split_runs_its_envs_on_its_test_set_and_judges_its_models_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rlsched.errors import ConfigError
+    from rlsched.splits import VARIANTS
+    from rlsched.train import TrainConfig, train
+
+    key = ("rlsched/LLMAutoscaling-v0", "code-time")
+    monkeypatch.setitem(VARIANTS, key, dataclasses.replace(
+        VARIANTS[key], env_kwargs={"episode_duration": 120.0}))  # fmt: skip
+    train(TrainConfig(
+        env_id=key[0], dataset="azure-llm:conv", eval_dataset=None, split="code-time",
+        train_datasets=["azure-llm:code?end=1800"], algo="ppo", policy_net="mlp",
+        total_steps=32, n_envs=2, n_steps=16, batch_size=16, n_epochs=1, eval_freq=0,
+        checkpoint_freq=0, tensorboard=False, env_kwargs={"episode_duration": 30.0},
+    ), tmp_path / "run", progress=False)  # fmt: skip
+    learned = {key[0]: [f"learned:{tmp_path / 'run' / 'model'}"]}
+    out = res_mod.run_results(
+        tmp_path / "out", "quick", learned=learned, console=Console(), presets=["code-2x"],
+        split="code-time",
+    )
+    (row,) = out["rows"]  # the envs that have the split: LLMAutoscaling alone
+    assert out["split"] == "code-time" and row["preset"] == "code-2x"
+    assert row["dataset"] == "azure-llm:code?start=1800" and row["episodes"] == 2
+    assert [r["policy"] for r in row["learned"]] == learned[key[0]]
+    assert "--split code-time" in (tmp_path / "out" / "results.md").read_text()
+    with pytest.raises(ConfigError, match="trained under the split 'code-time'"):
+        res_mod.run_results(tmp_path / "x", "quick", learned=learned, envs=["LLMAutoscaling"],
+                            console=Console(), presets=["code-2x"])  # fmt: skip
+    with pytest.raises(ConfigError, match="no split named 'code-time'"):
+        res_mod.run_results(tmp_path / "y", "quick", envs=["VMPlacement"], console=Console(),
+                            split="code-time")  # fmt: skip
+    with pytest.raises(ConfigError, match="no env has it"):
+        res_mod.run_results(tmp_path / "z", "quick", console=Console(), split="nope")

@@ -981,6 +981,14 @@ def results_cmd(
             "default with --budget quick (under 10 minutes), all with --budget full."
         ),
     ] = None,
+    split: Annotated[
+        str,
+        typer.Option(
+            help="default (each env's test set) or a named split of rlsched.splits.VARIANTS "
+            "(e.g. code-time: LLMAutoscaling on the code trace's second half): the envs that "
+            "have it, on its test set; a model trained under it is judged only there."
+        ),
+    ] = "default",
 ) -> None:
     """Every heuristic, the clairvoyant oracle and the given learned policies on each env's
     held-out test data, with paired verdicts against the best heuristic and each setting's
@@ -993,7 +1001,8 @@ def results_cmd(
         None if presets == "default" else "all" if presets == "all" else presets.split(",")
     )
     run_results(
-        out, budget, parse_learned(learned or []), env, console=console, presets=which
+        out, budget, parse_learned(learned or []), env, console=console, presets=which,
+        split=split,
     )
 
 

@@ -15,6 +15,10 @@ that names a training trace (LLMAutoscaling's ``conv-*``) runs on that trace wit
 heuristics and the oracle only: its spreads are measured, and no learned policy is judged on
 data it was trained on.
 
+``split`` (``--split``) runs the envs that have a named split (:data:`rlsched.splits.VARIANTS`,
+e.g. ``code-time``) on that split's test set instead; a model trained under a named split is
+judged only there (:func:`rlsched.evaluate.check_not_trained_on`).
+
 Writes ``DIR/results.md`` (one row per env or (env, preset), then each full leaderboard) and
 ``DIR/results.json`` (the same, with every compare report).
 """
@@ -39,7 +43,7 @@ from rlsched.policies.registry import applicable_heuristics
 from rlsched.report.leaderboard import main_mean, markdown_table, metric_label
 from rlsched.runtime import git_commit, versions
 from rlsched.scenarios import presets
-from rlsched.splits import SPLITS, TEST_SEED
+from rlsched.splits import SPLITS, TEST_SEED, VARIANTS, EnvSplit, split_of
 from rlsched.spread import spreads
 
 BUDGETS = ("quick", "full")
@@ -79,10 +83,13 @@ def parse_learned(items: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
-def preset_kwargs(env_id: str, preset: str | None) -> dict[str, Any]:
-    """The env arguments of one row: the split's, with ``scenario=preset``; the preset's own
-    values win over the split's (the preset is the setting the row names)."""
-    kw = dict(SPLITS[env_id].env_kwargs)
+def preset_kwargs(
+    env_id: str, preset: str | None, split: EnvSplit | None = None
+) -> dict[str, Any]:
+    """The env arguments of one row: the split's (default: the env's default split), with
+    ``scenario=preset``; the preset's own values win over the split's (the preset is the
+    setting the row names)."""
+    kw = dict((split or SPLITS[env_id]).env_kwargs)
     if preset is None:
         return kw
 
@@ -185,25 +192,34 @@ def run_results(
     envs: Sequence[str] | None = None,
     console: Console | None = None,
     presets: str | Sequence[str] | None = None,
+    split: str = "default",
 ) -> dict[str, Any]:
     """Every heuristic, ``clairvoyant`` and the ``learned`` policies on each env's test set
-    (module doc); ``presets``: see :func:`row_presets`."""
+    (module doc); ``presets``: see :func:`row_presets`; ``split``: the envs' named split
+    (default: every env, its default split; a name: the envs that have it)."""
     if budget not in BUDGETS:
         raise ConfigError(f"--budget {budget!r} is not one of {', '.join(BUDGETS)}")
     console = console or Console()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    env_ids = [env_key(e) for e in envs] if envs else list(SPLITS)
+    if split == "default":
+        env_ids = [env_key(e) for e in envs] if envs else list(SPLITS)
+    else:
+        env_ids = [env_key(e) for e in envs] if envs else [e for e, n in VARIANTS if n == split]
+        if not env_ids:
+            raise ConfigError(f"--split {split!r}: no env has it (rlsched.splits.VARIANTS)")
+        for e in env_ids:
+            split_of(e, split)  # a ConfigError naming the env's splits
     learned = dict(learned or {})
     t0 = time.perf_counter()
     rows, reports, seconds = [], [], {}
     for env_id in env_ids:
-        split = SPLITS[env_id]
-        episodes = split.episodes[budget]
+        env_split = split_of(env_id, split)
+        episodes = env_split.episodes[budget]
         for preset in row_presets(env_id, presets):
-            kwargs = preset_kwargs(env_id, preset)
+            kwargs = preset_kwargs(env_id, preset, env_split)
             key = env_id if preset is None else f"{env_id}:{preset}"
-            test = row_dataset(split.test, preset, env_id)
+            test = row_dataset(env_split.test, preset, env_id)
             # a preset naming a training trace gets the spreads only: no learned policy is
             # judged on the data it was trained on
             on_train = test is None
@@ -212,7 +228,7 @@ def run_results(
                 mine = []
             else:
                 mine = [*learned.get(env_id, []), *(learned.get(key, []) if preset else [])]
-                check_not_trained_on(mine, str(test))
+                check_not_trained_on(mine, str(test), split)
                 added = learned_observation_args(env_id, mine, kwargs)
                 if added:  # features a learned model reads; the heuristics' episodes are unchanged
                     console.print(f"  {key}: env arguments of the learned models added: {added}")
@@ -235,6 +251,7 @@ def run_results(
 
     result = {
         "budget": budget,
+        "split": split,
         "seconds": wall,
         "machine": f"{platform.machine()}, {_cpus()} CPUs, {platform.python_version()}",
         "date": time.strftime("%Y-%m-%d %H:%M %Z"),
@@ -331,14 +348,19 @@ def agreement_markdown(rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def markdown(result: Mapping[str, Any]) -> str:
     rows = result["rows"]
+    split = result.get("split", "default")
+    flag = "" if split == "default" else f" --split {split}"
     lines = [
         "# Results: learned schedulers against the heuristics operators use",
         "",
-        f"Generated by `rlsched results --budget {result['budget']}` in {result['seconds']:.0f} s "
+        f"Generated by `rlsched results --budget {result['budget']}{flag}` in "
+        f"{result['seconds']:.0f} s "
         f"on {result['date']} ({result['machine']}; git {result['git']}). Every policy runs the "
         f"same seeded episodes (seeds {result['test_seed']}, {result['test_seed']} + 1, ...) on "
-        "each env's held-out test set (`rlsched.splits`). The reference is the best heuristic "
-        "measured there on the env's main metric; Δ is policy minus reference per episode, "
+        f"each env's held-out test set (`rlsched.splits`"
+        f"{'' if split == 'default' else f', split `{split}`'}). The reference is the best "
+        "heuristic measured there on the env's main metric; Δ is policy minus reference per "
+        "episode, "
         "with a 95% paired bootstrap interval (BCa, 10,000 resamples; several training seeds: "
         "IQM with a stratified bootstrap). A verdict is `better` or `worse` only when the "
         "interval excludes zero. The oracle (`clairvoyant`) reads the true future: it is not "
