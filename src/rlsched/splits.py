@@ -125,18 +125,25 @@ VARIANTS: dict[tuple[str, str], EnvSplit] = {
 }
 
 
+def find_split(env_id: str, name: str = "default") -> EnvSplit | None:
+    """``env_id``'s default split (None if it has none), or the named one of :data:`VARIANTS`
+    (an unknown name: ConfigError listing the env's splits)."""
+    if name == "default":
+        return SPLITS.get(env_id)
+    if (env_id, name) not in VARIANTS:
+        known = sorted(n for e, n in VARIANTS if e == env_id)
+        raise ConfigError(
+            f"{env_id}: no split named {name!r} (known: {', '.join(['default', *known])})"
+        )
+    return VARIANTS[env_id, name]
+
+
 def split_of(env_id: str, name: str = "default") -> EnvSplit:
-    """``env_id``'s default split, or the named one of :data:`VARIANTS`."""
-    if name != "default":
-        if (env_id, name) not in VARIANTS:
-            known = sorted(n for e, n in VARIANTS if e == env_id)
-            raise ConfigError(
-                f"{env_id}: no split named {name!r} (known: {', '.join(['default', *known])})"
-            )
-        return VARIANTS[env_id, name]
-    if env_id not in SPLITS:
+    """:func:`find_split`, for an env that must have one."""
+    split = find_split(env_id, name)
+    if split is None:
         raise ConfigError(f"{env_id}: no train / validation / test split is defined")
-    return SPLITS[env_id]
+    return split
 
 
 def _window(name: str) -> tuple[float, float] | None:
@@ -184,7 +191,7 @@ def check_validation(
 ) -> None:
     """Refuse a validation set that shares data with ``env_id``'s test set (of the split
     ``split_name``)."""
-    split = SPLITS.get(env_id) if split_name == "default" else split_of(env_id, split_name)
+    split = find_split(env_id, split_name)
     if split is None or not validation or not isinstance(validation, str):
         return  # no split for this env, or a dataset given as an object
     shared = overlap(validation, split.test)

@@ -196,23 +196,6 @@ def read_llm_trace(path: str | Path) -> tuple[LLMRequests, str]:
     return LLMRequests(arrival, prompt, output, rid), fmt
 
 
-def time_window(
-    reqs: LLMRequests, start: float, end: float | None, source: str
-) -> LLMRequests:
-    """The requests arriving in ``[start, end)`` seconds after the trace's first arrival (a
-    time split: train on the early part of a trace, test on the late part)."""
-    a = reqs.arrival - reqs.arrival[0] if len(reqs) else reqs.arrival
-    keep = (a >= start) & (a < (np.inf if end is None else end))
-    if keep.sum() < 2:
-        raise DatasetError(
-            f"the window [{start:g}, {end if end is not None else 'end'}) s holds "
-            f"{int(keep.sum())} requests of {len(reqs):,} (the trace spans {reqs.span:,.0f} s)",
-            source=source,
-            field="start",
-        )
-    return reqs.take(keep)
-
-
 def _path_of(path: str) -> Path:
     return shipped("llm", SHIPPED[path]) if path in SHIPPED else Path(path).expanduser()
 
@@ -239,7 +222,15 @@ def load_azure_llm(path: str, params: dict[str, str]) -> Dataset:
     base = reqs.summary()
     windowed = start > 0 or end is not None
     if windowed:  # a time window of the trace as recorded, before anything else
-        reqs = time_window(reqs, start, end, source)
+        kept = reqs.window(start, end)
+        if len(kept) < 2:
+            raise DatasetError(
+                f"the window [{start:g}, {'end' if end is None else f'{end:g}'}) s holds "
+                f"{len(kept)} requests of {len(reqs):,} (the trace spans {reqs.span:,.0f} s)",
+                source=source,
+                field="start",
+            )
+        reqs = kept
     reqs = transform(reqs, rate_scale=rate, poisson=bool(poisson), seed=seed, duration=duration)
     what = {"azure": "Azure LLM inference trace", "splitwise": "Splitwise-format trace"}[fmt]
     desc = (

@@ -17,7 +17,7 @@ from rlsched.agents.models import ALGOS
 from rlsched.envs.args import type_name
 from rlsched.errors import ConfigError
 from rlsched.policies.residual import gate_error, hold_error, range_error
-from rlsched.splits import SPLITS, check_validation, overlap, shared_text, split_of
+from rlsched.splits import check_validation, find_split, overlap, shared_text
 from rlsched.suggest import did_you_mean
 from rlsched.vector import BATCHED_ENV_IDS
 
@@ -512,8 +512,7 @@ class TrainConfig:
                 "need residual_policy"
             )
 
-        if self.split != "default":
-            split_of(self.env_id, self.split)  # a known name, or a ConfigError naming them
+        # an unknown split name is refused there too
         check_validation(self.env_id, self.eval_dataset or self.dataset, source, self.split)
         if self.train_datasets and self.vec_env == "batched":
             raise ConfigError(f"{source}: train_datasets needs vec_env dummy or subproc")
@@ -530,9 +529,7 @@ class TrainConfig:
 
     def _shared_with_test(self, dataset: str) -> set[tuple[str, ...]]:
         """What ``dataset`` shares with this env's test set (:mod:`rlsched.splits`)."""
-        if self.split != "default":
-            return overlap(dataset, split_of(self.env_id, self.split).test)
-        split = SPLITS.get(self.env_id)
+        split = find_split(self.env_id, self.split)
         return overlap(dataset, split.test) if split else set()
 
     def _validate_departures(self, source: str) -> None:

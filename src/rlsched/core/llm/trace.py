@@ -163,11 +163,17 @@ class LLMRequests:
 
     def head(self, duration: float) -> LLMRequests:
         """Requests arriving before ``duration`` seconds after the first arrival."""
-        if n := len(self):
-            keep = int(np.searchsorted(self.arrival, self.arrival[0] + duration, side="left"))
-            if keep < n:
-                return self.take(slice(0, keep))
-        return self
+        return self.window(0.0, duration)
+
+    def window(self, start: float, end: float | None = None) -> LLMRequests:
+        """Requests arriving in ``[start, end)`` seconds after the first arrival (None: to the
+        last); the whole trace is returned as it is."""
+        if not (n := len(self)):
+            return self
+        t0 = self.arrival[0]
+        i0 = int(np.searchsorted(self.arrival, t0 + start, side="left"))
+        i1 = n if end is None else int(np.searchsorted(self.arrival, t0 + end, side="left"))
+        return self if (i0, i1) == (0, n) else self.take(slice(i0, i1))
 
     def take(self, index: Any) -> LLMRequests:
         """A subset of the rows (index, slice or boolean mask)."""
