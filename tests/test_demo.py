@@ -244,7 +244,9 @@ def test_compile_kernels_plays_each_policy_of_each_zoo_row_once_for_one_episode(
     assert len(played) == len(set(played)) and set(played) == stage
     assert {t.episodes for t in played} == {1}
     assert "zoo kernels compiled (or loaded from the cache) in" in res.output
-    assert sum(t.spec == "threshold" for t in played) == 1  # both LLM rows play it
+    # the two LLM rows on the whole code trace share it; the third plays on its split's test set
+    assert sum(t.spec == "threshold" and t.dataset == "azure-llm:code" for t in played) == 1
+    assert sum(t.spec == "threshold" for t in played) == 2
 
     played.clear()  # without numba: nothing to compile, nothing played
     monkeypatch.setattr(demo, "imported", lambda module: None)

@@ -30,7 +30,9 @@ def main() -> None:
         of = (f"(best of {len(seeds)} runs of {len(configs)} configs)" if configs
               else f"of {len(seeds)}")
         train = f"{c.get('algo', '')}, {t.get('steps', '?'):,} steps, seed {c.get('seed')} {of}"
-        print(f"| `{n}` | {c['env'].removeprefix('rlsched/')} | `{c.get('preset', '')}` | "
+        split = c.get("split") or "default"  # a named split: its own test set
+        preset = f"`{c.get('preset', '')}`" + (f" (split `{split}`)" if split != "default" else "")
+        print(f"| `{n}` | {c['env'].removeprefix('rlsched/')} | {preset} | "
               f"{train} | {c['size_bytes'] / 1024:,.0f} KiB | {verdict(c.get('validation'))} | "
               f"{verdict(c.get('test'))} |")
 

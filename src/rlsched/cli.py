@@ -853,7 +853,8 @@ def zoo_list(
 
 def _preset_cell(entry: dict[str, Any]) -> str:
     """The entry's scenario preset, with the preset's settings its card changes (the small-DAG
-    WorkflowOffloading entry plays `congested` with one workflow per episode)."""
+    WorkflowOffloading entry plays `congested` with one workflow per episode), and the split
+    it is judged under where that is not the default (``rlsched results --split NAME``)."""
     from rlsched.scenarios import presets
 
     name = entry.get("preset")
@@ -862,6 +863,9 @@ def _preset_cell(entry: dict[str, Any]) -> str:
     values = presets(entry["env"]).get(name, {})
     changed = [f"{k}={v}" for k, v in entry.get("env_kwargs", {}).items()
                if k in values and values[k] != v]  # fmt: skip
+    split = entry.get("split") or "default"
+    if split != "default":
+        changed.append(f"split {split}")
     return name + (f" ({', '.join(changed)})" if changed else "")
 
 

@@ -29,7 +29,7 @@ import numpy as np
 from rich.console import Console
 
 from rlsched.data import load_dataset
-from rlsched.evaluate import compare, make_env, policy_row
+from rlsched.evaluate import check_not_trained_on, compare, make_env, policy_row
 from rlsched.optional import imported
 from rlsched.policies.registry import expand_policies
 from rlsched.report.figures import comparison_bars, learning_curve, zoo_forest
@@ -329,8 +329,11 @@ def zoo_plan(e: dict[str, Any], episodes: int) -> dict[str, Any]:
     """What a zoo entry's row plays: its card's test data, preset and env arguments (an
     LLMAutoscaling entry's 300 s episodes), at least the card's own episodes (so the line
     re-measures the card's test verdict), and one :class:`ZooTask` per policy, the entry's
-    own last. A residual entry is also paired with its heuristic, played as one of them."""
+    own last. A residual entry is also paired with its heuristic, played as one of them. An
+    entry trained under a named split is judged on that split's test set only (ConfigError
+    otherwise: :func:`~rlsched.evaluate.check_not_trained_on`)."""
     card = {"preset": e["preset"], **(e.get("test") or {})}
+    check_not_trained_on([e["path"]], card["dataset"], e.get("split") or "default")
     kwargs = dict(e["env_kwargs"])
     if card["preset"]:
         kwargs["scenario"] = card["preset"]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rlsched.errors import PolicyError
-from rlsched.evaluate import compare
-from rlsched.splits import SPLITS, overlap
-from rlsched.zoo import card, entries, names, resolve
+from rlsched.errors import ConfigError, PolicyError
+from rlsched.evaluate import check_not_trained_on, compare
+from rlsched.splits import SPLITS, overlap, split_of
+from rlsched.zoo import card, entries, model_dir, names, resolve
 from tests.conftest import small_dag_entry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +22,7 @@ NAME = "serverless-edge-maskable-ppo"
     "name",
     [
         NAME, "llm-autoscaling-slo-ppo", "llm-autoscaling-hpa-threshold-residual-ppo",
-        "pod-rebalancing-anchored-ppo",
+        "llm-autoscaling-conv-code-ppo", "pod-rebalancing-anchored-ppo",
     ],
 )
 def test_entries_carry_their_env_size_and_verdicts(name: str) -> None:
@@ -37,9 +37,38 @@ def test_entries_carry_their_env_size_and_verdicts(name: str) -> None:
         assert lo <= p["mean_diff"] <= hi
     c = card(name)
     assert c["preset"] and (ROOT / c["config"]).is_file()
-    # never selected on its test data: the test set is the env's, the validation set is not
-    assert c["test"]["dataset"].startswith(SPLITS[c["env"]].test.split("?")[0])
+    # never selected on its test data: the test set is its split's, the validation set is not
+    split = split_of(c["env"], e["split"])
+    assert c["test"]["dataset"].startswith(split.test.split("?")[0])
     assert not overlap(c["validation"]["dataset"], c["test"]["dataset"])
+
+
+def test_the_llm_entry_trained_across_both_traces_is_judged_on_its_time_split_only() -> None:
+    """Issue 13 item 4: trained on conv and the code trace's first half (split ``code-time``),
+    so its card's test is the second half, and nothing judges it on the default split, whose
+    test set is the whole code trace."""
+    name = "llm-autoscaling-conv-code-ppo"
+    c, spec = card(name), f"learned:zoo/{name}"
+    split = split_of(c["env"], c["split"])
+    assert c["split"] == "code-time" and c["test"]["dataset"] == split.test
+    meta = json.loads((model_dir(name) / "meta.json").read_text())
+    assert meta["split"] == c["split"]
+    assert meta["train_datasets"] == c["training"]["train_datasets"] == ["azure-llm:code?end=1800"]
+    check_not_trained_on([spec], split.test, c["split"])
+    with pytest.raises(ConfigError, match="trained under the split 'code-time'"):
+        check_not_trained_on([spec], SPLITS[c["env"]].test)
+    # the demo's zoo stage refuses it too where a card would name data it trained on
+    from rlsched.demo import zoo_plan
+
+    (e,) = [x for x in entries() if x["name"] == name]
+    assert zoo_plan(e, 1)["tasks"][-1].dataset == split.test
+    whole = {**e, "test": {**e["test"], "dataset": SPLITS[c["env"]].test}}
+    with pytest.raises(ConfigError, match="shares azure-llm:code:seconds 0-1800 with the test"):
+        zoo_plan(whole, 1)
+    rep = compare(c["env"], split.test, f"threshold,{spec}", episodes=2, seed=0,
+                  env_kwargs={"scenario": "code-2x", "episode_duration": 60.0})  # fmt: skip
+    row = next(r for r in rep["results"] if r["kind"] == "learned")
+    assert 0.0 <= row["metrics"]["slo_attainment"] <= 1.0 and row["metrics"]["cost"] > 0
 
 
 def test_zoo_policy_runs_through_compare() -> None:

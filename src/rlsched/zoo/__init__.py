@@ -65,8 +65,10 @@ def resolve_model_dir(path: str | Path) -> Path:
 
 def entries() -> list[dict[str, Any]]:
     """``[{"name", "env", "preset", "env_kwargs", "path", "size_bytes", "validation",
-    "test", "gate"}]``; ``gate``: the margin gate the entry plays under (``{"anchor",
-    "margin"}``, :class:`~rlsched.policies.learned.LearnedPolicy`), or None."""
+    "test", "gate", "split"}]``; ``gate``: the margin gate the entry plays under (``{"anchor",
+    "margin"}``, :class:`~rlsched.policies.learned.LearnedPolicy`), or None; ``split``: the
+    split (:mod:`rlsched.splits`) it was trained under and is judged on, ``default`` unless
+    its card names another."""
     out = []
     for n in names():
         c = card(n)
@@ -82,6 +84,7 @@ def entries() -> list[dict[str, Any]]:
                 "validation": c.get("validation"),
                 "test": c.get("test"),
                 "gate": c.get("gate"),
+                "split": c.get("split") or "default",
             }
         )
     return out
