@@ -138,6 +138,9 @@ def test_a_zoo_point_is_percent_of_the_best_heuristic_signed_better_to_the_right
     rec["reference_episode_values"] = [v + 1 for v in best]
     pt = zoo_point(row, oracle_pairs(rec, rep, "learned:zoo/x"))
     assert pt["learned"]["mean"] == pytest.approx(-100 * 1.06 / 11) and pt["oracle"] is None
+    # the label names the preset, and the split where an entry is judged on a named one
+    assert pt["label"] == "x\nE-v0 `p`"
+    assert zoo_point({**row, "split": "code-time"}, None)["label"] == "x\nE-v0 `p`, split code-time"
 
 
 def test_the_zoo_stage_starts_the_policies_with_the_most_trial_rollouts_first() -> None:

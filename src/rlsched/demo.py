@@ -383,7 +383,8 @@ def _zoo_row(
     for t in plan["tasks"]:
         played.by_policy[done[t]["row"]["policy"]] = done[t]["episode_metrics"]
     out = {"name": e["name"], "path": e["path"], "env": e["env"], "preset": card["preset"],
-           "dataset": card["dataset"], "line": line, "report": rep,
+           "split": e.get("split") or "default", "dataset": card["dataset"], "line": line,
+           "report": rep,
            "oracle": oracle_words(card.get("oracle"), pairs, e["path"]),
            "residual": residual_line(e, str(residual["policy"]), played) if residual else None,
            "seconds": sum(done[t]["seconds"] for t in plan["tasks"])}  # fmt: skip
@@ -491,8 +492,10 @@ def zoo_point(
         return {"mean": q.mean_diff * k, "lo": lo, "hi": hi, "verdict": q.verdict}
 
     best = float(np.mean(rows[rep["reference"]]["episode_values"]))
+    split = row.get("split") or "default"  # a named split: its own test set
+    where = f"`{row['preset']}`" + (f", split {split}" if split != "default" else "")
     return {
-        "label": f"{row['name']}\n{row['env'].removeprefix('rlsched/')} `{row['preset']}`",
+        "label": f"{row['name']}\n{row['env'].removeprefix('rlsched/')} {where}",
         "reference": rep["reference"],
         "metric": rep["main_metric"],
         "learned": None if p is None else pct(p, best),
