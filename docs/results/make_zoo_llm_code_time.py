@@ -18,6 +18,7 @@ code-time`` (``docs/results/results_code_time.json``), so the demo's zoo stage c
 """
 
 import json
+from pathlib import Path
 
 from make_zoo import ROOT, select, ship, training_card, verdict
 
@@ -56,9 +57,12 @@ def recorded_oracle(dataset: str) -> dict:
     }  # fmt: skip
 
 
-def main() -> None:
+def main(run: Path | None = None, chosen_by: str | None = None) -> None:
+    """Ship the entry: the run best on validation reward, or ``run`` where a later round chose
+    it on another validation (``chosen_by`` says how)."""
     split = split_of(ENV, SPLIT)
-    vals, run = select(RUNS)
+    vals, best = select(RUNS)
+    run = run or best
     size = export_model(run, ZOO_DIR / NAME / "model")
     spec = f"learned:{ZOO_DIR / NAME / 'model'}"
     kwargs = dict(split.env_kwargs)
@@ -66,7 +70,7 @@ def main() -> None:
                   env_kwargs=kwargs)  # fmt: skip
     test = compare(ENV, split.test, f"plain,{spec}", episodes=EPISODES, seed=TEST_SEED,
                    env_kwargs={**kwargs, "scenario": PRESET})  # fmt: skip
-    base = training_card(NAME, ENV, run, vals, size,
+    base = training_card(NAME, ENV, run, vals, size, chosen_by or
                         "best validation reward of the five seeds (periodic evaluation on 4 "
                         "conv episodes at loads drawn from 0.5-4x, the same at every "
                         "evaluation of a run, drawn from its seed)")  # fmt: skip
