@@ -45,7 +45,7 @@ from rlsched.stats import paired
 
 SEEDS = range(5)
 SHIPPED = 4
-RUNS = {s: f"learned:runs/llm_code_time/seed{s}/model" for s in SEEDS}
+RUNS = {s: f"learned:{ROOT}/runs/llm_code_time/seed{s}/model" for s in SEEDS}
 VAL_PRESETS = ("conv-1x", "conv-2x", "conv-3x")
 TEST_PRESETS = ("code-1x", "code-2x", "code-3x")
 VAL_SEED, VAL_EPISODES = 82_470, 20
