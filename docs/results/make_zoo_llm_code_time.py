@@ -15,6 +15,10 @@ clairvoyant oracle of the same episodes is taken from ``rlsched results --budget
 code-time`` (``docs/results/results_code_time.json``), so the demo's zoo stage can pair it.
 
     python docs/results/make_zoo_llm_code_time.py
+
+It shipped seed 4 that way; round T1 (``make_zoo_llm_code_time_bursty.py``) chose seed 0 on
+another validation and shipped it through :func:`main` (``run``, ``chosen_by``), the card
+measured the same way.
 """
 
 import json
