@@ -98,7 +98,10 @@ def test_cli_lists_the_zoo_as_json() -> None:
         check=True,
     )
     rows = json.loads(out.stdout)
-    assert {"name", "env", "path", "size_bytes", "validation", "test"} <= set(rows[0])
+    assert {"name", "env", "path", "size_bytes", "validation", "test", "split"} <= set(rows[0])
+    # the split each entry is judged on: its card's, the default unless it names another
+    assert {r["name"]: r["split"] for r in rows} == {
+        r["name"]: card(r["name"]).get("split", "default") for r in rows}
     # each row's gate is its card's (no entry ships one since round L5; a kept model does:
     # tests/policies/test_learned.py)
     assert {r["name"]: r["gate"] for r in rows} == {r["name"]: card(r["name"]).get("gate")
