@@ -20,7 +20,9 @@ was played: the split's test set (the code trace after its first 1,800 s) at 1x,
 the five 491,520-step models (each run's ``model/``, the best on its periodic evaluation), the
 seeds of each budget pooled (IQM, stratified bootstrap, seed ``i`` paired with seed ``i``):
 each budget against threshold and HPA, and the longer against the shorter, on SLO attainment
-and cost per episode, paired 95%. Descriptive: nothing is chosen or shipped on it. Also
+and cost per episode, paired 95%. The same for each run's last weights (``final/``), added
+to this rule before any model was played, on learning that the kept models of seeds 0 and 3
+came from 40,000 steps. Descriptive: nothing is chosen or shipped on it. Also
 recorded: each run's best evaluation reward and the step it came at.
 
     python docs/results/llm_code_time_long_eval.py   # docs/results/llm_code_time_long_eval.json
@@ -46,6 +48,9 @@ EPISODES = 30
 SEED = 92_700  # fresh: round T1's test used 92,600-92,629
 SEEDS = (0, 1, 2, 3, 4)
 GROUPS = {"163,840 steps": "runs/llm_code_time", "491,520 steps": "runs/llm_code_time_long"}
+#: each budget's models: the best on periodic evaluation (``model/``) and the last weights
+#: (``final/``, the same budgets, a second comparison)
+KINDS = {"": "model", ", last weights": "final"}
 HEURISTICS = ("threshold", "hpa")
 METRICS = (("slo_attainment", "higher"), ("cost", "lower"))
 OUT = ROOT / "docs/results/llm_code_time_long_eval.json"
@@ -67,7 +72,8 @@ def best_evaluation(run_dir: Path) -> dict:
 
 def main() -> None:
     split = split_of(ENV, SPLIT)
-    models = {g: [f"learned:{ROOT / d}/seed{s}/model" for s in SEEDS] for g, d in GROUPS.items()}
+    models = {g + k: [f"learned:{ROOT / d}/seed{s}/{sub}" for s in SEEDS]
+              for k, sub in KINDS.items() for g, d in GROUPS.items()}  # fmt: skip
     check_not_trained_on([m for ms in models.values() for m in ms], split.test, SPLIT)
     short, long_ = GROUPS
     report: dict = {
@@ -89,8 +95,10 @@ def main() -> None:
                                                      direction=direction, reference=ref,
                                                      metric=metric)
                      for k, v in g.items() for ref in HEURISTICS}  # fmt: skip
-            pairs[f"{long_} vs {short}"] = paired_matrix(g[long_], g[short], direction=direction,
-                                                         reference=short, metric=metric)
+            for k in KINDS:
+                pairs[f"{long_}{k} vs {short}{k}"] = paired_matrix(
+                    g[long_ + k], g[short + k], direction=direction, reference=short + k,
+                    metric=metric)
             entry["paired"][metric] = {k: p.to_json() for k, p in pairs.items()}
             unit = " $" if metric == "cost" else ""
             for k, p in pairs.items():
