@@ -50,8 +50,9 @@ METRICS = (("slo_attainment", "higher"), ("cost", "lower"))
 OUT = ROOT / "docs/results/llm_code_time_eval.json"
 
 
-def run(spec: str, env) -> dict[str, list[float]]:
-    eps = evaluate(make_policy(spec, env, seed=SEED), env, EPISODES, SEED)
+def run(spec: str, env, episodes: int = EPISODES, seed: int = SEED) -> dict[str, list[float]]:
+    """``spec``'s SLO attainment and cost per episode on ``env``'s seeded episodes."""
+    eps = evaluate(make_policy(spec, env, seed=seed), env, episodes, seed)
     return {m: [float(e.metrics[m]) for e in eps] for m, _ in METRICS}
 
 

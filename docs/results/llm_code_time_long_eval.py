@@ -33,10 +33,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from llm_code_time_eval import METRICS, cell, run
 
 from rlsched.envs.make import make_env
-from rlsched.evaluate import check_not_trained_on, evaluate
-from rlsched.policies.registry import make_policy
+from rlsched.evaluate import check_not_trained_on
 from rlsched.splits import split_of
 from rlsched.stats import paired_matrix
 
@@ -52,13 +52,7 @@ GROUPS = {"163,840 steps": "runs/llm_code_time", "491,520 steps": "runs/llm_code
 #: (``final/``, the same budgets, a second comparison)
 KINDS = {"": "model", ", last weights": "final"}
 HEURISTICS = ("threshold", "hpa")
-METRICS = (("slo_attainment", "higher"), ("cost", "lower"))
 OUT = ROOT / "docs/results/llm_code_time_long_eval.json"
-
-
-def run(spec: str, env) -> dict[str, list[float]]:
-    eps = evaluate(make_policy(spec, env, seed=SEED), env, EPISODES, SEED)
-    return {m: [float(e.metrics[m]) for e in eps] for m, _ in METRICS}
 
 
 def best_evaluation(run_dir: Path) -> dict:
@@ -86,8 +80,8 @@ def main() -> None:
     rows = []
     for load in LOADS:
         env = make_env(ENV, split.test, **{**split.env_kwargs, "rate_scale": load})
-        res = {h: run(h, env) for h in HEURISTICS}
-        groups = {g: [run(m, env) for m in ms] for g, ms in models.items()}
+        res = {h: run(h, env, EPISODES, SEED) for h in HEURISTICS}
+        groups = {g: [run(m, env, EPISODES, SEED) for m in ms] for g, ms in models.items()}
         entry: dict = {"policies": res, "groups": groups, "paired": {}}
         for metric, direction in METRICS:
             g = {k: np.array([s[metric] for s in v]) for k, v in groups.items()}
@@ -101,11 +95,7 @@ def main() -> None:
                     metric=metric)
             entry["paired"][metric] = {k: p.to_json() for k, p in pairs.items()}
             unit = " $" if metric == "cost" else ""
-            for k, p in pairs.items():
-                lo, hi = p.ci95
-                v = p.verdict if p.verdict == "no significant difference" else f"**{p.verdict}**"
-                rows.append(f"| {load:g}x | {metric} | {k} | {p.mean_diff:+.3g}{unit} "
-                            f"[{lo:+.3g}, {hi:+.3g}] {v} |")
+            rows += [f"| {load:g}x | {metric} | {k} | {cell(p, unit)} |" for k, p in pairs.items()]
         entry["means"] = {
             **{k: {m: float(np.mean(v[m])) for m, _ in METRICS} for k, v in res.items()},
             **{f"{k}/seed{i}": {m: float(np.mean(s[m])) for m, _ in METRICS}

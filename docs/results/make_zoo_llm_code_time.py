@@ -27,6 +27,7 @@ from pathlib import Path
 from make_zoo import ROOT, select, ship, training_card, verdict
 
 from rlsched.agents.export import export_model
+from rlsched.agents.models import read_meta
 from rlsched.evaluate import compare
 from rlsched.splits import TEST_SEED, split_of
 from rlsched.zoo import ZOO_DIR
@@ -78,7 +79,7 @@ def main(run: Path | None = None, chosen_by: str | None = None) -> None:
                         "best validation reward of the five seeds (periodic evaluation on 4 "
                         "conv episodes at loads drawn from 0.5-4x, the same at every "
                         "evaluation of a run, drawn from its seed)")  # fmt: skip
-    meta = json.loads((run / "model" / "meta.json").read_text())
+    meta = read_meta(run / "model")
     base["training"] |= {"dataset": split.train, "train_datasets": meta["train_datasets"],
                          "validation_dataset": split.validation}  # fmt: skip
     card = {

@@ -33,13 +33,13 @@ import json
 import time
 
 import numpy as np
+from llm_code_time_eval import run
 from make_zoo import ROOT
 from make_zoo_llm_code_time import ENV, SPLIT
 from make_zoo_llm_code_time import main as ship_entry
 
 from rlsched.envs.make import make_env
-from rlsched.evaluate import check_not_trained_on, evaluate
-from rlsched.policies.registry import make_policy
+from rlsched.evaluate import check_not_trained_on
 from rlsched.splits import split_of
 from rlsched.stats import paired
 
@@ -63,11 +63,7 @@ def play(dataset: str, presets: tuple[str, ...], policies: list[str], episodes: 
     for preset in presets:
         begun = time.perf_counter()
         env = make_env(ENV, dataset, **{**split.env_kwargs, **extra, "scenario": preset})
-        out[preset] = {}
-        for spec in policies:
-            eps = evaluate(make_policy(spec, env, seed=seed), env, episodes, seed)
-            out[preset][spec] = {m: [float(e.metrics[m]) for e in eps]
-                                 for m in ("slo_attainment", "cost")}  # fmt: skip
+        out[preset] = {spec: run(spec, env, episodes, seed) for spec in policies}
         print(f"{preset}: {time.perf_counter() - begun:.0f}s", flush=True)
     return out
 

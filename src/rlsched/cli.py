@@ -863,9 +863,8 @@ def _preset_cell(entry: dict[str, Any]) -> str:
     values = presets(entry["env"]).get(name, {})
     changed = [f"{k}={v}" for k, v in entry.get("env_kwargs", {}).items()
                if k in values and values[k] != v]  # fmt: skip
-    split = entry.get("split") or "default"
-    if split != "default":
-        changed.append(f"split {split}")
+    if entry["split"] != "default":  # judged on a named split's test set
+        changed.append(f"split {entry['split']}")
     return name + (f" ({', '.join(changed)})" if changed else "")
 
 

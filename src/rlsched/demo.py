@@ -333,7 +333,7 @@ def zoo_plan(e: dict[str, Any], episodes: int) -> dict[str, Any]:
     entry trained under a named split is judged on that split's test set only (ConfigError
     otherwise: :func:`~rlsched.evaluate.check_not_trained_on`)."""
     card = {"preset": e["preset"], **(e.get("test") or {})}
-    check_not_trained_on([e["path"]], card["dataset"], e.get("split") or "default")
+    check_not_trained_on([e["path"]], card["dataset"], e["split"])
     kwargs = dict(e["env_kwargs"])
     if card["preset"]:
         kwargs["scenario"] = card["preset"]
@@ -383,8 +383,7 @@ def _zoo_row(
     for t in plan["tasks"]:
         played.by_policy[done[t]["row"]["policy"]] = done[t]["episode_metrics"]
     out = {"name": e["name"], "path": e["path"], "env": e["env"], "preset": card["preset"],
-           "split": e.get("split") or "default", "dataset": card["dataset"], "line": line,
-           "report": rep,
+           "split": e["split"], "dataset": card["dataset"], "line": line, "report": rep,
            "oracle": oracle_words(card.get("oracle"), pairs, e["path"]),
            "residual": residual_line(e, str(residual["policy"]), played) if residual else None,
            "seconds": sum(done[t]["seconds"] for t in plan["tasks"])}  # fmt: skip
@@ -492,7 +491,7 @@ def zoo_point(
         return {"mean": q.mean_diff * k, "lo": lo, "hi": hi, "verdict": q.verdict}
 
     best = float(np.mean(rows[rep["reference"]]["episode_values"]))
-    split = row.get("split") or "default"  # a named split: its own test set
+    split = row.get("split", "default")  # a named split: its own test set
     where = f"`{row['preset']}`" + (f", split {split}" if split != "default" else "")
     return {
         "label": f"{row['name']}\n{row['env'].removeprefix('rlsched/')} {where}",
