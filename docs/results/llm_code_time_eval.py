@@ -50,10 +50,13 @@ METRICS = (("slo_attainment", "higher"), ("cost", "lower"))
 OUT = ROOT / "docs/results/llm_code_time_eval.json"
 
 
-def run(spec: str, env, episodes: int = EPISODES, seed: int = SEED) -> dict[str, list[float]]:
-    """``spec``'s SLO attainment and cost per episode on ``env``'s seeded episodes."""
+def run(spec: str, env, episodes: int = EPISODES, seed: int = SEED,
+        reward: bool = False) -> dict[str, list[float]]:
+    """``spec``'s SLO attainment and cost per episode on ``env``'s seeded episodes (with
+    ``reward``, its return too: the env's objective)."""
     eps = evaluate(make_policy(spec, env, seed=seed), env, episodes, seed)
-    return {m: [float(e.metrics[m]) for e in eps] for m, _ in METRICS}
+    out = {m: [float(e.metrics[m]) for e in eps] for m, _ in METRICS}
+    return {**out, "reward": [float(e.reward) for e in eps]} if reward else out
 
 
 def cell(p: Paired, unit: str = "") -> str:

@@ -24,6 +24,7 @@ measured the same way.
 import json
 from pathlib import Path
 
+import yaml
 from make_zoo import ROOT, select, ship, training_card, verdict
 
 from rlsched.agents.export import export_model
@@ -62,11 +63,13 @@ def recorded_oracle(dataset: str) -> dict:
     }  # fmt: skip
 
 
-def main(run: Path | None = None, chosen_by: str | None = None) -> None:
+def main(run: Path | None = None, chosen_by: str | None = None,
+         runs: list[Path] | None = None) -> None:
     """Ship the entry: the run best on validation reward, or ``run`` where a later round chose
-    it on another validation (``chosen_by`` says how)."""
+    it on another validation (``chosen_by`` says how) among ``runs`` (default: :data:`RUNS`;
+    round T2's are another recipe's)."""
     split = split_of(ENV, SPLIT)
-    vals, best = select(RUNS)
+    vals, best = select(runs or RUNS)
     run = run or best
     size = export_model(run, ZOO_DIR / NAME / "model")
     spec = f"learned:{ZOO_DIR / NAME / 'model'}"
@@ -80,14 +83,16 @@ def main(run: Path | None = None, chosen_by: str | None = None) -> None:
                         "conv episodes at loads drawn from 0.5-4x, the same at every "
                         "evaluation of a run, drawn from its seed)")  # fmt: skip
     meta = read_meta(run / "model")
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
     base["training"] |= {"dataset": split.train, "train_datasets": meta["train_datasets"],
-                         "validation_dataset": split.validation}  # fmt: skip
+                         "validation_dataset": cfg.get("eval_dataset") or split.validation}
+    code = " and ".join(meta["train_datasets"])
     card = {
         **base,
         "split": SPLIT,
         "preset": PRESET,
-        "trained_on": "azure-llm:conv and azure-llm:code?end=1800 (the code trace's first "
-                      "1,800 s) at rate scales 0.5-4x drawn log-uniformly, reward_weights = "
+        "trained_on": f"azure-llm:conv and {code} (seconds of the code trace before the "
+                      "test's) at rate scales 0.5-4x drawn log-uniformly, reward_weights = "
                       "SLO_CONSTRAINED",
         "algo": "ppo",
         "policy_net": "mlp",
