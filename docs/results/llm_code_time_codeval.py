@@ -31,6 +31,13 @@ episode below was played):
    entry, threshold and hpa; the two recipes pooled over their five seeds each (IQM, stratified
    bootstrap; seed ``i`` paired with seed ``i``). Nothing is chosen on it. Every episode goes to
    ``docs/results/llm_code_time_codeval.json``.
+
+Corrected after its first run (the same session): that run's envs took the env's default reward
+(2 x attainment - 0.5 x relative cost - switching penalties), not SLO_CONSTRAINED as rule 2
+says, so it chose seed 1 by the wrong reward. The envs now carry ``reward_weights =
+SLO_CONSTRAINED`` (the rewards change, not the play: the same actions, attainment and cost), and
+the choice is the rule's. The first run's JSON is kept as
+``docs/results/llm_code_time_codeval_default_reward.json``; nothing was shipped from it.
 """
 
 import argparse
@@ -43,6 +50,7 @@ from make_zoo import ROOT
 from make_zoo_llm_code_time import ENV, NAME, SPLIT
 from make_zoo_llm_code_time import main as ship_entry
 
+from rlsched.envs.llm_rl import SLO_CONSTRAINED
 from rlsched.envs.make import make_env
 from rlsched.evaluate import check_not_trained_on
 from rlsched.splits import split_of
@@ -68,7 +76,8 @@ def play(dataset: str, policies: list[str], episodes: int, seed: int) -> Plays:
     out: Plays = {}
     for preset in PRESETS:
         begun = time.perf_counter()
-        env = make_env(ENV, dataset, **{**split.env_kwargs, "scenario": preset})
+        env = make_env(ENV, dataset, **{**split.env_kwargs, "scenario": preset,
+                                        "reward_weights": SLO_CONSTRAINED})
         out[preset] = {spec: run(spec, env, episodes, seed, reward=True) for spec in policies}
         print(f"{preset}: {time.perf_counter() - begun:.0f}s", flush=True)
     return out
