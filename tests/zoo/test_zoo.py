@@ -9,7 +9,7 @@ import pytest
 
 from rlsched.errors import ConfigError, PolicyError
 from rlsched.evaluate import check_not_trained_on, compare
-from rlsched.splits import SPLITS, overlap, split_of
+from rlsched.splits import SPLITS, check_validation, overlap, split_of
 from rlsched.zoo import card, entries, model_dir, names, resolve
 from tests.conftest import small_dag_entry
 
@@ -53,7 +53,12 @@ def test_the_llm_entry_trained_across_both_traces_is_judged_on_its_time_split_on
     assert c["split"] == "code-time" and c["test"]["dataset"] == split.test
     meta = json.loads((model_dir(name) / "meta.json").read_text())
     assert meta["split"] == c["split"]
-    assert meta["train_datasets"] == c["training"]["train_datasets"] == ["azure-llm:code?end=1800"]
+    assert meta["train_datasets"] == c["training"]["train_datasets"] == ["azure-llm:code?end=1200"]
+    # selected on the seconds after those (round T2), which the split lets it see, not the test
+    assert c["training"]["validation_dataset"] == "azure-llm:code?start=1200&end=1800"
+    check_validation(c["env"], c["training"]["validation_dataset"], "card", c["split"])
+    with pytest.raises(ConfigError, match="shares azure-llm:code:seconds 1200-1800"):
+        check_validation(c["env"], c["training"]["validation_dataset"], "card")  # the default
     check_not_trained_on([spec], split.test, c["split"])
     with pytest.raises(ConfigError, match="trained under the split 'code-time'"):
         check_not_trained_on([spec], SPLITS[c["env"]].test)
@@ -63,7 +68,7 @@ def test_the_llm_entry_trained_across_both_traces_is_judged_on_its_time_split_on
     (e,) = [x for x in entries() if x["name"] == name]
     assert zoo_plan(e, 1)["tasks"][-1].dataset == split.test
     whole = {**e, "test": {**e["test"], "dataset": SPLITS[c["env"]].test}}
-    with pytest.raises(ConfigError, match="shares azure-llm:code:seconds 0-1800 with the test"):
+    with pytest.raises(ConfigError, match="shares azure-llm:code:seconds 0-1200 with the test"):
         zoo_plan(whole, 1)
     rep = compare(c["env"], split.test, f"threshold,{spec}", episodes=2, seed=0,
                   env_kwargs={"scenario": "code-2x", "episode_duration": 60.0})  # fmt: skip
