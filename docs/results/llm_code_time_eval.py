@@ -59,6 +59,30 @@ def run(spec: str, env, episodes: int = EPISODES, seed: int = SEED,
     return {**out, "reward": [float(e.reward) for e in eps]} if reward else out
 
 
+Plays = dict[str, dict[str, dict[str, list[float]]]]
+
+
+def play(dataset: str, presets: tuple[str, ...], policies: list[str], episodes: int, seed: int,
+         extra: dict | None = None, reward: bool = False, check: bool = True) -> Plays:
+    """``{preset: {policy: {metric: [...]}}}``: every policy on the same seeded episodes of
+    ``dataset`` at each scenario preset (``extra``: more env arguments; ``reward``: the returns
+    too; a policy named twice plays once). ``check``: first refuse a model trained on
+    ``dataset`` (``check_not_trained_on``); off where a round plays one on data it trained on
+    and says so."""
+    split = split_of(ENV, SPLIT)
+    if check:
+        check_not_trained_on(policies, dataset, SPLIT)
+    out: Plays = {}
+    for preset in presets:
+        begun = time.perf_counter()
+        kwargs = {**split.env_kwargs, **(extra or {}), "scenario": preset}
+        env = make_env(ENV, dataset, **kwargs)
+        out[preset] = {spec: run(spec, env, episodes, seed, reward)
+                       for spec in dict.fromkeys(policies)}  # fmt: skip
+        print(f"{preset}: {time.perf_counter() - begun:.0f}s", flush=True)
+    return out
+
+
 def cell(p: Paired, unit: str = "") -> str:
     lo, hi = p.ci95
     v = p.verdict if p.verdict == "no significant difference" else f"**{p.verdict}**"

@@ -29,16 +29,13 @@ episode below was played):
 """
 
 import json
-import time
 
 import numpy as np
-from llm_code_time_eval import cell, run
+from llm_code_time_eval import cell, play
 from make_zoo import ROOT
 from make_zoo_llm_code_time import ENV, SPLIT
 
 from rlsched.envs.llm_rl import SLO_CONSTRAINED
-from rlsched.envs.make import make_env
-from rlsched.evaluate import check_not_trained_on
 from rlsched.splits import split_of
 from rlsched.stats import Paired, paired, paired_matrix
 
@@ -51,22 +48,6 @@ TEST_SEED, TEST_EPISODES = 92_830, 30
 OBJECTIVE = {"slo_reference": "hpa", "reward_weights": SLO_CONSTRAINED}
 OUT = ROOT / "docs/results/llm_code_time_hpa_residual.json"
 
-Plays = dict[str, dict[str, dict[str, list[float]]]]
-
-
-def play(dataset: str, policies: list[str], episodes: int, seed: int) -> Plays:
-    """``{preset: {policy: {metric: [...]}}}``, every policy on the same seeded episodes."""
-    split = split_of(ENV, SPLIT)
-    check_not_trained_on([p for p in policies if p.startswith("learned:")], dataset, SPLIT)
-    out: Plays = {}
-    for preset in PRESETS:
-        begun = time.perf_counter()
-        env = make_env(ENV, dataset, **{**split.env_kwargs, **OBJECTIVE, "scenario": preset})
-        out[preset] = {spec: run(spec, env, episodes, seed, reward=True) for spec in policies}
-        print(f"{preset}: {time.perf_counter() - begun:.0f}s", flush=True)
-    return out
-
-
 def goal(att: Paired, cost: Paired) -> dict:
     return {"met": att.verdict != "worse" and cost.verdict != "worse",
             "departs": att.verdict == "better" or cost.verdict == "better"}
@@ -74,7 +55,8 @@ def goal(att: Paired, cost: Paired) -> dict:
 
 def main() -> None:
     split = split_of(ENV, SPLIT)
-    val = play(VALIDATION, ["hpa", *RUNS.values()], VAL_EPISODES, VAL_SEED)
+    val = play(VALIDATION, PRESETS, ["hpa", *RUNS.values()], VAL_EPISODES, VAL_SEED, OBJECTIVE,
+               reward=True)
     means = {s: float(np.mean([x for p in PRESETS for x in val[p][RUNS[s]]["reward"]]))
              for s in SEEDS}  # fmt: skip
     for name, spec in (("hpa", "hpa"), *((f"seed {s}", RUNS[s]) for s in SEEDS)):
@@ -86,7 +68,8 @@ def main() -> None:
     best = max(SEEDS, key=means.__getitem__)
     print(f"chosen: seed {best}", flush=True)
 
-    test = play(split.test, ["hpa", "threshold", *RUNS.values()], TEST_EPISODES, TEST_SEED)
+    test = play(split.test, PRESETS, ["hpa", "threshold", *RUNS.values()], TEST_EPISODES,
+                TEST_SEED, OBJECTIVE, reward=True)
     verdicts: dict[str, dict] = {}
     print("| load | player | attainment vs HPA | cost vs HPA | goal met | departs |")
     print("|---|---|---|---|---|---|")

@@ -33,16 +33,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-from llm_code_time_eval import METRICS, cell, run
+from llm_code_time_eval import ENV, METRICS, ROOT, SPLIT, cell, run
 
 from rlsched.envs.make import make_env
 from rlsched.evaluate import check_not_trained_on
 from rlsched.splits import split_of
 from rlsched.stats import paired_matrix
 
-ROOT = Path(__file__).resolve().parents[2]
-ENV = "rlsched/LLMAutoscaling-v0"
-SPLIT = "code-time"
 LOADS = (1.0, 2.0, 3.0)
 EPISODES = 30
 SEED = 92_700  # fresh: round T1's test used 92,600-92,629

@@ -30,16 +30,13 @@ The rule, fixed here (2026-12-07, fifty-second session, before any episode of it
 
 import argparse
 import json
-import time
 
 import numpy as np
-from llm_code_time_eval import run
+from llm_code_time_eval import play
 from make_zoo import ROOT
 from make_zoo_llm_code_time import ENV, SPLIT
 from make_zoo_llm_code_time import main as ship_entry
 
-from rlsched.envs.make import make_env
-from rlsched.evaluate import check_not_trained_on
 from rlsched.splits import split_of
 from rlsched.stats import paired
 
@@ -51,21 +48,6 @@ TEST_PRESETS = ("code-1x", "code-2x", "code-3x")
 VAL_SEED, VAL_EPISODES = 82_470, 20
 TEST_SEED, TEST_EPISODES = 92_600, 30
 OUT = ROOT / "docs/results/llm_code_time_bursty.json"
-
-
-def play(dataset: str, presets: tuple[str, ...], policies: list[str], episodes: int, seed: int,
-         extra: dict) -> dict[str, dict[str, dict[str, list[float]]]]:
-    """``{preset: {policy: {"slo_attainment": [...], "cost": [...]}}}``: every policy on the
-    same seeded episodes (``check_not_trained_on`` first: none may have trained on them)."""
-    split = split_of(ENV, SPLIT)
-    check_not_trained_on(policies, dataset, SPLIT)
-    out: dict[str, dict[str, dict[str, list[float]]]] = {}
-    for preset in presets:
-        begun = time.perf_counter()
-        env = make_env(ENV, dataset, **{**split.env_kwargs, **extra, "scenario": preset})
-        out[preset] = {spec: run(spec, env, episodes, seed) for spec in policies}
-        print(f"{preset}: {time.perf_counter() - begun:.0f}s", flush=True)
-    return out
 
 
 def line(a: list[float], b: list[float], metric: str, ref: str) -> str:
