@@ -412,10 +412,42 @@ def test_members_join_into_one_model_scoring_their_mean_less_their_thresholds(
     assert 0 < joined.departures < decisions
 
 
+def test_one_member_joins_as_its_network_less_its_threshold(departure_run, tmp_path) -> None:
+    """``departure_members`` of one model: its network alone, each score less the model's own
+    threshold, the threshold of that chosen again (a recipe's member on its own)."""
+    from rlsched.agents.export import export_model
+    from rlsched.evaluate import make_env
+    from rlsched.policies.departures import DeparturePolicy
+
+    a = _with_threshold(departure_run / "model", tmp_path / "a", 0.01)
+    run = tmp_path / "alone"
+    cfg = dict(TINY_DEPARTURES, departure_members=[str(a)], departure_thresholds=[-0.7])
+    train(TrainConfig.from_dict(cfg), run, progress=False)
+    rec = json.loads((run / "run.json").read_text())
+    assert rec["joined"] == [{"model": str(a), "threshold": 0.01}]
+    assert [r["threshold"] for r in rec["threshold_choice"]] == [-0.7, "inf"]
+    export_model(run, tmp_path / "exported")
+    assert sorted(p.name for p in (tmp_path / "exported").iterdir()) == ["dagnet.npz",
+                                                                        "meta.json"]
+    alone = DeparturePolicy(tmp_path / "exported", threshold=-0.7)
+    one = DeparturePolicy(a)
+    assert alone.describe()["networks"] == 1
+    env = make_env(TINY_DEPARTURES["env_id"], TINY_DEPARTURES["eval_dataset"],
+                   **TINY_DEPARTURES["env_kwargs"])  # fmt: skip
+    obs, _ = env.reset(seed=3)
+    done = False
+    while not done:
+        mask = env.unwrapped.action_masks()
+        base = int(alone._base(obs, mask))
+        z = one.scores(obs, base)
+        assert np.array_equal(alone.scores(obs, base), z - np.float32(0.01))
+        obs, _, term, trunc, _ = env.step(alone.act(obs, mask))
+        done = term or trunc
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [({"departure_thresholds": []}, "needs departure_thresholds"),
-     ({"departure_members": ["x"]}, "two models or more"),
      ({"init_model": "x"}, "belong to a fit"),
      ({"departure_familiar": True}, "belong to a fit"),
      ({"departure_thresholds": [float("inf")]}, "finite numbers")],

@@ -324,7 +324,9 @@ class TrainConfig:
     """``algo: departures``: departure models (model or run folders, or ``zoo/NAME``) joined
     into one, an ensemble: a server's score is the mean over them of their score less their
     own threshold. Nothing is collected or fitted; the threshold of the mean is chosen among
-    ``departure_thresholds`` (and never departing) on the validation episodes."""
+    ``departure_thresholds`` (and never departing) on the validation episodes. One model
+    alone is its network with its score taken less its own threshold (a recipe's member on
+    its own, its threshold chosen again)."""
     departure_thresholds: list[float] = field(default_factory=list)
     """``algo: departures``: candidate thresholds given as numbers (each, and never departing,
     plays the validation episodes); empty: the quantiles ``departure_quantiles``."""
@@ -576,8 +578,6 @@ class TrainConfig:
                     f"{shared_text(shared)} with the test set (rlsched.splits)"
                 )
         if self.departure_members:
-            if len(self.departure_members) < 2:
-                raise ConfigError(f"{source}: departure_members joins two models or more")
             if not self.departure_thresholds:
                 raise ConfigError(
                     f"{source}: departure_members needs departure_thresholds (the candidates "
