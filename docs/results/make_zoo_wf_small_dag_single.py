@@ -54,6 +54,7 @@ of the entry it replaces: the same episodes) and its retraining config.
 
 import argparse
 import json
+import re
 import time
 from pathlib import Path
 
@@ -167,7 +168,11 @@ def test(workers: int, out: dict, draws: int | None) -> None:
 
 
 def write(out: dict) -> None:
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    """The record, every list of numbers on one line (a draw's lists hold 3,000 each)."""
+    text = re.sub(r"\[\s*([-+0-9.e,\s]*?)\s*\]",
+                  lambda m: "[" + ", ".join(m.group(1).split()).replace(",,", ",") + "]",
+                  json.dumps(out, indent=1))
+    OUT.write_text(text + "\n")
 
 
 def ship(out: dict) -> None:
