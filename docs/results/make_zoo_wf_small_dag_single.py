@@ -62,9 +62,8 @@ import numpy as np
 from make_zoo import ROOT, retire, trial_spec, verdict
 from make_zoo_wf_small import EPISODES, KWARGS, PRESET, TEST, TEST_SEED, VAL_SEED, VALIDATION
 from make_zoo_wf_small import judge as judge_small
-from make_zoo_wf_small_dag_trial import goal, pooled_ci
+from make_zoo_wf_small_dag_trial import gap_less, gap_means, goal, pooled_ci
 from wf_small_dag_confirm import played
-from wf_small_dag_instances import by_workflow_ci
 
 from rlsched.agents.export import export_model, write_card
 from rlsched.zoo import ZOO_DIR
@@ -98,30 +97,14 @@ def spec(model: Path) -> str:
     return trial_spec(f"learned:{model}", guard())
 
 
-def pair(gaps: dict[str, np.ndarray], workflow: np.ndarray, a: str, b: str) -> dict:
-    """``a``'s gap less ``b``'s: mean, interval resampling workflows, lower / same / higher."""
-    d = gaps[a] - gaps[b]
-    return {"mean": float(d.mean()), "ci95": by_workflow_ci(d, workflow),
-            "lower_same_higher": [int((d < -1e-9).sum()), int((abs(d) <= 1e-9).sum()),
-                                  int((d > 1e-9).sum())]}  # fmt: skip
-
-
-def gaps_row(gaps: dict[str, np.ndarray], workflow: np.ndarray, names: dict[str, str]) -> dict:
-    """Each player's mean gap and interval, keyed by role."""
-    out: dict = {"workflows": len(np.unique(workflow))}
-    for who, s in names.items():
-        out[who] = {"mean_gap": float(gaps[s].mean()), "ci95": by_workflow_ci(gaps[s], workflow)}
-    return out
-
-
 def validate(workers: int, out: dict) -> None:
     """Rule step 2."""
     names = {c: spec(ROOT / RUN.format(c) / "model") for c in CANDIDATES}
     names |= {"entry": spec(entry_model(OLD)), "peft": "peft"}
     workflow, g = played(tuple(names.values()), workers, VAL, VAL_FIRST, VAL_EPISODES)
-    val = gaps_row(g, workflow, names)
+    val = gap_means(g, workflow, names)
     for c in CANDIDATES:
-        val[f"{c}_minus_entry"] = pair(g, workflow, names[c], names["entry"])
+        val[f"{c}_minus_entry"] = gap_less(g, workflow, names[c], names["entry"])
     kept = min(CANDIDATES, key=lambda c: (val[c]["mean_gap"], CANDIDATES.index(c)))
     d = val[f"{kept}_minus_entry"]
     ships = d["ci95"][1] <= MARGIN and val[kept]["ci95"][1] < 0.02
@@ -142,10 +125,10 @@ def test(workers: int, out: dict, draws: int | None) -> None:
             continue
         t0 = time.time()
         workflow, g = played(tuple(names.values()), workers, data, TEST_FIRST, TEST_EPISODES)
-        tests[label] = {"dataset": data, **gaps_row(g, workflow, names),
-                        "candidate_minus_entry": pair(g, workflow, names["candidate"],
+        tests[label] = {"dataset": data, **gap_means(g, workflow, names),
+                        "candidate_minus_entry": gap_less(g, workflow, names["candidate"],
                                                       names["entry"]),
-                        "candidate_minus_peft": pair(g, workflow, names["candidate"], "peft"),
+                        "candidate_minus_peft": gap_less(g, workflow, names["candidate"], "peft"),
                         "values": {who: g[s].tolist() for who, s in names.items()},
                         "workflow": workflow.tolist(),
                         "seconds": round(time.time() - t0)}  # fmt: skip

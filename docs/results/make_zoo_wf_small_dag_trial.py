@@ -109,18 +109,29 @@ def forward(gaps: dict[float, np.ndarray], peft: np.ndarray) -> tuple[list[float
     return chosen, steps
 
 
-def row(gaps: dict[str, np.ndarray], workflow: np.ndarray, names: dict[str, str]) -> dict:
-    """Mean gaps with intervals resampling workflows, and the guard less the others."""
+def gap_means(gaps: dict[str, np.ndarray], workflow: np.ndarray, names: dict[str, str]) -> dict:
+    """Each player's mean gap (``names``: role -> spec) with its 95% interval resampling
+    workflows."""
     out: dict = {"workflows": len(np.unique(workflow))}
     for who, spec in names.items():
         out[who] = {"mean_gap": float(gaps[spec].mean()),
                     "ci95": by_workflow_ci(gaps[spec], workflow)}  # fmt: skip
-    for who in ("entry", "peft"):
-        d = gaps[names["guard"]] - gaps[names[who]]
-        out[f"guard_minus_{who}"] = {
-            "mean": float(d.mean()), "ci95": by_workflow_ci(d, workflow),
+    return out
+
+
+def gap_less(gaps: dict[str, np.ndarray], workflow: np.ndarray, a: str, b: str) -> dict:
+    """``a``'s gap less ``b``'s: mean, interval resampling workflows, lower / same / higher."""
+    d = gaps[a] - gaps[b]
+    return {"mean": float(d.mean()), "ci95": by_workflow_ci(d, workflow),
             "lower_same_higher": [int((d < -1e-9).sum()), int((abs(d) <= 1e-9).sum()),
                                   int((d > 1e-9).sum())]}  # fmt: skip
+
+
+def row(gaps: dict[str, np.ndarray], workflow: np.ndarray, names: dict[str, str]) -> dict:
+    """Mean gaps with intervals resampling workflows, and the guard less the others."""
+    out = gap_means(gaps, workflow, names)
+    for who in ("entry", "peft"):
+        out[f"guard_minus_{who}"] = gap_less(gaps, workflow, names["guard"], names[who])
     return out
 
 
