@@ -14,7 +14,10 @@ same logits::
 for any node count, as the torch network does. Rollouts over a learned base
 (:mod:`rlsched.policies.rollout`) and every evaluation of a node-scoring model act through it
 (:class:`rlsched.policies.learned.LearnedPolicy`). This module imports no torch: the weights
-are read from a policy object handed to :meth:`NodeScorer.from_policy`.
+are read from a policy object handed to :meth:`NodeScorer.from_policy`. Where numba is
+installed, the layers after the signed logs run in one compiled call
+(:mod:`rlsched.agents.node_kernels`) for each row count on which a probe finds them equal to
+numpy's to the bit.
 """
 
 from __future__ import annotations
@@ -23,6 +26,13 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+from rlsched.optional import imported
+
+#: Set False to score with numpy where numba is installed (the compiled layers' tests)
+COMPILED = True
+#: Random inputs on which the compiled layers must give numpy's logits, per row count
+PROBES = 32
 
 
 def symlog(x: np.ndarray) -> np.ndarray:
@@ -42,7 +52,8 @@ class NodeScorer:
     """The actor of a node-scoring policy (module docstring), in numpy."""
 
     __slots__ = (
-        "W1g", "W1n", "W2", "Wg", "b1", "b2", "bg", "bs", "glob_keys", "node_keys", "prior", "ws"
+        "W1g", "W1n", "W2", "Wg", "_exact", "_kernels", "b1", "b2", "bg", "bs", "glob_keys",
+        "node_keys", "prior", "ws",
     )  # fmt: skip
 
     def __init__(
@@ -61,6 +72,10 @@ class NodeScorer:
         self.W2, self.b2 = f["W2"], f["b2"]
         self.ws, self.bs = f["ws"], f["bs"]
         self.prior = None if prior is None else (int(prior[0]), np.float32(prior[1]))
+        #: :mod:`rlsched.agents.node_kernels` once looked for (False: numba is missing)
+        self._kernels: Any = None
+        #: per row count, whether the compiled layers gave numpy's logits on a probe
+        self._exact: dict[int, bool] = {}
 
     @classmethod
     def from_policy(cls, policy: Any) -> NodeScorer:
@@ -104,6 +119,12 @@ class NodeScorer:
             g = symlog(g)
         else:
             g = np.zeros(1, dtype=np.float32)
+        if self._compiled(len(nodes)):
+            return np.asarray(self._compiled_layers(nodes, g), dtype=np.float32)
+        return self._layers(nodes, g)
+
+    def _layers(self, nodes: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """The logits from the rows' and the global features' signed logs, in numpy."""
         g = np.maximum(g @ self.Wg + self.bg, 0.0)
         h = np.maximum(nodes @ self.W1n + (g @ self.W1g + self.b1), 0.0)
         h = np.maximum(h @ self.W2 + self.b2, 0.0)
@@ -112,6 +133,45 @@ class NodeScorer:
             col, coef = self.prior
             out = out + coef * nodes[:, col]
         return np.asarray(out, dtype=np.float32)
+
+    def _compiled_layers(self, nodes: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """:meth:`_layers` in one compiled call (:mod:`rlsched.agents.node_kernels`)."""
+        col, coef = self.prior if self.prior is not None else (-1, np.float32(0.0))
+        return self._kernels.head(
+            np.ascontiguousarray(nodes), np.ascontiguousarray(g), self.Wg, self.bg, self.W1n,
+            self.W1g, self.b1, self.W2, self.b2, self.ws, self.bs, col, coef,
+        )  # fmt: skip
+
+    def _compiled(self, rows: int) -> bool:
+        """Whether ``rows`` rows are scored by the compiled layers: numba is installed,
+        :data:`COMPILED` is on, and on :data:`PROBES` probes of that many rows (random features,
+        the same weights) they gave numpy's logits to the bit, checked once per row count. A
+        product's order of sums is fixed by its shape, not its values, but two different
+        orders can agree on some values by chance (numpy scores one row's last product as an
+        inner product, numba's BLAS as a matrix-vector product: they agree on about half of
+        the inputs), hence many probes."""
+        if not COMPILED or rows == 0:
+            return False
+        if self._kernels is None:
+            self._kernels = imported("rlsched.agents.node_kernels") or False
+        if not self._kernels:
+            return False
+        exact = self._exact.get(rows)
+        if exact is None:
+            rng = np.random.default_rng(rows)
+            exact = True
+            for _ in range(PROBES):
+                nodes = rng.standard_normal((rows, self.W1n.shape[0]), dtype=np.float32)
+                g = rng.standard_normal((self.Wg.shape[0],), dtype=np.float32)
+                nodes *= 3  # features spread as wide as the observations' signed logs
+                g *= 3
+                nodes, g = symlog(nodes), symlog(g)
+                got = np.asarray(self._compiled_layers(nodes, g), dtype=np.float32)
+                if not np.array_equal(got, self._layers(nodes, g)):
+                    exact = False
+                    break
+            self._exact[rows] = exact
+        return exact
 
     def act(self, observation: Mapping[str, np.ndarray], mask: np.ndarray) -> int:
         """The highest-scoring valid node (any node when none is valid), as the masked greedy

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from rlsched.core.pods import greedy_candidates, node_load
+from rlsched.optional import imported
 from rlsched.policies.base import Observation, Policy
 
 
@@ -62,12 +63,38 @@ class GreedyMigrationPolicy(Policy):
         return _greedy_action(*_greedy_order(observation, mask, 1))
 
 
+#: :mod:`rlsched.core.pods_kernels` once loaded (False: numba is missing, the numpy path runs;
+#: None: not looked for yet, so that importing the baselines does not import numba)
+_kernels: Any = None
+#: Set False to use the numpy path where numba is installed (the kernels' tests compare both)
+COMPILED = True
+
+
+def _compiled() -> Any:
+    """The compiled ranking's module, or None (numba missing, or ``COMPILED`` off)."""
+    global _kernels
+    if _kernels is None:
+        _kernels = imported("rlsched.core.pods_kernels") or False
+    return _kernels if COMPILED and _kernels else None
+
+
+def _kernel_inputs(observation: Observation, mask: np.ndarray) -> tuple[np.ndarray, ...]:
+    assert isinstance(observation, dict)
+    return (np.asarray(observation["pod_violations"]), np.asarray(observation["pod_mask"]),
+            np.asarray(observation["load"]), np.asarray(mask, dtype=bool))  # fmt: skip
+
+
 def _greedy_order(
     observation: Observation, mask: np.ndarray, k: int
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """greedy_migration's first ``k`` valid moves (flat ``slot * N + node``, as
     :func:`~rlsched.core.pods.greedy_candidates`), each slot's violations and ``N``."""
     assert isinstance(observation, dict)
+    kernels = _compiled()
+    if kernels is not None:
+        viol, pod_mask, load, bool_mask = _kernel_inputs(observation, mask)
+        first, v = kernels.greedy_first(viol, pod_mask, load, bool_mask, k)
+        return first, v, viol.shape[0]
     viol = np.asarray(observation["pod_violations"], dtype=float)
     N, K = viol.shape
     v = (viol * np.asarray(observation["pod_mask"])).ravel()
@@ -90,6 +117,10 @@ def anchored_and_greedy(
 ) -> tuple[np.ndarray, int]:
     """:func:`anchored_actions` and greedy_migration's own action, from one ranking of the
     moves (at 100 nodes the ranking is most of a decision's cost)."""
+    kernels = _compiled()
+    if kernels is not None:  # the same actions in one compiled call
+        valid, own = kernels.anchored(*_kernel_inputs(observation, mask), candidates)
+        return valid, int(own)
     first, v, N = _greedy_order(observation, mask, candidates)
     moves = 1 + first
     valid = np.sort(np.concatenate([[0], moves]) if mask[0] else moves)
