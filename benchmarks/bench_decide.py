@@ -21,7 +21,9 @@ at each call. ``act_in_play``: timed at each decision of the policy's own play, 
 stepping between calls, as a served scheduler's state changes between requests: each call
 meets its own state, with the caches the env's step left (at PodRebalancing's 100 nodes the
 step writes 30 MB of move features). The goal is judged on ``act_in_play``, the slower of the
-two. Median and 99th percentile, after 20 warm-up calls.
+two. For a trial-guarded entry, ``between_trials_in_play``: the guard's own act between its
+trials (trials switched off), following the network and following the anchor, each with the
+stateful policies it plays beside them. Median and 99th percentile, after 20 warm-up calls.
 
     python benchmarks/bench_decide.py [--sizes 10,20,100] [--decisions 2000] [--json F]
     python benchmarks/bench_decide.py --entries ENTRY --join MODEL,MODEL[,...] [--json F]
@@ -102,6 +104,30 @@ def _in_play(env: Any, pol: Any, n: int) -> dict[str, float]:
 
     _play(env, n + 20, lambda obs, mask: None, Timed())
     return _summary(ts[20:])
+
+
+def _between_trials_in_play(guard: TrialGuard, env: Any, n: int) -> dict[str, Any]:
+    """A trial-guarded entry's decision between its trials, in play: ``TrialGuard.act`` with
+    its trials switched off, following the network and following the anchor. Either way the
+    guard also plays every other policy that keeps state (a stateful anchor beside the network,
+    a stateful network beside the anchor), so each follows the real episode."""
+    out: dict[str, Any] = {}
+    guard.trial = lambda obs, mask: False  # type: ignore[method-assign]
+    try:
+
+        class Fixed:
+            def __init__(self, choice: int | None) -> None:
+                self.choice = choice
+
+            def act(self, obs: Any, mask: np.ndarray) -> Any:
+                guard.last_choice = self.choice
+                return guard.act(obs, mask)
+
+        for key, choice in (("network", 0), ("anchor", None)):
+            out[key] = _in_play(env, Fixed(choice), n)
+    finally:
+        del guard.trial
+    return {"between_trials_in_play": out}
 
 
 def _plan_times(env: Any, n: int) -> dict[str, float]:
@@ -235,6 +261,7 @@ def one(
         trial = _trial_times(outer, env, TRIALS)
         trial["anchor_act"] = _time(outer.base.act, _states(env, min(n, 200)))
         trial["anchor_act_in_play"] = _in_play(env, outer.base, n)
+        trial.update(_between_trials_in_play(outer, env, n))
         outer = outer.policy
     if isinstance(outer, DeparturePolicy):  # its base heuristic and the network, in numpy
         states = _states(env, n)
@@ -368,7 +395,10 @@ def main() -> None:
                    f"{r['trial']['median_ms']:.0f} ms (network won {r['trial']['network_won']} "
                    f"of {r['trial']['trials']}), the anchor's act "
                    f"{r['anchor_act']['median_ms']:.3f} ms "
-                   f"({r['anchor_act_in_play']['median_ms']:.3f} ms in its own play)"
+                   f"({r['anchor_act_in_play']['median_ms']:.3f} ms in its own play); "
+                   f"between trials, in play, following the network "
+                   f"{r['between_trials_in_play']['network']['median_ms']:.3f} ms, the anchor "
+                   f"{r['between_trials_in_play']['anchor']['median_ms']:.3f} ms"
                    if "trial" in r else ""),
                 flush=True,
             )
