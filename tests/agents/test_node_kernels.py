@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any
 
 import numpy as np
@@ -72,7 +74,7 @@ def test_a_row_count_whose_probe_differs_is_scored_by_numpy(monkeypatch: Any) ->
     assert scorer is not None
     obs, _ = env.reset(seed=2)
     scorer.logits(obs, np.arange(3))  # loads the kernels
-    kernels = scorer._kernels
+    kernels = node_numpy._node_kernels()
 
     class Off:  # a BLAS that rounds the last bit otherwise
         @staticmethod
@@ -80,10 +82,21 @@ def test_a_row_count_whose_probe_differs_is_scored_by_numpy(monkeypatch: Any) ->
             out = kernels.head(*args)
             return np.nextafter(out, np.float32(np.inf))
 
-    monkeypatch.setattr(scorer, "_kernels", Off())
+    monkeypatch.setattr(node_numpy, "_kernels", Off())
     got = scorer.logits(obs, np.arange(5))
     assert scorer._exact[5] is False and scorer._exact[3] is True
     np.testing.assert_array_equal(got, _numpy(scorer.logits, obs, np.arange(5)))
+
+
+def test_a_scorer_that_used_the_compiled_layers_still_copies_and_pickles() -> None:
+    env, pol = _scorer("serverless-edge-maskable-ppo", 20)
+    scorer = pol._scorer
+    assert scorer is not None
+    obs, _ = env.reset(seed=3)
+    want = scorer.logits(obs, np.arange(4))
+    for other in (copy.deepcopy(scorer), pickle.loads(pickle.dumps(scorer))):
+        np.testing.assert_array_equal(other.logits(obs, np.arange(4)), want)
+    copy.deepcopy(pol)
 
 
 @pytest.mark.parametrize(("name", "nodes"), ENTRIES)

@@ -33,6 +33,17 @@ from rlsched.optional import imported
 COMPILED = True
 #: Random inputs on which the compiled layers must give numpy's logits, per row count
 PROBES = 32
+#: :mod:`rlsched.agents.node_kernels` once looked for (False: numba is missing). A module
+#: global, not a scorer's attribute, so that scorers still copy and pickle
+_kernels: Any = None
+
+
+def _node_kernels() -> Any:
+    """The compiled layers' module, or False where numba is missing."""
+    global _kernels
+    if _kernels is None:
+        _kernels = imported("rlsched.agents.node_kernels") or False
+    return _kernels
 
 
 def symlog(x: np.ndarray) -> np.ndarray:
@@ -52,8 +63,8 @@ class NodeScorer:
     """The actor of a node-scoring policy (module docstring), in numpy."""
 
     __slots__ = (
-        "W1g", "W1n", "W2", "Wg", "_exact", "_kernels", "b1", "b2", "bg", "bs", "glob_keys",
-        "node_keys", "prior", "ws",
+        "W1g", "W1n", "W2", "Wg", "_exact", "b1", "b2", "bg", "bs", "glob_keys", "node_keys",
+        "prior", "ws",
     )  # fmt: skip
 
     def __init__(
@@ -72,8 +83,6 @@ class NodeScorer:
         self.W2, self.b2 = f["W2"], f["b2"]
         self.ws, self.bs = f["ws"], f["bs"]
         self.prior = None if prior is None else (int(prior[0]), np.float32(prior[1]))
-        #: :mod:`rlsched.agents.node_kernels` once looked for (False: numba is missing)
-        self._kernels: Any = None
         #: per row count, whether the compiled layers gave numpy's logits on a probe
         self._exact: dict[int, bool] = {}
 
@@ -137,7 +146,7 @@ class NodeScorer:
     def _compiled_layers(self, nodes: np.ndarray, g: np.ndarray) -> np.ndarray:
         """:meth:`_layers` in one compiled call (:mod:`rlsched.agents.node_kernels`)."""
         col, coef = self.prior if self.prior is not None else (-1, np.float32(0.0))
-        return self._kernels.head(
+        return _node_kernels().head(
             np.ascontiguousarray(nodes), np.ascontiguousarray(g), self.Wg, self.bg, self.W1n,
             self.W1g, self.b1, self.W2, self.b2, self.ws, self.bs, col, coef,
         )  # fmt: skip
@@ -152,9 +161,7 @@ class NodeScorer:
         the inputs), hence many probes."""
         if not COMPILED or rows == 0:
             return False
-        if self._kernels is None:
-            self._kernels = imported("rlsched.agents.node_kernels") or False
-        if not self._kernels:
+        if not _node_kernels():
             return False
         exact = self._exact.get(rows)
         if exact is None:
