@@ -94,3 +94,12 @@ def test_training_without_tensorboard_warns_in_one_line(monkeypatch: pytest.Monk
     with pytest.warns(UserWarning, match=r"pip install 'rlsched\[tensorboard\]'"):
         assert _tensorboard(TrainConfig(tensorboard=True)) is False
     assert _tensorboard(TrainConfig(tensorboard=False)) is False
+
+
+def test_loaded_looks_a_module_up_once() -> None:
+    import json
+
+    from rlsched.optional import loaded
+
+    assert loaded("json") is json and loaded("json") is loaded("json")
+    assert loaded.cache_info().hits >= 2

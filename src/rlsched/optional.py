@@ -10,6 +10,7 @@ curves); ``dev`` pulls them all with the test tools.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from types import ModuleType
 
@@ -71,6 +72,13 @@ def imported(module: str) -> ModuleType | None:
         return importlib.import_module(module)
     except ImportError:
         return None
+
+
+@functools.cache
+def loaded(module: str) -> ModuleType | None:
+    """:func:`imported`, looked for once per process: for a compiled path asked for at every
+    decision (where the module is missing, each import would search the path again)."""
+    return imported(module)
 
 
 def available(module: str) -> bool:

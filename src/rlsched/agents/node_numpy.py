@@ -27,23 +27,15 @@ from typing import Any
 
 import numpy as np
 
-from rlsched.optional import imported
+from rlsched.optional import loaded
 
 #: Set False to score with numpy where numba is installed (the compiled layers' tests)
 COMPILED = True
 #: Random inputs on which the compiled layers must give numpy's logits, per row count
 PROBES = 32
-#: :mod:`rlsched.agents.node_kernels` once looked for (False: numba is missing). A module
-#: global, not a scorer's attribute, so that scorers still copy and pickle
-_kernels: Any = None
-
-
-def _node_kernels() -> Any:
-    """The compiled layers' module, or False where numba is missing."""
-    global _kernels
-    if _kernels is None:
-        _kernels = imported("rlsched.agents.node_kernels") or False
-    return _kernels
+#: The compiled layers' module (looked up at each call, not kept on a scorer, so that scorers
+#: still copy and pickle)
+KERNELS = "rlsched.agents.node_kernels"
 
 
 def symlog(x: np.ndarray) -> np.ndarray:
@@ -129,7 +121,7 @@ class NodeScorer:
         else:
             g = np.zeros(1, dtype=np.float32)
         if self._compiled(len(nodes)):
-            return np.asarray(self._compiled_layers(nodes, g), dtype=np.float32)
+            return self._compiled_layers(nodes, g)
         return self._layers(nodes, g)
 
     def _layers(self, nodes: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -144,11 +136,14 @@ class NodeScorer:
         return np.asarray(out, dtype=np.float32)
 
     def _compiled_layers(self, nodes: np.ndarray, g: np.ndarray) -> np.ndarray:
-        """:meth:`_layers` in one compiled call (:mod:`rlsched.agents.node_kernels`)."""
+        """:meth:`_layers` in one compiled call (:mod:`rlsched.agents.node_kernels`): float32
+        logits. ``nodes`` and ``g`` are :func:`symlog`'s fresh, contiguous arrays."""
         col, coef = self.prior if self.prior is not None else (-1, np.float32(0.0))
-        return _node_kernels().head(
-            np.ascontiguousarray(nodes), np.ascontiguousarray(g), self.Wg, self.bg, self.W1n,
-            self.W1g, self.b1, self.W2, self.b2, self.ws, self.bs, col, coef,
+        kernels = loaded(KERNELS)
+        assert kernels is not None  # _compiled checked
+        return kernels.head(
+            nodes, g, self.Wg, self.bg, self.W1n, self.W1g, self.b1, self.W2, self.b2, self.ws,
+            self.bs, col, coef,
         )  # fmt: skip
 
     def _compiled(self, rows: int) -> bool:
@@ -159,9 +154,7 @@ class NodeScorer:
         orders can agree on some values by chance (numpy scores one row's last product as an
         inner product, numba's BLAS as a matrix-vector product: they agree on about half of
         the inputs), hence many probes."""
-        if not COMPILED or rows == 0:
-            return False
-        if not _node_kernels():
+        if not COMPILED or rows == 0 or loaded(KERNELS) is None:
             return False
         exact = self._exact.get(rows)
         if exact is None:
@@ -173,8 +166,7 @@ class NodeScorer:
                 nodes *= 3  # features spread as wide as the observations' signed logs
                 g *= 3
                 nodes, g = symlog(nodes), symlog(g)
-                got = np.asarray(self._compiled_layers(nodes, g), dtype=np.float32)
-                if not np.array_equal(got, self._layers(nodes, g)):
+                if not np.array_equal(self._compiled_layers(nodes, g), self._layers(nodes, g)):
                     exact = False
                     break
             self._exact[rows] = exact

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from rlsched.core.pods import greedy_candidates, node_load
-from rlsched.optional import imported
+from rlsched.optional import loaded
 from rlsched.policies.base import Observation, Policy
 
 
@@ -63,19 +63,15 @@ class GreedyMigrationPolicy(Policy):
         return _greedy_action(*_greedy_order(observation, mask, 1))
 
 
-#: :mod:`rlsched.core.pods_kernels` once loaded (False: numba is missing, the numpy path runs;
-#: None: not looked for yet, so that importing the baselines does not import numba)
-_kernels: Any = None
 #: Set False to use the numpy path where numba is installed (the kernels' tests compare both)
 COMPILED = True
 
 
 def _compiled() -> Any:
-    """The compiled ranking's module, or None (numba missing, or ``COMPILED`` off)."""
-    global _kernels
-    if _kernels is None:
-        _kernels = imported("rlsched.core.pods_kernels") or False
-    return _kernels if COMPILED and _kernels else None
+    """The compiled ranking (:mod:`rlsched.core.pods_kernels`, looked for at the first decision,
+    so that importing the baselines does not import numba), or None (numba missing, or
+    ``COMPILED`` off)."""
+    return loaded("rlsched.core.pods_kernels") if COMPILED else None
 
 
 def _kernel_inputs(observation: Observation, mask: np.ndarray) -> tuple[np.ndarray, ...]:
