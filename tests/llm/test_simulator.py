@@ -289,3 +289,48 @@ def test_a_deep_copy_runs_on_alone_and_shares_only_what_never_changes() -> None:
         for tag in TAGS:
             scanned = x.scaling_manager.get_active_instances(tag=tag)
             assert sorted(i.id for i in x.active(tag)) == sorted(i.id for i in scanned)
+
+
+def _fresh_window(sim: LLMSimulator, since: float) -> dict[str, np.ndarray]:
+    """A window's latencies and slowdowns computed at once from the request table (what the
+    simulator keeps request by request as they complete)."""
+    tab = sim.request_table()
+    idx = [r for r, t in zip(sim._done_idx, sim._done_t, strict=True) if t > since]
+    arr, first, fin = (tab[k][idx] for k in ("arrival", "first_token", "finish"))
+    out = np.asarray(sim.requests.output_tokens, dtype=float)[idx]
+    ttft, e2e = first - arr, fin - arr
+    lat = {"ttft": ttft, "e2e": e2e,
+           "tbt": np.where(out > 1, (e2e - ttft) / np.maximum(out - 1, 1), 0.0)}  # fmt: skip
+    sd = {}
+    for m, v in lat.items():
+        u = tab[f"unloaded_{m}"][idx]
+        sd[m] = np.where(u > 0, v / np.where(u > 0, u, 1.0), 1.0)
+    return {**lat, **{f"slowdown_{m}": v for m, v in sd.items()}}
+
+
+def test_window_latencies_are_kept_as_requests_complete_and_copies_keep_their_own() -> None:
+    import copy
+
+    reqs = load_requests("conv", duration=90.0)
+    sim = LLMSimulator(reqs, start_state(1, 1))
+    dup = None
+    for t in range(5, 91, 5):  # windows that overlap, as a scaler's 10 s at 5 s decisions
+        sim.run_until(float(t))
+        w = sim.window_stats(t - 10.0)
+        fresh = _fresh_window(sim, t - 10.0)
+        for k, v in fresh.items():  # the same floats as computing the window at once
+            np.testing.assert_array_equal(w[k], v, err_msg=k)
+            assert not w[k].flags.writeable  # the kept rows cannot be changed through a window
+        if t == 30:
+            dup = copy.deepcopy(sim)
+            dup.scaling_manager.scale_up("prompt")  # the copy's requests finish otherwise
+    assert dup is not None and len(sim._done_idx) > 64  # the kept rows grew past their start
+    dup.run_until(90.0)
+    for x in (sim, dup):
+        for since in (-1.0, 40.0, 85.0):
+            w, fresh = x.window_stats(since), _fresh_window(x, since)
+            for k, v in fresh.items():
+                np.testing.assert_array_equal(w[k], v, err_msg=k)
+    assert not np.array_equal(sim.window_stats(30.0)["ttft"], dup.window_stats(30.0)["ttft"])
+    res = sim.results()  # the run's percentiles read the same rows
+    assert res["ttft_p90"] == float(np.percentile(_fresh_window(sim, -1.0)["ttft"], 90))

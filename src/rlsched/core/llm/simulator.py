@@ -200,6 +200,10 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         self._drop_idx: list[int] = []
         self._drop_t: list[float] = []
         self._unservable = 0
+        #: :meth:`_completed_rows`: latencies and slowdowns of the first ``_rows_len``
+        #: completed requests
+        self._rows = np.empty((2 * len(METRICS), 64))
+        self._rows_len = 0
 
         self.now = 0.0
         self._heap: list[tuple] = []
@@ -449,10 +453,40 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
     def _window_latencies(
         self, since: float
     ) -> tuple[list[int], dict[str, np.ndarray], dict[str, np.ndarray]]:
-        """The requests completed in ``(since, now]``, their latencies and slowdowns."""
-        idx = self._done_idx[bisect.bisect_right(self._done_t, since) :]
-        lat = self._latencies(idx)
-        return idx, lat, self._slowdowns(lat, idx)
+        """The requests completed in ``(since, now]``, their latencies and slowdowns (read-only
+        views of :meth:`_completed_rows`)."""
+        lo = bisect.bisect_right(self._done_t, since)
+        rows = self._completed_rows()
+        n = self._rows_len
+        lat = {m: rows[j, lo:n] for j, m in enumerate(METRICS)}
+        sd = {m: rows[len(METRICS) + j, lo:n] for j, m in enumerate(METRICS)}
+        return self._done_idx[lo:], lat, sd
+
+    def _completed_rows(self) -> np.ndarray:
+        """Each completed request's latencies (``ttft``, ``tbt``, ``e2e``) and slowdowns, one
+        column per request in completion order (the first :attr:`_rows_len` columns), kept as
+        they complete: a request's latencies are final once it completes, so each is computed
+        once, not again at every window that holds it (the env's step and a latency-driven
+        scaler read one at every decision). The same floats as computing a window's at once
+        (element by element). Read-only outside this method."""
+        n = len(self._done_idx)
+        rows, k = self._rows, self._rows_len
+        if k == n:
+            return rows
+        if n > rows.shape[1]:  # room doubles: a copy of the simulator copies at most twice
+            grown = np.empty((rows.shape[0], max(2 * rows.shape[1], n)))
+            grown[:, :k] = rows[:, :k]
+            rows = self._rows = grown
+        new = self._done_idx[k:n]
+        lat = self._latencies(new)
+        sd = self._slowdowns(lat, new)
+        rows.flags.writeable = True
+        for j, m in enumerate(METRICS):
+            rows[j, k:n] = lat[m]
+            rows[len(METRICS) + j, k:n] = sd[m]
+        rows.flags.writeable = False  # the views handed out stay as they are
+        self._rows_len = n
+        return rows
 
     def _slowdowns(self, lat: dict[str, np.ndarray], idx: list[int]) -> dict[str, np.ndarray]:
         """:func:`~rlsched.core.llm.slo.slowdowns` of requests ``idx`` (their latencies
@@ -479,9 +513,7 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         completed requests; SLO attainment and Splitwise's percentile checks (see
         :mod:`rlsched.core.llm.slo`; dropped requests count as misses); ``gpu_hours``, ``cost``
         (US$), ``energy_kwh`` from time 0 to ``duration`` (the clock now); scaling actions."""
-        idx = self._done_idx
-        lat = self._latencies(idx)
-        sd = self._slowdowns(lat, idx)
+        idx, lat, sd = self._window_latencies(-math.inf)
         unfinished = self._n - len(idx) - len(self._drop_idx)
         dropped = len(self._drop_idx) + unfinished
         out: dict[str, Any] = {

@@ -76,6 +76,8 @@ class SimulatorState(ClusterControl):
     _done_t: list[float]
     _drop_idx: list[int]
     _drop_t: list[float]
+    _rows: np.ndarray
+    _rows_len: int
     _unservable: int
     now: float
     _heap: list[tuple]
