@@ -1,4 +1,5 @@
-"""The compiled ranking of greedy_migration's moves gives the numpy path's actions exactly."""
+"""The compiled ranking of greedy_migration's moves gives the numpy path's actions exactly, and
+the compiled window model its windows."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 pytest.importorskip("numba")
 
+from rlsched.core import pods as core_pods
 from rlsched.policies import pods
 from rlsched.policies.pods import GreedyMigrationPolicy, anchored_and_greedy
 
@@ -67,3 +69,87 @@ def test_anchored_ranking_equals_the_numpy_path_in_the_env() -> None:
             obs, _, term, trunc, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
             if term or trunc:
                 obs, _ = env.reset(seed=int(rng.integers(1000)))
+
+
+# ---------------------------------------------------------------- the window model
+_FIELDS = ("violated", "pod_requests", "pod_violations", "node_requests", "node_violations",
+           "pod_series", "node_series", "assigned_cpu", "assigned_mem", "axis")  # fmt: skip
+
+
+def _window_numpy(*args: Any) -> Any:
+    """``simulate_window(*args)`` on the numpy path."""
+    core_pods.COMPILED = False
+    try:
+        return core_pods.simulate_window(*args)
+    finally:
+        core_pods.COMPILED = True
+
+
+def _same_window(got: Any, ref: Any) -> None:
+    for name in _FIELDS:
+        a, b = getattr(got, name), getattr(ref, name)
+        np.testing.assert_array_equal(a, b, err_msg=name)
+        # an empty window: numpy's bincount of nothing is int64 zeros, the kernel's float64
+        assert a.dtype == b.dtype or ref.requests == 0, name
+
+
+def test_window_equals_the_numpy_path_on_random_windows() -> None:
+    rng = np.random.default_rng(3)
+    for trial in range(600):
+        n, p = int(rng.integers(1, 8)), int(rng.integers(1, 30))
+        big = trial % 3 == 0  # many requests per (pod, slot) and per (node, slot): long sorts
+        slots = 2 if big else int(rng.integers(1, 12))
+        ties = trial % 2 == 0  # sizes on a grid: equal sizes, sums exactly at a limit
+        counts = rng.integers(0, 80 if big else 6, p)
+        r = int(counts.sum())
+
+        def sizes(k: int, step: float, ties: bool = ties) -> np.ndarray:
+            return rng.integers(0, 5, k) * step if ties else rng.random(k) * 8 * step
+
+        args = (rng.integers(0, n, p), sizes(p, 0.5), sizes(p, 0.5),
+                rng.integers(1, 6, n) * 1.0, rng.integers(1, 6, n) * 1.0,
+                core_pods.WindowRequests(counts, sizes(r, 0.25), sizes(r, 0.25)))  # fmt: skip
+        for mode in core_pods.MODES:
+            _same_window(core_pods.simulate_window(*args, mode, slots),
+                         _window_numpy(*args, mode, slots))  # fmt: skip
+
+
+def test_window_with_a_nan_size_is_played_by_the_numpy_path() -> None:
+    reqs = core_pods.WindowRequests(np.array([2, 1]), np.array([np.nan, 1.0, 0.5]),
+                                    np.array([1.0, 1.0, 1.0]))  # fmt: skip
+    args = (np.array([0, 0]), np.ones(2), np.ones(2), np.array([2.0]), np.array([2.0]), reqs)
+    kernels = pytest.importorskip("rlsched.core.pods_kernels")
+    assert kernels.simulate_window(np.array([0, 0]), np.ones(2), np.ones(2), np.array([2.0]),
+                                   np.array([2.0]), reqs.counts, reqs.cpu, reqs.mem, True,
+                                   3) is None  # fmt: skip
+    got = core_pods.simulate_window(*args, "serial", 3)
+    _same_window(got, _window_numpy(*args, "serial", 3))
+    assert got.violated.tolist() == [True, False, False]  # a NaN size is never served
+
+
+def test_window_equals_the_numpy_path_in_the_env() -> None:
+    """Two envs from the same seed, one playing its windows on the numpy path: the same
+    observations, rewards and metrics at every step of random moves."""
+    from rlsched.envs.pod_rebalancing import PodRebalancingEnv
+
+    rng = np.random.default_rng(8)
+    for nodes, mode in ((4, "serial"), (10, "parallel"), (20, "serial")):
+        envs = [PodRebalancingEnv(num_nodes=nodes, mode=mode) for _ in range(2)]
+        for e in envs:
+            e.reset(seed=nodes)
+        for _ in range(50):
+            mask = envs[0].action_masks()
+            a = int(rng.choice(np.flatnonzero(mask)))
+            got = envs[0].step(a)
+            core_pods.COMPILED = False
+            try:
+                ref = envs[1].step(a)
+            finally:
+                core_pods.COMPILED = True
+            for key in got[0]:
+                np.testing.assert_array_equal(got[0][key], ref[0][key], err_msg=key)
+            assert got[1:4] == ref[1:4] and got[4].get("metrics") == ref[4].get("metrics")
+            if got[3]:
+                seed = int(rng.integers(1000))
+                for e in envs:
+                    e.reset(seed=seed)

@@ -50,9 +50,11 @@ of the note's padded axis.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
+
+from rlsched.optional import loaded
 
 MODES = ("serial", "parallel")
 
@@ -308,6 +310,17 @@ def serve(
     return ok
 
 
+#: Set False to play windows with the numpy path where numba is installed (the kernels' tests
+#: compare both)
+COMPILED = True
+
+
+def _kernels() -> Any:
+    """:mod:`rlsched.core.pods_kernels` (imported at the first window, so that importing this
+    module does not import numba), or None (numba missing, or ``COMPILED`` off)."""
+    return loaded("rlsched.core.pods_kernels") if COMPILED else None
+
+
 def simulate_window(
     pod_node: np.ndarray,
     request_cpu: np.ndarray,
@@ -321,7 +334,8 @@ def simulate_window(
     """Play one window of ``reqs`` with pods placed on ``pod_node`` (module docstring).
 
     Vectorised over requests (a few sorts and bincounts per resource), no loop over nodes,
-    pods or requests.
+    pods or requests; where numba is installed, compiled into one call with the same floats
+    (:func:`rlsched.core.pods_kernels.simulate_window`).
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
@@ -332,6 +346,15 @@ def simulate_window(
     node_mem = np.asarray(node_mem, dtype=float)
     N, P, S = len(node_cpu), len(pod_node), int(slots)
     counts = np.asarray(reqs.counts, dtype=np.int64)
+    kernels = _kernels()
+    if kernels is not None:
+        out = kernels.simulate_window(
+            pod_node, np.asarray(request_cpu, dtype=float), np.asarray(request_mem, dtype=float),
+            node_cpu, node_mem, counts, np.asarray(reqs.cpu, dtype=float),
+            np.asarray(reqs.mem, dtype=float), mode == "serial", S,
+        )  # fmt: skip
+        if out is not None:  # the same fields in the same order, but pod_requests
+            return WindowResult(out[0], counts, *out[1:])
     R = int(counts.sum())
     pod = np.repeat(np.arange(P), counts)
     start = np.cumsum(counts) - counts
