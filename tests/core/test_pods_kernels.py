@@ -125,6 +125,12 @@ def test_window_with_a_nan_size_is_played_by_the_numpy_path() -> None:
     got = core_pods.simulate_window(*args, "serial", 3)
     _same_window(got, _window_numpy(*args, "serial", 3))
     assert got.violated.tolist() == [True, False, False]  # a NaN size is never served
+    # arrays that do not fit together: not indexed unchecked, numpy's own error
+    with pytest.raises(IndexError):
+        core_pods.simulate_window(np.array([0, 3]), *args[1:], "serial", 3)
+    short = core_pods.WindowRequests(np.array([2, 2]), np.ones(3), np.ones(3))
+    with pytest.raises(ValueError):
+        core_pods.simulate_window(*args[:5], short, "serial", 3)
 
 
 def test_window_equals_the_numpy_path_in_the_env() -> None:

@@ -217,9 +217,18 @@ def simulate_window(pod_node, request_cpu, request_mem, node_cpu, node_mem, coun
     the requests ``counts`` / ``cpu`` / ``mem``: its :class:`~rlsched.core.pods.WindowResult`'s
     arrays ``(violated, pod_violations, node_requests, node_violations, pod_series,
     node_series, assigned_cpu, assigned_mem, axis)``; None where a size is NaN (numpy's sorts
-    put it last: the numpy path plays those)."""
+    put it last) or the arrays do not fit together (a pod on no node, counts that do not sum
+    to the sizes given): the numpy path plays those, or says what is wrong."""
     N, P = len(node_cpu), len(pod_node)
     R = len(cpu)
+    total = 0
+    for p in range(P):  # unchecked indexing below: only arrays that fit together
+        if counts[p] < 0 or pod_node[p] < 0 or pod_node[p] >= N:
+            return None
+        total += counts[p]
+    if (total != R or len(mem) != R or len(counts) != P or len(request_cpu) != P
+            or len(request_mem) != P or len(node_mem) != N):  # fmt: skip
+        return None
     for i in range(R):  # numpy sorts a NaN size last: not the orders above
         if cpu[i] != cpu[i] or mem[i] != mem[i]:
             return None
