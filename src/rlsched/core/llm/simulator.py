@@ -473,7 +473,7 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         rows, k = self._rows, self._rows_len
         if k == n:
             return rows
-        if n > rows.shape[1]:  # room doubles: a copy of the simulator copies at most twice
+        if n > rows.shape[1]:  # room doubles: a copy of the simulator copies at most 2n columns
             grown = np.empty((rows.shape[0], max(2 * rows.shape[1], n)))
             grown[:, :k] = rows[:, :k]
             rows = self._rows = grown
