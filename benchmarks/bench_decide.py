@@ -48,7 +48,7 @@ import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import rlsched  # noqa: F401
-from common import machine, pin_one_core, write_json
+from common import decision_times, machine, pin_one_core, write_json
 from rlsched.envs.args import env_class
 from rlsched.errors import PolicyError
 from rlsched.evaluate import make_env
@@ -93,17 +93,8 @@ def _in_play(env: Any, pol: Any, n: int) -> dict[str, float]:
     stepping between them as a served scheduler's state changes between requests: each call
     meets its own state (a policy that reads the simulator, such as an LLM heuristic under a
     residual network, reads the state of its decision) and caches the env's step left cold."""
-    ts: list[float] = []
-
-    class Timed:
-        def act(self, obs: Any, mask: np.ndarray) -> Any:
-            t0 = time.perf_counter()
-            a = pol.act(obs, mask)
-            ts.append(time.perf_counter() - t0)
-            return a
-
-    _play(env, n + 20, lambda obs, mask: None, Timed())
-    return _summary(ts[20:])
+    seeds = list(range(TEST_SEED, TEST_SEED + n + 20))  # at least one decision an episode
+    return _summary(decision_times(env, pol, seeds, limit=n + 20)[20:])
 
 
 def _between_trials_in_play(guard: TrialGuard, env: Any, n: int) -> dict[str, Any]:
@@ -118,6 +109,9 @@ def _between_trials_in_play(guard: TrialGuard, env: Any, n: int) -> dict[str, An
         class Fixed:
             def __init__(self, choice: int | None) -> None:
                 self.choice = choice
+
+            def reset(self, seed: int | None = None) -> None:
+                guard.reset(seed)
 
             def act(self, obs: Any, mask: np.ndarray) -> Any:
                 guard.last_choice = self.choice
