@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import bisect
+import contextlib
 import statistics
 import time
 from dataclasses import replace
@@ -32,6 +33,7 @@ from common import machine, pin_one_core, write_json
 from rlsched.core import pods as core_pods
 from rlsched.core.llm.simulator import LLMSimulator
 from rlsched.evaluate import make_env
+from rlsched.optional import numpy_path
 from rlsched.policies.registry import make_policy
 
 LLM_DATA = ("rlsched/LLMAutoscaling-v0", "azure-llm:code")
@@ -88,11 +90,9 @@ def llm_windows(episodes: int) -> dict[str, Any]:
 
 
 def _with_path(compiled: bool, fn: Any, *args: Any) -> Any:
-    core_pods.COMPILED = compiled
-    try:
+    """``fn(*args)`` with the window compiled or on its numpy path."""
+    with contextlib.nullcontext() if compiled else numpy_path(core_pods):
         return fn(*args)
-    finally:
-        core_pods.COMPILED = True
 
 
 def pods_window(rounds: int, episodes: int) -> dict[str, Any]:

@@ -103,3 +103,15 @@ def test_loaded_looks_a_module_up_once() -> None:
 
     assert loaded("json") is json and loaded("json") is loaded("json")
     assert loaded.cache_info().hits >= 2
+
+
+def test_numpy_path_switches_the_compiled_paths_off_then_back_as_they_were() -> None:
+    import types
+
+    from rlsched.optional import numpy_path
+
+    on, off = types.SimpleNamespace(COMPILED=True), types.SimpleNamespace(COMPILED=False)
+    with pytest.raises(RuntimeError), numpy_path(on, off):
+        assert on.COMPILED is False and off.COMPILED is False
+        raise RuntimeError("restored even so")
+    assert on.COMPILED is True and off.COMPILED is False

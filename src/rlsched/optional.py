@@ -10,9 +10,12 @@ curves); ``dev`` pulls them all with the test tools.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
+from collections.abc import Iterator
 from types import ModuleType
+from typing import Any
 
 from rlsched.errors import MissingDependencyError
 
@@ -79,6 +82,21 @@ def loaded(module: str) -> ModuleType | None:
     """:func:`imported`, looked for once per process: for a compiled path asked for at every
     decision (where the module is missing, each import would search the path again)."""
     return imported(module)
+
+
+@contextlib.contextmanager
+def numpy_path(*modules: Any) -> Iterator[None]:
+    """Within the block, the numpy paths of ``modules`` (modules with a ``COMPILED`` switch)
+    run where numba would run their compiled kernels: each switch off, then back as it was.
+    How the tests and benchmarks compare the two paths."""
+    before = [m.COMPILED for m in modules]
+    for m in modules:
+        m.COMPILED = False
+    try:
+        yield
+    finally:
+        for m, was in zip(modules, before, strict=True):
+            m.COMPILED = was
 
 
 def available(module: str) -> bool:

@@ -13,7 +13,7 @@ pytest.importorskip("numba")
 
 from rlsched.agents import node_numpy
 from rlsched.evaluate import make_env
-from rlsched.optional import loaded
+from rlsched.optional import loaded, numpy_path
 from rlsched.policies.learned import LearnedPolicy
 from rlsched.policies.registry import make_policy
 from rlsched.policies.trial import TrialGuard
@@ -31,11 +31,8 @@ ENTRIES = [
 
 
 def _numpy(fn: Any, *args: Any) -> Any:
-    node_numpy.COMPILED = False
-    try:
+    with numpy_path(node_numpy):
         return fn(*args)
-    finally:
-        node_numpy.COMPILED = True
 
 
 def _scorer(name: str, nodes: int) -> tuple[Any, LearnedPolicy]:

@@ -12,17 +12,15 @@ import pytest
 pytest.importorskip("numba")
 
 from rlsched.core import pods as core_pods
+from rlsched.optional import numpy_path
 from rlsched.policies import pods
 from rlsched.policies.pods import GreedyMigrationPolicy, anchored_and_greedy
 
 
-def _numpy(fn: Any, *args: Any) -> Any:
-    """``fn(*args)`` on the numpy path."""
-    pods.COMPILED = False
-    try:
+def _numpy(fn: Any, *args: Any, module: Any = pods) -> Any:
+    """``fn(*args)`` on ``module``'s numpy path (the ranking's, by default)."""
+    with numpy_path(module):
         return fn(*args)
-    finally:
-        pods.COMPILED = True
 
 
 def _random_states(rng: np.random.Generator) -> Iterator[tuple[dict[str, np.ndarray], np.ndarray]]:
@@ -78,11 +76,7 @@ _FIELDS = ("violated", "pod_requests", "pod_violations", "node_requests", "node_
 
 def _window_numpy(*args: Any) -> Any:
     """``simulate_window(*args)`` on the numpy path."""
-    core_pods.COMPILED = False
-    try:
-        return core_pods.simulate_window(*args)
-    finally:
-        core_pods.COMPILED = True
+    return _numpy(core_pods.simulate_window, *args, module=core_pods)
 
 
 def _same_window(got: Any, ref: Any) -> None:
@@ -147,11 +141,7 @@ def test_window_equals_the_numpy_path_in_the_env() -> None:
             mask = envs[0].action_masks()
             a = int(rng.choice(np.flatnonzero(mask)))
             got = envs[0].step(a)
-            core_pods.COMPILED = False
-            try:
-                ref = envs[1].step(a)
-            finally:
-                core_pods.COMPILED = True
+            ref = _numpy(envs[1].step, a, module=core_pods)
             for key in got[0]:
                 np.testing.assert_array_equal(got[0][key], ref[0][key], err_msg=key)
             assert got[1:4] == ref[1:4] and got[4].get("metrics") == ref[4].get("metrics")
