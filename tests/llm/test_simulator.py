@@ -308,9 +308,13 @@ def _fresh_window(sim: LLMSimulator, since: float) -> dict[str, np.ndarray]:
     return {**lat, **{f"slowdown_{m}": v for m, v in sd.items()}}
 
 
-def test_window_latencies_are_kept_as_requests_complete_and_copies_keep_their_own() -> None:
+@pytest.mark.parametrize("scalar_rows", [0, 48, 10**9])  # numpy only, as shipped, Python only
+def test_window_latencies_are_kept_as_requests_complete_and_copies_keep_their_own(
+    scalar_rows: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import copy
 
+    monkeypatch.setattr(LLMSimulator, "SCALAR_ROWS", scalar_rows)
     reqs = load_requests("conv", duration=90.0)
     sim = LLMSimulator(reqs, start_state(1, 1))
     dup = None
@@ -333,4 +337,6 @@ def test_window_latencies_are_kept_as_requests_complete_and_copies_keep_their_ow
                 np.testing.assert_array_equal(w[k], v, err_msg=k)
     assert not np.array_equal(sim.window_stats(30.0)["ttft"], dup.window_stats(30.0)["ttft"])
     res = sim.results()  # the run's percentiles read the same rows
-    assert res["ttft_p90"] == float(np.percentile(_fresh_window(sim, -1.0)["ttft"], 90))
+    for m in ("ttft", "tbt", "e2e"):
+        for p in (50, 90, 99):
+            assert res[f"{m}_p{p}"] == float(np.percentile(_fresh_window(sim, -1.0)[m], p))

@@ -79,7 +79,7 @@ def test_unloaded_latencies_and_slowdowns():
 
 def test_percentile_is_numpys_to_the_bit():
     rng = np.random.default_rng(0)
-    for n in (1, 2, 3, 10, 11, 57, 400):
+    for n in (1, 2, 3, 10, 11, 57, 64, 65, 400):  # sorted up to 64 values, partitioned above
         for _ in range(50):
             x = rng.lognormal(0.0, 1.0, n) * 10 ** rng.uniform(-3, 3)
             for q in (10.0, 50.0, 90.0, 99.0, 100.0, 0.0):
@@ -87,6 +87,12 @@ def test_percentile_is_numpys_to_the_bit():
     ties = np.round(rng.lognormal(0.0, 1.0, 200), 1)
     assert percentile(ties, 90.0) == float(np.percentile(ties, 90.0))
     assert math.isnan(percentile(np.array([1.0, math.nan, 2.0]), 90.0))
+    long = rng.lognormal(0.0, 1.0, 300)
+    long[123] = math.nan
+    assert math.isnan(percentile(long, 50.0))
+    for n in (5, 300):  # a list (the service's latency log) as an array
+        x = rng.lognormal(0.0, 1.0, n).tolist()
+        assert percentile(x, 99.0) == float(np.percentile(x, 99.0))
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # numpy's own inf - inf

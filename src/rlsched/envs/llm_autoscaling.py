@@ -28,6 +28,7 @@ from rlsched.envs.llm_rl import (
     SLODual,
     feature_bounds,
     feature_names,
+    unit_actions,
 )
 from rlsched.scenarios import check_scenario, with_presets
 
@@ -377,6 +378,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         self.episode_start = None if episode_start is None else float(episode_start)
         self.decision_interval = float(decision_interval)
         self.pools = tuple(pools)
+        self._all_valid = np.ones(len(self.pools), dtype=bool)  # what action_masks copies
         self.start_state = StartState.coerce(start_state)
         for tag in self.pools:
             self.start_state.pool(tag)
@@ -469,7 +471,7 @@ class LLMAutoscalingEnv(RlschedEnv):
 
     def action_masks(self) -> np.ndarray:
         """All True, one per pool: no action is invalid (blocked ones are ignored)."""
-        return np.ones(len(self.pools), dtype=bool)
+        return self._all_valid.copy()  # a copy: the caller may change its mask
 
     def oracle_candidates(self) -> list[np.ndarray]:
         """The clairvoyant oracle's (and the rollout search's) candidate actions: hold, or
@@ -537,8 +539,9 @@ class LLMAutoscalingEnv(RlschedEnv):
 
     def delta_to_action(self, deltas: Sequence[int]) -> np.ndarray:
         """Instance deltas per pool -> an action (``clip(delta / action_scale_step, -1, 1)``)."""
-        d = np.asarray(deltas, dtype=np.float64).reshape(-1)
-        return np.clip(d / self.action_scale_step, -1.0, 1.0).astype(np.float32)
+        step = self.action_scale_step  # numpy's clip of the float64 quotients, then float32
+        d = np.asarray(deltas, dtype=np.float64).reshape(-1).tolist()
+        return np.array([min(max(x / step, -1.0), 1.0) for x in d], dtype=np.float32)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(
@@ -756,10 +759,7 @@ class LLMAutoscalingEnv(RlschedEnv):
 
     def _clipped(self, action: Any) -> np.ndarray:
         """The action per pool in [-1, 1] (one number: every pool's; not finite: 0)."""
-        a = np.asarray(action, dtype=np.float64).reshape(-1)
-        if a.size == 1:
-            a = np.repeat(a, len(self.pools))
-        return np.where(np.isfinite(a), np.clip(a, -1.0, 1.0), 0.0)
+        return np.array(unit_actions(action, len(self.pools)))
 
     def _scaling_info(self, outcomes: Sequence[Any]) -> dict[str, Any]:
         """A step's ``info``: the time and what each pool's scaling asked, did and was blocked."""

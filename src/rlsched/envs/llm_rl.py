@@ -47,6 +47,16 @@ def round_half_away(x: float) -> int:
     return int(math.copysign(math.floor(abs(x) + 0.5), x))
 
 
+def unit_actions(action: Any, pools: int) -> list[float]:
+    """``action`` per pool in [-1, 1] as Python floats (one number: every pool's; not finite:
+    0): numpy's ``where(isfinite(a), clip(a, -1, 1), 0)`` of the float64 action, the same
+    floats without numpy's calls on two or three numbers (at every step of a rollout)."""
+    a = np.asarray(action, dtype=np.float64).reshape(-1).tolist()
+    if len(a) == 1:
+        a = a * pools
+    return [min(max(x, -1.0), 1.0) if math.isfinite(x) else 0.0 for x in a]
+
+
 # ============================================================================ action executor
 @dataclass
 class ScalingOutcome:
@@ -119,13 +129,10 @@ class RLActionExecutor:
     # ------------------------------------------------------------------ arithmetic
     def deltas(self, action: Any) -> list[int]:
         """Instance deltas per pool for ``action`` (a scalar applies to every pool)."""
-        a = np.asarray(action, dtype=np.float64).reshape(-1)
-        if a.size == 1:
-            a = np.repeat(a, len(self.pools))
-        if a.size != len(self.pools):
-            raise ValueError(f"action has {a.size} entries, expected {len(self.pools)} (pools)")
-        a = np.where(np.isfinite(a), np.clip(a, -1.0, 1.0), 0.0)
-        return [round_half_away(float(x) * self.action_scale_step) for x in a]
+        a = unit_actions(action, len(self.pools))
+        if len(a) != len(self.pools):
+            raise ValueError(f"action has {len(a)} entries, expected {len(self.pools)} (pools)")
+        return [round_half_away(x * self.action_scale_step) for x in a]
 
     def least_loaded(self, tag: str) -> Instance | None:
         """The ACTIVE instance of ``tag`` a scale-down drains (see the class docstring)."""

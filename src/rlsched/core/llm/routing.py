@@ -116,7 +116,7 @@ def _least_pending(insts: list[Instance], p: int, o: int) -> Instance | None:
     """Fewest pending prompt tokens among the instances that can prefill ``p`` tokens (and,
     for ``o`` > 1 on a mixed instance, decode the request too)."""
     best = None
-    key = None
+    least = tie = 0.0
     for x in insts:
         cap = x.kv_capacity
         if p + 1 > cap or (
@@ -125,20 +125,20 @@ def _least_pending(insts: list[Instance], p: int, o: int) -> Instance | None:
             and not _fits_decode(cap, x.config.kv_headroom_iterations, p, o)
         ):
             continue
-        k = (x.sched_pending_tokens, x.tiebreak)
-        if key is None or k < key:
-            best, key = x, k
+        k = x.sched_pending_tokens  # the order of (pending, tiebreak) tuples, without them
+        if best is None or k < least or (k == least and x.tiebreak < tie):
+            best, least, tie = x, k, x.tiebreak
     return best
 
 
 def _least_memory(insts: list[Instance], p: int, o: int) -> Instance | None:
     """Least committed KV among the instances that can decode the request."""
     best = None
-    key = None
+    least = tie = 0.0
     for x in insts:
         if not _fits_decode(x.kv_capacity, x.config.kv_headroom_iterations, p, o):
             continue
-        k = (x.sched_memory_tokens, x.tiebreak)
-        if key is None or k < key:
-            best, key = x, k
+        k = x.sched_memory_tokens  # the order of (memory, tiebreak) tuples, without them
+        if best is None or k < least or (k == least and x.tiebreak < tie):
+            best, least, tie = x, k, x.tiebreak
     return best

@@ -78,6 +78,7 @@ class SimulatorState(ClusterControl):
     _drop_t: list[float]
     _rows: np.ndarray
     _rows_len: int
+    _rows_view: np.ndarray | None
     _unservable: int
     now: float
     _heap: list[tuple]
@@ -100,6 +101,7 @@ class SimulatorState(ClusterControl):
     _cap_by_tag: dict[str, int]
     _unloaded: dict[str, np.ndarray]
     _unloaded_div: dict[str, tuple[np.ndarray, np.ndarray]]
+    _unloaded_divisors: tuple[list[float | None], ...]
 
     if TYPE_CHECKING:
 
