@@ -184,3 +184,24 @@ def test_earliest_finish_policies_rank_servers_by_their_own_key(name: str) -> No
         obs, _, done_, _, _ = env.step(int(ranked[0]))
         if done_:
             break
+
+
+def test_choices_from_the_observation_are_eft_orders_first() -> None:
+    """heft_choice / peft_choice pick eft_order's first server (least key, then less
+    transfer, then lower index), NaN keys included, which go last."""
+    from rlsched.core.offloading import eft_order
+    from rlsched.policies.offloading import heft_choice, peft_choice
+
+    rng = np.random.default_rng(3)
+    for trial in range(3000):
+        s = int(rng.integers(1, 9))
+        done = rng.choice([0.0, -0.0, 1.0, 2.0, 2.5], size=s).astype(np.float32)
+        gap = rng.choice([0.0, 0.5, 1.0], size=s).astype(np.float32)
+        transfer = rng.choice([0.0, 0.1, 0.2], size=s).astype(np.float32)
+        if trial % 7 == 0:
+            (done if trial % 2 else transfer)[rng.integers(s)] = np.nan
+        mask = rng.random(s) < 0.7
+        obs = {"node_done": done, "node_peft_gap": gap, "node_transfer": transfer}
+        for choice, key in ((heft_choice, done), (peft_choice, gap)):
+            want = int(eft_order(key, transfer, mask)[0]) if mask.any() else 0
+            assert choice(obs, mask) == want, (trial, choice.__name__)

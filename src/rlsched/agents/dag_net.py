@@ -475,8 +475,7 @@ def _server_keys(obs: dict[str, np.ndarray], s: int) -> tuple[np.ndarray, np.nda
     """One observation's per-server keys ``(s, 18)`` (:data:`NODE_KEYS`, then ``node_free``)
     and its task and subtree keys ``(11,)``, float32, raw (the serving paths' inputs)."""
     nodes = np.empty((s, len(NODE_KEYS) + 2), np.float32)
-    for j, key in enumerate(NODE_KEYS):
-        nodes[:, j] = obs[key]
+    nodes[:, :-2] = np.array([obs[key] for key in NODE_KEYS], np.float32).T  # one conversion
     nodes[:, -2:] = obs["node_free"]
     return nodes, np.concatenate([obs["task"], obs["subtree"]]).astype(np.float32)
 

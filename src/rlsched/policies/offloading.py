@@ -69,9 +69,17 @@ def _first_by(observation: Observation, mask: np.ndarray, key: str) -> int:
     """The valid server of least ``observation[key]``, then less transfer, then lower index
     (0 when no server is valid)."""
     assert isinstance(observation, dict)
-    if not mask.any():
-        return 0
-    return int(eft_order(observation[key], observation["node_transfer"], mask)[0])
+    done = np.asarray(observation[key]).tolist()
+    transfer = np.asarray(observation["node_transfer"]).tolist()
+    best, least = 0, None  # eft_order's first, in Python: a few servers, at every decision
+    for s, ok in enumerate(mask.tolist()):
+        if ok:
+            k = (done[s], transfer[s])
+            if k[0] != k[0] or k[1] != k[1]:  # NaN: eft_order's sort puts it last
+                return int(eft_order(observation[key], observation["node_transfer"], mask)[0])
+            if least is None or k < least:
+                best, least = s, k
+    return best
 
 
 def heft_choice(observation: Observation, mask: np.ndarray) -> int:

@@ -626,24 +626,25 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         heap = self._heap
         arr = self._arr
         n = self._n
+        iter_done = self._iter_done
         count = 0
+        i = self._next  # only arrivals move it: the next arrival's time is kept between events
+        ta = arr[i] if i < n else _INF
         while True:
-            i = self._next
-            ta = arr[i] if i < n else _INF
-            if heap and heap[0][0] <= ta:
-                if heap[0][0] > t_end:
+            if heap and (top := heap[0][0]) <= ta:
+                if top > t_end:
                     break
                 t, _, kind, obj, arg = heappop(heap)
-                if kind == _SAMPLE and (self._quiescent() or (not heap and self._next >= n)):
-                    self._sampling = False  # nothing can change any more: do not move the clock
-                    continue
-                if kind == _ITER:
+                if kind == _ITER:  # most events: a run of iterations ends
                     if arg != obj._version:  # a run cut short by _pause
                         self.stale_events += 1
                         continue
                     self.now = t
-                    self._iter_done(obj)
+                    iter_done(obj)
                     count += 1
+                    continue
+                if kind == _SAMPLE and (self._quiescent() or (not heap and i >= n)):
+                    self._sampling = False  # nothing can change any more: do not move the clock
                     continue
                 self.now = t
                 if kind == _KV:
@@ -660,6 +661,8 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
                 self.now = ta
                 self._next = i + 1
                 self._arrive(i)
+                i += 1
+                ta = arr[i] if i < n else _INF
             count += 1
         self.events += count
         return count
