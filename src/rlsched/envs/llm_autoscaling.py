@@ -722,8 +722,7 @@ class LLMAutoscalingEnv(RlschedEnv):
         if lean:
             return self._lean_step(action)
         sim = self.sim
-        a = self._clipped(action)
-        deltas = self.executor.deltas(a)
+        a, deltas = self._clipped(action)
         outcomes = self.executor.execute(a, deltas)
         since = sim.now
         if self.step_count == 0 and self.slo_dual is not None:
@@ -757,9 +756,11 @@ class LLMAutoscalingEnv(RlschedEnv):
                 info["slo_dual"] = outcome
         return obs, float(reward), False, truncated, info
 
-    def _clipped(self, action: Any) -> np.ndarray:
-        """The action per pool in [-1, 1] (one number: every pool's; not finite: 0)."""
-        return np.array(unit_actions(action, len(self.pools)))
+    def _clipped(self, action: Any) -> tuple[np.ndarray, list[int]]:
+        """The action per pool in [-1, 1] (one number: every pool's; not finite: 0) and its
+        instance deltas, clipped once."""
+        units = unit_actions(action, len(self.pools))
+        return np.array(units), self.executor.unit_deltas(units)
 
     def _scaling_info(self, outcomes: Sequence[Any]) -> dict[str, Any]:
         """A step's ``info``: the time and what each pool's scaling asked, did and was blocked."""
@@ -775,8 +776,8 @@ class LLMAutoscalingEnv(RlschedEnv):
         sizes and metrics; no interval statistics, reward or history record."""
         self._unrewarded = True
         sim = self.sim
-        a = self._clipped(action)
-        outcomes = self.executor.execute(a, self.executor.deltas(a))
+        a, deltas = self._clipped(action)
+        outcomes = self.executor.execute(a, deltas)
         self.step_count += 1
         sim.run_until(self.step_count * self.decision_interval)
         self._last_action = a.astype(np.float32)

@@ -129,10 +129,14 @@ class RLActionExecutor:
     # ------------------------------------------------------------------ arithmetic
     def deltas(self, action: Any) -> list[int]:
         """Instance deltas per pool for ``action`` (a scalar applies to every pool)."""
-        a = unit_actions(action, len(self.pools))
-        if len(a) != len(self.pools):
-            raise ValueError(f"action has {len(a)} entries, expected {len(self.pools)} (pools)")
-        return [round_half_away(x * self.action_scale_step) for x in a]
+        return self.unit_deltas(unit_actions(action, len(self.pools)))
+
+    def unit_deltas(self, units: list[float]) -> list[int]:
+        """:meth:`deltas` of an action already in [-1, 1] per pool (:func:`unit_actions`'),
+        for a caller that keeps the clipped action too."""
+        if len(units) != len(self.pools):
+            raise ValueError(f"action has {len(units)} entries, expected {len(self.pools)} (pools)")
+        return [round_half_away(x * self.action_scale_step) for x in units]
 
     def least_loaded(self, tag: str) -> Instance | None:
         """The ACTIVE instance of ``tag`` a scale-down drains (see the class docstring)."""

@@ -46,20 +46,14 @@ class Accounting(SimulatorState):
         gpu_s = cost = joules = 0.0
         still_open: list[Server] = []
         for s in self._acc_open:
-            # GPU-seconds, US$ and joules since the server's creation (alive_seconds and
-            # busy_seconds inline: this runs over every live server at every step)
-            removed, inst = s.removed, s.instance
-            end = now if removed is None else min(removed, now)
-            alive = max(0.0, end - max(s.created, 0.0))
-            sku = s.sku
-            if inst is None:
-                busy = 0.0
-            else:
-                busy = inst.busy_time + (now - inst._run_start if inst._run_start >= 0.0 else 0.0)
+            # GPU-seconds, US$ and joules since the server's creation
+            alive = s.alive_seconds(now)
+            inst, sku = s.instance, s.sku
+            busy = inst.busy_seconds(now) if inst is not None else 0.0
             idle_w = sku.idle_power_w
             j = idle_w * alive + (sku.peak_power_w - idle_w) * busy
             g, c = sku.gpus * alive, sku.cost_per_hour * alive / 3600.0
-            if removed is not None and removed <= now and (inst is None or inst._run_start < 0.0):
+            if s.removed is not None and s.removed <= now and (inst is None or not inst.busy):
                 gpu_c, cost_c, joules_c = gpu_c + g, cost_c + c, joules_c + j  # final
             else:
                 still_open.append(s)

@@ -120,6 +120,7 @@ _ARRIVAL_KEYS = ("arrivals", "prompt_tokens", "output_tokens", "mean_prompt_toke
 #: the latency percentiles :meth:`LLMSimulator.results` reports
 _RESULT_PERCENTILES = (50, 90, 99)
 
+
 class LLMSimulator(Routing, InstanceEngine, Accounting):
     """Discrete-event simulation of one LLM serving cluster over a request trace.
 
@@ -560,7 +561,8 @@ class LLMSimulator(Routing, InstanceEngine, Accounting):
         for m in METRICS:
             v = lat[m]
             # the three in one call: the same floats as one call each
-            ps = np.percentile(v, _RESULT_PERCENTILES).tolist() if len(v) else [math.nan] * 3
+            nan = [math.nan] * len(_RESULT_PERCENTILES)
+            ps = np.percentile(v, _RESULT_PERCENTILES).tolist() if len(v) else nan
             for p, x in zip(_RESULT_PERCENTILES, ps, strict=True):
                 out[f"{m}_p{p}"] = x
             out[f"{m}_mean"] = float(v.mean()) if len(v) else math.nan
