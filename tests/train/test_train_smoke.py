@@ -1,6 +1,7 @@
 """A short real training run: the run folder describes itself and the model plays by the mask."""
 
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -191,7 +192,12 @@ def test_an_empty_dataset_range_is_refused_with_its_line(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("algo,net", [("ppo", "node"), ("dqn", "mlp"), ("maskable_ppo", "mlp")])
-def test_other_algorithms_train_and_act(tmp_path: Path, algo: str, net: str) -> None:
+def test_other_algorithms_train_and_act(
+    tmp_path: Path, algo: str, net: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "tmpdir"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     cfg = TrainConfig(
         dataset="wfinstances:srasearch-22",
         algo=algo,
@@ -206,9 +212,11 @@ def test_other_algorithms_train_and_act(tmp_path: Path, algo: str, net: str) -> 
         tensorboard=False,
         env_kwargs={"episode_length": 40},
     )
-    train(cfg, tmp_path, progress=False)
+    train(cfg, tmp_path / "run", progress=False)
+    # without TensorBoard, SB3's logger would have made an empty tempdir/SB3-<time> folder
+    assert list(scratch.glob("SB3-*")) == []
     env = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", episode_length=40)
-    pol = make_policy(f"learned:{tmp_path}/model", env)
+    pol = make_policy(f"learned:{tmp_path}/run/model", env)
     obs, _ = env.reset(seed=1)
     for _ in range(40):
         mask = env.unwrapped.action_masks()
@@ -222,7 +230,7 @@ def test_other_algorithms_train_and_act(tmp_path: Path, algo: str, net: str) -> 
 
         bigger = make_env("rlsched/ServerlessPlacement-v0", "wfinstances:blast-43", num_nodes=12)
         with pytest.raises(PolicyError, match=r"not a node-scoring network.*Discrete\(10\)"):
-            make_policy(f"learned:{tmp_path}/model", bigger)
+            make_policy(f"learned:{tmp_path}/run/model", bigger)
 
 
 def test_pods_node_model_reading_no_per_node_globals_runs_at_other_node_counts(

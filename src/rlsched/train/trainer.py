@@ -35,6 +35,7 @@ from gymnasium import spaces
 from sb3_contrib.common.maskable.callbacks import MaskableEvalCallback
 from sb3_contrib.common.maskable.evaluation import evaluate_policy
 from stable_baselines3.common.callbacks import BaseCallback, EvalCallback
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
 from stable_baselines3.common.utils import set_random_seed
 from stable_baselines3.common.vec_env import (
@@ -385,6 +386,9 @@ def train(
             **common,
         )
 
+    if common["tensorboard_log"] is None:
+        # SB3 otherwise makes an empty tempdir/SB3-<time> folder at every learn() call
+        model.set_logger(Logger(folder=str(run), output_formats=[]))
     if cfg.residual_policy is not None:
         # the actor's mean starts at exactly zero: the untrained model plays the heuristic
         with torch.no_grad():
