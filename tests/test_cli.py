@@ -215,3 +215,23 @@ def test_train_says_how_long_the_imitation_warm_start_took(tmp_path: Path) -> No
                               "--no-progress"])  # fmt: skip
     said = res.output.replace("\n", "")
     assert res.exit_code == 0 and "done: 64 steps" in said and "imitation warm start" in said, said
+
+
+def test_help_lists_each_command_on_its_own_lines_without_rest_quotes() -> None:
+    res = runner.invoke(app, ["--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "``" not in res.output
+    # one row per command at this width: its first paragraph joined, not cut at the
+    # docstring's line breaks
+    assert "print a leaderboard with paired verdicts against the reference." in res.output
+    assert "(learned:PATH loads a trained model)" in res.output
+    res = runner.invoke(app, ["evaluate", "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "with --reference also that policy" in res.output
+
+
+def test_policies_table_shows_each_rule_without_rest_quotes() -> None:
+    res = runner.invoke(app, ["policies"], env={"COLUMNS": "240"})
+    assert res.exit_code == 0, res.output
+    assert "gang_binpack" in res.output and "NodeResourcesBalancedAllocation" in res.output
+    assert "``" not in res.output

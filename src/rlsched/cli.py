@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -126,7 +127,7 @@ def policies_list() -> None:
     t.add_column("envs", overflow="fold")
     t.add_column("rule", overflow="fold")
     for name, envs, rule in policy_catalogue():
-        t.add_row(name, envs, rule)
+        t.add_row(name, envs, rule.replace("``", ""))  # a docstring's reST quotes
     console.print(t)
 
 
@@ -1038,6 +1039,24 @@ def leaderboard_cmd(
         console.print(sweep_rich_table(t))
     for p in paths.values():
         console.print(f"wrote {p}", markup=False, highlight=False)
+
+
+def _terminal_help(*apps: typer.Typer) -> None:
+    """Each command's help as a terminal shows it: its docstring without reST's double
+    backquotes, and its line in a group's command list the first paragraph on one line
+    (Typer's rich mode keeps a docstring's line breaks there)."""
+    for group in apps:
+        for cmd in group.registered_commands:
+            doc = inspect.getdoc(cmd.callback) if cmd.help is None else cmd.help
+            if not doc:
+                continue
+            doc = doc.replace("``", "")
+            cmd.help = doc
+            if cmd.short_help is None:
+                cmd.short_help = " ".join(doc.split("\n\n")[0].split())
+
+
+_terminal_help(app, datasets_app, envs_app, registry_app, zoo_app)
 
 
 def main() -> None:

@@ -14,7 +14,7 @@ from pydantic import ConfigDict, TypeAdapter, ValidationError
 from rlsched.envs import ENV_IDS
 from rlsched.envs.base import RlschedEnv, renamed_keys
 from rlsched.errors import ConfigError, DatasetError, PolicyError, RlschedError
-from rlsched.suggest import did_you_mean
+from rlsched.suggest import closest, did_you_mean
 
 _ARBITRARY = ConfigDict(arbitrary_types_allowed=True)
 _SKIP = {"self", "render_mode"}
@@ -27,7 +27,10 @@ def check_env_id(env_id: str) -> str:
         return env_id
     if f"rlsched/{env_id}" in ENV_IDS:
         return f"rlsched/{env_id}"
-    hint = did_you_mean(env_id, ENV_IDS) or did_you_mean(f"rlsched/{env_id}", ENV_IDS)
+    # the names alone: every id shares "rlsched/" and "-v0", which made any word look close
+    bare = {e.removeprefix("rlsched/").removesuffix("-v0"): e for e in ENV_IDS}
+    close = closest(env_id.removeprefix("rlsched/").removesuffix("-v0"), bare)
+    hint = f" (did you mean {bare[close]!r}?)" if close else ""
     raise ConfigError(f"--env {env_id!r} is not a registered env{hint}; envs: {', '.join(ENV_IDS)}")
 
 
