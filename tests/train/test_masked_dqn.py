@@ -13,6 +13,7 @@ import torch
 import yaml
 from gymnasium import spaces
 from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.logger import Logger
 from stable_baselines3.common.vec_env import DummyVecEnv
 from typer.testing import CliRunner
 
@@ -86,7 +87,9 @@ def _toy_model(n_envs: int = 1, **kwargs: Any) -> MaskedDQN:
         device="cpu",
     )
     defaults.update(kwargs)
-    return MaskedDQN("MlpPolicy", venv, **defaults)
+    model = MaskedDQN("MlpPolicy", venv, **defaults)
+    model.set_logger(Logger(folder=None, output_formats=[]))  # no tempdir/SB3-<time> folder
+    return model
 
 
 # ----------------------------------------------------------------------------- schedule
@@ -268,6 +271,7 @@ def test_node_scoring_dueling_head_on_dict_observations() -> None:
     emb = feats[:, : n * 16].reshape(1, n, 16)
     head = model.q_net.advantage_stream
     assert torch.allclose(a[0, 3], head(emb[0, 3])[0], atol=1e-6)
+    model.set_logger(Logger(folder=None, output_formats=[]))
     model.learn(60)
     assert model.env is not None
 
