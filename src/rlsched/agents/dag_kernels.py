@@ -5,8 +5,9 @@ calls per decision, and their overhead, not the arithmetic (about 1.5 million mu
 a 15-task workflow at 6 servers), is most of its 0.17-0.21 ms. :func:`score_one` does the same
 arithmetic in one compiled call: the task rows of :func:`~rlsched.agents.dag_net.dag_inputs`,
 the embedding, the rounds of messages with their layer norms, the pooled context and the head
-for each server. float32 throughout, as the numpy path; its sums run in another order, so
-scores agree to float32 rounding (``tests/agents/test_dag_net.py``).
+for each server. float32 throughout, as the numpy path; its sums run in another order (and,
+compiled with reassociation, in the order the compiler vectorises them), so scores agree to
+float32 rounding (``tests/agents/test_dag_net.py``).
 
 Imported only where numba is installed (the ``fast`` extra); without it the numpy path runs.
 """
@@ -54,16 +55,22 @@ def _row_means(links, n, transpose):
     return out
 
 
-@njit(cache=True, nogil=True)
+#: float reassociation and contraction (FMA), so that the loops' sums vectorise; no
+#: assumption of finite values (an input may be inf) and no Python zero-division checks
+_FAST = {"reassoc", "contract", "nsz", "arcp"}
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST, error_model="numpy")
 def score_one(
     tasks, oct_, placed, links, plan, plan_servers, nodes, glob, origin, base, relative,
-    use_plan, task_mu, task_sd, we, be, w_own, w_par, w_kid, b0, w2, b2, gamma, beta,
+    use_plan, task_mu, task_sd, we, be, w_first, b0, w2, b2, gamma, beta,
     server_mu, server_sd, wh_ctx, wh_srv, bh0, wh2, bh2, wh4, bh4,
 ):  # fmt: skip
     """Each server's score (``DagScorer.score_one``'s arithmetic; the arguments are the
     observation's arrays, ``nodes (S, 18)`` its per-server keys, ``glob (11,)`` its task and
     subtree keys, then the weights as :class:`~rlsched.agents.dag_net.DagScorer` prepares
-    them)."""
+    them: ``w_first (R, H, 3H)`` each round's first layer, its blocks for a task's own,
+    its parents' and its children's embeddings side by side)."""
     f32 = np.float32
     n = 0
     for i in range(tasks.shape[0]):
@@ -113,8 +120,23 @@ def score_one(
     par = _row_means(links, n, False)  # [child, parent]
     kid = _row_means(links, n, True)  # [parent, child]
     H = we.shape[1]
-    for r in range(w_own.shape[0]):
-        z = x @ w_own[r] + (par @ x) @ w_par[r] + (kid @ x) @ w_kid[r] + b0[r]
+    for r in range(w_first.shape[0]):
+        # one product for the three blocks; the neighbours' means then mix its rows, as
+        # (par @ x) @ W = par @ (x @ W), over the few links a task has
+        a = x @ w_first[r]
+        z = np.empty((n, H), f32)
+        for i in range(n):
+            for j in range(H):
+                z[i, j] = a[i, j] + b0[r, j]
+            for q in range(n):
+                p = par[i, q]
+                if p != 0:
+                    for j in range(H):
+                        z[i, j] += p * a[q, H + j]
+                c = kid[i, q]
+                if c != 0:
+                    for j in range(H):
+                        z[i, j] += c * a[q, 2 * H + j]
         for i in range(n):
             for j in range(H):
                 if z[i, j] < 0:
@@ -206,7 +228,7 @@ def score_one(
 @njit(cache=True, nogil=True)
 def score_mean(
     tasks, oct_, placed, links, plan, plan_servers, nodes, glob, origin, base, relative,
-    use_plan, offsets, task_mu, task_sd, we, be, w_own, w_par, w_kid, b0, w2, b2, gamma, beta,
+    use_plan, offsets, task_mu, task_sd, we, be, w_first, b0, w2, b2, gamma, beta,
     server_mu, server_sd, wh_ctx, wh_srv, bh0, wh2, bh2, wh4, bh4,
 ):  # fmt: skip
     """The mean over ``M`` networks of the same shape of each one's :func:`score_one` less its
@@ -218,8 +240,8 @@ def score_mean(
     for m in range(M):
         z = score_one(
             tasks, oct_, placed, links, plan, plan_servers, nodes, glob, origin, base,
-            relative, use_plan, task_mu[m], task_sd[m], we[m], be[m], w_own[m], w_par[m],
-            w_kid[m], b0[m], w2[m], b2[m], gamma[m], beta[m], server_mu[m], server_sd[m],
+            relative, use_plan, task_mu[m], task_sd[m], we[m], be[m], w_first[m], b0[m],
+            w2[m], b2[m], gamma[m], beta[m], server_mu[m], server_sd[m],
             wh_ctx[m], wh_srv[m], bh0[m], wh2[m], bh2[m], wh4[m], bh4[m],
         )  # fmt: skip
         for j in range(total.shape[0]):

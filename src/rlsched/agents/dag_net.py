@@ -263,12 +263,10 @@ class DagScorer:
             return np.ascontiguousarray(a, np.float32)
 
         rounds = range(self.rounds)
-        first = [w[f"rounds.{r}.0.weight"].T for r in rounds]  # (3H, H): own, parents', kids'
         head = w["head.0.weight"].T
         args = (
             c(w["task_mu"]), c(w["task_sd"]), c(w["embed.0.weight"].T), c(w["embed.0.bias"]),
-            c(np.stack([a[:h] for a in first])), c(np.stack([a[h : 2 * h] for a in first])),
-            c(np.stack([a[2 * h :] for a in first])),
+            c(np.stack([self._rounds[r][0] for r in rounds])),  # (R, H, 3H): _fold's blocks
             c(np.stack([w[f"rounds.{r}.0.bias"] for r in rounds])),
             c(np.stack([w[f"rounds.{r}.2.weight"].T for r in rounds])),
             c(np.stack([w[f"rounds.{r}.2.bias"] for r in rounds])),
