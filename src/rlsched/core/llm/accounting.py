@@ -46,13 +46,8 @@ class Accounting(SimulatorState):
         gpu_s = cost = joules = 0.0
         still_open: list[Server] = []
         for s in self._acc_open:
-            # GPU-seconds, US$ and joules since the server's creation
-            alive = s.alive_seconds(now)
-            inst, sku = s.instance, s.sku
-            busy = inst.busy_seconds(now) if inst is not None else 0.0
-            idle_w = sku.idle_power_w
-            j = idle_w * alive + (sku.peak_power_w - idle_w) * busy
-            g, c = sku.gpus * alive, sku.cost_per_hour * alive / 3600.0
+            g, c, j = _server_totals(s, now)
+            inst = s.instance
             if s.removed is not None and s.removed <= now and (inst is None or not inst.busy):
                 gpu_c, cost_c, joules_c = gpu_c + g, cost_c + c, joules_c + j  # final
             else:
@@ -124,3 +119,11 @@ class Accounting(SimulatorState):
             disaggregated=ptag != ttag,
         )
 
+
+def _server_totals(s: Server, now: float) -> tuple[float, float, float]:
+    """GPU-seconds, US$ and joules of one server from its creation to ``now``."""
+    alive = s.alive_seconds(now)
+    sku = s.sku
+    busy = s.instance.busy_seconds(now) if s.instance is not None else 0.0
+    joules = sku.idle_power_w * alive + (sku.peak_power_w - sku.idle_power_w) * busy
+    return sku.gpus * alive, sku.cost_per_hour * alive / 3600.0, joules
